@@ -1,0 +1,20 @@
+"Run every notebook's own tests (its lesson cells) through nbdev's runner, one pytest case per notebook."
+from pathlib import Path
+import pytest
+from nbdev.config import get_config
+from nbdev.test import test_nb as run_nb_tests
+
+NBS = sorted((Path(__file__).parent.parent / "nbs").glob("[0-9]*.ipynb"))
+
+
+@pytest.mark.parametrize("nb", NBS, ids=[p.stem for p in NBS])
+def test_notebook(nb):
+    "The notebook's cells run top to bottom without error, skipping cells flagged with tst_flags."
+    flags = get_config(nb.parent).tst_flags.split()
+    ok, secs = run_nb_tests(nb, skip_flags=flags, showerr=True)
+    assert ok, f"{nb.name} failed (see the traceback above); run `nbdev-test {nb}` to reproduce"
+
+
+def test_some_notebooks_found():
+    "Guard against a glob that silently matches nothing."
+    assert len(NBS) >= 3
