@@ -2,10 +2,12 @@
 
 Modules:
 
+- `ragkit.bm25`: Sparse retrieval with one tokeniser and one scoring formula, two backends: `rank_bm25` (the reference) and `bm25s` (fast), an index persisted per corpus, and the agreement between the two measured.
 - `ragkit.config`: Where data, caches and outputs live, and which models are the defaults: read from `settings.ini`, overridden by `RAGKIT_*` environment variables.
 - `ragkit.corpora`: `load_corpus(name)` for every passage collection ragkit retrieves over: SQuAD paragraphs, the NQ gold passages, HotpotQA paragraphs, RetrievalQA contexts, NarrativeQA summaries, their union and the built-in `demo` Wikipedia slice; DPR-style 100-word chunking, content-derived pids, duplicates dropped and counted.
 - `ragkit.data`: One call, `load_dataset(name, split)`, for every QA dataset ragkit uses: a registry of `DatasetSpec`s that says where each split's file lives in the data directory, how to parse it, where it came from and under which licence.
 - `ragkit.demo`: A small real corpus and question set built from two PyPI archives alone: Wikipedia articles from the `gensim` wheel, DPR open-domain questions from the `pyserini` wheel, kept when a question names an article that holds its answer.
+- `ragkit.dense`: MiniLM sentence embeddings computed once per (corpus, model) and stored on disk, searched with FAISS through `index_factory` strings: exact inner product by default, HNSW or IVF for large corpora.
 - `ragkit.lm`: One interface for every LM backend: `generate(prompts, ...) -> [Completion]` with per-token log-probabilities, and `score(prompt, continuation)`, the teacher-forced log-probability used to rank candidates.
 - `ragkit.metrics`: Pure `(prediction, golds) -> float` metrics, max over golds — strict EM, whole-word containment, token F1, ROUGE-L, has-answer, CuratedTREC regex match — each with a card, and bootstrap aggregation kept apart.
 - `ragkit.models`: Short model names resolved to files shipped inside pinned PyPI packages, to a local path, or to a hub id; a content fingerprint for every weights file; and the GGUF reader dequantised once into the cache.
