@@ -204,8 +204,8 @@ def rerank(query: str, chunks: Sequence[Chunk], scorer: Callable[[str, list[str]
     order = sorted(range(len(pieces)), key=lambda i: (-scores[i], i))
     return [pieces[i] for i in order]
 
-# %% ../nbs/22_retrieve.ipynb #55e02bf9
-SourceFn = Callable[[str, "int | None"], list[Chunk]]  # (query, k or None) -> chunks, best first
+# %% ../nbs/22_retrieve.ipynb #f96f8718
+SourceFn = Callable[[list[str], "int | None"], list[list[Chunk]]]  # (queries, k or None) -> chunks per query, best first
 
 class Pipeline:
     "A runnable EoR retriever: a parsed expression plus the functions that implement its sources and operators."
@@ -228,18 +228,28 @@ class Pipeline:
 
     def __call__(self, query: str) -> Document:
         "Run the pipeline for one query."
-        trace = []
-        return Document(self._run(self.node, query, None, trace), trace)
+        return self.batch([query])[0]
 
-    def _run(self, node, query, k, trace) -> list[Chunk]:
-        "Evaluate `node`; `k` is the truncation that will follow, passed down to sources."
+    def batch(self, queries: Sequence[str]) -> list[Document]:
+        "Run the pipeline for every query, each operator once over the whole batch."
+        queries, trace = list(queries), []
+        chunks = self._run(self.node, queries, None, trace)
+        return [Document(c, list(trace)) for c in chunks]
+
+    def _run(self, node, qs, k, trace) -> list[list[Chunk]]:
+        "Evaluate `node` for all queries; `k` is the truncation that will follow, passed down to sources."
         if isinstance(node, Source):
-            if node.name == "ReFree": return []
-            out = self.sources[node.name](query, k); trace.append(f"{node.name}(k={k}) -> {len(out)}"); return out
-        if isinstance(node, Top): return self._run(node.child, query, node.k, trace)[:node.k]
+            if node.name == "ReFree": return [[] for _ in qs]
+            out = self.sources[node.name](qs, k)
+            if len(out) != len(qs): raise ValueError(f"source {node.name!r} returned {len(out)} results for {len(qs)} queries")
+            trace.append(f"{node.name}(k={k})"); return out
+        if isinstance(node, Top): return [c[:node.k] for c in self._run(node.child, qs, node.k, trace)]
         if isinstance(node, Rerank):
-            out = rerank(query, self._run(node.child, query, None, trace), self.scorer, self.words)
-            trace.append(f"RR -> {len(out)}"); return out
-        if isinstance(node, Concat): return [c for p in node.parts for c in self._run(p, query, None, trace)]
-        doc = "\n\n".join(c.text for c in self._run(node.child, query, None, trace))
-        trace.append("CP"); return [Chunk(self.compressor(query, doc), "", "CP")]
+            got = self._run(node.child, qs, None, trace); trace.append("RR")
+            return [rerank(q, c, self.scorer, self.words) for q, c in zip(qs, got)]
+        if isinstance(node, Concat):
+            parts = [self._run(p, qs, None, trace) for p in node.parts]
+            return [[c for part in parts for c in part[i]] for i in range(len(qs))]
+        docs = ["\n\n".join(c.text for c in cs) for cs in self._run(node.child, qs, None, trace)]
+        trace.append("CP")
+        return [[Chunk(s, "", "CP")] for s in self.compressor(qs, docs)]
