@@ -14,7 +14,7 @@ from .retrieve import rrf
 from .metrics import normalize_answer
 
 # %% auto #0
-__all__ = ['lor_score', 'Candidate', 'score_candidates', 'choose']
+__all__ = ['lor_score', 'Candidate', 'score_candidates', 'choose', 'LoRE', 'NaiveRAG']
 
 # %% ../nbs/40_lore.ipynb #70db5245
 def lor_score(mean_score, context_rank, w1: float = 0.8, w2: float = 0.2):
@@ -55,3 +55,62 @@ def choose(cands: Sequence[Candidate], merge: str = "best") -> Candidate | None:
         pool = [c for c in pool if best[normalize_answer(c.answer)] is c]
     order = sorted(range(len(pool)), key=lambda i: (-round(pool[i].lor, 12), pool[i].context_rank, i))
     return pool[order[0]]
+
+# %% ../nbs/40_lore.ipynb #45a2dac4
+from .evaluate import Prediction
+from .reader import read_batch
+
+def _doc(p) -> str:
+    "A context as the reader sees it: the passage text."
+    return p.text
+
+class LoRE:
+    "Logit-ranked retriever ensemble: one answer per retrieved context, chosen by LoR (Sanniboina et al., 2024)."
+    def __init__(self, retriever, lm, k: int = 5, w1: float = 0.8, w2: float = 0.2, template: str = "lore-context",
+                 chat: bool | None = True, max_new_tokens: int = 16, stop=("\n",), merge: str = "best", name: str | None = None):
+        self.retriever, self.lm, self.k, self.w1, self.w2 = retriever, lm, k, w1, w2  # k: contexts read per question
+        self.template, self.chat, self.max_new_tokens, self.stop, self.merge = template, chat, max_new_tokens, stop, merge
+        self.name = name or f"LoRE - {retriever.name}"
+
+    def answer_batch(self, questions: list[str]) -> list[Prediction]:
+        "Answers to `questions`, every (question, context) pair read in one batched call."
+        hits = self.retriever.batch_search(questions, self.k, progress=False)
+        pairs = [(i, r, h) for i, hs in enumerate(hits) for r, h in enumerate(hs, 1)]
+        reads = read_batch(self.lm, [questions[i] for i, _, _ in pairs], [_doc(self.retriever.corpus[h.pid]) for _, _, h in pairs],
+                           self.template, self.max_new_tokens, self.stop, chat=self.chat)
+        per_q = [[] for _ in questions]
+        for (i, r, h), rd in zip(pairs, reads):
+            per_q[i].append((Candidate(rd.answer, rd.completion.mean_prob, r, h.pid, rd.raw), len(rd.completion.token_ids)))
+        return [self._predict(c, hs) for c, hs in zip(per_q, hits)]
+
+    def _predict(self, cands_tok: list, hits) -> Prediction:
+        "The Prediction for one question from its candidates."
+        cands = score_candidates([c for c, _ in cands_tok], self.w1, self.w2)
+        best = choose(cands, self.merge)
+        trace = dict(candidates=[asdict(c) for c in cands], chosen_rank=best.context_rank if best else None)
+        return Prediction(best.answer if best else "", best.raw if best else "", [h.pid for h in hits],
+                          lm_calls=len(cands), tokens=sum(t for _, t in cands_tok), trace=trace)
+
+    def answer(self, question: str) -> Prediction:
+        "The answer to one question."
+        return self.answer_batch([question])[0]
+
+# %% ../nbs/40_lore.ipynb #39a2617b
+class NaiveRAG:
+    "Retrieve-then-read baseline: the top-k contexts concatenated into one prompt."
+    def __init__(self, retriever, lm, k: int = 5, template: str = "lore-context", chat: bool | None = True,
+                 max_new_tokens: int = 16, stop=("\n",), name: str | None = None):
+        self.retriever, self.lm, self.k, self.template, self.chat = retriever, lm, k, template, chat
+        self.max_new_tokens, self.stop, self.name = max_new_tokens, stop, name or f"Naive - {retriever.name}"
+
+    def answer_batch(self, questions: list[str]) -> list[Prediction]:
+        "Answers to `questions`, one prompt each."
+        hits = self.retriever.batch_search(questions, self.k, progress=False)
+        docs = ["\n\n".join(_doc(self.retriever.corpus[h.pid]) for h in hs) for hs in hits]
+        reads = read_batch(self.lm, questions, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat)
+        return [Prediction(rd.answer, rd.raw, [h.pid for h in hs], 1, len(rd.completion.token_ids),
+                           dict(mean_score=rd.completion.mean_prob)) for rd, hs in zip(reads, hits)]
+
+    def answer(self, question: str) -> Prediction:
+        "The answer to one question."
+        return self.answer_batch([question])[0]
