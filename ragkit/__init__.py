@@ -17,6 +17,7 @@ Modules:
 - `ragkit.openai_lm`: `OpenAILM`: ragkit's LM interface over any OpenAI-compatible HTTP endpoint (vLLM, the llama.cpp server, Ollama, OpenAI) — concurrent, with timeouts and retries, log-probs when the server gives them, and an API key that never leaves the request header.
 - `ragkit.reader`: The four papers' prompt templates kept as data, word for word; `read(lm, question, document, template)` answers one question, `read_batch` many in one `lm.generate` call; answers are post-processed and the raw output is kept.
 - `ragkit.runner`: `ragkit run` and `ragkit reproduce`: papermill executes a notebook with a named parameter profile into its own folder under `outputs/`, never in place, and records what ran.
-- `ragkit.semantic`: Matchers beside EM — BERTScore and embedding cosine with the local MiniLM encoder, NLI and BEM classifiers from a model path or hub id, and the lexical metrics — behind one batched pairwise interface; every score names its backend."""
+- `ragkit.semantic`: Matchers beside EM — BERTScore and embedding cosine with the local MiniLM encoder, NLI and BEM classifiers from a model path or hub id, and the lexical metrics — behind one batched pairwise interface; every score names its backend.
+- `ragkit.sources`: The concrete sources behind EoR's retriever names — `Wiki`, `SE`, `PK`, `HB`, `Oracle` and a live `Web` — with the reranker for `@RR`, the compressor for `@CP`, and `eor_retrievers()`, which builds all 16 retrievers."""
 
 __version__ = "0.1.0"
