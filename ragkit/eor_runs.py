@@ -124,7 +124,7 @@ def resolve_eor_datasets(spec: str, present: set[str]) -> list[str]:
     if bad: raise ValueError(f"datasets: unknown {bad}; choose from {sorted(EOR_DATA)} or 'auto'")
     return names
 
-# %% ../nbs/60_eor_runs.ipynb #b34fc425
+# %% ../nbs/60_eor_runs.ipynb #5fed437d
 import time
 from pathlib import Path
 
@@ -148,7 +148,8 @@ def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "all", 
     from ragkit.cache import CachedLM
     from ragkit.retrieve import EOR_RETRIEVERS
     from ragkit.sources import eor_sources, eor_retrievers
-    from ragkit.lore import sample_examples, restrict_corpus
+    from ragkit.data import sample_examples
+    from ragkit.corpora import restrict_corpus
     settings = load_settings()
     lm = CachedLM(TransformersLM(reader or settings.reader), settings.cache_dir / "lm" / "eor.sqlite")
     names = list(EOR_RETRIEVERS) if retrievers.strip() == "all" else [r.strip() for r in retrievers.split(",") if r.strip()]

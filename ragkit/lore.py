@@ -14,8 +14,7 @@ from .retrieve import rrf
 from .metrics import normalize_answer
 
 # %% auto #0
-__all__ = ['lor_score', 'Candidate', 'score_candidates', 'choose', 'LoRE', 'NaiveRAG', 'sample_examples', 'restrict_corpus',
-           'cap_words', 'bias_rows']
+__all__ = ['lor_score', 'Candidate', 'score_candidates', 'choose', 'LoRE', 'NaiveRAG', 'bias_rows']
 
 # %% ../nbs/40_lore.ipynb #9d27c7c0
 def lor_score(mean_score, context_rank, w1: float = 0.8, w2: float = 0.2):
@@ -116,33 +115,12 @@ class NaiveRAG:
         "The answer to one question."
         return self.answer_batch([question])[0]
 
-# %% ../nbs/40_lore.ipynb #70ac0132
-import random
-from .core import Corpus, Example, Passage
+# %% ../nbs/40_lore.ipynb #73dc5ab8
+import pandas as pd
+from .metrics import exact_match
 
-def sample_examples(examples: Sequence[Example], n: int, seed: int = 0) -> list[Example]:
-    "A seeded sample of `n` examples in their original order (all of them when n is 0 or too large)."
-    if not n or n >= len(examples): return list(examples)
-    keep = set(random.Random(seed).sample(range(len(examples)), n))
-    return [e for i, e in enumerate(examples) if i in keep]
-
-def restrict_corpus(corpus: Corpus, keep: set[str], max_passages: int) -> Corpus:
-    "The passages in `keep` plus the first others, up to `max_passages` (0: the whole corpus)."
-    if not max_passages or max_passages >= len(corpus): return corpus
-    room = max(max_passages - len(keep), 0)
-    others = [p.pid for p in corpus if p.pid not in keep][:room]
-    chosen = keep | set(others)
-    return Corpus([p for p in corpus if p.pid in chosen], f"{corpus.name}[{len(chosen)}]")
-
-def cap_words(corpus: Corpus, words: int) -> Corpus:
-    "Every passage cut to its first `words` words (0: unchanged); pids kept so gold pids still apply."
-    if not words: return corpus
-    return Corpus([Passage(p.pid, p.title, " ".join(p.text.split()[:words])) for p in corpus], f"{corpus.name}@{words}w")
-
-# %% ../nbs/40_lore.ipynb #1b0355c6
-def bias_rows(ev, golds_by_qid: dict[str, list[str]], metric=None) -> pd.DataFrame:
+def bias_rows(ev, golds_by_qid: dict[str, list[str]]) -> pd.DataFrame:
     "One row per candidate of a LoRE evaluation: question, rank, LoR, chosen?, candidate right (strict EM)?"
-    from ragkit.metrics import exact_match
     rows = []
     for _, r in ev.table.iterrows():
         tr = r["trace"] or {}

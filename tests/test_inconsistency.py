@@ -1,12 +1,13 @@
 """ragkit.inconsistency against plain-loop transcriptions of EoR's formulas (eqs. 1-5, Appendix B), brute-force pool
 oracles, the decomposition identity on random and on real SQuAD text, and the report's contract and error paths."""
-import itertools, json, math
+import itertools, math
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from ragkit.config import load_settings
+from ragkit.corpora import gold_pids, load_corpus
+from ragkit.data import available, load_dataset
 from ragkit.metrics import contains_match
 from ragkit.inconsistency import (ERRORS, decomposition_table, doc_indicators, error_indicators, error_rwr,
                                   inconsistency_report, long_answer_mask, mrlr, mrwr, pool_oracle, rwr, summary_frame,
@@ -212,21 +213,18 @@ def test_report_errors():
 
 
 # --- real text: with containment for both correctness and occurrence, only one kind of irregular example exists ---
-def _squad_dev():
-    data_dir = load_settings().data_dir
-    if data_dir is None: pytest.skip("no data dir configured (set RAGKIT_DATA_DIR or data_dir in settings.ini)")
-    path = data_dir / "squad_v1.1" / "dev-v1.1.json"
-    if not path.is_file(): pytest.skip(f"{path} not found")
-    return json.loads(path.read_text(encoding="utf-8"))
+def _squad_dev(n: int = 300):
+    "(gold paragraph, first gold, all golds) of the first `n` SQuAD dev questions, through ragkit's own loaders."
+    if ("squad", "dev") not in available(): pytest.skip("squad/dev is not in the data dir (set RAGKIT_DATA_DIR)")
+    corpus, gold = load_corpus("squad"), gold_pids("squad")
+    return [(corpus[gold[e.qid][0]].text, e.answers[0], list(e.answers)) for e in load_dataset("squad", "dev", limit=n)]
 
 
 def test_irregular_kinds_on_real_squad_text():
     """Answers: the gold, the gold with words around it, another question's gold, and a 3-word span of the paragraph;
     documents: the question's paragraph, another paragraph, and none. A correct answer that occurs in a document
     always implies the gold is in that document (containment is transitive), so (Er, Eh, A) = (1, 0, 1) never occurs."""
-    d = _squad_dev()
-    qs = [(p["context"], qa["answers"][0]["text"], [a["text"] for a in qa["answers"]])
-          for art in d["data"][:4] for p in art["paragraphs"] for qa in p["qas"]][:300]
+    qs = _squad_dev()
     rng = np.random.default_rng(0)
     answers, docs, golds = [[], [], [], []], [[], [], [], []], []
     for k, (ctx, first, gs) in enumerate(qs):
