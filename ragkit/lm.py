@@ -136,13 +136,19 @@ class TransformersLM(LM):
         self.resolved, self.batch_size, self.max_length, self.device, self.dtype = resolve_model(name_or_path), batch_size, max_length, device, dtype
         src = reader_dir(name_or_path, cache_dir)
         self.seq2seq = bool(getattr(AutoConfig.from_pretrained(src), "is_encoder_decoder", False))
-        auto = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM
-        self.model = auto.from_pretrained(src, dtype=getattr(torch, dtype)).to(device).eval()
+        self._src, self._auto, self._model = src, (AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM), None
         self.tok = AutoTokenizer.from_pretrained(src)
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else self.tok.eos_token_id
         self._fingerprint = self._weights_fingerprint(cache_dir)
 
     def __repr__(self) -> str: return f"TransformersLM({self.identity!r}, {'seq2seq' if self.seq2seq else 'causal'}, batch_size={self.batch_size})"
+
+    @property
+    def model(self):
+        "The weights, loaded on first use: a run answered wholly from the LM cache never loads them."
+        if self._model is None:
+            self._model = self._auto.from_pretrained(self._src, dtype=getattr(torch, self.dtype)).to(self.device).eval()
+        return self._model
 
 # %% ../nbs/11_lm.ipynb #ff128bb9
 @patch
