@@ -16,8 +16,8 @@ from .metrics import contains_match, exact_match, has_answer
 from .reader import read_batch
 
 # %% auto #0
-__all__ = ['GRID_COLUMNS', 'EOR_DATA', 'Tally', 'RetrieverReader', 'collect', 'grid_matrix', 'has_answer_at_k',
-           'resolve_eor_datasets', 'GridRun', 'build_grid']
+__all__ = ['GRID_COLUMNS', 'EOR_DATA', 'Tally', 'RetrieverReader', 'collect', 'grid_matrix', 'has_answer_at_k', 'whole_pages',
+           'corpus_support', 'resolve_eor_datasets', 'GridRun', 'build_grid']
 
 # %% ../nbs/60_eor_runs.ipynb #f243a8f1
 class Tally:
@@ -110,6 +110,25 @@ def has_answer_at_k(sources: dict, examples: Sequence[Example], ks: Sequence[int
         for k in ks:
             rows.append(dict(source=n, k=k, has_answer=sum(any(h[:k]) for h in hits) / max(len(examples), 1)))
     return pd.DataFrame(rows)
+
+# %% ../nbs/60_eor_runs.ipynb #f76e04de
+def whole_pages(se) -> "SourceFn":
+    "An SE source's top-k pages, one chunk per page holding the whole page."
+    from ragkit.retrieve import Chunk
+    def pages_fn(queries: list[str], k: int | None) -> list[list[Chunk]]:
+        runs = se.retriever.batch_search(list(queries), k or se.depth, progress=False)
+        return [[Chunk(se.pages[h.pid].text, se.pages[h.pid].title, "SE", h.pid) for h in hits] for hits in runs]
+    return pages_fn
+
+def corpus_support(examples: Sequence[Example], corpus, ks: Sequence[int] = (1, 5, 10, 20), embedder=None,
+                   bm25_backend: str = "bm25s", cache_dir=None, progress: bool = False) -> pd.DataFrame:
+    "Has-answer@k of Wiki (dense passages) and SE (whole BM25 pages) over all of `corpus`, for `examples`."
+    from ragkit.dense import DenseRetriever
+    from ragkit.sources import WikiSource, SESource, pages_from_corpus
+    pages = pages_from_corpus(corpus)
+    srcs = {"Wiki": WikiSource(DenseRetriever(corpus, embedder, cache_dir=cache_dir, progress=progress), max(ks)),
+            "SE": whole_pages(SESource(pages, depth=max(ks), backend=bm25_backend, cache_dir=cache_dir, progress=progress))}
+    return has_answer_at_k(srcs, examples, ks).assign(n=len(examples), passages=len(corpus), pages=len(pages))
 
 # %% ../nbs/60_eor_runs.ipynb #067ed9c5
 EOR_DATA = {  # name -> ((dataset, split), corpus)

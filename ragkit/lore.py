@@ -117,15 +117,17 @@ class NaiveRAG:
 
 # %% ../nbs/40_lore.ipynb #73dc5ab8
 import pandas as pd
-from .metrics import exact_match
+from .metrics import exact_match, contains_match, f1_score
 
 def bias_rows(ev, golds_by_qid: dict[str, list[str]]) -> pd.DataFrame:
-    "One row per candidate of a LoRE evaluation: question, rank, LoR, chosen?, candidate right (strict EM)?"
+    "One row per candidate of a LoRE evaluation: question, rank, LoR, chosen?, and its EM, containment and F1."
     rows = []
     for _, r in ev.table.iterrows():
         tr = r["trace"] or {}
         for c in tr.get("candidates", []):
+            a, g = c["answer"], golds_by_qid[r["qid"]]
             rows.append(dict(qid=r["qid"], rank=c["context_rank"], lor=c["lor"], mean_score=c["mean_score"],
-                             chosen=c["context_rank"] == tr.get("chosen_rank") and c["answer"] == r["prediction"],
-                             right=exact_match(c["answer"], golds_by_qid[r["qid"]]) if c["answer"].strip() else 0.0))
+                             chosen=c["context_rank"] == tr.get("chosen_rank") and a == r["prediction"],
+                             em=exact_match(a, g) if a.strip() else 0.0, contains=contains_match(a, g) if a.strip() else 0.0,
+                             f1=f1_score(a, g) if a.strip() else 0.0))
     return pd.DataFrame(rows)
