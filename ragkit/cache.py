@@ -13,12 +13,14 @@ from .core import stable_hash
 from .lm import Completion
 
 # %% auto #0
-__all__ = ['cache_key', 'CachedLM']
+__all__ = ['CACHE_FORMAT', 'cache_key', 'CachedLM']
 
 # %% ../nbs/12_cache.ipynb #a91919b0
+CACHE_FORMAT = 2  # bumped when a stored value gains a field (2: completions carry prompt_tokens), so old entries are not served
+
 def cache_key(kind: str, identity: str, prompt: str, settings: dict, sample: int = 0) -> str:
     "Content address of one request: sha256 of the canonical JSON of its parts."
-    canon = json.dumps({"kind": kind, "model": identity, "prompt": prompt, "sample": sample,
+    canon = json.dumps({"kind": kind, "model": identity, "prompt": prompt, "sample": sample, "format": CACHE_FORMAT,
                         "settings": {k: v for k, v in sorted(settings.items()) if v is not None}},
                        sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return stable_hash(canon, n=64)
@@ -71,7 +73,7 @@ class CachedLM:
     "Wrap any LM with a persistent content-addressed cache of its completions and scores."
     def __init__(self, lm, path: Path | str, chunk: int = 64):
         self.lm, self.store, self.chunk = lm, _Store(path), chunk  # chunk: prompts per committed batch
-        self.hits = self.misses = self.calls = self.tokens = 0
+        self.hits = self.misses = self.calls = self.tokens = self.prompt_tokens = 0
 
     @property
     def identity(self) -> str: return self.lm.identity
@@ -84,7 +86,7 @@ class CachedLM:
         settings = dict(max_new_tokens=max_new_tokens, stop=list(stop) if stop else None, temperature=temperature,
                         seed=seed if temperature else None, **kw)
         keys = [cache_key("generate", self.identity, p, settings, sample if temperature else 0) for p in prompts]
-        found = {k: _completion(json.loads(v)) for k, v in self.store.get_many(list(dict.fromkeys(keys))).items()}
+        found = {k: dataclasses.replace(_completion(json.loads(v)), cached=True) for k, v in self.store.get_many(list(dict.fromkeys(keys))).items()}
         todo = list(dict.fromkeys((k, p) for k, p in zip(keys, prompts) if k not in found))  # unique misses, in order
         for i in range(0, len(todo), self.chunk):
             part = todo[i:i + self.chunk]
@@ -92,9 +94,10 @@ class CachedLM:
                                     temperature=temperature, seed=seed, **kw)
             self.store.put_many([(k, self.identity, json.dumps(o.to_dict())) for (k, _), o in zip(part, outs)])
             found.update({k: o for (k, _), o in zip(part, outs)})
-            self.calls += len(part); self.tokens += sum(max(len(o.token_ids), len(o.tokens)) for o in outs)  # HTTP backends send no ids
+            self.calls += len(part); self.tokens += sum(o.cost.tokens for o in outs); self.prompt_tokens += sum(o.prompt_tokens for o in outs)
         self.misses += len(todo); self.hits += len(prompts) - len(todo)
-        return [found[k] for k in keys]
+        seen = set()  # a prompt repeated within the call is computed once: its later copies are marked cached
+        return [found[k] if k not in seen and not seen.add(k) else dataclasses.replace(found[k], cached=True) for k in keys]
 
     def score(self, prompt: str, continuation: str, **kw) -> float:
         "Teacher-forced log-probability of `continuation` after `prompt`, cached."

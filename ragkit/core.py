@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, asdict
 from typing import Iterable, Iterator, NamedTuple
 
 # %% auto #0
-__all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'DataError', 'missing_file', 'open_text',
+__all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'Cost', 'DataError', 'missing_file', 'open_text',
            'read_json', 'read_jsonl', 'row_error']
 
 # %% ../nbs/00_core.ipynb #c1cd6d79
@@ -89,6 +89,26 @@ class Hit(NamedTuple):
     "A retrieved passage id with its score (higher is better)."
     pid: str
     score: float
+
+# %% ../nbs/00_core.ipynb #0a1241ea
+@dataclass(frozen=True)
+class Cost:
+    "LM work: requests, prompt and generated tokens, and how many requests the cache answered."
+    calls: int = 0  # LM requests (one per prompt)
+    prompt_tokens: int = 0  # tokens read (prefill)
+    tokens: int = 0  # tokens generated
+    cached: int = 0  # of `calls`, how many were answered from the LM cache
+
+    def __add__(self, other: "Cost") -> "Cost":
+        "The cost of both."
+        if not isinstance(other, Cost): return NotImplemented
+        return Cost(self.calls + other.calls, self.prompt_tokens + other.prompt_tokens, self.tokens + other.tokens, self.cached + other.cached)
+
+    def __radd__(self, other) -> "Cost": return self if other == 0 else self.__add__(other)  # so sum() works
+
+    def to_dict(self) -> dict:
+        "A JSON-ready dict."
+        return asdict(self)
 
 # %% ../nbs/00_core.ipynb #03487bba
 import gzip, io

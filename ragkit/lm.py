@@ -7,13 +7,13 @@ Docs: https://github.com/ragkit/ragkit/lm.html.md"""
 
 # %% ../nbs/11_lm.ipynb #e37fc7a7
 from __future__ import annotations
-import math, os, re, time
+import dataclasses, math, os, re, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Sequence
 import torch
 from fastcore.basics import patch
-from .core import stable_hash
+from .core import stable_hash, Cost
 from .models import resolve_model, reader_dir, model_fingerprint, hub_snapshot
 
 # %% auto #0
@@ -29,11 +29,18 @@ class Completion:
     token_ids: list[int]  # the kept token ids
     logprobs: list[float]  # log p(token | prefix) from the raw logits, one per token
     finish_reason: str  # "stop" (stop string), "eos" (end-of-sequence token) or "length" (max_new_tokens)
+    prompt_tokens: int = 0  # tokens of the prompt as the model read it (chat template included)
+    cached: bool = False  # answered from an LM cache (set by CachedLM, never stored)
 
     @property
     def mean_prob(self) -> float:
         "Mean probability of the generated tokens (LoRE's Mean Score); 0.0 when nothing was generated."
         return sum(math.exp(l) for l in self.logprobs) / len(self.logprobs) if self.logprobs else 0.0
+
+    @property
+    def cost(self) -> Cost:
+        "What this completion cost: one call, its prompt and generated tokens (HTTP backends may send no ids)."
+        return Cost(1, self.prompt_tokens, max(len(self.token_ids), len(self.tokens)), int(self.cached))
 
     def to_dict(self) -> dict:
         "A JSON-ready dict, with mean_prob."
@@ -110,7 +117,8 @@ def _fake_completion(text: str, max_new_tokens: int, stop, logprob: float) -> Co
 @patch
 def generate(self: FakeLM, prompts, max_new_tokens=32, stop=None, temperature=0.0, seed=0, chat=True):
     "Canned completions for `prompts`."
-    return [_fake_completion(self.answer(p), max_new_tokens, stop, self.logprob) for p in check_prompts(prompts)]
+    return [dataclasses.replace(_fake_completion(self.answer(p), max_new_tokens, stop, self.logprob), prompt_tokens=len(p.split()))
+            for p in check_prompts(prompts)]
 
 @patch
 def score_batch(self: FakeLM, prompts, continuations, chat=True):
@@ -284,7 +292,7 @@ def generate(self: TransformersLM, prompts: list[str], max_new_tokens: int = 32,
     with torch.no_grad():
         for b in tqdm(batches, desc="generate", disable=len(batches) <= 1, leave=False):
             rows = self._decode_batch([seqs[i] for i in b], max_new_tokens, stop, temperature, gen)
-            for i, (ids, lps, reason) in zip(b, rows): out[i] = self._completion(ids, lps, reason, stop)
+            for i, (ids, lps, reason) in zip(b, rows): out[i] = dataclasses.replace(self._completion(ids, lps, reason, stop), prompt_tokens=len(seqs[i]))
     return out
 
 # %% ../nbs/11_lm.ipynb #acf2ad91

@@ -10,7 +10,7 @@ import math, re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol, Sequence
 from tqdm.auto import tqdm
-from .core import Corpus, Hit
+from .core import Corpus, Hit, Cost
 
 # %% auto #0
 __all__ = ['SOURCES', 'GRAMMAR', 'EOR_RETRIEVERS', 'SourceFn', 'Retriever', 'rrf', 'FusedRetriever', 'FakeRetriever', 'Source',
@@ -35,10 +35,31 @@ class Retriever:
         "The corpus passages of `hits`, in order."
         return [self.corpus[h.pid] for h in hits]
 
+    config_keys: tuple = ()  # attributes that change the rankings, besides the corpus (each subclass names its own)
+
+    @property
+    def config(self) -> dict:
+        "What determines this retriever's rankings: its class, its corpus's hash and its `config_keys` (for run fingerprints)."
+        return dict(type=type(self).__name__, corpus=f"{self.corpus.name}#{self.corpus.hash[:16]}",
+                    **{k: _plain(getattr(self, k)) for k in self.config_keys})
+
+def _plain(v):
+    "`v` as JSON-ready data for a config: primitives as they are, objects by their `config`, `identity` or `id`."
+    if v is None or isinstance(v, (bool, int, float, str)): return v
+    if isinstance(v, (list, tuple)): return [_plain(x) for x in v]
+    if isinstance(v, dict): return {str(k): _plain(x) for k, x in v.items()}
+    for attr in ("config", "identity", "id"):
+        x = getattr(v, attr, None)
+        if isinstance(x, (dict, str)): return _plain(x)
+    raise TypeError(f"{type(v).__name__} has no config, identity or id to describe it in a run fingerprint")
+
 # %% ../nbs/22_retrieve.ipynb #759c52b8
 def rrf(runs: Sequence[Sequence[str | Hit]], k: int = 60, depth: int | None = None) -> list[Hit]:
     "Fuse ranked lists of pids or Hits by reciprocal rank fusion; Hits sorted by fused score, ties by pid."
     if k < 0: raise ValueError(f"rrf: k must be >= 0, got {k}")
+    if isinstance(runs, (str, Hit)) or any(isinstance(r, (str, Hit)) for r in runs):
+        raise TypeError(f"rrf takes a list of ranked lists, e.g. rrf([['p1', 'p2'], ['p2', 'p3']]); got {runs!r:.80} "
+                        "(a single ranking must be wrapped in a list: rrf([ranking]))")
     contrib: dict[str, list[float]] = {}
     for run in runs:
         seen = set()
@@ -57,6 +78,8 @@ class FusedRetriever(Retriever):
         self.corpus = self.retrievers[0].corpus
         self.name = name or "+".join(r.name for r in self.retrievers)
 
+    config_keys = ("retrievers", "k", "depth")
+
     def search(self, query: str, k: int = 10) -> list[Hit]:
         "The top-`k` fused hits."
         return rrf([r.search(query, self.depth) for r in self.retrievers], self.k)[:k]
@@ -71,6 +94,8 @@ class FakeRetriever(Retriever):
     "Test double: returns a fixed ranking per query from a dict (query -> pids)."
     def __init__(self, corpus: Corpus, table: dict[str, list[str]], name: str = "fake"):
         self.corpus, self.table, self.name = corpus, table, name
+
+    config_keys = ("table",)
 
     def search(self, query, k=10):
         "The table's pids for `query`, scored 1/rank."
@@ -171,17 +196,19 @@ class Chunk:
     title: str = ""
     source: str = ""  # the knowledge source (Wiki, SE, PK, CP, ...)
     pid: str | None = None  # corpus pid when the text comes from a corpus
+    cost: Cost | None = field(default=None, compare=False)  # the LM work that wrote it (PK documents, @CP summaries)
 
 @dataclass
 class Document:
     "What a retriever hands the reader: chunks, their joined text and the steps that made them."
     chunks: list[Chunk]
     trace: list[str] = field(default_factory=list)
+    cost: Cost = field(default_factory=Cost)  # LM work of every source and operator that ran for it, kept or not
 
     @property
     def text(self) -> str:
-        "The chunks joined by blank lines (empty for ReFree)."
-        return "\n\n".join(c.text for c in self.chunks)
+        "The non-empty chunks joined by blank lines (empty for ReFree)."
+        return "\n\n".join(c.text for c in self.chunks if c.text)
 
     @property
     def pids(self) -> list[str]:
@@ -232,24 +259,29 @@ class Pipeline:
 
     def batch(self, queries: Sequence[str]) -> list[Document]:
         "Run the pipeline for every query, each operator once over the whole batch."
-        queries, trace = list(queries), []
-        chunks = self._run(self.node, queries, None, trace)
-        return [Document(c, list(trace)) for c in chunks]
+        queries, trace, costs = list(queries), [], [Cost()] * len(queries)
+        chunks = self._run(self.node, queries, None, trace, costs)
+        return [Document(c, list(trace), cost) for c, cost in zip(chunks, costs)]
 
-    def _run(self, node, qs, k, trace) -> list[list[Chunk]]:
+    def _run(self, node, qs, k, trace, costs) -> list[list[Chunk]]:
         "Evaluate `node` for all queries; `k` is the truncation that will follow, passed down to sources."
         if isinstance(node, Source):
             if node.name == "ReFree": return [[] for _ in qs]
             out = self.sources[node.name](qs, k)
             if len(out) != len(qs): raise ValueError(f"source {node.name!r} returned {len(out)} results for {len(qs)} queries")
-            trace.append(f"{node.name}(k={k})"); return out
-        if isinstance(node, Top): return [c[:node.k] for c in self._run(node.child, qs, node.k, trace)]
+            _charge(costs, out); trace.append(f"{node.name}(k={k})"); return out
+        if isinstance(node, Top): return [c[:node.k] for c in self._run(node.child, qs, node.k, trace, costs)]
         if isinstance(node, Rerank):
-            got = self._run(node.child, qs, None, trace); trace.append("RR")
+            got = self._run(node.child, qs, None, trace, costs); trace.append("RR")
             return [rerank(q, c, self.scorer, self.words) for q, c in zip(qs, got)]
         if isinstance(node, Concat):
-            parts = [self._run(p, qs, None, trace) for p in node.parts]
+            parts = [self._run(p, qs, None, trace, costs) for p in node.parts]
             return [[c for part in parts for c in part[i]] for i in range(len(qs))]
-        docs = ["\n\n".join(c.text for c in cs) for cs in self._run(node.child, qs, None, trace)]
+        docs = ["\n\n".join(c.text for c in cs) for cs in self._run(node.child, qs, None, trace, costs)]
         trace.append("CP")
-        return [[Chunk(s, "", "CP")] for s in self.compressor(qs, docs)]
+        out = [[s if isinstance(s, Chunk) else Chunk(s, "", "CP")] for s in self.compressor(qs, docs)]
+        _charge(costs, out); return out
+
+def _charge(costs: list[Cost], chunks: list[list[Chunk]]) -> None:
+    "Add the LM cost of each query's new chunks to `costs` (in place): it is paid whether or not a chunk survives truncation."
+    for i, cs in enumerate(chunks): costs[i] = costs[i] + sum((c.cost for c in cs if c.cost is not None), Cost())

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 import numpy as np
 from fastcore.basics import patch
-from .core import Corpus, Passage, stable_hash
+from .core import Corpus, Cost, Passage, stable_hash
 from .retrieve import EOR_RETRIEVERS, Chunk, Compress, Document, Pipeline, Retriever, SourceFn
 from .reader import read_batch
 
@@ -72,7 +72,7 @@ def page_head(pages: Pages, pid: str, words: int, source: str = "SE") -> PageChu
         if pos < words: covered.append(p.pid)
         pos += len(p.text.split())
     text = " ".join((page.title.split() + page.text.split())[:words])
-    return PageChunk(text, page.title, source, pid, tuple(covered))
+    return PageChunk(text, page.title, source, pid, pids=tuple(covered))
 
 # %% ../nbs/23_sources.ipynb #50c89501
 class SESource:
@@ -124,17 +124,21 @@ class PKSource:
                  template: str = "eor-pk"):  # a reader template taking only {question}
         self.lm, self.max_new_tokens, self.template, self.memo = lm, max_new_tokens, template, {}
 
-    def documents(self, queries: Sequence[str]) -> list[str]:
-        "The background document of each query, generating the missing ones in one batch."
+    def _generate(self, queries: Sequence[str]) -> list[tuple[str, Cost]]:
+        "(document, what it cost) per query, generating the missing ones in one batch."
         todo = list(dict.fromkeys(q for q in queries if q not in self.memo))
         if todo:
             rs = read_batch(self.lm, todo, None, self.template, self.max_new_tokens, stop=None, post=None)
-            self.memo.update({q: r.answer for q, r in zip(todo, rs)})
+            self.memo.update({q: (r.answer, r.completion.cost) for q, r in zip(todo, rs)})
         return [self.memo[q] for q in queries]
 
+    def documents(self, queries: Sequence[str]) -> list[str]:
+        "The background document of each query."
+        return [d for d, _ in self._generate(queries)]
+
     def __call__(self, queries: list[str], k: int | None) -> list[list[Chunk]]:
-        "Per query: [the generated document] (nothing if the reader wrote nothing)."
-        return [[Chunk(d, "", "PK")] if d else [] for d in self.documents(queries)]
+        "Per query: [the generated document], carrying what it cost (an empty document still cost a generation)."
+        return [[Chunk(d, "", "PK", cost=c)] for d, c in self._generate(queries)]
 
 # %% ../nbs/23_sources.ipynb #822d68eb
 class HBSource:
@@ -232,13 +236,13 @@ class Compressor:
                  template: str = "eor-cp"):  # a reader template taking {question} and {document}
         self.lm, self.max_new_tokens, self.template = lm, max_new_tokens, template
 
-    def __call__(self, queries: Sequence[str], documents: Sequence[str]) -> list[str]:
-        "One summary per (query, document), in order."
+    def __call__(self, queries: Sequence[str], documents: Sequence[str]) -> list[Chunk]:
+        "One summary chunk (source `CP`, with its cost) per (query, document), in order."
         todo = [i for i, d in enumerate(documents) if d.strip()]
         rs = read_batch(self.lm, [queries[i] for i in todo], [documents[i] for i in todo], self.template,
                         self.max_new_tokens, stop=None, post=None) if todo else []
-        out = [""] * len(documents)
-        for i, r in zip(todo, rs): out[i] = r.answer
+        out = [Chunk("", "", "CP") for _ in documents]
+        for i, r in zip(todo, rs): out[i] = Chunk(r.answer, "", "CP", cost=r.completion.cost)
         return out
 
 # %% ../nbs/23_sources.ipynb #b31e6dd1
@@ -413,5 +417,10 @@ def run_retrievers(retrievers: Mapping[str, Pipeline], queries: Sequence[str]) -
     for job in jobs.values():
         comp = retrievers[job[0][0]].compressor
         sums = iter(comp([q for _ in job for q in queries], [d.text for _, kids in job for d in kids]))
-        for n, kids in job: docs[n] = [Document([Chunk(next(sums), "", "CP")], d.trace + ["CP"]) for d in kids]
+        for n, kids in job: docs[n] = [_compressed(next(sums), d) for d in kids]
     return {n: docs[n] for n in retrievers}
+
+def _compressed(summary, base: Document) -> Document:
+    "The @CP document of `base`: its summary chunk, charged the base's cost plus the summary's."
+    s = summary if isinstance(summary, Chunk) else Chunk(summary, "", "CP")
+    return Document([s], base.trace + ["CP"], base.cost + (s.cost or Cost()))
