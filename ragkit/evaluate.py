@@ -7,20 +7,20 @@ Docs: https://github.com/ragkit/ragkit/evaluate.html.md"""
 
 # %% ../nbs/31_evaluate.ipynb #5b45e2c5
 from __future__ import annotations
-import json, os, re, time, warnings
+import json, math, os, re, time, warnings
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 import pandas as pd
 from tqdm.auto import tqdm
-from .core import Example, row_error
+from .core import Cost, Example, row_error, stable_hash
 from .metrics import METRICS, bootstrap_ci, paired_bootstrap
 
 # %% auto #0
 __all__ = ['DEFAULT_METRICS', 'LABELS', 'COLUMNS', 'TAIL', 'Prediction', 'as_prediction', 'method_name', 'slug', 'check_method',
-           'ask', 'resolve_metrics', 'error_text', 'score_row', 'make_row', 'answer_chunk', 'ClosedBook', 'append_rows',
-           'read_rows', 'lm_counters', 'summarize', 'Evaluation', 'check_examples', 'chunks', 'evaluate', 'compare',
-           'summary_table', 'write_results']
+           'ask', 'resolve_metrics', 'error_text', 'score_row', 'make_row', 'answer_chunk', 'ClosedBook', 'json_safe',
+           'dumps', 'append_rows', 'read_rows', 'lm_counters', 'summarize', 'Evaluation', 'check_examples', 'chunks',
+           'method_config', 'run_key', 'run_folder', 'evaluate', 'compare', 'summary_table', 'write_results']
 
 # %% ../nbs/31_evaluate.ipynb #77c4b536
 @dataclass
@@ -29,9 +29,19 @@ class Prediction:
     answer: str  # the answer that is scored
     raw: str = ""  # the raw LM output the answer was cut from
     pids: list[str] = field(default_factory=list)  # ids of the passages the method read, in rank order
-    lm_calls: int = 0  # LM requests made for this question (cache hits included if the method counts them)
+    lm_calls: int = 0  # LM requests this answer took (answered from the cache or not)
     tokens: int = 0  # tokens generated for this question
     trace: dict = field(default_factory=dict)  # anything else worth keeping: candidates, scores, prompts
+    prompt_tokens: int = 0  # prompt tokens read for this question (the prefill, most of the compute)
+    cached_calls: int = 0  # of `lm_calls`, how many the LM cache answered
+
+    @classmethod
+    def charged(cls, answer: str, cost: Cost, **kw) -> "Prediction":
+        "A Prediction whose cost columns come from `cost`."
+        return cls(answer, lm_calls=cost.calls, tokens=cost.tokens, prompt_tokens=cost.prompt_tokens, cached_calls=cost.cached, **kw)
+
+    @property
+    def cost(self) -> Cost: return Cost(self.lm_calls, self.prompt_tokens, self.tokens, self.cached_calls)
 
 # %% ../nbs/31_evaluate.ipynb #e7850c62
 def as_prediction(out) -> Prediction:
@@ -111,7 +121,8 @@ def make_row(ex: Example, pred: Prediction | None, seconds: float, error: str | 
     "The table row of example `ex` answered by `pred` (None when the method failed)."
     p = pred or Prediction("")
     row = dict(qid=ex.qid, question=ex.question, golds=list(ex.answers), prediction=p.answer, raw=p.raw, pids=list(p.pids),
-               lm_calls=int(p.lm_calls), tokens=int(p.tokens), seconds=float(seconds), error=error, trace=p.trace)
+               lm_calls=int(p.lm_calls), prompt_tokens=int(p.prompt_tokens), tokens=int(p.tokens), cached_calls=int(p.cached_calls),
+               seconds=float(seconds), error=error, trace=p.trace)
     try: return score_row(row, metrics)
     except Exception as e: return score_row({k: v for k, v in row.items() if k not in metrics} | dict(error=error_text(e)), metrics)
 
@@ -153,6 +164,11 @@ class ClosedBook:
     @property
     def backends(self) -> dict: return {"reader": getattr(self.lm, "identity", type(self.lm).__name__)}
 
+    @property
+    def config(self) -> dict:
+        "Everything that changes an answer: the reader, the prompt and the budget."
+        return dict(reader=self.lm.identity, prompt=self.prompt("{question}"), max_new_tokens=self.max_new_tokens)
+
     def prompt(self, question: str) -> str:
         "The closed-book prompt for `question`."
         return f"Answer the question in a few words.\nQuestion: {question}\nAnswer:"
@@ -160,7 +176,7 @@ class ClosedBook:
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "One Prediction per question from one batched generate call."
         outs = self.lm.generate([self.prompt(q) for q in questions], max_new_tokens=self.max_new_tokens, stop=["\n"])
-        return [Prediction(o.text.strip().removesuffix("."), raw=o.text, lm_calls=1, tokens=len(o.token_ids)) for o in outs]
+        return [Prediction.charged(o.text.strip().removesuffix("."), o.cost, raw=o.text) for o in outs]
 
     def answer(self, question: str) -> Prediction:
         "The Prediction for one question."
@@ -173,6 +189,20 @@ def _jsonable(o):
     if isinstance(o, (set, tuple)): return list(o)
     if hasattr(o, "__dataclass_fields__"): return asdict(o)
     return str(o)
+
+def json_safe(o):
+    "`o` with every NaN or infinity replaced by None (JSON has neither), frames as records, numpy as Python."
+    if isinstance(o, float): return o if math.isfinite(o) else None
+    if isinstance(o, dict): return {(k if isinstance(k, str) else "|".join(map(str, k)) if isinstance(k, tuple) else str(k)): json_safe(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple, set)): return [json_safe(v) for v in o]
+    if isinstance(o, pd.DataFrame): return json_safe(o.to_dict("records"))
+    if isinstance(o, pd.Series): return json_safe(o.to_dict())
+    if o is None or isinstance(o, (str, bool, int)): return o
+    return json_safe(_jsonable(o))
+
+def dumps(o, indent: int | None = 2) -> str:
+    "Strict JSON text of `o` (NaN and infinity become null; never invalid JSON)."
+    return json.dumps(json_safe(o), indent=indent, ensure_ascii=False, allow_nan=False)
 
 def append_rows(path: Path, rows: list[dict]) -> None:
     "Append `rows` to the JSONL file `path` and flush them to disk."
@@ -198,16 +228,16 @@ def read_rows(path: Path) -> list[dict]:
 
 # %% ../nbs/31_evaluate.ipynb #14749fc2
 def lm_counters(method) -> dict[str, int]:
-    "The counters (calls, tokens, hits, misses) of `method.lm`, if it keeps them."
+    "The counters (calls, prompt tokens, tokens, hits, misses) of `method.lm`, if it keeps them."
     lm = getattr(method, "lm", None)
-    return {k: int(getattr(lm, k)) for k in ("calls", "tokens", "hits", "misses") if isinstance(getattr(lm, k, None), int)}
+    return {k: int(getattr(lm, k)) for k in ("calls", "prompt_tokens", "tokens", "hits", "misses") if isinstance(getattr(lm, k, None), int)}
 
 def summarize(table: pd.DataFrame, metrics: Sequence[str], name: str, n_boot: int = 1000, seed: int = 0, **extra) -> dict:
     "The summary dict of a per-example table: n, errors, mean and bootstrap CI per metric, cost totals."
     if table.empty: raise ValueError(f"{name}: no examples to summarise; pass a non-empty list of examples")
     ci = {m: dict(zip(("mean", "lo", "hi"), bootstrap_ci(table[m].astype(float), n=n_boot, seed=seed))) for m in metrics}
-    return dict(method=name, n=len(table), n_errors=int(table["error"].notna().sum()), metrics=ci,
-                lm_calls=int(table["lm_calls"].sum()), tokens=int(table["tokens"].sum()),
+    cost = {c: int(table[c].sum()) if c in table else 0 for c in ("lm_calls", "prompt_tokens", "tokens", "cached_calls")}
+    return dict(method=name, n=len(table), n_errors=int(table["error"].notna().sum()), metrics=ci, **cost,
                 seconds=round(float(table["seconds"].sum()), 3), ci=f"{n_boot} bootstrap resamples, 95% percentile, seed {seed}",
                 errors_count_as="0 on every metric", **extra)
 
@@ -262,19 +292,44 @@ def _run(method, todo: list[Example], metrics: dict, batch_size: int, path: Path
 
 # %% ../nbs/31_evaluate.ipynb #3011f7ad
 COLUMNS = ["qid", "question", "golds", "prediction", "raw", "pids"]
-TAIL = ["lm_calls", "tokens", "seconds", "error", "trace"]
+TAIL = ["lm_calls", "prompt_tokens", "tokens", "cached_calls", "seconds", "error", "trace"]
 
 def _table(rows: list[dict], metrics: Sequence[str]) -> pd.DataFrame:
     "The per-example DataFrame with columns in a fixed order."
     t = pd.DataFrame(rows, columns=COLUMNS + list(metrics) + TAIL)
     t["error"] = pd.Series([r["error"] for r in rows], index=t.index, dtype=object)  # None, not NaN, for a clean row
-    return t.astype({m: float for m in metrics} | dict(lm_calls=int, tokens=int, seconds=float))
+    for c in ("prompt_tokens", "cached_calls"): t[c] = t[c].fillna(0)  # rows written before these columns existed
+    return t.astype({m: float for m in metrics} | dict(lm_calls=int, prompt_tokens=int, tokens=int, cached_calls=int, seconds=float))
+
+# %% ../nbs/31_evaluate.ipynb #be03dc04
+def method_config(method) -> dict:
+    "What determines `method`'s answers: its `config` (a dict or a method returning one), else its class or function name."
+    cfg = getattr(method, "config", None)
+    if callable(cfg): cfg = cfg()
+    if cfg is None:
+        f = method if callable(method) and not hasattr(method, "answer") and not hasattr(method, "answer_batch") else type(method)
+        return {"callable": f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', type(f).__name__)}"}
+    if not isinstance(cfg, dict): raise TypeError(f"{type(method).__name__}.config must be a dict, got {type(cfg).__name__}")
+    return json_safe(cfg)
+
+def run_key(method, # the method being evaluated
+            name: str, # the run's name
+            config: dict | None = None, # settings beyond the method's own config
+            ) -> dict:
+    "The resume key of a run: name, the method's config, the extra config, and their 12-hex `fingerprint`."
+    body = dict(name=name, method=method_config(method), config=json_safe(config or {}))
+    return dict(fingerprint=stable_hash(json.dumps(body, sort_keys=True, ensure_ascii=False), n=12), **body)
+
+def run_folder(out_dir: Path | str, method, name: str | None = None, config: dict | None = None) -> Path:
+    "The folder `evaluate` writes `method`'s rows to under `out_dir`."
+    name = name or method_name(method)
+    return Path(out_dir).expanduser() / slug(name) / run_key(method, name, config)["fingerprint"]
 
 # %% ../nbs/31_evaluate.ipynb #7c089435
 def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), or a function question -> str
              examples: Sequence[Example], # the questions with their golds (the method sees only the questions)
              metrics=DEFAULT_METRICS, # metric names, functions (prediction, golds) -> float, or {column: function}
-             out_dir: Path | str | None = None, # write <out_dir>/<name>/examples.jsonl and summary.json; None: keep in memory
+             out_dir: Path | str | None = None, # write <out_dir>/<name>/<fingerprint>/examples.jsonl and summary.json; None: keep in memory
              name: str | None = None, # the run's name; default: the method's name
              batch_size: int = 16, # examples per answer_batch call and per flush to disk
              n_boot: int = 1000, # bootstrap resamples for the confidence intervals
@@ -282,13 +337,17 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
              resume: bool = True, # reuse rows already in examples.jsonl instead of recomputing them
              retry_errors: bool = False, # with resume, ask again the questions whose stored row is an error
              progress: bool = True, # show a progress bar
+             config: dict | None = None, # settings that change the answers beyond the method's own `config` (part of the resume key)
              ) -> Evaluation:
     "Answer every example with `method`, score it, and summarise; a failing example is recorded, not raised."
     method, exs, ms = check_method(method), check_examples(examples), resolve_metrics(metrics)
     name = name or method_name(method)
-    folder = Path(out_dir).expanduser() / slug(name) if out_dir is not None else None
+    key = run_key(method, name, config)
+    folder = Path(out_dir).expanduser() / slug(name) / key["fingerprint"] if out_dir is not None else None
     path = folder / "examples.jsonl" if folder else None
-    if folder: folder.mkdir(parents=True, exist_ok=True)
+    if folder:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "config.json").write_text(dumps(key) + "\n", encoding="utf-8")
     if path and not resume: path.unlink(missing_ok=True)
     wanted = {ex.qid for ex in exs}
     done = {r["qid"]: r for r in (read_rows(path) if path else []) if r.get("qid") in wanted}  # the last row of a qid wins
@@ -298,17 +357,18 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
         new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, bar)}
     byq = {ex.qid: ex for ex in exs}
     rows = [score_row(done[q] | dict(golds=list(byq[q].answers)), ms) if q in done else new[q] for q in (ex.qid for ex in exs)]
-    return _finish(method, name, _table(rows, list(ms)), folder, n_boot, seed, len(done), before)
+    return _finish(method, name, _table(rows, list(ms)), folder, n_boot, seed, len(done), before, key["fingerprint"])
 
 # %% ../nbs/31_evaluate.ipynb #14163700
-def _finish(method, name: str, table: pd.DataFrame, folder: Path | None, n_boot: int, seed: int, resumed: int, before: dict) -> Evaluation:
+def _finish(method, name: str, table: pd.DataFrame, folder: Path | None, n_boot: int, seed: int, resumed: int, before: dict,
+            fingerprint: str = "") -> Evaluation:
     "The Evaluation of a finished run, with summary.json written to `folder`."
     after = lm_counters(method)
-    extra = dict(resumed=resumed)
+    extra = dict(resumed=resumed, fingerprint=fingerprint)
     if getattr(method, "backends", None) is not None: extra["backends"] = method.backends
     if after: extra["lm_counters"] = {k: after[k] - before.get(k, 0) for k in after}
     summary = summarize(table, [c for c in table.columns if c not in COLUMNS + TAIL], name, n_boot, seed, **extra)
-    if folder: (folder / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=_jsonable) + "\n", encoding="utf-8")
+    if folder: (folder / "summary.json").write_text(dumps(summary) + "\n", encoding="utf-8")
     return Evaluation(name, table, summary, folder)
 
 # %% ../nbs/31_evaluate.ipynb #59d55505
@@ -356,5 +416,5 @@ def write_results(out_dir: Path | str, # the notebook's output folder
     p = Path(out_dir).expanduser() / "results.json"
     p.parent.mkdir(parents=True, exist_ok=True)
     doc = dict(summaries=[e.summary if isinstance(e, Evaluation) else e for e in evaluations], **extra)
-    p.write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=_jsonable) + "\n", encoding="utf-8")
+    p.write_text(dumps(doc) + "\n", encoding="utf-8")
     return p

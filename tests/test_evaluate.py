@@ -10,7 +10,7 @@ import pytest
 from ragkit.config import load_settings
 from ragkit.core import Example
 from ragkit.data import load_dataset
-from ragkit.evaluate import Prediction, compare, evaluate, read_rows, summary_table, write_results
+from ragkit.evaluate import Prediction, compare, evaluate, read_rows, run_folder, summary_table, write_results
 from ragkit.metrics import bootstrap_ci, normalize_answer
 
 SCORED = ["qid", "question", "golds", "prediction", "raw", "pids", "exact_match", "contains_match", "f1", "error"]
@@ -50,7 +50,7 @@ def test_oracle_scores_everything(nq, tmp_path):
     assert all(s["metrics"][k]["mean"] == pytest.approx(3607 / 3610) for k in ("exact_match", "contains_match", "f1"))
     assert m.asked == [e.question for e in nq]
     assert ev.table["qid"].tolist() == [e.qid for e in nq]
-    assert json.loads((tmp_path / "oracle" / "summary.json").read_text()) == json.loads(json.dumps(s))
+    assert json.loads((ev.path / "summary.json").read_text()) == json.loads(json.dumps(s))
 
 
 def test_interrupted_run_resumes_to_the_same_table(nq, tmp_path):
@@ -59,7 +59,7 @@ def test_interrupted_run_resumes_to_the_same_table(nq, tmp_path):
     full = evaluate(Oracle(exs), exs, out_dir=tmp_path / "a", progress=False)
     with pytest.raises(KeyboardInterrupt):
         evaluate(Oracle(exs, interrupt_on=exs[1000].question), exs, out_dir=tmp_path / "b", batch_size=64, progress=False)
-    assert len(read_rows(tmp_path / "b" / "oracle" / "examples.jsonl")) == 1000
+    assert len(read_rows(run_folder(tmp_path / "b", Oracle(exs)) / "examples.jsonl")) == 1000
     m = Oracle(exs)
     ev = evaluate(m, exs, out_dir=tmp_path / "b", batch_size=64, progress=False)
     assert m.asked == [e.question for e in exs[1000:]]
@@ -70,8 +70,7 @@ def test_interrupted_run_resumes_to_the_same_table(nq, tmp_path):
 def test_torn_last_line_is_recovered(nq, tmp_path):
     "A half-written last line (a killed run) is dropped with a warning and its example answered again."
     exs = nq[:50]
-    evaluate(Oracle(exs), exs, out_dir=tmp_path, progress=False)
-    p = tmp_path / "oracle" / "examples.jsonl"
+    p = evaluate(Oracle(exs), exs, out_dir=tmp_path, progress=False).path / "examples.jsonl"
     lines = p.read_text().split("\n")
     p.write_text("\n".join(lines[:40]) + "\n" + lines[40][:25])
     m = Oracle(exs)
