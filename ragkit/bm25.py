@@ -154,6 +154,7 @@ def _save_index(be, folder: Path, meta: dict) -> None:
 # %% ../nbs/21_bm25.ipynb #6af749f4
 class BM25Retriever(Retriever):
     "BM25 over a corpus with a persisted index; backend 'bm25s' (fast) or 'rank_bm25' (reference)."
+    config_keys = ("key",)  # corpus hash, backend, parameters and tokeniser: what changes a ranking (run fingerprints)
     def __init__(self, corpus: Corpus, backend: str = "bm25s", k1: float = 1.5, b: float = 0.75,
                  stem: bool = True,  # Porter-stem tokens (both backends)
                  with_title: bool = True,  # index the title before the text

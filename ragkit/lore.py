@@ -57,6 +57,7 @@ def choose(cands: Sequence[Candidate], merge: str = "best") -> Candidate | None:
     return pool[order[0]]
 
 # %% ../nbs/40_lore.ipynb #4221a337
+from .core import Cost
 from .evaluate import Prediction
 from .reader import read_batch
 
@@ -72,6 +73,12 @@ class LoRE:
         self.template, self.chat, self.max_new_tokens, self.stop, self.merge = template, chat, max_new_tokens, stop, merge
         self.name = name or f"LoRE - {retriever.name}"
 
+    @property
+    def config(self) -> dict:
+        "Everything that changes an answer (the resume key of `ragkit.evaluate`): reader, retriever with its corpus, and settings."
+        return dict(reader=self.lm.identity, retriever=self.retriever.config, k=self.k, w1=self.w1, w2=self.w2, template=self.template,
+                    chat=self.chat, max_new_tokens=self.max_new_tokens, stop=list(self.stop or []), merge=self.merge)
+
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, every (question, context) pair read in one batched call."
         hits = self.retriever.batch_search(questions, self.k, progress=False)
@@ -80,16 +87,16 @@ class LoRE:
                            self.template, self.max_new_tokens, self.stop, chat=self.chat)
         per_q = [[] for _ in questions]
         for (i, r, h), rd in zip(pairs, reads):
-            per_q[i].append((Candidate(rd.answer, rd.completion.mean_prob, r, h.pid, rd.raw), len(rd.completion.token_ids)))
+            per_q[i].append((Candidate(rd.answer, rd.completion.mean_prob, r, h.pid, rd.raw), rd.completion.cost))
         return [self._predict(c, hs) for c, hs in zip(per_q, hits)]
 
-    def _predict(self, cands_tok: list, hits) -> Prediction:
-        "The Prediction for one question from its candidates."
-        cands = score_candidates([c for c, _ in cands_tok], self.w1, self.w2)
+    def _predict(self, cands_cost: list, hits) -> Prediction:
+        "The Prediction for one question from its candidates, charged every read."
+        cands = score_candidates([c for c, _ in cands_cost], self.w1, self.w2)
         best = choose(cands, self.merge)
         trace = dict(candidates=[asdict(c) for c in cands], chosen_rank=best.context_rank if best else None)
-        return Prediction(best.answer if best else "", best.raw if best else "", [h.pid for h in hits],
-                          lm_calls=len(cands), tokens=sum(t for _, t in cands_tok), trace=trace)
+        return Prediction.charged(best.answer if best else "", sum((c for _, c in cands_cost), Cost()), raw=best.raw if best else "",
+                                  pids=[h.pid for h in hits], trace=trace)
 
     def answer(self, question: str) -> Prediction:
         "The answer to one question."
@@ -103,13 +110,19 @@ class NaiveRAG:
         self.retriever, self.lm, self.k, self.template, self.chat = retriever, lm, k, template, chat
         self.max_new_tokens, self.stop, self.name = max_new_tokens, stop, name or f"Naive - {retriever.name}"
 
+    @property
+    def config(self) -> dict:
+        "Everything that changes an answer: reader, retriever with its corpus, and settings."
+        return dict(reader=self.lm.identity, retriever=self.retriever.config, k=self.k, template=self.template, chat=self.chat,
+                    max_new_tokens=self.max_new_tokens, stop=list(self.stop or []))
+
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, one prompt each."
         hits = self.retriever.batch_search(questions, self.k, progress=False)
         docs = ["\n\n".join(_doc(self.retriever.corpus[h.pid]) for h in hs) for hs in hits]
         reads = read_batch(self.lm, questions, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat)
-        return [Prediction(rd.answer, rd.raw, [h.pid for h in hs], 1, len(rd.completion.token_ids),
-                           dict(mean_score=rd.completion.mean_prob)) for rd, hs in zip(reads, hits)]
+        return [Prediction.charged(rd.answer, rd.completion.cost, raw=rd.raw, pids=[h.pid for h in hs], trace=dict(mean_score=rd.completion.mean_prob))
+                for rd, hs in zip(reads, hits)]
 
     def answer(self, question: str) -> Prediction:
         "The answer to one question."
