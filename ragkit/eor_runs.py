@@ -7,60 +7,42 @@ Docs: https://github.com/ragkit/ragkit/eor_runs.html.md"""
 
 # %% ../nbs/60_eor_runs.ipynb #b659ff9e
 from __future__ import annotations
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 import pandas as pd
-from .core import Example
+from .core import Cost, Example
 from .evaluate import Prediction, evaluate
 from .metrics import contains_match, exact_match, has_answer
 from .reader import read_batch
 
 # %% auto #0
-__all__ = ['GRID_COLUMNS', 'EOR_DATA', 'Tally', 'RetrieverReader', 'collect', 'grid_matrix', 'has_answer_at_k', 'whole_pages',
-           'corpus_support', 'resolve_eor_datasets', 'GridRun', 'build_grid']
-
-# %% ../nbs/60_eor_runs.ipynb #f243a8f1
-class Tally:
-    "An LM wrapper that charges calls and generated tokens to the questions of the current batch."
-    def __init__(self, lm):
-        self.lm, self.calls, self.tokens, self.batch = lm, [], [], 0
-
-    @property
-    def identity(self) -> str: return self.lm.identity
-
-    def start(self, batch: int) -> None:
-        "Begin charging a batch of `batch` questions."
-        self.batch, self.calls, self.tokens = batch, [0] * batch, [0] * batch
-
-    def generate(self, prompts, *a, **kw):
-        "The wrapped LM's completions; the i-th prompt is charged to question i mod batch."
-        outs = self.lm.generate(prompts, *a, **kw)
-        if self.batch:
-            for i, o in enumerate(outs):
-                self.calls[i % self.batch] += 1
-                self.tokens[i % self.batch] += max(len(o.token_ids), len(o.tokens))
-        return outs
-
-    def score(self, *a, **kw): return self.lm.score(*a, **kw)
+__all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'RetrieverReader', 'collect', 'grid_matrix', 'has_answer_at_k', 'whole_pages',
+           'corpus_support', 'GridRun', 'build_grid', 'save_grid', 'load_grid']
 
 # %% ../nbs/60_eor_runs.ipynb #d7e3b91c
 class RetrieverReader:
     "One EoR retriever (a ragkit.retrieve.Pipeline) followed by the reader."
-    def __init__(self, pipeline, lm: Tally, template: str = "eor-rag-llama2", refree_template: str = "eor-refree-llama2",
+    def __init__(self, pipeline, lm, template: str = "eor-rag-llama2", refree_template: str = "eor-refree-llama2",
                  max_new_tokens: int = 24, stop=("\n",), chat: bool | None = True):
         self.pipeline, self.lm, self.name = pipeline, lm, pipeline.name
         self.template = refree_template if pipeline.name == "ReFree" else template
         self.max_new_tokens, self.stop, self.chat = max_new_tokens, stop, chat
 
+    @property
+    def config(self) -> dict:
+        "The reader's part of the resume key (the sources' settings come from `collect(config=...)`)."
+        return dict(reader=self.lm.identity, retriever=self.pipeline.name, template=self.template, max_new_tokens=self.max_new_tokens,
+                    stop=list(self.stop or []), chat=self.chat)
+
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
-        "Retrieve, then read, every question of the batch."
-        self.lm.start(len(questions))
+        "Retrieve, then read, every question of the batch; each answer is charged its document's cost and its read."
         docs = self.pipeline.batch(questions)
         reads = read_batch(self.lm, questions, None if self.pipeline.name == "ReFree" else docs, self.template,
                            self.max_new_tokens, self.stop, chat=self.chat)
-        calls, toks = list(self.lm.calls), list(self.lm.tokens); self.lm.start(0)
-        return [Prediction(r.answer, r.raw, d.pids, calls[i], toks[i], dict(document=d.text, trace=d.trace))
-                for i, (r, d) in enumerate(zip(reads, docs))]
+        return [Prediction.charged(r.answer, d.cost + r.completion.cost, raw=r.raw, pids=d.pids, trace=dict(document=d.text, trace=d.trace))
+                for r, d in zip(reads, docs)]
 
     def answer(self, question: str) -> Prediction:
         "The answer to one question."
@@ -68,27 +50,27 @@ class RetrieverReader:
 
 # %% ../nbs/60_eor_runs.ipynb #0e96851b
 GRID_COLUMNS = ["dataset", "qid", "question", "golds", "retriever", "answer", "raw", "document", "pids", "correct",
-                "em", "gold_in_doc", "lm_calls", "tokens", "error"]
+                "em", "gold_in_doc", "lm_calls", "prompt_tokens", "tokens", "cached_calls", "error"]
 
 def _order(names: Sequence[str]) -> list[str]:
     "Retriever names in the given order with ReFree moved last."
     return [n for n in names if n != "ReFree"] + [n for n in names if n == "ReFree"]
 
 def collect(examples: Sequence[Example], retrievers: dict, lm, dataset: str, out_dir=None, batch_size: int = 16,
-            n_boot: int = 200, seed: int = 0, progress: bool = True, **reader_kw) -> tuple[pd.DataFrame, dict]:
+            n_boot: int = 200, seed: int = 0, progress: bool = True, config: dict | None = None, **reader_kw) -> tuple[pd.DataFrame, dict]:
     "The response grid of `retrievers` (name -> Pipeline) on `examples`, and each retriever's Evaluation."
-    tally, rows, evals = lm if isinstance(lm, Tally) else Tally(lm), [], {}
+    rows, evals = [], {}
     for name in _order(list(retrievers)):
-        ev = evaluate(RetrieverReader(retrievers[name], tally, **reader_kw), examples, {"correct": contains_match, "em": exact_match},
+        ev = evaluate(RetrieverReader(retrievers[name], lm, **reader_kw), examples, {"correct": contains_match, "em": exact_match},
                       out_dir=None if out_dir is None else Path(out_dir) / dataset, batch_size=batch_size, n_boot=n_boot,
-                      seed=seed, progress=progress)
+                      seed=seed, progress=progress, config=dict(dataset=dataset, **(config or {})))
         evals[name] = ev
         for r in ev.table.itertuples():
             doc = (r.trace or {}).get("document", "")
             rows.append(dict(dataset=dataset, qid=r.qid, question=r.question, golds=list(r.golds), retriever=name,
                              answer=r.prediction, raw=r.raw, document=doc, pids=list(r.pids or []), correct=bool(r.correct),
-                             em=bool(r.em), gold_in_doc=bool(has_answer(doc, r.golds)) if doc else False,
-                             lm_calls=int(r.lm_calls), tokens=int(r.tokens), error=r.error))
+                             em=bool(r.em), gold_in_doc=bool(has_answer(doc, r.golds)) if doc else False, lm_calls=int(r.lm_calls),
+                             prompt_tokens=int(r.prompt_tokens), tokens=int(r.tokens), cached_calls=int(r.cached_calls), error=r.error))
     return pd.DataFrame(rows, columns=GRID_COLUMNS), evals
 
 # %% ../nbs/60_eor_runs.ipynb #130ff7e2
@@ -131,58 +113,70 @@ def corpus_support(examples: Sequence[Example], corpus, ks: Sequence[int] = (1, 
     return has_answer_at_k(srcs, examples, ks).assign(n=len(examples), passages=len(corpus), pages=len(pages))
 
 # %% ../nbs/60_eor_runs.ipynb #067ed9c5
-EOR_DATA = {  # name -> ((dataset, split), corpus)
-    "demo": (("demo", None), "demo"), "nq": (("nq-gold", "dev"), "nq-gold"),
-    "triviaqa": (("triviaqa", "test"), "union"), "webq": (("webq", "test"), "union")}
-
-def resolve_eor_datasets(spec: str, present: set[str]) -> list[str]:
-    "Dataset names from the `datasets` parameter (`auto`: demo, plus nq when its data is present)."
-    if spec.strip() == "auto": return ["demo"] + (["nq"] if "nq-gold" in present else [])
-    names = [d.strip() for d in spec.split(",") if d.strip()]
-    bad = [d for d in names if d not in EOR_DATA]
-    if bad: raise ValueError(f"datasets: unknown {bad}; choose from {sorted(EOR_DATA)} or 'auto'")
-    return names
+EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # ragkit.experiment.TASKS this notebook runs on; `auto` picks demo and nq
 
 # %% ../nbs/60_eor_runs.ipynb #5fed437d
 import time
-from pathlib import Path
 
 @dataclass
 class GridRun:
-    "The response grid of a run, with each (dataset, retriever) Evaluation, the has-answer table and the reader."
+    "The response grid of a run, with each (dataset, retriever) Evaluation, the has-answer table, the reader and the parameters."
     grid: pd.DataFrame
     evals: dict
     has_answer: pd.DataFrame
-    lm: object
+    reader: str  # the reader's identity
     names: list
+    params: dict = field(default_factory=dict)  # the grid's parameters (what 61 and 62 report)
+    lm: object = None  # the cached reader, when the grid was built in this process
 
-def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "all", max_passages: int = 400,
-               pk_max_new_tokens: int = 64, cp_max_new_tokens: int = 64, max_new_tokens: int = 24, reader: str = "",
-               batch_size: int = 16, n_boot: int = 1000, seed: int = 0, out_dir=None, progress: bool = True) -> GridRun:
-    "Answer every sampled question of `datasets` with every EoR retriever on the cached reader (see the parameters cell)."
+def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "Wiki@10,SE@4,PK,SE@RR@10,SE@2&Wiki@5@CP,ReFree",
+               max_passages: int = 200, pk_max_new_tokens: int = 32, cp_max_new_tokens: int = 32, max_new_tokens: int = 24,
+               reader: str = "", batch_size: int = 16, n_boot: int = 1000, seed: int = 0, out_dir=None, progress: bool = True) -> GridRun:
+    "Answer every sampled question of `datasets` with every EoR retriever on the cached reader (defaults: the smoke grid)."
     from ragkit.config import load_settings
-    from ragkit.data import load_dataset, available
-    from ragkit.corpora import load_corpus, gold_pids
     from ragkit.lm import TransformersLM
     from ragkit.cache import CachedLM
     from ragkit.retrieve import EOR_RETRIEVERS
     from ragkit.sources import eor_sources, eor_retrievers
-    from ragkit.data import sample_examples
-    from ragkit.corpora import restrict_corpus
+    from ragkit.experiment import parse_datasets, prepare
+    params = dict(datasets=datasets, limit=limit, retrievers=retrievers, max_passages=max_passages, pk_max_new_tokens=pk_max_new_tokens,
+                  cp_max_new_tokens=cp_max_new_tokens, max_new_tokens=max_new_tokens, seed=seed)
+    names = list(EOR_RETRIEVERS) if retrievers.strip() == "all" else [r.strip() for r in retrievers.split(",") if r.strip()]
+    bad = [n for n in names if n not in EOR_RETRIEVERS]
+    if bad: raise ValueError(f"retrievers: unknown {bad}; choose from {', '.join(EOR_RETRIEVERS)} or 'all'")
+    tasks = parse_datasets(datasets, EOR_TASKS, auto=["demo", "nq"])
     settings = load_settings()
     lm = CachedLM(TransformersLM(reader or settings.reader), settings.cache_dir / "lm" / "eor.sqlite")
-    names = list(EOR_RETRIEVERS) if retrievers.strip() == "all" else [r.strip() for r in retrievers.split(",") if r.strip()]
     grids, has_ans, evals = [], [], {}
-    for ds in resolve_eor_datasets(datasets, {n for n, _ in available()}):
-        (dname, split), cname = EOR_DATA[ds]
-        exs = sample_examples(load_dataset(dname, split), limit, seed)
-        golds = {e.qid: e.meta.get("gold_pids", []) for e in exs} if ds == "demo" else gold_pids(cname)
-        corpus = restrict_corpus(load_corpus(cname), {p for e in exs for p in golds.get(e.qid, [])}, max_passages)
-        tally = Tally(lm)  # one counter, shared by PK, the compressor and the reader
-        srcs = eor_sources(corpus, tally, pk_max_new_tokens=pk_max_new_tokens)
-        rets = eor_retrievers(names, corpus, tally, sources=srcs, cp_max_new_tokens=cp_max_new_tokens)
-        g, ev = collect(exs, rets, tally, ds, out_dir, batch_size=batch_size, n_boot=n_boot, seed=seed,
-                        progress=progress, max_new_tokens=max_new_tokens)
+    for ds in tasks:
+        prep = prepare(ds, limit, seed, max_passages)
+        srcs = eor_sources(prep.corpus, lm, pk_max_new_tokens=pk_max_new_tokens)
+        rets = eor_retrievers(names, prep.corpus, lm, sources=srcs, cp_max_new_tokens=cp_max_new_tokens)
+        cfg = dict(corpus=f"{prep.corpus.name}#{prep.corpus.hash[:16]}", pk_max_new_tokens=pk_max_new_tokens, cp_max_new_tokens=cp_max_new_tokens)
+        g, ev = collect(prep.examples, rets, lm, ds, out_dir, batch_size=batch_size, n_boot=n_boot, seed=seed,
+                        progress=progress, config=cfg, max_new_tokens=max_new_tokens)
         grids.append(g); evals.update({(ds, k): v for k, v in ev.items()})
-        has_ans.append(has_answer_at_k(srcs, exs).assign(dataset=ds, n=len(exs), corpus=corpus.name))
-    return GridRun(pd.concat(grids, ignore_index=True), evals, pd.concat(has_ans, ignore_index=True), lm, _order(names))
+        has_ans.append(has_answer_at_k(srcs, prep.examples).assign(dataset=ds, n=len(prep.examples), corpus=prep.corpus.name))
+    return GridRun(pd.concat(grids, ignore_index=True), evals, pd.concat(has_ans, ignore_index=True), lm.identity, _order(names), params, lm)
+
+# %% ../nbs/60_eor_runs.ipynb #e3a73eba
+def save_grid(run: GridRun, out: Path | str) -> Path:
+    "Write the grid as `grid.jsonl` in `out` (results.json, with the parameters, is the notebook's)."
+    p = Path(out) / "grid.jsonl"
+    run.grid.to_json(p, orient="records", lines=True, force_ascii=False)
+    return p
+
+def load_grid(spec: str, # a run folder of 60_eor_runs, a sibling notebook name ("60_eor_runs"), or "" for the smoke grid
+              out_dir: Path | str | None = None, # the caller's run folder (siblings are looked up next to it)
+              progress: bool = False) -> GridRun:
+    "The grid 60_eor_runs wrote, read back with its reader and parameters; the smoke grid when `spec` is empty."
+    if not spec: return build_grid(out_dir=None if out_dir is None else Path(out_dir) / "grid", progress=progress)
+    folder = Path(spec).expanduser()
+    if not folder.is_absolute() and not folder.exists() and out_dir: folder = Path(out_dir).resolve().parent / spec
+    gp, rp = folder / "grid.jsonl", folder / "results.json"
+    if not gp.is_file() or not rp.is_file():
+        raise FileNotFoundError(f"grid={spec!r}: no grid.jsonl and results.json in {folder}; run 60_eor_runs first "
+                                f"(ragkit run 60_eor_runs --profile <same profile>) or pass its run folder")
+    res = json.loads(rp.read_text(encoding="utf-8"))
+    grid = pd.read_json(gp, orient="records", lines=True, dtype=False)
+    return GridRun(grid, {}, pd.DataFrame(res.get("has_answer", [])), res["reader"], _order(list(dict.fromkeys(grid.retriever))), res["parameters"])

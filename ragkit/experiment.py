@@ -57,6 +57,7 @@ def _check_data_dir() -> None:
 
 def parse_datasets(spec: str, # "auto", or comma-separated task names / dataset:split pairs
                    allowed: Sequence[str] | None = None, # the task names this notebook accepts (None: every task)
+                   auto: Sequence[str] | None = None, # the tasks `auto` picks from when their data is present (default: allowed)
                    ) -> list[str]:
     "The task names (or dataset:split pairs) of a `datasets` parameter, checked."
     from ragkit.data import DATASETS
@@ -64,7 +65,7 @@ def parse_datasets(spec: str, # "auto", or comma-separated task names / dataset:
     allowed = list(allowed or TASKS)
     if spec.strip() == "auto":
         _check_data_dir()
-        return [t for t in allowed if t == "demo" or TASKS[t].present()]
+        return [t for t in (auto or allowed) if t == "demo" or TASKS[t].present()]
     names = [s.strip() for s in spec.split(",") if s.strip()]
     if not names: raise ValueError(f"datasets={spec!r} names no dataset; choose from {', '.join(allowed)} or 'auto'")
     bad = []
