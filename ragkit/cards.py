@@ -15,8 +15,8 @@ import seaborn as sns
 from .core import Example
 
 # %% auto #0
-__all__ = ['POPULARITY_FIELDS', 'n_words', 'answer_words', 'example_frame', 'card_row', 'save_fig', 'plot_lengths',
-           'plot_popularity', 'resolve_datasets']
+__all__ = ['POPULARITY_FIELDS', 'n_words', 'answer_words', 'example_frame', 'card_row', 'plot_lengths', 'plot_popularity',
+           'card_pairs']
 
 # %% ../nbs/50_dataset_cards.ipynb #461f79e2
 def n_words(text: str) -> int:
@@ -58,15 +58,6 @@ def card_row(df: pd.DataFrame) -> dict:
                 relations=int(df.relation.nunique()), popularity=",".join(pops),
                 popularity_coverage=round(float(df[pops].notna().all(axis=1).mean()), 4) if pops else 0.0)
 
-# %% ../nbs/50_dataset_cards.ipynb #774bbadc
-def save_fig(fig, out_dir: Path | str | None, name: str) -> Path | None:
-    "Save `fig` as `<out_dir>/<name>.png` (no-op when `out_dir` is None) and return the path."
-    if out_dir is None: return None
-    path = Path(out_dir) / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
-    return path
-
 # %% ../nbs/50_dataset_cards.ipynb #19a37ffd
 def plot_lengths(frame: pd.DataFrame):
     "Box plots of question and shortest-answer lengths (words) per dataset split."
@@ -95,12 +86,15 @@ def plot_popularity(frame: pd.DataFrame):
     return fig
 
 # %% ../nbs/50_dataset_cards.ipynb #909fd4a0
-def resolve_datasets(spec: str, data_dir: Path | None = None) -> list[tuple[str, str | None]]:
-    "The (name, split) pairs named by `spec` (`auto`, or `name[:split],...`)."
+def card_pairs(spec: str) -> list[tuple[str, str | None]]:
+    "The (dataset, split) pairs named by `spec`: `auto` (every split present), or names checked by ragkit.experiment.parse_datasets."
     from ragkit.data import available
-    if spec.strip() == "auto": return available(data_dir)
+    from ragkit.experiment import TASKS, parse_datasets, _check_data_dir
+    if spec.strip() == "auto":
+        _check_data_dir(); return available()
     out = []
-    for item in filter(None, (s.strip() for s in spec.split(","))):
+    for item in parse_datasets(spec):
         name, _, split = item.partition(":")
-        out.append((name, split or None))
+        t = TASKS.get(item) if not split else None
+        out.append((t.dataset, t.split) if t else (name, split or None))
     return out

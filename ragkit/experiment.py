@@ -72,10 +72,10 @@ def parse_datasets(spec: str, # "auto", or comma-separated task names / dataset:
     for n in names:
         d, _, split = n.partition(":")
         if n in allowed: continue
-        if split and d in DATASETS and split in DATASETS[d].splits and allowed == list(TASKS): continue
+        if allowed == list(TASKS) and ((split and d in DATASETS and split in DATASETS[d].splits) or (not split and n in DATASETS)): continue
         bad.append(n)
     if bad:
-        extra = " or dataset:split pairs (e.g. squad:dev)" if allowed == list(TASKS) else ""
+        extra = f", or datasets / dataset:split pairs of ragkit.data ({', '.join(DATASETS)})" if allowed == list(TASKS) else ""
         raise ValueError(f"datasets: unknown {bad}; choose from {', '.join(allowed)}{extra}, or 'auto'")
     return names
 
