@@ -7,7 +7,7 @@ Docs: https://github.com/ragkit/ragkit/bm25.html.md"""
 
 # %% ../nbs/21_bm25.ipynb #28d6c7b2
 from __future__ import annotations
-import json, math, os, pickle, re, shutil, tempfile, time
+import json, math, os, pickle, re, shutil, tempfile, time, warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -71,6 +71,7 @@ class RankBM25Backend:
         self.model = BM25Okapi(docs, k1=self.k1, b=self.b, epsilon=self.epsilon)
     def save(self, folder: Path): (folder / "rank_bm25.pkl").write_bytes(pickle.dumps(self.model, protocol=4))
     def load(self, folder: Path): self.model = pickle.loads((folder / "rank_bm25.pkl").read_bytes())
+    def n_docs(self) -> int: return self.model.corpus_size
     def scores(self, queries: list[list[str]]) -> np.ndarray:
         "BM25 scores `[len(queries), n_docs]`."
         return np.stack([self.model.get_scores(q) for q in queries]) if queries else np.zeros((0, self.model.corpus_size))
@@ -86,12 +87,15 @@ class BM25sBackend:
     def build(self, docs: list[list[str]]):
         "Index tokenised documents (ATIRE saturation, Robertson idf clipped at 0)."
         import bm25s
-        self.model = bm25s.BM25(k1=self.k1, b=self.b, method="atire", idf_method="robertson", dtype=self.dtype)
+        self.model, self._mt = bm25s.BM25(k1=self.k1, b=self.b, method="atire", idf_method="robertson", dtype=self.dtype), None
         self.model.index(docs, create_empty_token=False, show_progress=False)
     def save(self, folder: Path): self.model.save(str(folder), show_progress=False)
     def load(self, folder: Path):
+        "Load a saved index and build its matrix now, so that a damaged file fails here rather than in a search."
         import bm25s
-        self.model = bm25s.BM25.load(str(folder), show_progress=False, verbosity=0)
+        self.model, self._mt = bm25s.BM25.load(str(folder), show_progress=False, verbosity=0), None
+        self._matrix()
+    def n_docs(self) -> int: return int(self.model.scores["num_docs"])
 
 # %% ../nbs/21_bm25.ipynb #3318be26
 @patch
@@ -181,12 +185,27 @@ class BM25Retriever(Retriever):
         return tokenize(text, self.stem)
 
 # %% ../nbs/21_bm25.ipynb #2f83d740
+_DAMAGE = (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError, IndexError, ImportError, pickle.UnpicklingError)
+
+@patch
+def _load(self: BM25Retriever) -> bool:
+    "Load the persisted index if it is there and matches the corpus; False (after a warning if it is damaged) otherwise."
+    meta_file = self.folder / "ragkit.json"
+    if not meta_file.is_file(): return False
+    try:
+        if json.loads(meta_file.read_text()).get("pids") != self.corpus.pids: return False
+        self.backend.load(self.folder)
+        if self.backend.n_docs() != len(self.corpus): raise ValueError(f"it indexes {self.backend.n_docs()} documents, not {len(self.corpus)}")
+        return True
+    except _DAMAGE as e:
+        warnings.warn(f"{self.folder}: damaged BM25 index ({type(e).__name__}: {str(e)[:200]}); rebuilding it from the corpus")
+        return False
+
 @patch
 def _open(self: BM25Retriever) -> None:
     "Load the persisted index or build and persist it."
-    t0, meta_file = time.perf_counter(), self.folder / "ragkit.json"
-    if meta_file.is_file() and json.loads(meta_file.read_text()).get("pids") == self.corpus.pids:
-        self.backend.load(self.folder); self.loaded = True
+    t0 = time.perf_counter()
+    if self._load(): self.loaded = True
     else:
         if len(self.corpus) == 0: raise ValueError(f"corpus {self.corpus.name!r} is empty: nothing to index")
         it = tqdm(self.corpus, desc=f"tokenise {self.corpus.name}", disable=not self.progress or len(self.corpus) < 1000)

@@ -7,9 +7,10 @@ Docs: https://github.com/ragkit/ragkit/cache.html.md"""
 # %% ../nbs/12_cache.ipynb #c23ab8d0
 from __future__ import annotations
 import dataclasses, json, sqlite3, threading, time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
-from .core import stable_hash
+from .core import DamagedFile, stable_hash
 from .lm import Completion
 
 # %% auto #0
@@ -26,14 +27,28 @@ def cache_key(kind: str, identity: str, prompt: str, settings: dict, sample: int
     return stable_hash(canon, n=64)
 
 # %% ../nbs/12_cache.ipynb #6435941b
+def _is_damage(e: sqlite3.DatabaseError) -> bool:
+    "Whether an SQLite error means the file is not (or no longer) a database, rather than locked or full."
+    return getattr(e, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in str(e) or "malformed" in str(e)
+
 class _Store:
     "A key-value table in an SQLite file in WAL mode."
     def __init__(self, path: Path | str):
         self.path = Path(path).expanduser()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._db() as db:
+        with self._checked(), self._db() as db:
             db.execute("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, model TEXT, value TEXT, created REAL)")
+
+    @contextmanager
+    def _checked(self):
+        "Turn SQLite's 'not a database' / 'malformed' errors into a DamagedFile that says what to do."
+        try: yield
+        except sqlite3.DatabaseError as e:
+            if not _is_damage(e): raise
+            raise DamagedFile(self.path, f"not a readable SQLite database ({e})",
+                              f"this is ragkit's LM cache: delete it (and {self.path.name}-wal, {self.path.name}-shm if present) and "
+                              "the next run starts a new one; that loses only the cached answers, which are recomputed by the model") from None
 
     def _db(self) -> sqlite3.Connection:
         "This thread's connection (SQLite connections are not shared across threads)."
@@ -46,20 +61,23 @@ class _Store:
     def get_many(self, keys: Sequence[str]) -> dict[str, str]:
         "Values of the keys present, by key."
         out = {}
-        for i in range(0, len(keys), 500):
-            part = list(keys[i:i + 500])
-            q = f"SELECT key, value FROM cache WHERE key IN ({','.join('?' * len(part))})"
-            out.update(self._db().execute(q, part).fetchall())
+        with self._checked():
+            for i in range(0, len(keys), 500):
+                part = list(keys[i:i + 500])
+                q = f"SELECT key, value FROM cache WHERE key IN ({','.join('?' * len(part))})"
+                out.update(self._db().execute(q, part).fetchall())
         return out
 
     def put_many(self, rows: Sequence[tuple[str, str, str]]) -> None:
         "Insert (key, model, value) rows in one transaction."
-        db, now = self._db(), time.time()
-        db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?)", [(k, m, v, now) for k, m, v in rows])
-        db.execute("COMMIT")
+        with self._checked():
+            db, now = self._db(), time.time()
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany("INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?)", [(k, m, v, now) for k, m, v in rows])
+            db.execute("COMMIT")
 
-    def __len__(self) -> int: return self._db().execute("SELECT COUNT(*) FROM cache").fetchone()[0]
+    def __len__(self) -> int:
+        with self._checked(): return self._db().execute("SELECT COUNT(*) FROM cache").fetchone()[0]
 
 # %% ../nbs/12_cache.ipynb #554ea427
 _FIELDS = {f.name for f in dataclasses.fields(Completion)}

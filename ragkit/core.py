@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, asdict
 from typing import Iterable, Iterator, NamedTuple
 
 # %% auto #0
-__all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'Cost', 'DataError', 'missing_file', 'open_text',
-           'read_json', 'read_jsonl', 'row_error']
+__all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'Cost', 'DataError', 'missing_file', 'DamagedFile',
+           'open_text', 'read_json', 'read_jsonl', 'row_error']
 
 # %% ../nbs/00_core.ipynb #c1cd6d79
 @dataclass
@@ -111,7 +111,8 @@ class Cost:
         return asdict(self)
 
 # %% ../nbs/00_core.ipynb #03487bba
-import gzip, io
+import gzip, io, zlib
+from contextlib import contextmanager
 from pathlib import Path
 
 class DataError(ValueError):
@@ -121,12 +122,47 @@ def missing_file(path: Path | str, how: str = "") -> DataError:
     "The error for a data file that is not where it should be."
     return DataError(f"data file not found: {path}" + (f"\n  how to obtain it: {how}" if how else ""))
 
+# %% ../nbs/00_core.ipynb #60566354
+class DamagedFile(DataError):
+    "A file is there but cannot be read (truncated, not gzip, not UTF-8, not the expected format); says how to fix it."
+    def __init__(self, path: Path | str, why: str,  # the file; what is wrong with it
+                 fix: str = ""):  # what to do about it; default: replace it with a good copy
+        self.path, self.why = Path(path), why
+        self.fix = fix or "replace it with a good copy: delete it, then download or rebuild it"
+        super().__init__(f"damaged file: {path}: {why}\n  how to fix it: {self.fix}")
+
+    def __reduce__(self): return type(self), (self.path, self.why, self.fix)  # picklable across processes
+
+# %% ../nbs/00_core.ipynb #02d9d42c
+_UNREADABLE = (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError)
+
+def _not_utf8(path: Path) -> str:
+    "Where `path` (gunzipped if *.gz) stops being UTF-8: the byte and its line."
+    try:
+        with (gzip.open(path) if path.suffix == ".gz" else open(path, "rb")) as f: raw = f.read()
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        return f"not UTF-8 text: byte 0x{raw[e.start]:02x} on line {line} (was it saved in another encoding?)"
+    except _UNREADABLE + (OSError,): pass
+    return "not UTF-8 text"
+
+def _why(path: Path, e: Exception) -> str:
+    "What a read error says about the file."
+    if isinstance(e, UnicodeDecodeError): return _not_utf8(path)
+    if isinstance(e, EOFError): return "truncated: the gzip stream ends before its end marker (an interrupted download?)"
+    return f"not a valid gzip file ({e})"
+
+@contextmanager
 def open_text(path: Path | str, how: str = ""):
-    "Open a text file (transparently gunzipping *.gz) or raise a `DataError` saying how to get it."
+    "A text file (gunzipped if *.gz) to read in a `with`; `DataError` if missing, `DamagedFile` if unreadable."
     path = Path(path)
     if not path.is_file(): raise missing_file(path, how)
-    return io.TextIOWrapper(gzip.open(path), encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+    with (io.TextIOWrapper(gzip.open(path), encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")) as f:
+        try: yield f
+        except _UNREADABLE as e: raise DamagedFile(path, _why(path, e), f"obtain it again: {how}" if how else "") from None
 
+# %% ../nbs/00_core.ipynb #eabc9d22
 def read_json(path: Path | str, how: str = ""):
     "Parse a whole JSON file; a syntax error names the file, line and column."
     with open_text(path, how) as f:

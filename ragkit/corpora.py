@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
-from .core import Corpus, DataError, Passage, missing_file, passage_id, read_json, read_jsonl, row_error
+from .core import Corpus, DamagedFile, DataError, Passage, missing_file, passage_id, read_json, read_jsonl, row_error
 from .config import load_settings, require_data_dir
 
 # %% auto #0
@@ -223,7 +223,9 @@ def _load_file(spec: CorpusSpec, data_dir, words, min_tail) -> tuple[Corpus, dic
     "Corpus and gold map of a corpus read from one file."
     path = resolve_data_dir(data_dir) / spec.path
     if not path.is_file(): raise missing_file(path, f"download {spec.source} to {path} (see the data dir's PROVENANCE.md)")
-    return build_corpus(spec.reader(path), spec.name, spec.prefix, _words(spec, words), min_tail)
+    try: return build_corpus(spec.reader(path), spec.name, spec.prefix, _words(spec, words), min_tail)
+    except DamagedFile as e:
+        raise DamagedFile(e.path, e.why, f"download {spec.source} again to {path} (see the data dir's PROVENANCE.md)") from None
 
 # %% ../nbs/03_corpora.ipynb #e3215d06
 def _union(data_dir, words, min_tail) -> tuple[Corpus, dict]:

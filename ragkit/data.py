@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator
-from .core import Example, DataError, missing_file, open_text, read_json, read_jsonl, row_error
+from .core import Example, DamagedFile, DataError, missing_file, open_text, read_json, read_jsonl, row_error
 from .config import load_settings, require_data_dir
 
 # %% auto #0
@@ -472,7 +472,11 @@ def load_dataset(name: str,  # a key of `DATASETS`, e.g. "nq-open"
     if split is None: exs = spec.parser(None, name)  # only `demo` has no default split: all of them
     else:
         path = None if spec.splits[split] is None else data_path(spec, split, data_dir)
-        exs = spec.parser_for(split)(path, f"{name}/{split}")
+        try: exs = spec.parser_for(split)(path, f"{name}/{split}")
+        except DamagedFile as e:
+            if path is None: raise
+            raise DamagedFile(e.path, e.why, f"download it again from {spec.source_for(split)} (dataset {name!r}, split {split!r}) "
+                                              f"and save it over {e.path}") from None
     return exs if limit is None else exs[:limit]
 
 # %% ../nbs/02_data.ipynb #ddca8ee8

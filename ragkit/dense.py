@@ -7,14 +7,14 @@ Docs: https://github.com/ragkit/ragkit/dense.html.md"""
 
 # %% ../nbs/20_dense.ipynb #b0388523
 from __future__ import annotations
-import hashlib, json, os, re, shutil, tempfile, time
+import hashlib, json, os, re, shutil, tempfile, time, warnings
 from pathlib import Path
 from typing import Sequence
 import numpy as np
 from fastcore.basics import patch
 from tqdm.auto import tqdm
 from .config import load_settings
-from .core import Corpus, Hit, Passage
+from .core import Corpus, DamagedFile, Hit, Passage
 from .models import hub_snapshot, model_fingerprint, resolve_model
 from .retrieve import Retriever
 
@@ -110,6 +110,13 @@ def _save_npy(path: Path, a: np.ndarray) -> None:
     np.save(tmp, a); os.replace(tmp, path)
 
 # %% ../nbs/20_dense.ipynb #54638e39
+def _shard_ok(f: Path, n: int, dim: int) -> bool:
+    "Whether shard file `f` holds an `[n, dim]` array; a damaged one is reported (it is then encoded again)."
+    if not f.is_file(): return False
+    try: return np.load(f, mmap_mode="r").shape == (n, dim)
+    except (ValueError, EOFError) as e:
+        warnings.warn(f"{f}: damaged embedding shard ({e}); encoding its {n} passages again"); return False
+
 def _embed_shards(corpus: Corpus, embedder, parts: Path, shard_size: int, progress: bool) -> list[Path]:
     "Encode every missing shard of `corpus` into `parts/`; return the shard files in order."
     parts.mkdir(parents=True, exist_ok=True)
@@ -117,7 +124,7 @@ def _embed_shards(corpus: Corpus, embedder, parts: Path, shard_size: int, progre
     ps = corpus.passages
     for start in range(0, len(ps), shard_size):
         f, n = parts / f"{start:010d}.npy", min(shard_size, len(ps) - start)
-        if not (f.is_file() and np.load(f, mmap_mode="r").shape == (n, embedder.dim)):
+        if not _shard_ok(f, n, embedder.dim):
             texts, step = [passage_input(p) for p in ps[start:start + n]], 4 * getattr(embedder, "batch_size", 64)
             chunks = []
             for i in range(0, n, step):
@@ -129,14 +136,27 @@ def _embed_shards(corpus: Corpus, embedder, parts: Path, shard_size: int, progre
     return files
 
 # %% ../nbs/20_dense.ipynb #e2153905
+def _stored(path: Path, meta_file: Path, corpus: Corpus) -> np.ndarray | None:
+    "The stored embeddings of `corpus`, memory-mapped; None if the store is of other pids; DamagedFile if unreadable."
+    fix = (f"it is a cache: delete {path.name} and {meta_file.name} in {path.parent} and the next run embeds the corpus "
+           f"again ({len(corpus)} passages)")
+    try: meta = json.loads(meta_file.read_text())
+    except ValueError as e: raise DamagedFile(meta_file, f"embedding sidecar is not JSON ({e})", fix) from None
+    if not isinstance(meta, dict): raise DamagedFile(meta_file, "embedding sidecar is not a JSON object", fix)
+    if meta.get("pids") != corpus.pids: return None
+    try: emb = np.load(path, mmap_mode="r")
+    except (ValueError, EOFError) as e: raise DamagedFile(path, f"embedding store is not a readable .npy array ({e})", fix) from None
+    if emb.shape != (len(corpus), meta.get("dims")):
+        raise DamagedFile(path, f"embedding store has shape {emb.shape}, its sidecar says ({len(corpus)}, {meta.get('dims')})", fix)
+    return emb
+
 def embed_corpus(corpus: Corpus, embedder, cache_dir: Path | str | None = None,
                  shard_size: int = 2048,  # passages per resumable shard
                  progress: bool = True) -> np.ndarray:
     "The embeddings of `corpus` `[len(corpus), dim]` (float32, memory-mapped), computed once and stored."
     path = embedding_path(corpus, embedder, cache_dir)
     meta_file = path.with_suffix(".json")
-    if path.is_file() and meta_file.is_file() and json.loads(meta_file.read_text()).get("pids") == corpus.pids:
-        return np.load(path, mmap_mode="r")
+    if path.is_file() and meta_file.is_file() and (stored := _stored(path, meta_file, corpus)) is not None: return stored
     if len(corpus) == 0: raise ValueError(f"corpus {corpus.name!r} is empty: nothing to embed")
     t0, parts = time.perf_counter(), path.with_suffix(".parts")
     files = _embed_shards(corpus, embedder, parts, shard_size, progress)
@@ -177,6 +197,7 @@ def fill_index(index, emb: np.ndarray, spec: str = ""):
 # %% ../nbs/20_dense.ipynb #30ff2468
 class DenseRetriever(Retriever):
     "Dense retrieval: stored corpus embeddings searched with a FAISS index."
+    config_keys = ("embedder", "spec", "metric")  # the embedder's id, the index and metric: what changes a ranking
     def __init__(self, corpus: Corpus, embedder=None,  # an Embedder (default: settings.embedder) or a test double
                  index: str = "Flat",  # faiss index_factory string
                  metric: str = "ip",  # "ip" (cosine for normalised vectors) or "l2"
@@ -206,8 +227,10 @@ def _open_index(self: DenseRetriever, threads: int = 2):
     faiss.omp_set_num_threads(threads)
     path, flat = self.index_path, self.spec.strip().lower() == "flat"
     if not flat and path.is_file():
-        index = faiss.read_index(str(path))
-        if index.ntotal == len(self.corpus): return index
+        try: index = faiss.read_index(str(path))
+        except RuntimeError as e: warnings.warn(f"{path}: damaged FAISS index ({str(e).splitlines()[-1][-120:]}); rebuilding it from the stored embeddings")
+        else:
+            if index.ntotal == len(self.corpus): return index
     index = fill_index(new_index(self.embeddings.shape[1], self.spec, self.metric), self.embeddings, self.spec)
     if not flat:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,14 +8,14 @@ Docs: https://github.com/ragkit/ragkit/openai_lm.html.md"""
 
 # %% ../nbs/13_openai_lm.ipynb #2fa652b0
 from __future__ import annotations
-import email.utils, json, logging, os, random, re, threading, time
+import base64, dataclasses, email.utils, json, logging, os, random, re, threading, time, weakref
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Sequence
-from urllib.parse import urlsplit, urlunsplit, parse_qsl
+from urllib.parse import urlsplit, urlunsplit, parse_qsl, quote, quote_plus, unquote, unquote_plus
 import httpx
 from fastcore.basics import patch
 from .core import stable_hash
@@ -24,9 +24,11 @@ from .lm import LM, Completion, check_prompts, find_stop, tokens_covering, _fake
 log = logging.getLogger("ragkit.openai_lm")
 
 # %% auto #0
-__all__ = ['log', 'DEFAULT_BASE_URL', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'public_url', 'url_secrets', 'OpenAIError',
-           'redact', 'server_message', 'backoff_wait', 'retry_after', 'parse_logprobs', 'map_finish', 'to_completion',
-           'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM', 'echo_logprob', 'chatml', 'llama_cpp_server']
+__all__ = ['log', 'DEFAULT_BASE_URL', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'secret_param', 'public_url', 'redact_url',
+           'basic_auth', 'url_secrets', 'OpenAIError', 'mask', 'redact', 'server_message', 'live_secrets',
+           'redact_record', 'guard_secrets', 'backoff_wait', 'retry_after', 'parse_logprobs', 'map_finish',
+           'to_completion', 'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM', 'mask_json',
+           'usage_prompt_tokens', 'echo_logprob', 'chatml', 'llama_cpp_server']
 
 # %% ../nbs/13_openai_lm.ipynb #592a2660
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -46,16 +48,36 @@ def endpoint(base_url: str, path: str) -> str:
     return urlunsplit((p.scheme, p.netloc, p.path.rstrip("/") + path, p.query, ""))
 
 # %% ../nbs/13_openai_lm.ipynb #51b3f8d7
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|pwd|sig|auth|code|credential|session")
+
+def secret_param(name: str) -> bool:
+    "Whether a query parameter's name says it carries a credential (api-key, api_key, key, token, sig, ...)."
+    return bool(_SECRET_NAME.search(name))
+
 def public_url(url: str) -> str:
     "The URL without user info, query string or fragment: safe to show, log or hash."
     p = urlsplit(url)
     host = (p.hostname or "") + (f":{p.port}" if p.port else "")
     return urlunsplit((p.scheme, host, p.path, "", ""))
 
-def url_secrets(url: str) -> list[str]:
-    "Password, user name and query values of a URL: strings to redact."
+def redact_url(url: str) -> str:
+    "`url` as it may be shown: user info and credential-named query values replaced by '***', fragment dropped."
     p = urlsplit(url)
-    return [s for s in [p.password, p.username, *(v for _, v in parse_qsl(p.query))] if s]
+    netloc = ("***@" if "@" in p.netloc else "") + p.netloc.rsplit("@", 1)[-1]
+    q = "&".join(f"{kv.split('=', 1)[0]}=***" if secret_param(unquote_plus(kv.split("=", 1)[0])) else kv for kv in p.query.split("&") if kv)
+    return urlunsplit((p.scheme, netloc, p.path, q, ""))
+
+def basic_auth(url: str) -> str | None:
+    "The Basic-auth credential (base64 of 'user:password') that a URL's user info becomes; None without user info."
+    p = urlsplit(url)
+    if not (p.username or p.password): return None
+    return base64.b64encode(f"{unquote(p.username or '')}:{unquote(p.password or '')}".encode()).decode()
+
+def url_secrets(url: str) -> list[str]:
+    "Password, user name (raw and decoded) and credential-named query values of a URL: strings to redact."
+    p = urlsplit(url)
+    info = [s for s in (p.password, p.username) if s]
+    return list(dict.fromkeys([*info, *map(unquote, info), *(v for k, v in parse_qsl(p.query) if secret_param(k))]))
 
 # %% ../nbs/13_openai_lm.ipynb #1f740970
 class OpenAIError(RuntimeError):
@@ -64,9 +86,22 @@ class OpenAIError(RuntimeError):
         super().__init__(message)
         self.status, self.path, self.attempts = status, path, attempts
 
+def mask(text: str, secrets: Sequence[str | None]) -> str:
+    "`text` with every secret, as is or URL-encoded, replaced by '***'."
+    forms = {f for s in secrets if s for f in (s, quote(s, safe=""), quote_plus(s))}
+    for s in sorted(forms, key=len, reverse=True): text = text.replace(s, "***")
+    return text
+
+_URL = re.compile(r"https?://[^\s'\"<>]+")
+
+def _safe_url(m: re.Match) -> str:
+    "A matched URL, redacted (left as is if it does not parse)."
+    try: return redact_url(m.group(0))
+    except ValueError: return m.group(0)
+
 def redact(text: str, secrets: Sequence[str | None]) -> str:
-    "`text` with every secret, and anything after 'Bearer ', replaced by '***'."
-    for s in sorted({s for s in secrets if s}, key=len, reverse=True): text = text.replace(s, "***")
+    "`text` with every secret, every URL's credentials and anything after 'Bearer ' replaced by '***'."
+    text = mask(_URL.sub(_safe_url, text), secrets)
     return re.sub(r"(?i)(bearer\s+)\S+", r"\1***", text)
 
 def server_message(body: str, limit: int = 300) -> str:
@@ -79,6 +114,39 @@ def server_message(body: str, limit: int = 300) -> str:
         if e is not None: body = e if isinstance(e, str) else json.dumps(e)
     body = " ".join(str(body).split())
     return body if len(body) <= limit else body[:limit] + "..."
+
+# %% ../nbs/13_openai_lm.ipynb #658d8871
+_guarded, _guard_lock = weakref.WeakSet(), threading.RLock()
+
+def live_secrets() -> list[str]:
+    "The secrets of every guarded client, each read now."
+    with _guard_lock: holders = list(_guarded)
+    return [s for h in holders for s in h._secrets() if s]
+
+def redact_record(r: logging.LogRecord, secrets: Sequence[str]) -> logging.LogRecord:
+    "`r` with `secrets` (and URL credentials, Bearer tokens) masked in its message and its exception text."
+    try: msg = r.getMessage()
+    except Exception: return r  # a malformed record: logging reports it itself
+    if (red := redact(msg, secrets)) != msg: r.msg, r.args = red, ()
+    if r.exc_info and r.exc_info[0] is not None:
+        text = logging.Formatter().formatException(r.exc_info)
+        if (red := redact(text, secrets)) != text: r.exc_text = red
+    return r
+
+def _redacting(make: Callable) -> Callable:
+    "A log-record factory that redacts the live secrets in every record `make` creates."
+    def factory(*args, **kw):
+        r = make(*args, **kw)
+        return redact_record(r, s) if (s := live_secrets()) else r
+    factory.redacts_secrets = True
+    return factory
+
+def guard_secrets(holder) -> None:
+    "Keep `holder._secrets()` out of every log record of this process, whichever logger makes it (httpx, httpcore, ...)."
+    with _guard_lock:
+        _guarded.add(holder)
+        if not getattr(logging.getLogRecordFactory(), "redacts_secrets", False):
+            logging.setLogRecordFactory(_redacting(logging.getLogRecordFactory()))
 
 # %% ../nbs/13_openai_lm.ipynb #775154e9
 def backoff_wait(attempt: int, backoff: float, key: str = "", max_wait: float = 60.0) -> float:
@@ -156,15 +224,21 @@ def _split(text: str) -> list[str]:
     "Whitespace tokens of `text` (each keeps its leading spaces) that join back to `text`."
     return re.findall(r"\s*\S+|\s+$", text)
 
+def _fake_usage(req: dict, chat: bool, generated: int) -> dict:
+    "The `usage` block of a fake reply: prompt tokens counted as whitespace words."
+    text = " ".join(str(m.get("content", "")) for m in req.get("messages") or [] if isinstance(m, dict)) if chat else str(req.get("prompt", ""))
+    n = len(text.split())
+    return {"prompt_tokens": n, "completion_tokens": generated, "total_tokens": n + generated}
+
 def _fake_reply(req: dict, chat: bool, answer: str, logprob: float, echo: bool) -> dict:
     "The OpenAI-shaped reply of FakeOpenAIServer to one request."
     c = _fake_completion(answer, int(req.get("max_tokens") or 16), req.get("stop"), logprob)
-    finish = "length" if c.finish_reason == "length" else "stop"
+    finish, usage = "length" if c.finish_reason == "length" else "stop", _fake_usage(req, chat, len(c.tokens))
     if chat:
         lp = {"content": [{"token": t, "logprob": l, "bytes": list(t.encode())} for t, l in zip(c.tokens, c.logprobs)]}
         choice = {"index": 0, "message": {"role": "assistant", "content": c.text}, "finish_reason": finish,
                   "logprobs": lp if req.get("logprobs") else None}
-        return {"id": "fake", "object": "chat.completion", "model": req.get("model"), "choices": [choice]}
+        return {"id": "fake", "object": "chat.completion", "model": req.get("model"), "choices": [choice], "usage": usage}
     text, toks, lps = c.text, list(c.tokens), list(c.logprobs)
     if echo and req.get("echo"):
         ptoks = _split(req.get("prompt", ""))
@@ -174,7 +248,7 @@ def _fake_reply(req: dict, chat: bool, answer: str, logprob: float, echo: bool) 
     offs = [len("".join(toks[:i])) for i in range(len(toks))]
     lp = {"tokens": toks, "token_logprobs": lps, "top_logprobs": [None] * len(toks), "text_offset": offs}
     choice = {"index": 0, "text": text, "finish_reason": finish, "logprobs": lp if req.get("logprobs") is not None else None}
-    return {"id": "fake", "object": "text_completion", "model": req.get("model"), "choices": [choice]}
+    return {"id": "fake", "object": "text_completion", "model": req.get("model"), "choices": [choice], "usage": usage}
 
 # %% ../nbs/13_openai_lm.ipynb #fea8484e
 class FakeOpenAIServer:
@@ -222,7 +296,7 @@ def _serve(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
         fake.active += 1; fake.max_active = max(fake.max_active, fake.active)
     try:
         prompt = _prompt_of(body)
-        time.sleep(reply.delay + (fake.delay(prompt) if fake.delay else 0.0))
+        if (wait := reply.delay + (fake.delay(prompt) if fake.delay else 0.0)) > 0: time.sleep(wait)
         out = reply.body
         if out is None:
             if not isinstance(body, dict): out, reply = {"error": {"message": "body is not JSON"}}, FakeReply(400)
@@ -283,11 +357,17 @@ class OpenAILM(LM):
         if not isinstance(model, str) or not model: raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
         if concurrency < 1 or max_retries < 0 or timeout <= 0:
             raise ValueError(f"need concurrency >= 1, max_retries >= 0, timeout > 0; got {concurrency}, {max_retries}, {timeout}")
-        self.model, self.base_url, self.api_key_env = model, resolve_base_url(base_url), api_key_env
+        self.model, self._url, self.api_key_env = model, resolve_base_url(base_url), api_key_env
         self.concurrency, self.timeout, self.max_retries, self.backoff, self.max_wait = concurrency, timeout, max_retries, backoff, max_wait
         self.chat, self.logprobs, self.chat_format, self.extra_body = chat, logprobs, chat_format, dict(extra_body or {})
         self.requests = self.retries = 0
         self._client, self._lock = None, threading.Lock()
+        guard_secrets(self)
+
+    @property
+    def base_url(self) -> str:
+        "The base URL as it may be shown: user info and credential-named query values replaced by '***'."
+        return redact_url(self._url)
 
     @property
     def identity(self) -> str:
@@ -295,16 +375,21 @@ class OpenAILM(LM):
         marks = ([] if self.chat else ["completions"]) + ([] if self.logprobs else ["nologprobs"])
         if self.chat_format: marks.append("fmt=" + getattr(self.chat_format, "__name__", "custom"))
         if self.extra_body: marks.append("extra=" + stable_hash(json.dumps(self.extra_body, sort_keys=True), n=8))
-        return f"openai:{self.model}@{public_url(self.base_url)}" + "".join(":" + m for m in marks)
+        return f"openai:{self.model}@{public_url(self._url)}" + "".join(":" + m for m in marks)
 
     def __repr__(self) -> str:
-        return f"OpenAILM({self.model!r}, {public_url(self.base_url)!r}, concurrency={self.concurrency}, key from ${self.api_key_env})"
+        return f"OpenAILM({self.model!r}, {self.base_url!r}, concurrency={self.concurrency}, key from ${self.api_key_env})"
 
 # %% ../nbs/13_openai_lm.ipynb #9932aea1
 @patch
 def _api_key(self: OpenAILM) -> str | None:
     "The API key, read from the environment now; None when unset or not wanted."
     return (os.environ.get(self.api_key_env) or None) if self.api_key_env else None
+
+@patch
+def _secrets(self: OpenAILM) -> list[str]:
+    "What must never be shown: the key (read now), the base URL's credentials and their Basic-auth header value."
+    return [s for s in [self._api_key(), *url_secrets(self._url), basic_auth(self._url)] if s]
 
 @patch
 def _client_(self: OpenAILM) -> httpx.Client:
@@ -341,14 +426,21 @@ def _check_reply(r: httpx.Response) -> dict:
         raise ValueError(f"reply has no 'choices' ({why})")
     return j
 
+def mask_json(obj, secrets: Sequence[str]):
+    "Parsed JSON `obj` with every secret in its strings masked (keys and values)."
+    if isinstance(obj, str): return mask(obj, secrets)
+    if isinstance(obj, list): return [mask_json(v, secrets) for v in obj]
+    if isinstance(obj, dict): return {mask(k, secrets): mask_json(v, secrets) for k, v in obj.items()}
+    return obj
+
 # %% ../nbs/13_openai_lm.ipynb #f4fa45cd
 @patch
 def _post(self: OpenAILM, path: str, body: dict) -> dict:
     "POST `body` to base_url + `path`; the parsed reply, after retries; OpenAIError otherwise."
     key, body = self._api_key(), {**body, **self.extra_body}
-    secrets = [key, *url_secrets(self.base_url)]
+    secrets = [key, *self._secrets()]  # the key as sent, and as the environment says now
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    seed_key, full = stable_hash(path, json.dumps(body, sort_keys=True)), endpoint(self.base_url, path)
+    seed_key, full = stable_hash(path, json.dumps(body, sort_keys=True)), endpoint(self._url, path)
     for attempt in range(self.max_retries + 1):
         wait, status = None, None
         with self._lock: self.requests += 1
@@ -357,7 +449,7 @@ def _post(self: OpenAILM, path: str, body: dict) -> dict:
         else:
             status = r.status_code
             if 200 <= status < 300:
-                try: return _check_reply(r)
+                try: return mask_json(_check_reply(r), secrets)
                 except ValueError as e: err, status = f"malformed reply: {e}", None
             elif status == 429 or status >= 500: err, wait = f"HTTP {status}: {server_message(r.text)}", retry_after(r.headers)
             else:
@@ -397,6 +489,11 @@ def _map(self: OpenAILM, fn: Callable, items: list) -> list:
             for f in futs: f.cancel()
             raise
 
+def usage_prompt_tokens(reply: dict) -> int:
+    "The prompt tokens a reply's `usage` block reports; 0 when it has none."
+    n = reply.get("usage", {}).get("prompt_tokens") if isinstance(reply.get("usage"), dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0
+
 @patch
 def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop: Sequence[str] | None = None,
              temperature: float = 0.0, seed: int = 0, chat: bool | None = None) -> list[Completion]:
@@ -405,7 +502,8 @@ def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop:
     chat = self.chat if chat is None else chat
     def one(p):
         path, body = self._gen_request(p, max_new_tokens, stop, temperature, seed, chat)
-        return to_completion(self._post(path, body)["choices"][0], chat, stop)
+        reply = self._post(path, body)
+        return dataclasses.replace(to_completion(reply["choices"][0], chat, stop), prompt_tokens=usage_prompt_tokens(reply))
     return self._map(one, prompts)
 
 # %% ../nbs/13_openai_lm.ipynb #03a74718

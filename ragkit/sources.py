@@ -7,7 +7,8 @@ Docs: https://github.com/ragkit/ragkit/sources.html.md"""
 
 # %% ../nbs/23_sources.ipynb #798cafd5
 from __future__ import annotations
-import json, os, threading, time, urllib.error, urllib.request
+import json, logging, os, threading, time, urllib.error, urllib.request
+from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -17,9 +18,13 @@ from fastcore.basics import patch
 from .core import Corpus, Cost, Passage, stable_hash
 from .retrieve import EOR_RETRIEVERS, Chunk, Compress, Document, Pipeline, Retriever, SourceFn
 from .reader import read_batch
+from .openai_lm import basic_auth, guard_secrets, mask_json, redact, redact_url, url_secrets
+from urllib.parse import urlsplit, urlunsplit
+
+log = logging.getLogger("ragkit.sources")
 
 # %% auto #0
-__all__ = ['Pages', 'pages_from_corpus', 'se_words', 'PageChunk', 'chunk_pids', 'page_head', 'SESource', 'passage_chunk',
+__all__ = ['log', 'Pages', 'pages_from_corpus', 'se_words', 'PageChunk', 'chunk_pids', 'page_head', 'SESource', 'passage_chunk',
            'WikiSource', 'PKSource', 'HBSource', 'OracleSource', 'EmbeddingScorer', 'Compressor', 'SerperError',
            'SerperClient', 'WebSource', 'FakeSerperServer', 'eor_sources', 'eor_retrievers', 'run_retrievers']
 
@@ -252,11 +257,17 @@ class SerperError(RuntimeError):
 class SerperClient:
     "Google results through the Serper API; the key comes from the environment at call time and is never stored."
     def __init__(self, api_key_env: str = "SERPER_API_KEY",  # environment variable holding the key
-                 endpoint: str = "https://google.serper.dev/search",
+                 endpoint: str = "https://google.serper.dev/search",  # may carry credentials of its own (?token=, user:pass@)
                  timeout: float = 10.0,  # seconds per request
                  retries: int = 2,  # extra attempts after a transient failure
                  backoff: float = 1.0):  # seconds before the first retry, doubled each time
-        self.api_key_env, self.endpoint, self.timeout, self.retries, self.backoff = api_key_env, endpoint, timeout, retries, backoff
+        self.api_key_env, self._endpoint, self.timeout, self.retries, self.backoff = api_key_env, endpoint, timeout, retries, backoff
+        guard_secrets(self)
+
+    @property
+    def endpoint(self) -> str:
+        "The endpoint as it may be shown: its credentials replaced by '***'."
+        return redact_url(self._endpoint)
 
     def __repr__(self) -> str: return f"SerperClient(endpoint={self.endpoint!r}, api_key_env={self.api_key_env!r})"
 
@@ -267,29 +278,43 @@ class SerperClient:
                                       "(get a key at https://serper.dev)")
         return key
 
+    def _secrets(self) -> list[str]:
+        "What must never be shown: the key (read now), the endpoint's credentials and their Basic-auth form."
+        return [s for s in [os.environ.get(self.api_key_env, "").strip(), *url_secrets(self._endpoint), basic_auth(self._endpoint)] if s]
+
 # %% ../nbs/23_sources.ipynb #db733157
+def _without_userinfo(url: str) -> str:
+    "`url` with its user info dropped (it travels as a Basic-auth header instead)."
+    p = urlsplit(url)
+    return urlunsplit((p.scheme, p.netloc.rsplit("@", 1)[-1], p.path, p.query, p.fragment))
+
 @patch
 def _attempt(self: SerperClient, data: bytes, key: str) -> dict:
     "One request; HTTPError, URLError or ValueError (bad JSON) propagate."
-    req = urllib.request.Request(self.endpoint, data=data, method="POST",
-                                 headers={"X-API-KEY": key, "Content-Type": "application/json"})
+    headers = {"X-API-KEY": key, "Content-Type": "application/json"}
+    if basic := basic_auth(self._endpoint): headers["Authorization"] = f"Basic {basic}"
+    req = urllib.request.Request(_without_userinfo(self._endpoint), data=data, method="POST", headers=headers)
     with urllib.request.urlopen(req, timeout=self.timeout) as r: return json.loads(r.read().decode("utf-8"))
 
 @patch
 def _post(self: SerperClient, payload: dict) -> dict:
-    "The JSON answer to `payload`, retrying transient failures."
+    "The JSON answer to `payload`, retrying transient failures; no message or reply carries a secret."
     key, data, why = self._key(), json.dumps(payload).encode("utf-8"), ""
-    mask = lambda s: str(s).replace(key, "***")
+    secrets = [key, *self._secrets()]
     for attempt in range(self.retries + 1):
-        try: return self._attempt(data, key)
+        fatal = None
+        try: return mask_json(self._attempt(data, key), secrets)
         except urllib.error.HTTPError as e:
-            if e.code in (401, 403): raise SerperError(f"Serper refused the key in ${self.api_key_env} (HTTP {e.code}): check it") from None
-            if e.code != 429 and e.code < 500: raise SerperError(mask(f"Serper request failed: HTTP {e.code} {e.reason}")) from None
-            why = f"HTTP {e.code}"
-        except ValueError as e: raise SerperError(mask(f"Serper answered with something that is not JSON ({e})")) from None
-        except (urllib.error.URLError, OSError) as e: why = mask(getattr(e, "reason", e))
-        if attempt < self.retries: time.sleep(self.backoff * 2 ** attempt)
-    raise SerperError(f"Serper at {self.endpoint} failed after {self.retries + 1} attempts (last: {why})")
+            if e.code in (401, 403): fatal = f"Serper refused the key in ${self.api_key_env} (HTTP {e.code}): check it"
+            elif e.code != 429 and e.code < 500: fatal = f"Serper request failed: HTTP {e.code} {e.reason}"
+            else: why = f"HTTP {e.code}"
+        except ValueError as e: fatal = f"Serper answered with something that is not JSON ({e})"
+        except (urllib.error.URLError, OSError) as e: why = str(getattr(e, "reason", e))
+        if fatal: raise SerperError(redact(fatal, secrets))  # raised here, not in the except: nothing chained to it
+        if attempt < self.retries:
+            log.warning(redact(f"Serper at {self.endpoint}: {why}; retry {attempt + 1}/{self.retries}", secrets))
+            time.sleep(self.backoff * 2 ** attempt)
+    raise SerperError(redact(f"Serper at {self.endpoint} failed after {self.retries + 1} attempts (last: {why})", secrets))
 
 # %% ../nbs/23_sources.ipynb #af61ef34
 @patch
@@ -325,10 +350,14 @@ class FakeSerperServer:
     def __init__(self, key: str = "fake-serper-key",  # the only key it accepts
                  results: Callable[[str, int], list[dict]] | None = None,  # (query, num) -> organic results
                  fail_first: int = 0):  # answer HTTP 500 to this many requests first
-        self.key, self.fail_first, self.requests = key, fail_first, []
+        self.key, self.fail_first, self.requests, self.replies = key, fail_first, [], deque()
         self.results = results or (lambda q, n: [dict(title=f"Fake result {i} for {q}", link=f"https://example.invalid/{i}",
                                                       snippet=f"A made-up snippet number {i} about {q}.", position=i)
                                                  for i in range(1, n + 1)])
+
+    def push(self, *replies: tuple) -> FakeSerperServer:
+        "Queue scripted replies `(status, body[, reason phrase])`, served first, one per request, whatever the key."
+        self.replies.extend(replies); return self
 
     @property
     def url(self) -> str: return f"http://127.0.0.1:{self.server.server_address[1]}/search"
@@ -345,14 +374,15 @@ def _fake_handler(fake: FakeSerperServer):
     "The request handler class bound to `fake`."
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *a): pass
-        def _send(self, code: int, obj: dict):
-            body = json.dumps(obj).encode(); self.send_response(code)
-            self.send_header("Content-Type", "application/json"); self.send_header("Content-Length", str(len(body)))
-            self.end_headers(); self.wfile.write(body)
+        def _send(self, code: int, obj: dict | str, reason: str | None = None):
+            body = (obj if isinstance(obj, str) else json.dumps(obj)).encode(); self.send_response(code, reason)
+            self.send_header("Content-Type", "application/json" if isinstance(obj, dict) else "text/html")
+            self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
         def do_POST(self):
             req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             ok = self.headers.get("X-API-KEY") == fake.key
             fake.requests.append(dict(q=req.get("q"), num=req.get("num"), authorized=ok))
+            if fake.replies: return self._send(*fake.replies.popleft())
             if not ok: return self._send(403, {"message": "Unauthorized.", "statusCode": 403})
             if fake.fail_first > 0: fake.fail_first -= 1; return self._send(500, {"message": "fake failure"})
             self._send(200, {"searchParameters": {"q": req.get("q")}, "organic": fake.results(req.get("q", ""), int(req.get("num", 10)))})

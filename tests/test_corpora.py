@@ -1,5 +1,4 @@
 "The corpora against the real data directory (skipped when none is configured)."
-import time
 from pathlib import Path
 import pytest
 from ragkit.config import load_settings
@@ -40,10 +39,9 @@ def test_pids_and_hash_stable(name):
 
 
 @needs_data
-def test_squad_loads_fast_and_every_question_has_its_paragraph():
-    "SQuAD loads in under a second; each of the 10,570 questions maps to its own paragraph's pid."
-    t0 = time.perf_counter(); c, gold = load_with_gold("squad", DATA_DIR); dt = time.perf_counter() - t0
-    assert dt < 1.0, f"squad took {dt:.2f}s"
+def test_squad_every_question_has_its_paragraph():
+    "Each of the 10,570 SQuAD questions maps to its own paragraph's pid."
+    c, gold = load_with_gold("squad", DATA_DIR)  # load times: printed by nbs/03_corpora.ipynb's real-data cell, not asserted here
     exs = load_dataset("squad", "dev", data_dir=DATA_DIR)
     assert set(gold) == {e.qid for e in exs}
     for e in exs:

@@ -1,5 +1,4 @@
 "The dataset registry against the real data directory (skipped when none is configured)."
-import time
 from pathlib import Path
 import pytest
 from ragkit.config import load_settings
@@ -92,11 +91,12 @@ def test_passages_in_meta():
 
 
 @needs_data
-def test_largest_split_loads_fast():
-    "The largest split loads in well under the notebook budget (measured ~0.1 s; allow 10 s on a busy machine)."
-    t = time.perf_counter()
+def test_largest_split_loads():
+    "The largest split (24 relation files) loads whole, with one relation id per file and unique qids."
     exs = load_dataset("entityquestions", "test", data_dir=DATA_DIR)
-    assert len(exs) == 22075 and time.perf_counter() - t < 10
+    assert len(exs) == 22075 and len({e.qid for e in exs}) == 22075 and len({e.meta["relation_id"] for e in exs}) == 24
+    # Its load time (~0.1 s measured) is a benchmark's business, not a test's: the `slow` cell of nbs/02_data.ipynb
+    # prints every split's load time; a scripts/bench_data.py would be the place to track it.
 
 
 def test_limit_is_first_n(tmp_path):

@@ -1,7 +1,7 @@
 "EoR's sources: the 16 retrievers once on the real small models, and without models (test doubles) for the wiring."
 import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never hang on hub look-ups
-import importlib.util, time
+import base64, importlib.util, logging, time, traceback
 from collections import Counter
 import pytest
 from ragkit.core import Corpus, Example
@@ -55,6 +55,57 @@ def test_serper_key_never_leaks():
         finally: os.environ.pop(env)
         assert len(doc.chunks) == 3 and all(c.pid.startswith("https://example.invalid/") for c in doc.chunks)
         assert all("s3cret" not in s for s in (repr(client), doc.text, str(doc.trace), str(srv.requests)))
+
+
+SERPER_KEY, URL_SECRET, USER, PASSWORD = "s3cret-SERPER-key", "URL-SECRET-tok", "user-SECRET-u", "pw-SECRET-789"
+ENDPOINTS = {"token": "{url}?token={t}", "api_key": "{url}?api_key={t}&gl=us", "userinfo": "http://{user}:{pw}@{hostpath}"}
+
+
+def _exception_texts(e: BaseException) -> list[str]:
+    "Everything an exception shows: str and repr of it and of its whole __cause__/__context__ chain, and its traceback."
+    out, seen, x = ["".join(traceback.format_exception(e))], set(), e
+    while x is not None and id(x) not in seen:
+        seen.add(id(x)); out += [str(x), repr(x)]; x = x.__cause__ or x.__context__
+    return out
+
+
+@pytest.mark.parametrize("shape", ENDPOINTS)
+def test_serper_no_secret_leaks(shape, monkeypatch, caplog, capfd):
+    "Key and endpoint credentials reach no log record (any logger, DEBUG), error, traceback, repr, result or document."
+    env = "RAGKIT_TEST_SERPER_KEY"
+    monkeypatch.setenv(env, SERPER_KEY)
+    caplog.set_level(logging.DEBUG)
+    secrets = [SERPER_KEY] + ([USER, PASSWORD, base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()] if shape == "userinfo" else [URL_SECRET])
+    echo = " ".join(secrets)
+    shaped = lambda url: ENDPOINTS[shape].format(url=url, t=URL_SECRET, user=USER, pw=PASSWORD, hostpath=url.split("://", 1)[1])
+    results = lambda q, n: [dict(title=f"About {q}", link="https://example.invalid/1", snippet=f"a page that quotes {echo}")]
+    errors, shown = [], []
+    with FakeSerperServer(key=SERPER_KEY, results=results) as srv:
+        client = SerperClient(env, shaped(srv.url), timeout=5, retries=2, backoff=0)
+        good = client.search("moon", 1)  # a successful call, whose result echoes the secrets
+        for replies in ([(403, f'{{"message": "wrong key {echo}"}}', f"Forbidden {echo}")],  # refused, quoting the key
+                        [(500, f'{{"message": "upstream saw {echo}"}}', f"Boom {echo}")] * 3,  # 500s through the retries
+                        [(200, f"<html>proxy page for {echo}</html>")],  # not JSON
+                        [(400, f"bad request {echo}", f"Bad {echo}")]):
+            srv.push(*replies)
+            with pytest.raises(SerperError) as e: client.search("moon")
+            errors.append(e.value)
+        doc = Pipeline("Web@1", {"Web": client.source()})("moon landing")
+        shown += [repr(client), client.endpoint, repr(client.source()), doc.text, str(doc.trace), str(good), str(srv.requests)]
+        assert srv.requests[0]["authorized"] and len(srv.requests) == 8
+    dead = SerperClient(env, shaped(srv.url), timeout=5, retries=1, backoff=0)  # nothing listens there any more
+    with pytest.raises(SerperError, match="failed after 2 attempts") as e: dead.search("moon")
+    errors.append(e.value)
+    shown += [repr(dead), dead.endpoint]
+
+    assert good[0]["snippet"] == "a page that quotes " + " ".join(["***"] * len(secrets))
+    assert "refused the key" in str(errors[0]) and "failed after 3 attempts (last: HTTP 500)" in str(errors[1])
+    assert "not JSON" in str(errors[2]) and "HTTP 400" in str(errors[3])
+    records = [r.getMessage() + (r.exc_text or "") for r in caplog.records]
+    assert any(r.name == "ragkit.sources" and "retry" in r.getMessage() for r in caplog.records)  # the log was captured
+    texts = records + [caplog.text, *capfd.readouterr()] + [t for e in errors for t in _exception_texts(e)] + shown
+    leaks = [(s, t[:200]) for t in texts for s in secrets if s in t]
+    assert not leaks, leaks
 
 
 def test_real_models_all_16():
