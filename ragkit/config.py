@@ -12,12 +12,14 @@ from dataclasses import dataclass, replace, asdict
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['DEFAULTS', 'ENV_PREFIX', 'Settings', 'find_settings_file', 'load_settings', 'require_data_dir']
+__all__ = ['DEFAULTS', 'ENV_PREFIX', 'REMOVED', 'Settings', 'find_settings_file', 'load_settings', 'setting_origin',
+           'check_data_dir', 'require_data_dir']
 
 # %% ../nbs/01_config.ipynb #f244b218
 DEFAULTS = dict(data_dir="", cache_dir="~/.cache/ragkit", outputs_dir="outputs", reader="smollm2-135m-instruct",
-                embedder="minilm-l6", seed="0")
+                embedder="minilm-l6")
 ENV_PREFIX = "RAGKIT_"
+REMOVED = dict(seed="seeds are notebook parameters now: pass `-p seed N` to `ragkit run` (params.json records it)")
 
 @dataclass(frozen=True)
 class Settings:
@@ -27,7 +29,6 @@ class Settings:
     outputs_dir: Path  # executed notebooks, figures, results.json
     reader: str  # default reader LM: short name, hub id or local path
     embedder: str  # default embedding model: short name, hub id or local path
-    seed: int  # seed for bootstrap, splits and subsampling
     source: str = "defaults"  # where the values came from
 
     def to_dict(self) -> dict:
@@ -67,6 +68,7 @@ def load_settings(path: Path | str | None = None, env: dict | None = None) -> Se
         if not _is_ragkit_ini(path): raise FileNotFoundError(f"settings file {path} does not exist or has no [ragkit] section")
         cp = configparser.ConfigParser()
         cp.read(path, encoding="utf-8")
+        for k in set(cp["ragkit"]) & set(REMOVED): raise ValueError(f"{path}: `{k}` is no longer read; {REMOVED[k]}. Delete the line.")
         unknown = set(cp["ragkit"]) - set(DEFAULTS)
         if unknown: raise ValueError(f"{path}: unknown key(s) {sorted(unknown)} in [ragkit]; known keys: {sorted(DEFAULTS)}")
         vals.update(cp["ragkit"]); source = str(path)
@@ -75,14 +77,31 @@ def load_settings(path: Path | str | None = None, env: dict | None = None) -> Se
         if env.get(ENV_PREFIX + k.upper()) is not None:
             vals[k], base[k] = env[ENV_PREFIX + k.upper()], Path.cwd()
             source += f" + ${ENV_PREFIX}{k.upper()}"
-    try: seed = int(vals["seed"])
-    except ValueError: raise ValueError(f"seed must be an integer, got {vals['seed']!r} (from {source})") from None
+    for k in REMOVED:
+        if env.get(ENV_PREFIX + k.upper()) is not None:
+            raise ValueError(f"${ENV_PREFIX}{k.upper()} is set but no longer read: {REMOVED[k]}. Unset it.")
     data_dir = _resolve(vals["data_dir"], base["data_dir"]) if vals["data_dir"].strip() else None
     return Settings(data_dir=data_dir, cache_dir=_resolve(vals["cache_dir"], base["cache_dir"]),
                     outputs_dir=_resolve(vals["outputs_dir"], base["outputs_dir"]),
-                    reader=vals["reader"], embedder=vals["embedder"], seed=seed, source=source)
+                    reader=vals["reader"], embedder=vals["embedder"], source=source)
 
 # %% ../nbs/01_config.ipynb #ea0ab815
+def setting_origin(s: Settings, # resolved settings
+                   key: str, # a settings key, e.g. "data_dir"
+                   ) -> str:
+    "Where `key`'s value came from: its RAGKIT_* variable, the settings file, or the defaults."
+    parts = s.source.split(" + ")
+    var = f"${ENV_PREFIX}{key.upper()}"
+    if var in parts: return var
+    return f"`{key}` in {parts[0]}" if parts[0] != "defaults" else "the defaults"
+
+def check_data_dir(settings: Settings | None = None) -> None:
+    "Fail if a data directory is set but does not exist (none set is fine: demo data only)."
+    s = settings or load_settings()
+    if s.data_dir is not None and not s.data_dir.is_dir():
+        raise FileNotFoundError(f"the data directory {s.data_dir} does not exist; it is set by {setting_origin(s, 'data_dir')}. "
+                                "Fix it, or unset it to run on the built-in demo data only.")
+
 def require_data_dir(settings: Settings | None = None) -> Path:
     "The configured data directory; a clear error if none is set or it does not exist."
     s = settings or load_settings()
@@ -90,6 +109,5 @@ def require_data_dir(settings: Settings | None = None) -> Path:
         raise FileNotFoundError("No data directory is configured. Set RAGKIT_DATA_DIR to the folder holding the QA data "
                                 "(e.g. RAGKIT_DATA_DIR=../shared/data) or `data_dir` in settings.ini; "
                                 "the embedded `demo` dataset needs neither.")
-    if not s.data_dir.is_dir():
-        raise FileNotFoundError(f"data_dir {s.data_dir} does not exist (set by {s.source}).")
+    check_data_dir(s)
     return s.data_dir

@@ -7,14 +7,18 @@ Docs: https://github.com/ragkit/ragkit/runner.html.md"""
 
 # %% ../nbs/09_runner.ipynb #6eb81e34
 from __future__ import annotations
-import json, os, subprocess, sys, time, tomllib
+import ast, hashlib, json, logging, os, re, signal, socket, subprocess, sys, threading, time, tomllib
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from .config import load_settings, Settings
+from .config import load_settings, check_data_dir, Settings, DEFAULTS, ENV_PREFIX
 
 # %% auto #0
-__all__ = ['PROFILES', 'project_root', 'find_notebook', 'load_profiles', 'profile_params', 'parse_value', 'notebook_parameters',
-           'check_parameters', 'git_revision', 'run_record', 'run_dir', 'run_notebook', 'reproduce', 'main']
+__all__ = ['PROFILES', 'STALE', 'project_root', 'find_notebook', 'load_profiles', 'profile_params', 'parse_value',
+           'notebook_parameters', 'notebook_defaults', 'check_value', 'check_datasets', 'check_parameters',
+           'resolve_parameters', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir', 'git_revision',
+           'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state', 'prepare_run_dir', 'kernel_env',
+           'RunFailed', 'failure_info', 'run_notebook', 'select_notebooks', 'reproduce', 'status_lines', 'main']
 
 # %% ../nbs/09_runner.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -57,23 +61,119 @@ def parse_value(v: str):
 
 def notebook_parameters(nb_path: Path) -> dict:
     "Name -> default (as source text) of the notebook's papermill parameters cell, read with `ast`."
-    import ast
     cells = [c for c in json.loads(Path(nb_path).read_text())["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
     if not cells: return {}
     src = "".join(cells[0]["source"])
     try: tree = ast.parse(src)
     except SyntaxError as e: raise ValueError(f"{Path(nb_path).name}: the parameters cell does not parse (line {e.lineno}): {e.msg}") from None
-    return {t.id: ast.get_source_segment(src, n.value) for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+    return {t.id: ast.get_source_segment(src, n.value) for n in tree.body
+            if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
 
-def check_parameters(nb_path: Path, params: dict) -> None:
+def notebook_defaults(nb_path: Path) -> dict:
+    "Name -> default value of the notebook's parameters, each read with `ast.literal_eval`."
+    out = {}
+    for name, src in notebook_parameters(nb_path).items():
+        try: out[name] = ast.literal_eval(src)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise ValueError(f"{Path(nb_path).stem}: the default of parameter {name!r} is `{src}`, which is not a literal; "
+                             "a parameters cell holds plain values (numbers, strings, booleans, None, lists, dicts)") from None
+    return out
+
+# %% ../nbs/09_runner.ipynb #00191d89
+def _type_ok(value, default) -> bool:
+    "True if `value` may replace `default` (rules above)."
+    if default is None: return True
+    if isinstance(default, bool) or isinstance(value, bool): return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, int): return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(default, float): return isinstance(value, (int, float))
+    if isinstance(default, (list, tuple)): return isinstance(value, (list, tuple))
+    return isinstance(value, type(default))
+
+def check_value(nb: str, # the notebook's name, for the message
+                name: str, # the parameter
+                value, # the value given
+                default, # the notebook's default
+                origin: str, # where `value` came from, e.g. "-p on the command line"
+                ):
+    "`value` in the type of `default` (1.0 -> 1 for an int), or a ValueError naming notebook, parameter, types and origin."
+    if not _type_ok(value, default):
+        quote = f" (to pass a string, quote it: -p {name} '\"{value}\"')" if isinstance(default, str) and origin.startswith("-p") else ""
+        raise ValueError(f"{nb}: parameter {name!r} (default {default!r}, type {type(default).__name__}) cannot take "
+                         f"{type(value).__name__} {value!r} from {origin}{quote}")
+    if isinstance(default, bool) or default is None: return value
+    if isinstance(default, int): return int(value)
+    return float(value) if isinstance(default, float) else value
+
+# %% ../nbs/09_runner.ipynb #cf1da264
+def check_datasets(nb: str, # the notebook's name, for the message
+                   spec, # the `datasets` value
+                   origin: str, # where it came from
+                   ) -> None:
+    "Fail now if a `datasets` value names an unknown dataset, or is `auto` with a data directory set but missing."
+    try: from ragkit.experiment import parse_datasets
+    except ImportError: return  # an installation without the experiment module: the notebook will check
+    try: parse_datasets(spec)
+    except (ValueError, TypeError) as e: raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {e}") from None
+
+# %% ../nbs/09_runner.ipynb #a1d4c0b9
+def check_parameters(nb_path: Path, params: dict, origin: str = "") -> None:
     "Fail with the list of valid names if `params` names a parameter the notebook does not have."
     known = notebook_parameters(nb_path)
-    if not known and params: raise ValueError(f"{nb_path.name} has no cell tagged `parameters`, so it takes no parameters")
+    where = f" (from {origin})" if origin else ""
+    if not known and params: raise ValueError(f"{nb_path.name} has no cell tagged `parameters`, so it takes no parameters{where}")
     bad = sorted(set(params) - set(known))
-    if bad: raise ValueError(f"{nb_path.name} has no parameter(s) {bad}; its parameters are: {', '.join(known)}")
+    if bad: raise ValueError(f"{nb_path.name} has no parameter(s) {bad}{where}; its parameters are: {', '.join(known)}")
+
+def resolve_parameters(nb_path: Path, # the notebook file
+                       profile: str = "smoke", # smoke, demo or full
+                       overrides: dict | None = None, # -p values
+                       root: Path | None = None, # the project root (holds nbs/profiles.toml)
+                       ) -> dict:
+    "Every parameter of the notebook as it will run: defaults, then the profile's values, then `overrides`, all checked."
+    nb_path = Path(nb_path); root = root or project_root(nb_path.parent)
+    if "out_dir" in (overrides or {}): raise ValueError("out_dir is set by the runner to the run folder; use --out DIR to choose it")
+    defaults, origin = notebook_defaults(nb_path), {}
+    resolved = dict(defaults)
+    for where, vals in [(f"nbs/profiles.toml [{nb_path.stem}.{profile}]", profile_params(nb_path.stem, profile, load_profiles(root))),
+                        ("-p on the command line", overrides or {})]:
+        check_parameters(nb_path, vals, where)
+        for k, v in vals.items(): resolved[k], origin[k] = check_value(nb_path.stem, k, v, defaults[k], where), where
+    if isinstance(resolved.get("datasets"), str):
+        check_datasets(nb_path.stem, resolved["datasets"], origin.get("datasets", "the notebook's default"))
+    return resolved
+
+# %% ../nbs/09_runner.ipynb #6d6a3203
+def overrides_hash(overrides: dict) -> str:
+    "First 8 hex digits of the SHA-256 of `overrides` as sorted, compact JSON."
+    return hashlib.sha256(json.dumps(overrides, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
+
+def run_dir(notebook: str, # e.g. "50_dataset_cards"
+            profile: str, # smoke, demo or full
+            settings: Settings | None = None, # default: load_settings()
+            overrides: dict | None = None, # -p values (after type conversion)
+            ) -> Path:
+    "outputs/<profile>/<notebook>/, or outputs/<profile>/<notebook>.<hash>/ when there are overrides."
+    s = settings or load_settings()
+    stem = Path(notebook).name.removesuffix(".ipynb")
+    return s.outputs_dir / profile / (f"{stem}.{overrides_hash(overrides)}" if overrides else stem)
+
+# %% ../nbs/09_runner.ipynb #cadecbc9
+STALE = ("*.ipynb", "*.png", "*.svg", "*.pdf", "*.json", "*.jsonl", "*.csv", "*.tsv", "*.md", "*.txt", "*.html", "*.tex", ".*.tmp")
+
+def stale_files(out: Path) -> list[Path]:
+    "The top-level files of `out` that a run replaces (see STALE)."
+    return sorted({p for pat in STALE for p in Path(out).glob(pat) if p.is_file()})
+
+def clear_run_dir(out: Path) -> list[str]:
+    "Delete the previous run's top-level files in `out`, keeping subfolders; return the names removed."
+    gone = stale_files(out)
+    for p in gone: p.unlink()
+    return [p.name for p in gone]
 
 # %% ../nbs/09_runner.ipynb #4a103f52
+def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
 def git_revision(root: Path) -> dict:
     "HEAD's commit and whether the working tree differs from it."
     def _git(*a):
@@ -82,62 +182,269 @@ def git_revision(root: Path) -> dict:
     rev = _git("rev-parse", "HEAD")
     return dict(commit=rev, dirty=bool(_git("status", "--porcelain", "--untracked-files=no")) if rev else None)
 
-def run_record(notebook: str, profile: str, params: dict, settings: Settings, root: Path) -> dict:
-    "Provenance of one run (written as run.json beside its outputs)."
+def run_record(notebook: str, profile: str, params: dict, settings: Settings, root: Path,
+               overrides: dict | None = None, # the -p values
+               out: Path | None = None, # the run folder
+               ) -> dict:
+    "Provenance of one run, as run.json holds it while the run is going (`status: running`)."
     from importlib.metadata import version, PackageNotFoundError
     def _v(p):
         try: return version(p)
         except PackageNotFoundError: return None
-    return dict(notebook=notebook, profile=profile, params=params, git=git_revision(root), settings=settings.to_dict(),
-                python=sys.version.split()[0], packages={p: _v(p) for p in ("ragkit", "torch", "transformers", "papermill", "nbdev")},
-                started=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    return dict(notebook=notebook, profile=profile, status="running", pid=os.getpid(), host=socket.gethostname(),
+                started=_now(), out=str(out) if out else None, overrides=overrides or {}, params=params,
+                git=git_revision(root), settings=settings.to_dict(), python=sys.version.split()[0],
+                packages={p: _v(p) for p in ("ragkit", "torch", "transformers", "papermill", "nbdev")})
 
-# %% ../nbs/09_runner.ipynb #6d6a3203
-def run_dir(notebook: str, profile: str, settings: Settings | None = None) -> Path:
-    "outputs/<profile>/<notebook>/ under the configured outputs directory."
-    s = settings or load_settings()
-    return s.outputs_dir / profile / Path(notebook).name.removesuffix(".ipynb")
+def write_json(path: Path, obj) -> None:
+    "Write `obj` as JSON atomically: a temporary file in the same folder, then `os.replace`."
+    path = Path(path); tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2) + "\n"); os.replace(tmp, path)
 
-def run_notebook(notebook: str, profile: str = "smoke", params: dict | None = None, settings: Settings | None = None,
-                 root: Path | None = None, progress: bool = True) -> Path:
-    "Execute `notebook` with papermill under `profile` (+ `params` overrides); return its run folder."
-    import papermill as pm
+def read_run(out: Path) -> dict:
+    "The run.json in `out`, or {} if there is none (or it does not parse)."
+    try: return json.loads((Path(out) / "run.json").read_text())
+    except (OSError, ValueError): return {}
+
+# %% ../nbs/09_runner.ipynb #c66b72f0
+def pid_alive(pid) -> bool:
+    "True if a process with id `pid` exists on this machine."
+    if not isinstance(pid, int) or pid <= 0: return False
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: return True
+    try: return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1] != "Z"  # a zombie is dead, only not yet reaped
+    except (OSError, IndexError): return True
+
+def run_state(rec: dict) -> str:
+    "A run.json's status; `running` whose process is gone (on this host) becomes `stale (killed?)`."
+    st = rec.get("status", "no run.json")
+    if st == "running" and rec.get("host") == socket.gethostname() and not pid_alive(rec.get("pid")): return "stale (killed?)"
+    return st
+
+# %% ../nbs/09_runner.ipynb #d375e073
+def prepare_run_dir(out: Path, # the run folder
+                    explicit: bool = False, # named by the user with --out
+                    ) -> list[str]:
+    "Check `out` may take a new run, delete the previous run's top-level files, create it; return the names removed."
+    out, rec = Path(out), read_run(out)
+    if rec.get("status") == "running" and run_state(rec) == "running" and rec.get("pid") != os.getpid():
+        raise ValueError(f"{out} is in use by another run (pid {rec.get('pid')} on {rec.get('host')}, started {rec.get('started')}); "
+                         "wait for it to finish, or choose another folder with --out")
+    if explicit and not rec and stale_files(out):
+        raise ValueError(f"--out {out} holds files but no run.json, so it is not a ragkit run folder; refusing to clear it. "
+                         "Choose a new or empty folder.")
+    gone = clear_run_dir(out) if out.is_dir() else []
+    out.mkdir(parents=True, exist_ok=True)
+    return gone
+
+# %% ../nbs/09_runner.ipynb #5ffe1ea6
+class _Stream(logging.Handler):
+    "Echoes a running notebook to stderr: output lines as a terminal shows them, under lazy `[cell i/n]` headers."
+    def __init__(self, kinds: list[str], # cell types of the notebook as papermill runs it
+                 out=None, # where to write (default: sys.stderr at the time of writing)
+                 after: float = 2.0, # seconds a silent cell runs before its header is printed
+                 ):
+        super().__init__(); self.kinds, self.out, self.after = kinds, out, after
+        self.n, self.cell, self.shown, self.timer, self.mutex = kinds.count("code"), None, True, None, threading.Lock()
+
+    def _print(self, lines: list[str]) -> None:
+        "Print the current cell's header (once), then `lines`."
+        with self.mutex:
+            o = self.out or sys.stderr
+            if self.cell is not None and not self.shown: o.write(f"  [cell {self.cell}/{self.n}]\n"); self.shown = True
+            for l in lines: o.write(f"    {l}\n")
+            o.flush()
+
+    def emit(self, r: logging.LogRecord) -> None:
+        "A papermill log record: follow `Executing Cell N` / `Ending Cell N`, show papermill's own warnings, drop the rest."
+        m = re.match(r"(Executing|Ending) Cell (\d+)", r.getMessage())
+        if not m and r.levelno >= logging.WARNING and r.module != "clientwrap": self._print([f"papermill: {r.getMessage()}"])
+        if not m: return
+        if self.timer: self.timer.cancel()
+        i = int(m[2])
+        with self.mutex:
+            started = m[1] == "Executing" and 0 < i <= len(self.kinds) and self.kinds[i - 1] == "code"
+            self.cell, self.shown = (self.kinds[:i].count("code"), False) if started else (None, True)
+        if started: self.timer = threading.Timer(self.after, self._print, ([],)); self.timer.daemon = True; self.timer.start()
+
+    def write(self, s: str) -> int:
+        "Kernel output (papermill's stdout_file / stderr_file): each line as shown after its last carriage return."
+        shown = [[p for p in line.split("\r") if p.strip()] for line in s.split("\n")]
+        lines = [ps[-1].rstrip() for ps in shown if ps]
+        if lines: self._print(lines)
+        return len(s)
+
+    def flush(self) -> None: (self.out or sys.stderr).flush()
+
+    def close(self) -> None:
+        if self.timer: self.timer.cancel()
+        super().close()
+
+# %% ../nbs/09_runner.ipynb #0bfb053c
+def _injected_at(cells: list) -> int:
+    "Where papermill puts its injected-parameters cell: after the cell tagged `parameters`, else first."
+    tagged = [i for i, c in enumerate(cells) if "parameters" in c.get("metadata", {}).get("tags", [])]
+    return tagged[0] + 1 if tagged else 0
+
+def _cell_kinds(nb_path: Path) -> list[str]:
+    "The cell types of the notebook as papermill runs it, its injected-parameters cell included."
+    cells = json.loads(Path(nb_path).read_text())["cells"]
+    kinds = [c["cell_type"] for c in cells]
+    kinds.insert(_injected_at(cells), "code")
+    return kinds
+
+@contextmanager
+def _environ(values: dict, # variable -> value
+             keep_set: bool = False, # leave variables that are already set alone
+             ):
+    "Set environment variables for the duration, then restore them."
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update({k: v for k, v in values.items() if not (keep_set and k in os.environ)})
+    try: yield
+    finally:
+        for k, v in old.items():
+            if v is None: os.environ.pop(k, None)
+            else: os.environ[k] = v
+
+def kernel_env(s: Settings) -> dict:
+    "RAGKIT_* variables under which the kernel resolves exactly the settings `s` (absolute paths, whatever its cwd)."
+    return {ENV_PREFIX + k.upper(): "" if v is None else str(v) for k, v in s.to_dict().items() if k in DEFAULTS}
+
+@contextmanager
+def _streaming(nb_path: Path, stream: bool, progress: bool):
+    "Yield papermill keyword arguments: the notebook's own output echoed to stderr if `stream`, else the counter if `progress`."
+    if not stream: yield dict(progress_bar=progress); return
+    log, h = logging.getLogger("papermill"), _Stream(_cell_kinds(nb_path))
+    old = log.level, log.propagate
+    log.addHandler(h); log.setLevel(logging.INFO); log.propagate = False
+    try:
+        with _environ({"TQDM_MININTERVAL": "5"}, keep_set=True):
+            yield dict(progress_bar=False, log_output=True, stdout_file=h, stderr_file=h)
+    finally:
+        log.removeHandler(h); h.close(); log.setLevel(old[0]); log.propagate = old[1]
+
+# %% ../nbs/09_runner.ipynb #8aa71215
+class RunFailed(Exception):
+    "A notebook run that started and failed; the run folder's run.json has the details."
+
+@contextmanager
+def _sigterm_raises():
+    "While inside, SIGTERM raises KeyboardInterrupt('SIGTERM'); the previous handler is restored after."
+    def _raise(signum, frame): raise KeyboardInterrupt("SIGTERM")
+    try: old = signal.signal(signal.SIGTERM, _raise)
+    except ValueError: yield; return  # not the main thread: leave signals alone
+    try: yield
+    finally: signal.signal(signal.SIGTERM, old)
+
+def failure_info(e: BaseException, # what execute_notebook raised
+                 nb_path: Path, # the source notebook
+                 ) -> dict:
+    "`cell`, `error` and `message` of a failed run (from papermill's PapermillExecutionError when that is what it is)."
+    if not hasattr(e, "ename"): return dict(cell=None, error=type(e).__name__, message=str(e).strip())
+    injected = _injected_at(json.loads(Path(nb_path).read_text())["cells"])  # the executed copy has this one extra cell
+    src = "".join(e.source) if isinstance(e.source, list) else (e.source or "")
+    first = next((l for l in src.splitlines() if l.strip() and not l.startswith("#|")), None)
+    index = None if e.cell_index == injected else e.cell_index - (e.cell_index > injected)
+    return dict(cell=dict(index=index, exec_count=e.exec_count, source=first), error=e.ename, message=e.evalue)
+
+# %% ../nbs/09_runner.ipynb #6d6a3204
+def _describe(rec: dict) -> str:
+    "One line on how a run ended, from its run.json."
+    if rec.get("status") != "failed": return f"{rec.get('status')} in {rec.get('seconds')} s"
+    c = rec.get("cell") or {}
+    where = f" in cell {c['index']} (In [{c.get('exec_count')}]: {c.get('source')})" if c.get("index") is not None else ""
+    return f"failed{where} after {rec.get('seconds')} s: {rec.get('error')}: {rec.get('message')}"
+
+def run_notebook(notebook: str, # e.g. "50_dataset_cards"
+                 profile: str = "smoke", # smoke, demo or full (nbs/profiles.toml)
+                 params: dict | None = None, # overrides, as with -p
+                 settings: Settings | None = None, # default: load_settings()
+                 root: Path | None = None, # the project root; default: found from the working directory
+                 progress: bool = True, # papermill's cell counter, and the folder printed at start and end
+                 out: Path | str | None = None, # the run folder (--out); default: run_dir(...)
+                 stream: bool = False, # echo the notebook's own output and [cell i/n] to stderr instead of the counter
+                 ) -> Path:
+    "Execute `notebook` with papermill under `profile` (+ `params` overrides) into its run folder; return the folder."
     root = root or project_root()
     settings = settings or load_settings()
+    check_data_dir(settings)
     nb = find_notebook(notebook, root)
-    resolved = {**profile_params(nb.stem, profile, load_profiles(root)), **(params or {})}
-    check_parameters(nb, resolved)
-    out = run_dir(nb.stem, profile, settings)
-    out.mkdir(parents=True, exist_ok=True)
-    resolved["out_dir"] = str(out)
-    (out / "params.json").write_text(json.dumps(resolved, indent=2) + "\n")
-    rec, t0 = run_record(nb.stem, profile, resolved, settings, root), time.time()
+    with _environ(kernel_env(settings)): resolved = resolve_parameters(nb, profile, params, root)
+    overrides = {k: resolved[k] for k in (params or {})}
+    folder = Path(out).expanduser().resolve() if out else run_dir(nb.stem, profile, settings, overrides)
+    prepare_run_dir(folder, explicit=out is not None)
+    resolved["out_dir"] = str(folder)
+    write_json(folder / "params.json", resolved)
+    rec = run_record(nb.stem, profile, resolved, settings, root, overrides, folder)
+    write_json(folder / "run.json", rec)
+    say = (lambda m: print(m, file=sys.stderr, flush=True)) if (progress or stream) else (lambda m: None)
+    say(f"{nb.stem} (profile {profile}{', overrides ' + json.dumps(overrides) if overrides else ''}) -> {folder}")
+    t0 = time.time()
     try:
-        pm.execute_notebook(str(nb), str(out / nb.name), parameters=resolved, kernel_name="python3",
-                            cwd=str(root / "nbs"), progress_bar=progress)
+        import papermill as pm  # after the checks: its import alone takes seconds
+        with _sigterm_raises(), _environ(kernel_env(settings)), _streaming(nb, stream, progress) as kw:
+            pm.execute_notebook(str(nb), str(folder / nb.name), parameters=resolved, kernel_name="python3",
+                                cwd=str(root / "nbs"), **kw)
         rec["status"] = "ok"
-    except Exception as e:
-        rec["status"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    except KeyboardInterrupt as e:
+        rec.update(status="interrupted", signal="SIGTERM" if e.args == ("SIGTERM",) else "SIGINT")
         raise
+    except Exception as e:
+        rec.update(status="failed", **failure_info(e, nb))
+        raise RunFailed(f"{nb.stem} {_describe({**rec, 'seconds': round(time.time() - t0, 1)})}; see {folder / nb.name}") from e
     finally:
-        rec["seconds"] = round(time.time() - t0, 1)
-        (out / "run.json").write_text(json.dumps(rec, indent=2) + "\n")
-    return out
+        rec.update(finished=_now(), seconds=round(time.time() - t0, 1))
+        write_json(folder / "run.json", rec)
+        say(f"{nb.stem}: {_describe(rec)} -> {folder}")
+    return folder
 
 # %% ../nbs/09_runner.ipynb #4b39fd94
-def reproduce(profile: str = "demo", only: list[str] | None = None, root: Path | None = None) -> dict:
-    "Run the reproduce list under `profile`; return notebook -> status."
+def select_notebooks(listed: list[str], # the [reproduce] notebooks
+                     only: list[str] | None = None, # names or prefixes; None or empty: all
+                     ) -> list[str]:
+    "The entries of `listed` that `only` names; an error listing the valid names if some entry of `only` matches none."
+    hit = lambda n, o: n == o or n.startswith(o)
+    if not only: return list(listed)
+    bad = [o for o in only if not any(hit(n, o) for n in listed)]
+    if bad: raise ValueError(f"--only {' '.join(bad)}: no such notebook in the reproduce list; choose from {', '.join(listed)}")
+    return [n for n in listed if any(hit(n, o) for o in only)]
+
+def reproduce(profile: str = "demo", # smoke, demo or full
+              only: list[str] | None = None, # names or prefixes of notebooks to restrict to
+              root: Path | None = None, # the project root
+              stream: bool = False, # echo each notebook's own output (see run_notebook)
+              progress: bool = True, # papermill's cell counter when not streaming
+              ) -> dict:
+    "Run the reproduce list under `profile`; return notebook -> dict(status, seconds, out or error)."
     root = root or project_root()
-    nbs = load_profiles(root).get("reproduce", {}).get("notebooks", [])
-    if only: nbs = [n for n in nbs if n in only or any(n.startswith(o) for o in only)]
-    status = {}
+    nbs = select_notebooks(load_profiles(root).get("reproduce", {}).get("notebooks", []), only)
+    res = {}
     for i, n in enumerate(nbs, 1):
         print(f"[{i}/{len(nbs)}] {n} (profile {profile})", flush=True)
         t0 = time.time()
-        try: out = run_notebook(n, profile, root=root); status[n] = f"ok ({time.time()-t0:.0f}s) -> {out}"
-        except Exception as e: status[n] = f"FAILED ({time.time()-t0:.0f}s): {type(e).__name__}: {e}"
-        print(f"    {status[n]}", flush=True)
-    return status
+        try: res[n] = dict(status="ok", out=str(run_notebook(n, profile, root=root, stream=stream, progress=progress)))
+        except KeyboardInterrupt: res[n] = dict(status="interrupted")
+        except Exception as e: res[n] = dict(status="failed", error=f"{type(e).__name__}: {e}")
+        res[n]["seconds"] = round(time.time() - t0, 1)
+        print(f"    {n}: {res[n]['status']} in {res[n]['seconds']} s", flush=True)
+        if res[n]["status"] == "interrupted": break
+    return res
+
+# %% ../nbs/09_runner.ipynb #4c57a2cb
+def status_lines(settings: Settings | None = None, # default: load_settings()
+                 profile: str | None = None, # one profile, or every one
+                 ) -> list[str]:
+    "One line per run folder under outputs/<profile>/: state, seconds, start, and overrides or failure."
+    s = settings or load_settings()
+    lines = []
+    for p in [profile] if profile else PROFILES:
+        for d in sorted(x for x in (s.outputs_dir / p).glob("*") if x.is_dir()):
+            rec, st = read_run(d), run_state(read_run(d))
+            note = _describe(rec) if st == "failed" else (f"overrides {json.dumps(rec['overrides'])}" if rec.get("overrides") else "")
+            secs = f"{rec['seconds']} s" if "seconds" in rec else ""
+            lines.append(f"{p}/{d.name:<32} {st:<16} {secs:>9}  {rec.get('started', ''):<25}  {note}".rstrip())
+    return lines
 
 # %% ../nbs/09_runner.ipynb #dbfa2c8c
 def _parser():
@@ -145,30 +452,48 @@ def _parser():
     import argparse
     ap = argparse.ArgumentParser(prog="ragkit", description="Run ragkit's reproducing notebooks with papermill.")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run", help="execute one notebook into outputs/<profile>/<notebook>/")
+    r = sub.add_parser("run", help="execute one notebook into outputs/<profile>/<notebook>[.<hash of overrides>]/")
     r.add_argument("notebook", help="e.g. 50_dataset_cards")
     r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="override a parameter")
     r.add_argument("--profile", default="smoke", choices=PROFILES)
+    r.add_argument("--out", metavar="DIR", help="run folder (default: outputs/<profile>/<notebook>, or <notebook>.<hash> with -p)")
+    r.add_argument("--quiet", action="store_true", help="show papermill's cell counter, not the notebook's output")
     rp = sub.add_parser("reproduce", help="run every reproducing notebook under one profile")
     rp.add_argument("--profile", default="demo", choices=PROFILES)
     rp.add_argument("--only", nargs="*", help="notebook names or prefixes to restrict to")
+    rp.add_argument("--quiet", action="store_true", help="show papermill's cell counter, not the notebooks' output")
+    st = sub.add_parser("status", help="every run folder's state (ok, failed, interrupted, running, stale)")
+    st.add_argument("--profile", choices=PROFILES)
     sub.add_parser("list", help="list the notebooks, their parameters and profiles")
     return ap
 
-def main(argv: list[str] | None = None) -> int:
-    "Entry point of the `ragkit` command."
-    a = _parser().parse_args(argv)
-    if a.cmd == "run":
-        out = run_notebook(a.notebook, a.profile, {k: parse_value(v) for k, v in a.param})
-        print(f"done: {out}")
-        return 0
-    if a.cmd == "reproduce":
-        st = reproduce(a.profile, a.only)
-        bad = [n for n, s in st.items() if s.startswith("FAILED")]
-        print(f"reproduce --profile {a.profile}: {len(st) - len(bad)} ok, {len(bad)} failed")
-        return 1 if bad else 0
+def _reproduce(a) -> int:
+    "`ragkit reproduce`: run the list, print one line per notebook, exit 1 if any failed (130 if interrupted)."
+    res = reproduce(a.profile, a.only, stream=not a.quiet, progress=a.quiet)
+    n = {k: sum(r["status"] == k for r in res.values()) for k in ("ok", "failed", "interrupted")}
+    print(f"reproduce --profile {a.profile}: {n['ok']} ok, {n['failed']} failed"
+          f"{', interrupted' if n['interrupted'] else ''} ({sum(r['seconds'] for r in res.values()):.0f} s)")
+    for k, r in res.items(): print(f"  {k:<20} {r['status']:<12} {r['seconds']:>8.1f} s  {r.get('out') or r.get('error', '')}")
+    return 130 if n["interrupted"] else 1 if n["failed"] else 0
+
+def _list(a) -> int:
+    "`ragkit list`: each notebook with parameters, its defaults and profiles."
     root = project_root(); prof = load_profiles(root)
     for nb in sorted((root / "nbs").glob("*.ipynb")):
         ps = notebook_parameters(nb)
         if ps: print(f"{nb.stem}: parameters {', '.join(f'{k}={v}' for k, v in ps.items())}; profiles: smoke, {', '.join(prof.get(nb.stem, {}))}")
     return 0
+
+def main(argv: list[str] | None = None) -> int:
+    "Entry point of the `ragkit` command."
+    a = _parser().parse_args(argv)
+    try:
+        if a.cmd == "run":
+            run_notebook(a.notebook, a.profile, {k: parse_value(v) for k, v in a.param}, out=a.out, stream=not a.quiet, progress=a.quiet)
+            return 0
+        if a.cmd == "reproduce": return _reproduce(a)
+        if a.cmd == "status": print("\n".join(status_lines(profile=a.profile)) or "no run folders"); return 0
+        return _list(a)
+    except RunFailed as e: print(f"ragkit: {e}", file=sys.stderr); return 1
+    except KeyboardInterrupt: print("ragkit: interrupted", file=sys.stderr); return 130
+    except (ValueError, FileNotFoundError) as e: print(f"ragkit: error: {e}", file=sys.stderr); return 2

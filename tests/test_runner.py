@@ -1,0 +1,240 @@
+"""`ragkit run` / `ragkit reproduce` on throwaway projects: tiny notebooks executed by the real papermill and the
+`python3` kernel (no model is loaded), plus the check that keeps nbs/profiles.toml in step with the notebooks."""
+import json, os, re, signal
+from pathlib import Path
+
+import nbformat, pytest
+
+from ragkit import runner
+from ragkit.config import load_settings
+from ragkit.runner import (RunFailed, check_value, find_notebook, load_profiles, main, notebook_defaults, overrides_hash,
+                           project_root, read_run, reproduce, resolve_parameters, run_dir, run_notebook, status_lines)
+
+PARAMS = 'n = 1\nword = "smoke"\nrate = 0.5\nout_dir = ""'
+WRITE = 'import json, pathlib\npathlib.Path(out_dir, "results.json").write_text(json.dumps({"n": n, "word": word}))'
+PROFILES = '[reproduce]\nnotebooks = ["t", "u"]\n[t.demo]\nn = 2\nword = "demo"\n[t.full]\nn = "many"\n'
+
+
+def project(d: Path, *cells: str, params: str = PARAMS, profiles: str = PROFILES) -> Path:
+    "A project root under `d`: nbs/profiles.toml and nbs/t.ipynb (a parameters cell, then `cells`)."
+    (d / "nbs").mkdir(parents=True, exist_ok=True)
+    (d / "nbs" / "profiles.toml").write_text(profiles)
+    c0 = nbformat.v4.new_code_cell(params); c0.metadata["tags"] = ["parameters"]
+    nb = nbformat.v4.new_notebook(cells=[c0, *[nbformat.v4.new_code_cell(c) for c in cells]])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "python3", "language": "python"}
+    nbformat.write(nb, d / "nbs" / "t.ipynb")
+    return d
+
+
+@pytest.fixture
+def root(tmp_path):
+    return project(tmp_path / "proj", WRITE)
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return load_settings(env={"RAGKIT_OUTPUTS_DIR": str(tmp_path / "outputs")})
+
+
+@pytest.fixture
+def no_kernel(monkeypatch):
+    "Record any call to papermill.execute_notebook instead of running it."
+    import papermill
+    calls = []
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: calls.append(a))
+    return calls
+
+
+def test_wrong_type_refused_before_execution(root, settings, no_kernel):
+    with pytest.raises(ValueError, match=r"t: parameter 'n' \(default 1, type int\) cannot take str 'abc' from -p on the command line"):
+        run_notebook("t", "demo", {"n": "abc"}, settings=settings, root=root, progress=False)
+    for bad in [{"n": True}, {"n": 2.5}, {"rate": "0.5"}, {"word": 5}]:
+        with pytest.raises(ValueError, match="cannot take"): run_notebook("t", "smoke", bad, settings=settings, root=root, progress=False)
+    assert no_kernel == [] and not settings.outputs_dir.exists()
+
+
+def test_profile_value_of_wrong_type_names_the_profile_file(root, settings, no_kernel):
+    with pytest.raises(ValueError, match=r"cannot take str 'many' from nbs/profiles.toml \[t.full\]"):
+        run_notebook("t", "full", settings=settings, root=root, progress=False)
+    assert no_kernel == []
+
+
+def test_unknown_parameter_refused(root, settings, no_kernel):
+    with pytest.raises(ValueError, match=r"no parameter\(s\) \['nn'\] \(from -p on the command line\); its parameters are: n, word, rate, out_dir"):
+        run_notebook("t", "demo", {"nn": 3}, settings=settings, root=root, progress=False)
+    assert no_kernel == []
+
+
+def test_non_literal_default_is_an_error(tmp_path):
+    d = project(tmp_path, params="n = 2 ** 10")
+    with pytest.raises(ValueError, match=r"t: the default of parameter 'n' is `2 \*\* 10`, which is not a literal"):
+        notebook_defaults(d / "nbs" / "t.ipynb")
+
+
+def test_values_take_the_defaults_type(root):
+    nb = root / "nbs" / "t.ipynb"
+    assert resolve_parameters(nb, "demo", {"n": 1e3, "rate": 1}, root) == {"n": 1000, "word": "demo", "rate": 1.0, "out_dir": ""}
+    assert check_value("t", "xs", ["a"], ["b", "c"], "-p") == ["a"]
+    assert check_value("t", "flag", False, True, "-p") is False
+    with pytest.raises(ValueError): check_value("t", "flag", 1, True, "-p")
+    with pytest.raises(ValueError): check_value("t", "xs", {"a": 1}, ["b"], "-p")
+
+
+def test_datasets_checked_before_execution(tmp_path, settings, no_kernel):
+    d = project(tmp_path / "p", params='datasets = "demo"\nout_dir = ""')
+    with pytest.raises(ValueError, match=r"parameter 'datasets' = 'demo,zzz' from -p on the command line: .*unknown \['zzz'\]"):
+        run_notebook("t", "smoke", {"datasets": "demo,zzz"}, settings=settings, root=d, progress=False)
+    assert no_kernel == []
+
+
+def test_smoke_run_params_json_is_fully_resolved_and_run_json_goes_running_to_ok(tmp_path, settings):
+    seen = ('import json, os, pathlib\nr = json.loads(pathlib.Path(out_dir, "run.json").read_text())\n'
+            'pathlib.Path(out_dir, "seen.json").write_text(json.dumps({"status": r["status"], "pid": r["pid"]}))')
+    d = project(tmp_path / "p", seen)
+    out = run_notebook("t", "smoke", settings=settings, root=d, progress=False)
+    assert out == settings.outputs_dir / "smoke" / "t"
+    assert json.loads((out / "params.json").read_text()) == {"n": 1, "word": "smoke", "rate": 0.5, "out_dir": str(out)}
+    assert json.loads((out / "seen.json").read_text()) == {"status": "running", "pid": os.getpid()}  # while the kernel ran
+    rec = read_run(out)
+    assert rec["status"] == "ok" and rec["params"]["word"] == "smoke" and rec["overrides"] == {} and rec["profile"] == "smoke"
+    assert {"finished", "seconds", "git", "settings", "packages", "started"} <= set(rec)
+    assert not list(out.glob(".*.tmp"))
+
+
+def test_the_kernel_sees_the_runners_settings(tmp_path, monkeypatch):
+    "A relative RAGKIT_DATA_DIR means the same folder in the kernel (cwd nbs/) as in the runner."
+    (tmp_path / "data").mkdir(); monkeypatch.chdir(tmp_path)
+    s = load_settings(env={"RAGKIT_DATA_DIR": "data", "RAGKIT_OUTPUTS_DIR": "outputs"})
+    d = project(tmp_path / "p", 'import json, pathlib\nfrom ragkit.config import load_settings\n'
+                'pathlib.Path(out_dir, "seen.json").write_text(json.dumps({k: str(v) for k, v in load_settings().to_dict().items()}))')
+    out = run_notebook("t", "smoke", settings=s, root=d, progress=False)
+    seen = json.loads((out / "seen.json").read_text())
+    assert (seen["data_dir"], seen["outputs_dir"]) == (str(tmp_path / "data"), str(tmp_path / "outputs"))
+    assert read_run(out)["settings"]["data_dir"] == str(tmp_path / "data")
+
+
+def test_failing_cell_recorded(tmp_path, settings):
+    d = project(tmp_path / "p", "x = 1", 'raise ValueError(f"bad word: {word}")')
+    with pytest.raises(RunFailed, match=r"t failed in cell 2 \(In \[4\]: raise ValueError.*ValueError: bad word: smoke"):
+        run_notebook("t", "smoke", settings=settings, root=d, progress=False)
+    rec = read_run(settings.outputs_dir / "smoke" / "t")
+    assert rec["status"] == "failed"
+    assert rec["cell"] == {"index": 2, "exec_count": 4, "source": 'raise ValueError(f"bad word: {word}")'}
+    assert (rec["error"], rec["message"]) == ("ValueError", "bad word: smoke")
+
+
+def test_stale_files_removed_and_subfolders_kept(root, settings):
+    out = settings.outputs_dir / "demo" / "t"
+    (out / "demo" / "naive").mkdir(parents=True)
+    (out / "demo" / "naive" / "examples.jsonl").write_text("{}\n")
+    for f in ["old_figure.png", "results.json", "table.csv", "t.ipynb", "run.json", "notes.md"]: (out / f).write_text("old")
+    run_notebook("t", "demo", settings=settings, root=root, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["demo", "params.json", "results.json", "run.json", "t.ipynb"]
+    assert (out / "demo" / "naive" / "examples.jsonl").read_text() == "{}\n"
+    assert json.loads((out / "results.json").read_text()) == {"n": 2, "word": "demo"}
+
+
+def test_overrides_go_to_a_hashed_folder_and_leave_the_profile_folder_untouched(root, settings):
+    base = run_notebook("t", "demo", settings=settings, root=root, progress=False)
+    before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in base.iterdir()}
+    out = run_notebook("t", "demo", {"word": "other", "n": 3.0}, settings=settings, root=root, progress=False)
+    assert out == base.parent / f"t.{overrides_hash({'n': 3, 'word': 'other'})}"
+    assert out == run_dir("t", "demo", settings, {"word": "other", "n": 3})
+    assert read_run(out)["overrides"] == {"n": 3, "word": "other"}
+    assert json.loads((out / "results.json").read_text()) == {"n": 3, "word": "other"}
+    assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in base.iterdir()} == before
+
+
+def test_out_names_the_folder_but_never_clears_a_foreign_one(root, settings, tmp_path):
+    mine = tmp_path / "elsewhere"
+    assert run_notebook("t", "demo", {"n": 4}, settings=settings, root=root, progress=False, out=mine) == mine
+    assert read_run(mine)["overrides"] == {"n": 4}
+    foreign = tmp_path / "foreign"; foreign.mkdir(); (foreign / "README.md").write_text("keep me")
+    with pytest.raises(ValueError, match="not a ragkit run folder"):
+        run_notebook("t", "demo", settings=settings, root=root, progress=False, out=foreign)
+    assert (foreign / "README.md").read_text() == "keep me"
+
+
+def test_sigterm_is_recorded_as_interrupted(tmp_path, settings):
+    kill = ('import json, os, pathlib, signal, time\nos.kill(json.loads(pathlib.Path(out_dir, "run.json").read_text())["pid"], signal.SIGTERM)\n'
+            'time.sleep(30)')
+    d = project(tmp_path / "p", kill)
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt): run_notebook("t", "smoke", settings=settings, root=d, progress=False)
+    rec = read_run(settings.outputs_dir / "smoke" / "t")
+    assert (rec["status"], rec["signal"]) == ("interrupted", "SIGTERM") and rec["seconds"] < 30
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_killed_run_shows_as_stale(root, settings):
+    out = run_notebook("t", "demo", settings=settings, root=root, progress=False)
+    import subprocess, sys
+    dead = subprocess.Popen([sys.executable, "-c", "pass"]); dead.wait()
+    runner.write_json(out / "run.json", {**read_run(out), "status": "running", "pid": dead.pid})
+    assert status_lines(settings, "demo")[0].split()[:3] == ["demo/t", "stale", "(killed?)"]
+    run_notebook("t", "demo", settings=settings, root=root, progress=False)  # a stale folder takes a new run
+    assert read_run(out)["status"] == "ok"
+
+
+def test_stream_shows_the_notebooks_own_output(tmp_path, settings, capsys):
+    loop = 'from tqdm.auto import tqdm\nprint("hello from the notebook")\nfor i in tqdm(range(3), desc="loop"): pass'
+    d = project(tmp_path / "p", loop)
+    run_notebook("t", "smoke", settings=settings, root=d, stream=True)
+    err = capsys.readouterr().err
+    assert "  [cell 3/3]\n" in err and "    hello from the notebook\n" in err  # (a tqdm warning may come between them)
+    assert err.index("[cell 3/3]") < err.index("hello from the notebook")
+    assert "    loop: 100%|" in err and "3/3 [" in err and "\r" not in err
+    assert f"t: ok in" in err and str(settings.outputs_dir / "smoke" / "t") in err
+    assert "TQDM_MININTERVAL" not in os.environ
+
+
+def test_reproduce_only_that_matches_nothing_is_an_error(root, monkeypatch, capsys, no_kernel):
+    monkeypatch.chdir(root)
+    with pytest.raises(ValueError, match="--only zzz: no such notebook in the reproduce list; choose from t, u"):
+        reproduce("demo", ["zzz"], root=root)
+    assert main(["reproduce", "--only", "zzz"]) == 2
+    assert "choose from t, u" in capsys.readouterr().err
+    assert no_kernel == []
+
+
+def test_reproduce_reports_failure_and_seconds(root, settings, monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(root); monkeypatch.delenv("RAGKIT_DATA_DIR", raising=False)
+    monkeypatch.setenv("RAGKIT_OUTPUTS_DIR", str(tmp_path / "outputs"))
+    assert main(["reproduce", "--profile", "demo", "--quiet"]) == 1  # "u" is listed but does not exist
+    out = capsys.readouterr().out
+    assert "reproduce --profile demo: 1 ok, 1 failed" in out
+    table = out.split("reproduce --profile demo:")[1].splitlines()[1:]
+    assert [l.split()[:2] for l in table] == [["t", "ok"], ["u", "failed"]]
+    assert all(re.search(r" \d+\.\d s ", l) for l in table), table  # seconds per notebook
+    assert "FileNotFoundError: no notebook 'u'" in table[1]
+
+
+def test_a_data_dir_set_but_missing_is_refused(root, tmp_path, no_kernel):
+    s = load_settings(env={"RAGKIT_DATA_DIR": str(tmp_path / "no-such-dir"), "RAGKIT_OUTPUTS_DIR": str(tmp_path / "outputs")})
+    with pytest.raises(FileNotFoundError, match=r"does not exist; it is set by \$RAGKIT_DATA_DIR. Fix it, or unset it"):
+        run_notebook("t", "demo", settings=s, root=root, progress=False)
+    assert no_kernel == [] and not (tmp_path / "outputs").exists()
+
+
+def test_ragkit_seed_is_refused():
+    with pytest.raises(ValueError, match=r"\$RAGKIT_SEED is set but no longer read: .*pass `-p seed N`"):
+        load_settings(env={"RAGKIT_SEED": "1"})
+
+
+# The real project: profiles.toml must name real notebooks and parameters, with the defaults' types.
+REAL = project_root(Path(__file__).parent)
+REAL_PROFILES = load_profiles(REAL)
+REAL_TABLES = [(nb, p, vals) for nb, t in REAL_PROFILES.items() if nb != "reproduce" for p, vals in t.items()]
+
+
+def test_reproduce_list_names_existing_notebooks():
+    nbs = REAL_PROFILES["reproduce"]["notebooks"]
+    assert nbs and all(find_notebook(n, REAL).is_file() for n in nbs)
+
+
+@pytest.mark.parametrize("nb,profile,vals", REAL_TABLES, ids=[f"{nb}.{p}" for nb, p, _ in REAL_TABLES])
+def test_profiles_toml_matches_the_notebooks(nb, profile, vals):
+    assert profile in runner.PROFILES and profile != "smoke", f"[{nb}.{profile}]: profiles are demo and full (smoke is the defaults)"
+    defaults = notebook_defaults(find_notebook(nb, REAL))
+    assert set(vals) <= set(defaults), f"[{nb}.{profile}] sets {sorted(set(vals) - set(defaults))}, not parameters of {nb}"
+    for k, v in vals.items(): check_value(nb, k, v, defaults[k], f"nbs/profiles.toml [{nb}.{profile}]")
