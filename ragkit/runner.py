@@ -15,10 +15,11 @@ from .config import load_settings, check_data_dir, Settings, DEFAULTS, ENV_PREFI
 
 # %% auto #0
 __all__ = ['PROFILES', 'STALE', 'project_root', 'find_notebook', 'load_profiles', 'profile_params', 'parse_value',
-           'notebook_parameters', 'notebook_defaults', 'check_value', 'check_datasets', 'check_parameters',
-           'resolve_parameters', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir', 'git_revision',
-           'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state', 'prepare_run_dir', 'kernel_env',
-           'RunFailed', 'failure_info', 'run_notebook', 'select_notebooks', 'reproduce', 'status_lines', 'main']
+           'notebook_parameters', 'notebook_params', 'notebook_defaults', 'check_value', 'check_datasets',
+           'check_parameters', 'resolve_parameters', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir',
+           'git_revision', 'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state', 'prepare_run_dir',
+           'kernel_env', 'RunFailed', 'failure_info', 'run_notebook', 'select_notebooks', 'reproduce', 'status_lines',
+           'main']
 
 # %% ../nbs/09_runner.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -29,7 +30,7 @@ def project_root(start: Path | str | None = None) -> Path:
     raise FileNotFoundError(f"no ragkit project (a folder with nbs/profiles.toml) at or above {here}; run from the repository")
 
 def find_notebook(name: str, root: Path | None = None) -> Path:
-    "The notebook file for `name` (e.g. '50_dataset_cards' or 'nbs/50_dataset_cards.ipynb')."
+    "The notebook file for `name` (e.g. '50_data.cards' or 'nbs/50_data.cards.ipynb')."
     root = root or project_root()
     stem = Path(name).name.removesuffix(".ipynb")
     p = root / "nbs" / f"{stem}.ipynb"
@@ -69,6 +70,16 @@ def notebook_parameters(nb_path: Path) -> dict:
     return {t.id: ast.get_source_segment(src, n.value) for n in tree.body
             if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+
+def notebook_params(ns: dict, # the notebook's globals()
+                    notebook: str, # the notebook's name, e.g. "40_papers.lore"
+                    ) -> dict:
+    "The values in force of every parameter of `notebook`'s parameters cell, read from the running notebook's namespace."
+    from ragkit.eval.evaluate import json_safe
+    names = list(notebook_parameters(find_notebook(notebook)))
+    missing = [n for n in names if n not in ns]
+    if missing: raise NameError(f"{notebook}: parameters {missing} are not defined yet; call notebook_params after the parameters cell")
+    return json_safe({n: ns[n] for n in names})
 
 def notebook_defaults(nb_path: Path) -> dict:
     "Name -> default value of the notebook's parameters, each read with `ast.literal_eval`."
@@ -111,7 +122,7 @@ def check_datasets(nb: str, # the notebook's name, for the message
                    origin: str, # where it came from
                    ) -> None:
     "Fail now if a `datasets` value names an unknown dataset, or is `auto` with a data directory set but missing."
-    try: from ragkit.experiment import parse_datasets
+    try: from ragkit.data.tasks import parse_datasets
     except ImportError: return  # an installation without the experiment module: the notebook will check
     try: parse_datasets(spec)
     except (ValueError, TypeError) as e: raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {e}") from None
@@ -148,7 +159,7 @@ def overrides_hash(overrides: dict) -> str:
     "First 8 hex digits of the SHA-256 of `overrides` as sorted, compact JSON."
     return hashlib.sha256(json.dumps(overrides, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
 
-def run_dir(notebook: str, # e.g. "50_dataset_cards"
+def run_dir(notebook: str, # e.g. "50_data.cards"
             profile: str, # smoke, demo or full
             settings: Settings | None = None, # default: load_settings()
             overrides: dict | None = None, # -p values (after type conversion)
@@ -356,7 +367,7 @@ def _describe(rec: dict) -> str:
     where = f" in cell {c['index']} (In [{c.get('exec_count')}]: {c.get('source')})" if c.get("index") is not None else ""
     return f"failed{where} after {rec.get('seconds')} s: {rec.get('error')}: {rec.get('message')}"
 
-def run_notebook(notebook: str, # e.g. "50_dataset_cards"
+def run_notebook(notebook: str, # e.g. "50_data.cards"
                  profile: str = "smoke", # smoke, demo or full (nbs/profiles.toml)
                  params: dict | None = None, # overrides, as with -p
                  settings: Settings | None = None, # default: load_settings()
@@ -453,7 +464,7 @@ def _parser():
     ap = argparse.ArgumentParser(prog="ragkit", description="Run ragkit's reproducing notebooks with papermill.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="execute one notebook into outputs/<profile>/<notebook>[.<hash of overrides>]/")
-    r.add_argument("notebook", help="e.g. 50_dataset_cards")
+    r.add_argument("notebook", help="e.g. 50_data.cards")
     r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="override a parameter")
     r.add_argument("--profile", default="smoke", choices=PROFILES)
     r.add_argument("--out", metavar="DIR", help="run folder (default: outputs/<profile>/<notebook>, or <notebook>.<hash> with -p)")

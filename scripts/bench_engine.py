@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse, json, tempfile, time
 from pathlib import Path
 import torch
-from ragkit.lm import TransformersLM
-from ragkit.cache import CachedLM
+from ragkit.lm.base import TransformersLM
+from ragkit.lm.cache import CachedLM
 
 
 def timed(f, *a, **kw):
@@ -25,7 +25,7 @@ def timed(f, *a, **kw):
 def prompts_of(n: int, words: int) -> list[str]:
     "n distinct reading prompts of about `words` words each (real text: the demo corpus when built, else filler)."
     try:
-        from ragkit.corpora import load_corpus
+        from ragkit.data.corpora import load_corpus
         ps = [p for p in load_corpus("demo")][:n]
         return [f"{p.text[: words * 7]}\n\nQuestion: what is this passage about? Answer in a few words." for p in ps]
     except Exception:

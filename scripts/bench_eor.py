@@ -1,4 +1,4 @@
-"""Benchmark EoR's training objective and search (ragkit.eor) at the size of the paper's NQ test set, against a named
+"""Benchmark EoR's training objective and search (ragkit.papers.eor.method) at the size of the paper's NQ test set, against a named
 reference measured in the same run, and print ratios.
 
 1. One objective evaluation (mean pooling, the paper's; the kept-retriever set cached as during a search) against the
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse, json, time
 from pathlib import Path
 import numpy as np
-from ragkit.eor import EoRObjective, POOLINGS, chosen, top_r, train_eor, vote, vote_batch
+from ragkit.papers.eor.method import EoRObjective, POOLINGS, chosen, top_r, train_eor, vote, vote_batch
 
 
 def timed(f, *a, **kw):
@@ -81,7 +81,7 @@ def main(argv=None) -> dict:
     for r in rows: print("  ".join(f"{k}={v}" for k, v in r.items()))
     fit = train_eor(S, C, metrics=names)
     tr = top_r(C)
-    res = dict(n=a.n, m=a.m, k=a.k, seed=a.seed, reference="a Python loop of ragkit.eor.vote over the questions",
+    res = dict(n=a.n, m=a.m, k=a.k, seed=a.seed, reference="a Python loop of ragkit.papers.eor.method.vote over the questions",
                objective=rows,
                search=dict(seconds=round(fit.seconds, 2), n_evals=fit.n_evals, ms_per_eval=round(fit.seconds / max(fit.n_evals, 1) * 1e3, 3),
                            converged=fit.converged, start_accuracy=round(fit.start_accuracy, 4),

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from ragkit.config import load_settings, require_data_dir
 from ragkit.core import Corpus, Passage, passage_id, read_json
-from ragkit.bm25 import BM25Retriever, backend_agreement
+from ragkit.retrieve.bm25 import BM25Retriever, backend_agreement
 
 
 def squad(data_dir: Path, n: int):
@@ -54,7 +54,7 @@ def bench_bm25(corpus, questions, golds, k):
 
 def bench_dense(corpus, questions, golds, k, cache_dir):
     "Embed (or load) the corpus with MiniLM, open a flat index warm, and query."
-    from ragkit.dense import DenseRetriever, Embedder, embedding_path
+    from ragkit.retrieve.dense import DenseRetriever, Embedder, embedding_path
     cold, dt_cold = timed(DenseRetriever, corpus, Embedder(cache_dir=cache_dir), cache_dir=cache_dir)
     meta = json.loads(embedding_path(corpus, cold.embedder, cache_dir).with_suffix(".json").read_text())
     warm, dt_warm = timed(DenseRetriever, corpus, Embedder(cache_dir=cache_dir), cache_dir=cache_dir, progress=False)

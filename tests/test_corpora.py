@@ -3,8 +3,8 @@ from pathlib import Path
 import pytest
 from ragkit.config import load_settings
 from ragkit.core import passage_id
-from ragkit.corpora import UNION, corpus_stats, gold_pids, load_corpus, load_with_gold
-from ragkit.data import load_dataset
+from ragkit.data.corpora import UNION, corpus_stats, gold_pids, load_corpus, load_with_gold
+from ragkit.data.registry import load_dataset
 
 DATA_DIR = load_settings().data_dir
 needs_data = pytest.mark.skipif(DATA_DIR is None or not Path(DATA_DIR).is_dir(),
@@ -41,7 +41,7 @@ def test_pids_and_hash_stable(name):
 @needs_data
 def test_squad_every_question_has_its_paragraph():
     "Each of the 10,570 SQuAD questions maps to its own paragraph's pid."
-    c, gold = load_with_gold("squad", DATA_DIR)  # load times: printed by nbs/03_corpora.ipynb's real-data cell, not asserted here
+    c, gold = load_with_gold("squad", DATA_DIR)  # load times: printed by nbs/03_data.corpora.ipynb's real-data cell, not asserted here
     exs = load_dataset("squad", "dev", data_dir=DATA_DIR)
     assert set(gold) == {e.qid for e in exs}
     for e in exs:
@@ -51,7 +51,7 @@ def test_squad_every_question_has_its_paragraph():
 
 @needs_data
 def test_nq_gold_and_narrativeqa_gold_match_the_datasets():
-    "nq-gold and narrativeqa gold pids use ragkit.data's qids and point at the question's own passage."
+    "nq-gold and narrativeqa gold pids use ragkit.data.registry's qids and point at the question's own passage."
     nq, gold = load_with_gold("nq-gold", DATA_DIR)
     exs = load_dataset("nq-gold", "dev", data_dir=DATA_DIR)
     assert set(gold) == {e.qid for e in exs}

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 from ragkit.config import load_settings
 from ragkit.core import DataError
-from ragkit.data import DATASETS, available, dataset_table, load_dataset
+from ragkit.data.registry import DATASETS, available, dataset_table, load_dataset
 
 DATA_DIR = load_settings().data_dir
 needs_data = pytest.mark.skipif(DATA_DIR is None or not Path(DATA_DIR).is_dir(),
@@ -95,7 +95,7 @@ def test_largest_split_loads():
     "The largest split (24 relation files) loads whole, with one relation id per file and unique qids."
     exs = load_dataset("entityquestions", "test", data_dir=DATA_DIR)
     assert len(exs) == 22075 and len({e.qid for e in exs}) == 22075 and len({e.meta["relation_id"] for e in exs}) == 24
-    # Its load time (~0.1 s measured) is a benchmark's business, not a test's: the `slow` cell of nbs/02_data.ipynb
+    # Its load time (~0.1 s measured) is a benchmark's business, not a test's: the `slow` cell of nbs/02_data.registry.ipynb
     # prints every split's load time; a scripts/bench_data.py would be the place to track it.
 
 

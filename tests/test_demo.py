@@ -6,7 +6,7 @@ import json, os, shutil, time
 from pathlib import Path
 import pytest
 from ragkit.core import DataError
-from ragkit.demo import (ARCHIVES, DEMO_SPLITS, _has, _norm, build_demo, demo_dir, demo_manifest, load_demo_corpus,
+from ragkit.data.demo import (ARCHIVES, DEMO_SPLITS, _has, _norm, build_demo, demo_dir, demo_manifest, load_demo_corpus,
                          load_demo_examples, sha256_file)
 
 # Expected for DEMO_VERSION v1 (rule version 1). A change here means the build changed: bump DEMO_VERSION with it.
@@ -78,7 +78,7 @@ def test_rebuild_is_identical(root, tmp_path):
 
 def test_second_load_reads_the_cache(root, monkeypatch):
     "Once built, loading reads the cached files: no archive is opened or parsed again (its speed is for a benchmark)."
-    import ragkit.demo as demo
+    import ragkit.data.demo as demo
     def refuse(*a, **k): raise AssertionError("the cached demo build was parsed again")
     for f in ("read_wiki", "read_topics", "_build_into", "fetch_archive"): monkeypatch.setattr(demo, f, refuse)
     assert len(load_demo_corpus()) == 4472 and len(load_demo_examples()) == 174 and demo_manifest()

@@ -1,5 +1,5 @@
-"""ragkit.eor beyond the notebook's lessons: the vectorised voter and the training objective against the per-question
-`vote` on random data of several shapes; similarity_tensor on real PopQA answers against ragkit.semantic's
+"""ragkit.papers.eor.method beyond the notebook's lessons: the vectorised voter and the training objective against the per-question
+`vote` on random data of several shapes; similarity_tensor on real PopQA answers against ragkit.eval.semantic's
 per-question matrices; the Nelder-Mead search's bounds, determinism and recovery of a known-good retriever; and
 the benchmark script at a small size."""
 import json
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ragkit.config import load_settings
-from ragkit.eor import (POOLINGS, EoRFit, EoRObjective, chosen, correct_matrix, eor_predict, similarity_tensor, top_r,
+from ragkit.papers.eor.method import (POOLINGS, EoRFit, EoRObjective, chosen, correct_matrix, eor_predict, similarity_tensor, top_r,
                         train_eor, vote, vote_batch)
 
 
@@ -60,15 +60,15 @@ def popqa_answers():
     "12 questions x 5 'responses' built from real PopQA gold answers: aliases (agree) and other questions' answers."
     data_dir = load_settings().data_dir
     if data_dir is None: pytest.skip("no data dir: set RAGKIT_DATA_DIR to ../shared/data to test on real PopQA answers")
-    from ragkit.data import load_dataset
+    from ragkit.data.registry import load_dataset
     exs = [e for e in load_dataset("popqa", "test-1k", data_dir=data_dir) if len(e.answers) >= 2][:13]
     rows = [[e.answers[0], e.answers[1], e.answers[0], nxt.answers[0], ""] for e, nxt in zip(exs, exs[1:])]
     return rows, [list(e.answers) for e in exs[:12]], [e.question for e in exs[:12]]
 
 
 def test_similarity_tensor_equals_per_question_pairwise(popqa_answers):
-    from ragkit.eor import _default_matcher
-    from ragkit.semantic import pairwise, pairwise_contains, pairwise_f1
+    from ragkit.papers.eor.method import _default_matcher
+    from ragkit.eval.semantic import pairwise, pairwise_contains, pairwise_f1
     rows, golds, _ = popqa_answers
     S, names = similarity_tensor(rows, ("em", "f1", "bertscore"))
     assert S.shape == (12, 5, 5, 3) and names == ["em", "f1", "bertscore:minilm-l6@L6"]
@@ -84,7 +84,7 @@ def test_similarity_tensor_equals_per_question_pairwise(popqa_answers):
 
 
 def test_similarity_tensor_nli_absent_and_present(popqa_answers):
-    from ragkit.semantic import LexicalMatcher
+    from ragkit.eval.semantic import LexicalMatcher
     rows, _, questions = popqa_answers
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")

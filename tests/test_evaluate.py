@@ -1,4 +1,4 @@
-"""ragkit.evaluate on the real NQ-open dev questions: an oracle scores 100 with no errors, the method never sees the
+"""ragkit.eval.evaluate on the real NQ-open dev questions: an oracle scores 100 with no errors, the method never sees the
 golds, an interrupted run resumes to the same table, a failing example is recorded, and the summary's intervals are
 bootstrap_ci's."""
 import json
@@ -9,9 +9,9 @@ import pytest
 
 from ragkit.config import load_settings
 from ragkit.core import Example
-from ragkit.data import load_dataset
-from ragkit.evaluate import Prediction, compare, evaluate, read_rows, run_folder, summary_table, write_results
-from ragkit.metrics import bootstrap_ci, normalize_answer
+from ragkit.data.registry import load_dataset
+from ragkit.eval.evaluate import Prediction, compare, evaluate, read_rows, run_folder, summary_table, write_results
+from ragkit.eval.metrics import bootstrap_ci, normalize_answer
 
 SCORED = ["qid", "question", "golds", "prediction", "raw", "pids", "exact_match", "contains_match", "f1", "error"]
 

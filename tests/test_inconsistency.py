@@ -1,4 +1,4 @@
-"""ragkit.inconsistency against plain-loop transcriptions of EoR's formulas (eqs. 1-5, Appendix B), brute-force pool
+"""ragkit.papers.eor.inconsistency against plain-loop transcriptions of EoR's formulas (eqs. 1-5, Appendix B), brute-force pool
 oracles, the decomposition identity on random and on real SQuAD text, and the report's contract and error paths."""
 import itertools, math
 
@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ragkit.corpora import gold_pids, load_corpus
-from ragkit.data import available, load_dataset
-from ragkit.metrics import contains_match
-from ragkit.inconsistency import (ERRORS, decomposition_table, doc_indicators, error_indicators, error_rwr,
+from ragkit.data.corpora import gold_pids, load_corpus
+from ragkit.data.registry import available, load_dataset
+from ragkit.eval.metrics import contains_match
+from ragkit.papers.eor.inconsistency import (ERRORS, decomposition_table, doc_indicators, error_indicators, error_rwr,
                                   inconsistency_report, long_answer_mask, mrlr, mrwr, pool_oracle, rwr, summary_frame,
                                   upper_bound_table)
 

@@ -3,8 +3,8 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never hang on hub look-ups
 import importlib.util
 import pytest
-from ragkit.models import MODELS, resolve_model
-from ragkit.lm import FakeLM, TransformersLM
+from ragkit.lm.models import MODELS, resolve_model
+from ragkit.lm.base import FakeLM, TransformersLM
 
 QS = ["What is the capital of France?", "Who wrote Romeo and Juliet? Answer in a few words.",
       "What is 2 + 2?", "Name the largest planet in the solar system."]

@@ -1,4 +1,4 @@
-"""ragkit.metrics against an independent implementation of the official SQuAD v1.1 formulas on the real SQuAD dev
+"""ragkit.eval.metrics against an independent implementation of the official SQuAD v1.1 formulas on the real SQuAD dev
 answers, the CuratedTREC regex golds, randomized property tests (seeded; hypothesis is not installed) and the
 bootstrap aggregation."""
 import json, random, re, string
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ragkit.config import load_settings
-from ragkit.metrics import (METRICS, METRIC_CARDS, bootstrap_ci, contains_match, exact_match, f1_score, has_answer,
+from ragkit.eval.metrics import (METRICS, METRIC_CARDS, bootstrap_ci, contains_match, exact_match, f1_score, has_answer,
                             metric_card, normalize_answer, paired_bootstrap, regex_match, rouge_l)
 
 

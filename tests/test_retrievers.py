@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from ragkit.config import load_settings
 from ragkit.core import Corpus, Passage, passage_id, read_json
-from ragkit.bm25 import BM25Retriever, backend_agreement
-from ragkit.dense import DenseRetriever, Embedder, HashingEmbedder, embed_corpus, embedding_path
+from ragkit.retrieve.bm25 import BM25Retriever, backend_agreement
+from ragkit.retrieve.dense import DenseRetriever, Embedder, HashingEmbedder, embed_corpus, embedding_path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 DATA_DIR = load_settings().data_dir

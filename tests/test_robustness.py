@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ragkit.core import Corpus, DamagedFile, Passage, read_jsonl
-from ragkit.data import DATASETS, load_dataset
-from ragkit.corpora import CORPORA, load_corpus
-from ragkit.cache import CachedLM, _is_damage
-from ragkit.lm import FakeLM
-from ragkit.dense import DenseRetriever, HashingEmbedder, embed_corpus, embedding_path
-from ragkit.bm25 import BM25Retriever
+from ragkit.data.registry import DATASETS, load_dataset
+from ragkit.data.corpora import CORPORA, load_corpus
+from ragkit.lm.cache import CachedLM, _is_damage
+from ragkit.lm.base import FakeLM
+from ragkit.retrieve.dense import DenseRetriever, HashingEmbedder, embed_corpus, embedding_path
+from ragkit.retrieve.bm25 import BM25Retriever
 
 TOY = Corpus([Passage("p0", "Cats", "Cats sleep most of the day."), Passage("p1", "Dogs", "Dogs bark at cats and chase them."),
               Passage("p2", "Paris", "Paris is the capital of France."), Passage("p3", "Paris", "Paris is the capital of France."),

@@ -1,4 +1,4 @@
-"""ragkit.semantic on real answers: PopQA gold aliases (true matches) against the answers of other questions
+"""ragkit.eval.semantic on real answers: PopQA gold aliases (true matches) against the answers of other questions
 (non-matches) with the offline MiniLM backends; BERTScore against bert_score.score called directly; pairwise matrices
 on real answers; the offline error of NLI/BEM without a model; and the batch validation errors."""
 import os
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from ragkit.config import load_settings
-from ragkit.metrics import contains_match, f1_score
-from ragkit.semantic import (BEMMatcher, BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher, Matcher, NLIMatcher,
+from ragkit.eval.metrics import contains_match, f1_score
+from ragkit.eval.semantic import (BEMMatcher, BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher, Matcher, NLIMatcher,
                              as_metric, available_matchers, pairwise, pairwise_contains, pairwise_f1)
 
 
@@ -23,7 +23,7 @@ def popqa_pairs():
     "200 real answer pairs: 100 (first gold, alias) matches and 100 (first gold, next question's gold) non-matches."
     data_dir = load_settings().data_dir
     if data_dir is None: pytest.skip("no data dir: set RAGKIT_DATA_DIR to ../shared/data to test on real PopQA answers")
-    from ragkit.data import load_dataset
+    from ragkit.data.registry import load_dataset
     exs = load_dataset("popqa", "test-1k", data_dir=data_dir)
     pos = [(e.answers[0], e.answers[1]) for e in exs if len(e.answers) > 1][:100]
     neg = [(a.answers[0], b.answers[0]) for a, b in zip(exs, exs[1:]) if a.answers[0] != b.answers[0]][:100]

