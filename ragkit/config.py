@@ -17,7 +17,7 @@ __all__ = ['DEFAULTS', 'ENV_PREFIX', 'REMOVED', 'Settings', 'find_settings_file'
 
 # %% ../nbs/01_config.ipynb #f244b218
 DEFAULTS = dict(data_dir="", cache_dir="~/.cache/ragkit", outputs_dir="outputs", reader="smollm2-135m-instruct",
-                embedder="minilm-l6")
+                embedder="minilm-l6", llama_threads="auto")
 ENV_PREFIX = "RAGKIT_"
 REMOVED = dict(seed="seeds are notebook parameters now: pass `-p seed N` to `ragkit run` (params.json records it)")
 
@@ -29,6 +29,7 @@ class Settings:
     outputs_dir: Path  # executed notebooks, figures, results.json
     reader: str  # default reader LM: short name, hub id or local path
     embedder: str  # default embedding model: short name, hub id or local path
+    llama_threads: int = 1  # CPU threads of a llama.cpp server ("auto": one fewer than the cores, at least 1)
     source: str = "defaults"  # where the values came from
 
     def to_dict(self) -> dict:
@@ -83,7 +84,15 @@ def load_settings(path: Path | str | None = None, env: dict | None = None) -> Se
     data_dir = _resolve(vals["data_dir"], base["data_dir"]) if vals["data_dir"].strip() else None
     return Settings(data_dir=data_dir, cache_dir=_resolve(vals["cache_dir"], base["cache_dir"]),
                     outputs_dir=_resolve(vals["outputs_dir"], base["outputs_dir"]),
-                    reader=vals["reader"], embedder=vals["embedder"], source=source)
+                    reader=vals["reader"], embedder=vals["embedder"], llama_threads=_threads(vals["llama_threads"], source), source=source)
+
+def _threads(v: str, source: str) -> int:
+    "llama_threads as a count: 'auto' leaves one core to the rest of the machine (llama.cpp's spinning threads collapse beside a busy process)."
+    if str(v).strip().lower() == "auto": return max(1, len(os.sched_getaffinity(0)) - 1)
+    try: n = int(v)
+    except ValueError: n = 0
+    if n < 1: raise ValueError(f"llama_threads must be 'auto' or a positive integer, got {v!r} (from {source})")
+    return n
 
 # %% ../nbs/01_config.ipynb #ea0ab815
 def setting_origin(s: Settings, # resolved settings

@@ -555,7 +555,7 @@ def llama_cpp_server(model: str = "smollm2-135m-instruct",  # a registry name or
                      port: int = 0,  # 0: any free port
                      parallel: int = 2,  # requests decoded at once (llama.cpp slots)
                      n_ctx: int = 4096,  # context shared by the slots
-                     threads: int | None = None,  # CPU threads; default: the cores this process may use
+                     threads: int | None = None,  # CPU threads; default: the `llama_threads` setting (auto: cores - 1, at least 1)
                      api_key: str | None = None):  # if given, the server refuses requests without this key
     "Serve a GGUF with llama.cpp's OpenAI-compatible server on 127.0.0.1 (xllamacpp); yields the base URL."
     try: import xllamacpp as xlc
@@ -565,7 +565,8 @@ def llama_cpp_server(model: str = "smollm2-135m-instruct",  # a registry name or
     if r.kind != "gguf": raise ValueError(f"{model!r} resolves to a {r.kind}, not a GGUF file; llama.cpp serves GGUF files only")
     p = xlc.CommonParams()
     p.model.path, p.n_ctx, p.n_parallel, p.hostnames, p.port = str(r.path), n_ctx, parallel, ["127.0.0.1"], port
-    p.cpuparams.n_threads = p.cpuparams_batch.n_threads = threads or len(os.sched_getaffinity(0))
+    from ragkit.config import load_settings
+    p.cpuparams.n_threads = p.cpuparams_batch.n_threads = threads or load_settings().llama_threads
     p.verbosity, p.warmup = -1, False
     if api_key: p.api_keys = [api_key]
     server = xlc.Server(p)
