@@ -17,8 +17,8 @@ from ..core import stable_hash, Cost
 from .models import resolve_model, reader_dir, model_fingerprint, hub_snapshot
 
 # %% auto #0
-__all__ = ['Completion', 'find_stop', 'tokens_covering', 'LM', 'check_prompts', 'FakeLM', 'TransformersLM', 'length_batches',
-           'left_pad', 'pick_tokens']
+__all__ = ['Completion', 'find_stop', 'tokens_covering', 'LM', 'check_prompts', 'FakeLM', 'TransformersLM', 'int8_dynamic',
+           'length_batches', 'left_pad', 'pick_tokens']
 
 # %% ../../nbs/11_lm.base.ipynb #37006f3e
 @dataclass
@@ -136,11 +136,13 @@ class TransformersLM(LM):
                  batch_size: int = 8,  # prompts per forward pass
                  max_length: int = 2048,  # prompt + new tokens must fit; longer prompts are an error
                  device: str = "cpu",  # torch device
-                 dtype: str = "float32",  # torch dtype name of the weights at run time
+                 dtype: str = "float32",  # torch dtype of the weights at run time, or "int8-dynamic" (per-channel int8 Linear layers)
                  threads: int | None = None,  # torch threads; default: the cores this process may use
                  cache_dir: Path | str | None = None):  # where the dequantised GGUF copy lives; default: settings
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
         torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
+        if dtype != "int8-dynamic" and not isinstance(getattr(torch, dtype, None), torch.dtype):
+            raise ValueError(f"dtype {dtype!r} is neither a torch dtype (float32, bfloat16, float16) nor 'int8-dynamic'")
         self.resolved, self.batch_size, self.max_length, self.device, self.dtype = resolve_model(name_or_path), batch_size, max_length, device, dtype
         src = reader_dir(name_or_path, cache_dir)
         self.seq2seq = bool(getattr(AutoConfig.from_pretrained(src), "is_encoder_decoder", False))
@@ -155,8 +157,14 @@ class TransformersLM(LM):
     def model(self):
         "The weights, loaded on first use: a run answered wholly from the LM cache never loads them."
         if self._model is None:
-            self._model = self._auto.from_pretrained(self._src, dtype=getattr(torch, self.dtype)).to(self.device).eval()
+            if self.dtype == "int8-dynamic": self._model = int8_dynamic(self._auto.from_pretrained(self._src, dtype=torch.float32).eval())
+            else: self._model = self._auto.from_pretrained(self._src, dtype=getattr(torch, self.dtype)).to(self.device).eval()
         return self._model
+
+def int8_dynamic(model):
+    "`model` with every Linear layer dynamically quantised to int8, per output channel (activations quantised on the fly)."
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+    return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)
 
 # %% ../../nbs/11_lm.base.ipynb #ff128bb9
 @patch
