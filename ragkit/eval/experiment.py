@@ -131,7 +131,8 @@ def what_reproduces(v: pd.DataFrame, # a verdict table
     for label in ("OK", "not reproduced", "undecided"):
         sub = v[v.verdict == label]
         if sub.empty: continue
-        items = [f"{r.claim} on {r.dataset}: ours {_pts(r.ours)} [{_pts(r.lo)}, {_pts(r.hi)}] points, paper {_pts(r.paper)}"
+        items = [f"{r.claim} on {r.dataset}: ours {_pts(r.ours)} [{_pts(r.lo)}, {_pts(r.hi)}] points"
+                 + (" (the same score on every question)" if r.lo == r.hi == 0 else "") + f", paper {_pts(r.paper)}"
                  for r in sub.itertuples()]
         parts.append(f"- *{label}*: " + "; ".join(items) + ".")
     return "\n".join(parts)
