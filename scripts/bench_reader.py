@@ -72,7 +72,7 @@ def run_option(reader: str, name: str, opt: dict, items, args) -> dict:
         lm.generate(["Warm up: say hi."], max_new_tokens=2)  # load weights / start the server outside the timings
         long_q = [q for q, *_ in items[:args.n_long]]
         long_docs = ["\n\n".join([p, *rest]) for _, _, p, rest in items[:args.n_long]]
-        reads, secs = timed(lambda: read_batch(lm, long_q, long_docs, "lore-context", 16, ["\n"], chat=True))
+        reads, secs = timed(lambda: read_batch(lm, long_q, long_docs, args.template, 16, ["\n"], chat=True))
         prefill = dict(prompts=len(reads), seconds=round(secs, 2), prompt_tokens=sum(r.completion.prompt_tokens for r in reads),
                        new_tokens=sum(r.completion.cost.tokens for r in reads))
         prefill["tokens_per_s"] = round((prefill["prompt_tokens"] + prefill["new_tokens"]) / secs, 1)
@@ -82,7 +82,7 @@ def run_option(reader: str, name: str, opt: dict, items, args) -> dict:
                       texts=[r.answer for r in docs])
         decode["new_tokens_per_s"] = round(decode["new_tokens"] / secs, 2)
         agree_reads, secs = timed(lambda: read_batch(lm, [q for q, *_ in items[:args.n_agree]], [p for _, _, p, _ in items[:args.n_agree]],
-                                                     "lore-context", 16, ["\n"], chat=True))
+                                                     args.template, 16, ["\n"], chat=True))
         answers = [r.answer for r in agree_reads]
         sq = list(zip(answers, items))[:args.n_squad]
         quality = dict(n=len(sq), em=sum(exact_match(a, g) for a, (_, g, _, _) in sq) / len(sq),
@@ -91,7 +91,7 @@ def run_option(reader: str, name: str, opt: dict, items, args) -> dict:
                    agreement_set=dict(n=len(answers), seconds=round(secs, 2), answers=answers), squad_with_gold=quality)
         if opt["backend"] == "transformers":  # the bare forward pass over the long prompts: the machine's prefill ceiling
             import torch
-            enc = [lm._encode(render("lore-context", question=q, document=d), True) for q, d in zip(long_q, long_docs)]
+            enc = [lm._encode(render(args.template, question=q, document=d), True) for q, d in zip(long_q, long_docs)]
             def forward():
                 with torch.no_grad():
                     for i in range(0, len(enc), opt["batch_size"]):
@@ -134,6 +134,7 @@ def main(argv=None):
     ap.add_argument("--skip", default="qwen2.5-coder-0.5b-instruct:fp32-1thread,qwen2.5-coder-0.5b-instruct:fp32-batch1",
                     help="reader:option pairs left out (default: the thread and batch variants of the slower reader, "
                          "measured on SmolLM2 only to keep the run near an hour)")
+    ap.add_argument("--template", default="lore-context", help="the reading prompt (ragkit.lm.reader.TEMPLATES)")
     ap.add_argument("--out", default=str(ROOT / "outputs" / "bench" / "reader.json"))
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -10,7 +10,7 @@ from ragkit.lm.reader import TEMPLATES, PAPER_FILES, in_paper, printed_text, ren
 
 NAMES = ["eor-pk", "eor-cp", "eor-refree-chatgpt", "eor-refree-llama2", "eor-rag-chatgpt", "eor-rag-llama2",
          "sure-candidates", "sure-summary", "sure-validity", "sure-rank", "sure-base", "sure-generic-summary",
-         "sure-mcq", "witqa-vanilla", "witqa-context", "witqa-genread", "lore-context", "lore-naive"]
+         "sure-mcq", "witqa-vanilla", "witqa-context", "witqa-genread", "lore-context", "lore-naive", "lore-short"]
 
 
 def papers_dir():

@@ -135,6 +135,11 @@ _LORE_TEMPLATES = [
     Template("lore-naive", text="Question: {question}; Context: {document}",
              notes="The paper prints no prompt; ragkit's default. {document} = the top-k contexts joined "
                    "(format_passages style='eor').", **_LORE),
+    Template("lore-short", text="Answer the question with a short phrase taken from the context, not a sentence.\n"
+                                "Context: {document}\nQuestion: {question}\nAnswer:",
+             notes="ragkit's, not the paper's: the paper's T5 reader answered Q ‖ C with a span; instruction-tuned readers "
+                   "answer that prompt in sentences, so this asks for a short phrase. One context per call.",
+             **(_LORE | dict(chat=True))),
 ]
 
 # %% ../../nbs/14_lm.reader.ipynb #55af72be
