@@ -18,8 +18,8 @@ from .evaluate import Evaluation, evaluate, json_safe
 from .metrics import paired_bootstrap
 
 # %% auto #0
-__all__ = ['run_systems', 'ci', 'paper_table', 'cost_table', 'Claim', 'decide', 'verdict_row', 'verdict', 'what_reproduces',
-           'output_dir', 'save_figure']
+__all__ = ['MIN_N', 'run_systems', 'ci', 'paper_table', 'cost_table', 'Claim', 'decide', 'verdict_row', 'verdict',
+           'what_reproduces', 'output_dir', 'save_figure']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval.evaluate)
@@ -82,8 +82,11 @@ class Claim:
     paper: float | None = None  # the paper's difference a - b in points (None: no number for this dataset)
     source: str = ""  # where the paper says it: table and section
 
-def decide(lo: float, hi: float) -> str:
-    "OK if the interval is above 0, 'not reproduced' if below 0 (or exactly 0), else 'undecided'."
+MIN_N = 10  # fewer questions than this decide nothing: a bootstrap over one question has an interval of one point
+
+def decide(lo: float, hi: float, n: int | None = None) -> str:
+    "OK if the interval is above 0, 'not reproduced' if below 0 (or exactly 0), else 'undecided'; always undecided under MIN_N questions."
+    if n is not None and n < MIN_N: return "undecided"
     if lo > 0: return "OK"
     if hi < 0 or (lo == 0 and hi == 0): return "not reproduced"
     return "undecided"
@@ -91,7 +94,7 @@ def decide(lo: float, hi: float) -> str:
 def verdict_row(claim: str, dataset: str, estimate: float, lo: float, hi: float, paper: float | None = None, source: str = "",
                 **extra) -> dict:
     "A verdict-table row from an estimate in points (positive means the claim holds) and its 95% interval."
-    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, verdict=decide(lo, hi), source=source, **extra)
+    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, verdict=decide(lo, hi, extra.get("n")), source=source, **extra)
 
 def _scores(x, metric: str) -> pd.Series:
     "Per-question scores by qid from an Evaluation or a Series."
