@@ -102,13 +102,14 @@ def prepare(name: str, # a task name (see TASKS) or dataset:split
             ) -> Prepared:
     "The sampled questions and the prepared corpus of task `name`."
     from ragkit.data.registry import load_dataset, sample_examples
-    from ragkit.data.corpora import load_corpus, gold_pids, restrict_corpus, cap_words
+    from ragkit.data.corpora import load_with_gold, restrict_corpus, cap_words
     for p, v in dict(limit=limit, max_passages=max_passages, context_words=context_words, seed=seed).items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 0: raise ValueError(f"{p} must be a non-negative integer, got {v!r}")
     t = task_of(name)
     exs = sample_examples(load_dataset(t.dataset, t.split), limit, seed)
     if t.corpus is None: return Prepared(t, exs, None)
-    golds = ({e.qid: e.meta.get("gold_pids", []) for e in exs} if t.gold == "meta" else gold_pids(t.corpus) if t.gold == "corpus" else {})
+    full, corpus_gold = load_with_gold(t.corpus)  # one parse of the corpus file gives both
+    golds = {e.qid: e.meta.get("gold_pids", []) for e in exs} if t.gold == "meta" else corpus_gold if t.gold == "corpus" else {}
     keep = {p for e in exs for p in golds.get(e.qid, [])}
-    corpus = cap_words(restrict_corpus(load_corpus(t.corpus), keep, max_passages), context_words)
+    corpus = cap_words(restrict_corpus(full, keep, max_passages), context_words)
     return Prepared(t, exs, corpus, keep)
