@@ -40,7 +40,7 @@ def find_notebook(name: str, root: Path | None = None) -> Path:
     return p
 
 # %% ../nbs/09_runner.ipynb #07aa50d2
-PROFILES = ("smoke", "demo", "full")
+PROFILES = ("smoke", "demo", "paper", "full")  # paper: the committed reference runs (outputs/paper/)
 
 def load_profiles(root: Path | None = None) -> dict:
     "The parsed nbs/profiles.toml."
@@ -52,7 +52,11 @@ def profile_params(notebook: str, profile: str, profiles: dict) -> dict:
     "The parameters of `notebook` under `profile` (smoke: none, the notebook's defaults)."
     if profile not in PROFILES: raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     if profile == "smoke": return {}
-    return dict(profiles.get(notebook, {}).get(profile, {}))
+    table = profiles.get(notebook, {})
+    if profile not in table:
+        have = ", ".join(["smoke", *table]) if table else "smoke only"
+        raise ValueError(f"nbs/profiles.toml has no [\"{notebook}\".{profile}] table; {notebook}'s profiles: {have}")
+    return dict(table[profile])
 
 # %% ../nbs/09_runner.ipynb #787b1d02
 def parse_value(v: str):
@@ -137,7 +141,7 @@ def check_parameters(nb_path: Path, params: dict, origin: str = "") -> None:
     if bad: raise ValueError(f"{nb_path.name} has no parameter(s) {bad}{where}; its parameters are: {', '.join(known)}")
 
 def resolve_parameters(nb_path: Path, # the notebook file
-                       profile: str = "smoke", # smoke, demo or full
+                       profile: str = "smoke", # smoke, demo, paper or full
                        overrides: dict | None = None, # -p values
                        root: Path | None = None, # the project root (holds nbs/profiles.toml)
                        ) -> dict:
@@ -160,7 +164,7 @@ def overrides_hash(overrides: dict) -> str:
     return hashlib.sha256(json.dumps(overrides, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
 
 def run_dir(notebook: str, # e.g. "50_data.cards"
-            profile: str, # smoke, demo or full
+            profile: str, # smoke, demo, paper or full
             settings: Settings | None = None, # default: load_settings()
             overrides: dict | None = None, # -p values (after type conversion)
             ) -> Path:
@@ -368,7 +372,7 @@ def _describe(rec: dict) -> str:
     return f"failed{where} after {rec.get('seconds')} s: {rec.get('error')}: {rec.get('message')}"
 
 def run_notebook(notebook: str, # e.g. "50_data.cards"
-                 profile: str = "smoke", # smoke, demo or full (nbs/profiles.toml)
+                 profile: str = "smoke", # smoke, demo, paper or full (nbs/profiles.toml)
                  params: dict | None = None, # overrides, as with -p
                  settings: Settings | None = None, # default: load_settings()
                  root: Path | None = None, # the project root; default: found from the working directory
@@ -421,7 +425,7 @@ def select_notebooks(listed: list[str], # the [reproduce] notebooks
     if bad: raise ValueError(f"--only {' '.join(bad)}: no such notebook in the reproduce list; choose from {', '.join(listed)}")
     return [n for n in listed if any(hit(n, o) for o in only)]
 
-def reproduce(profile: str = "demo", # smoke, demo or full
+def reproduce(profile: str = "demo", # smoke, demo, paper or full
               only: list[str] | None = None, # names or prefixes of notebooks to restrict to
               root: Path | None = None, # the project root
               stream: bool = False, # echo each notebook's own output (see run_notebook)
@@ -429,7 +433,12 @@ def reproduce(profile: str = "demo", # smoke, demo or full
               ) -> dict:
     "Run the reproduce list under `profile`; return notebook -> dict(status, seconds, out or error)."
     root = root or project_root()
-    nbs = select_notebooks(load_profiles(root).get("reproduce", {}).get("notebooks", []), only)
+    profiles = load_profiles(root)
+    nbs = select_notebooks(profiles.get("reproduce", {}).get("notebooks", []), only)
+    if profile != "smoke":  # a notebook without a table for this profile is not part of it (e.g. 50_data.cards has no paper run)
+        skip = [n for n in nbs if profile not in profiles.get(n, {})]
+        if skip: print(f"profile {profile}: skipping {', '.join(skip)} (no [\"<notebook>\".{profile}] table in nbs/profiles.toml)", flush=True)
+        nbs = [n for n in nbs if n not in skip]
     res = {}
     for i, n in enumerate(nbs, 1):
         print(f"[{i}/{len(nbs)}] {n} (profile {profile})", flush=True)

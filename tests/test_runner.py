@@ -234,7 +234,7 @@ def test_reproduce_list_names_existing_notebooks():
 
 @pytest.mark.parametrize("nb,profile,vals", REAL_TABLES, ids=[f"{nb}.{p}" for nb, p, _ in REAL_TABLES])
 def test_profiles_toml_matches_the_notebooks(nb, profile, vals):
-    assert profile in runner.PROFILES and profile != "smoke", f"[{nb}.{profile}]: profiles are demo and full (smoke is the defaults)"
+    assert profile in runner.PROFILES and profile != "smoke", f"[{nb}.{profile}]: profiles are demo, paper and full (smoke is the defaults)"
     defaults = notebook_defaults(find_notebook(nb, REAL))
     assert set(vals) <= set(defaults), f"[{nb}.{profile}] sets {sorted(set(vals) - set(defaults))}, not parameters of {nb}"
     for k, v in vals.items(): check_value(nb, k, v, defaults[k], f"nbs/profiles.toml [{nb}.{profile}]")
