@@ -134,6 +134,7 @@ class TransformersLM(LM):
     "A local transformers model (causal or seq2seq; GGUF via ragkit.lm.models) behind the LM interface."
     def __init__(self, name_or_path: str | Path = "smollm2-135m-instruct",  # registry name, local path or hub id
                  batch_size: int = 8,  # prompts per forward pass
+                 max_batch_tokens: int | None = 1024,  # and padded prompt tokens per pass (rows × longest); None: no cap
                  max_length: int = 2048,  # prompt + new tokens must fit; longer prompts are an error
                  device: str = "cpu",  # torch device
                  dtype: str = "float32",  # torch dtype of the weights at run time, or "int8-dynamic" (per-channel int8 Linear layers)
@@ -144,6 +145,7 @@ class TransformersLM(LM):
         if dtype != "int8-dynamic" and not isinstance(getattr(torch, dtype, None), torch.dtype):
             raise ValueError(f"dtype {dtype!r} is neither a torch dtype (float32, bfloat16, float16) nor 'int8-dynamic'")
         self.resolved, self.batch_size, self.max_length, self.device, self.dtype = resolve_model(name_or_path), batch_size, max_length, device, dtype
+        self.max_batch_tokens = max_batch_tokens
         src = reader_dir(name_or_path, cache_dir)
         self.seq2seq = bool(getattr(AutoConfig.from_pretrained(src), "is_encoder_decoder", False))
         self._src, self._auto, self._model = src, (AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM), None
@@ -204,10 +206,17 @@ def _encode_all(self: TransformersLM, prompts: list[str], chat: bool, extra: int
     return ids
 
 # %% ../../nbs/11_lm.base.ipynb #38a1ca36
-def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    "Indices grouped into batches of similar length, longest first, ties by index."
-    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+def length_batches(lengths: Sequence[int], # token count of each prompt
+                   batch_size: int, # at most this many prompts per batch
+                   max_tokens: int | None = None, # and at most this many padded tokens (rows × longest); None: no cap
+                   ) -> list[list[int]]:
+    "Indices grouped into batches of similar length, longest first, ties by index; a prompt longer than `max_tokens` goes alone."
+    order, out = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i)), []
+    for i in order:  # the first index of a batch is its longest, so a batch's padded size is rows × lengths[first]
+        b = out[-1] if out else None
+        if b and len(b) < batch_size and (max_tokens is None or (len(b) + 1) * lengths[b[0]] <= max_tokens): b.append(i)
+        else: out.append([i])
+    return out
 
 def left_pad(seqs: list[list[int]], pad_id: int):
     "Left-padded ids, attention mask and position ids as torch tensors."
@@ -296,7 +305,7 @@ def generate(self: TransformersLM, prompts: list[str], max_new_tokens: int = 32,
     seqs = self._encode_all(prompts, chat, max_new_tokens)
     gen = torch.Generator().manual_seed(seed) if temperature > 0 else None
     out: list[Completion | None] = [None] * len(prompts)
-    batches = length_batches([len(s) for s in seqs], self.batch_size)
+    batches = length_batches([len(s) for s in seqs], self.batch_size, self.max_batch_tokens)
     with torch.no_grad():
         for b in tqdm(batches, desc="generate", disable=len(batches) <= 1, leave=False):
             rows = self._decode_batch([seqs[i] for i in b], max_new_tokens, stop, temperature, gen)
@@ -329,6 +338,6 @@ def score_batch(self: TransformersLM, prompts: list[str], continuations: list[st
     pairs = [(p, c) for p, c in zip(self._encode_all(prompts, chat, 0), conts)]
     out = [0.0] * len(pairs)
     with torch.no_grad():
-        for b in length_batches([len(p) + len(c) for p, c in pairs], self.batch_size):
+        for b in length_batches([len(p) + len(c) for p, c in pairs], self.batch_size, self.max_batch_tokens):
             for i, s in zip(b, self._teacher_forced([pairs[i] for i in b])): out[i] = s
     return out

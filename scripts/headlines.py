@@ -1,0 +1,90 @@
+"""Render README's headline numbers from the committed reference runs (outputs/paper/<notebook>/results.json).
+
+Nothing in the README's headline block is typed by hand: this script reads each committed run's results.json,
+params.json and run.json and writes the block between the two markers below. A test (tests/test_paper_runs.py)
+fails when the README's block differs from what this script renders, so a rerun must be followed by
+
+    .venv/bin/python scripts/headlines.py --write
+
+Usage: headlines.py [--write | --check] [--root DIR]  (default: print the block).
+"""
+from __future__ import annotations
+import argparse, json, sys
+from pathlib import Path
+
+START, END = "<!-- headlines:start (written by scripts/headlines.py; do not edit) -->", "<!-- headlines:end -->"
+
+
+def load_run(folder: Path) -> dict:
+    "results.json, params.json and run.json of one run folder."
+    return {n: json.loads((folder / f"{n}.json").read_text(encoding="utf-8")) for n in ("results", "params", "run")}
+
+
+def _pct(x) -> str:
+    "A share as a percentage with one decimal, or n/a."
+    return "n/a" if x is None else f"{x:+.1f}"
+
+
+def verdict_lines(rows: list[dict]) -> list[str]:
+    "A markdown table of a verdict: claim, dataset, n, our difference with its 95% CI, the paper's, the verdict."
+    out = ["| claim | dataset | n | ours (points, 95% CI) | paper | verdict |", "|---|---|---:|---|---|---|"]
+    for r in rows:
+        ours = "n/a" if r.get("ours") is None else f"{r['ours']:+.1f} [{r['lo']:+.1f}, {r['hi']:+.1f}]"
+        out.append(f"| {r['claim']} | {r['dataset']} | {r.get('n', '')} | {ours} | {_pct(r.get('paper'))} | {r['verdict']} |")
+    return out
+
+
+def system_lines(rows: list[dict]) -> list[str]:
+    "LoRE's Table 1 rows (ours beside the paper's), as the notebook wrote them."
+    cols = [c for c in ("EM (ours)", "EM (paper)", "F1 (ours)", "F1 (paper)") if c in rows[0]]
+    out = ["| dataset | system | n | " + " | ".join(cols) + " |", "|---|---|---:|" + "---|" * len(cols)]
+    for r in rows:
+        out.append(f"| {r['dataset']} | {r['system']} | {r.get('n', '')} | " + " | ".join("n/a" if r.get(c) is None else str(r[c]) for c in cols) + " |")
+    return out
+
+
+def render(root: Path) -> str:
+    "The headline block for every run folder under root/outputs/paper/, in notebook order."
+    folders = sorted(p for p in (root / "outputs" / "paper").glob("*") if (p / "results.json").is_file())
+    if not folders: return "No reference run is committed yet (`outputs/paper/` is empty).\n"
+    out = []
+    for f in folders:
+        r = load_run(f)
+        res, run = r["results"], r["run"]
+        if "verdict" not in res: continue
+        secs = run.get("seconds")
+        mins = "time not recorded" if secs is None else f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.0f} min"
+        out += [f"**{f.name}** — reader `{res.get('reader', run['settings'].get('reader'))}`, git `{run['git']['commit'][:10]}`, "
+                f"{mins} on the 2-core machine (`outputs/paper/{f.name}/`).", ""]
+        if isinstance(res.get("table1"), list) and res["table1"] and "F1 (ours)" in res["table1"][0]:
+            out += system_lines(res["table1"]) + [""]
+        out += verdict_lines(res["verdict"]) + [""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def splice(readme: str, block: str) -> str:
+    "README text with the block between the markers replaced; an error when a marker is missing."
+    if START not in readme or END not in readme: raise SystemExit(f"README.md lacks the markers {START!r} … {END!r}")
+    head, rest = readme.split(START, 1)
+    return head + START + "\n" + block + rest[rest.index(END):]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="rewrite README.md's headline block")
+    ap.add_argument("--check", action="store_true", help="exit 1 when README.md's block differs from the rendered one")
+    ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    a = ap.parse_args(argv)
+    readme = a.root / "README.md"
+    block = render(a.root)
+    if not (a.write or a.check): print(block); return 0
+    new = splice(readme.read_text(encoding="utf-8"), block)
+    if a.check:
+        if new != readme.read_text(encoding="utf-8"):
+            print("README.md's headline block is stale: run `.venv/bin/python scripts/headlines.py --write`", file=sys.stderr)
+            return 1
+        return 0
+    readme.write_text(new, encoding="utf-8"); return 0
+
+
+if __name__ == "__main__": sys.exit(main())
