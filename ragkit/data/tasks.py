@@ -11,7 +11,7 @@ from typing import Sequence
 from ..core import Corpus, Example
 
 # %% auto #0
-__all__ = ['TASKS', 'Task', 'parse_datasets', 'Prepared', 'task_of', 'prepare']
+__all__ = ['TASKS', 'Task', 'parse_datasets', 'Prepared', 'task_of', 'prepare', 'given_contexts']
 
 # %% ../../nbs/05_data.tasks.ipynb #9ab929ce
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class Task:
     corpus: str | None = None  # a ragkit.data.corpora corpus (None: the task has no corpus, e.g. closed-book only)
     gold: str = "corpus"  # gold pids from "meta" (the example's gold_pids), "corpus" (the corpus file) or "" (none)
     note: str = ""  # one line for tables
+    contexts: str = ""  # meta key of each question's own passages (given-context tasks: HotpotQA, RetrievalQA); "" for none
 
     def present(self) -> bool:
         "True when the task's questions can be loaded here (the demo always)."
@@ -36,6 +37,10 @@ TASKS: dict[str, Task] = {t.name: t for t in [
     Task("nq", "nq-gold", "dev", "nq-gold", "corpus", "NQ-open with gold 100-word passages (EoR, SuRe)"),
     Task("triviaqa", "triviaqa", "test", "union", "", "TriviaQA test over the union corpus (EoR)"),
     Task("webq", "webq", "test", "union", "", "WebQuestions test over the union corpus (EoR)"),
+    Task("hotpotqa", "hotpotqa", "dev-distractor", None, "", "HotpotQA dev, distractor setting: each question's 10 given paragraphs (SuRe)",
+         contexts="paragraphs"),
+    Task("retrievalqa", "retrievalqa", "test", None, "", "RetrievalQA: each question's given retrieved contexts (SuRe, FlashRAG anchor)",
+         contexts="contexts"),
 ]}
 
 # %% ../../nbs/05_data.tasks.ipynb #6bb38445
@@ -79,6 +84,7 @@ class Prepared:
     examples: list[Example]
     corpus: Corpus | None
     gold: set[str] = field(default_factory=set)
+    given: dict[str, list[str]] | None = None  # given-context tasks: question -> pids of its own passages (for GivenContexts)
 
     @property
     def name(self) -> str: return self.task.name
@@ -107,9 +113,24 @@ def prepare(name: str, # a task name (see TASKS) or dataset:split
         if not isinstance(v, int) or isinstance(v, bool) or v < 0: raise ValueError(f"{p} must be a non-negative integer, got {v!r}")
     t = task_of(name)
     exs = sample_examples(load_dataset(t.dataset, t.split), limit, seed)
+    if t.contexts: return given_contexts(t, exs, context_words)
     if t.corpus is None: return Prepared(t, exs, None)
     full, corpus_gold = load_with_gold(t.corpus)  # one parse of the corpus file gives both
     golds = {e.qid: e.meta.get("gold_pids", []) for e in exs} if t.gold == "meta" else corpus_gold if t.gold == "corpus" else {}
     keep = {p for e in exs for p in golds.get(e.qid, [])}
     corpus = cap_words(restrict_corpus(full, keep, max_passages), context_words)
     return Prepared(t, exs, corpus, keep)
+
+# %% ../../nbs/05_data.tasks.ipynb #ac90bc1c
+def given_contexts(t: Task, exs: list[Example], context_words: int = 0) -> Prepared:
+    "The Prepared of a given-context task: the sample's own passages as the corpus, and question -> pids."
+    from ragkit.core import Passage
+    from ragkit.data.corpora import cap_words
+    passages, given = [], {}
+    for e in exs:
+        ctxs = e.meta.get(t.contexts)
+        if not isinstance(ctxs, list): raise ValueError(f"task {t.name!r}: example {e.qid} has no list of passages under meta[{t.contexts!r}]")
+        pids = [f"{e.qid}#{i}" for i in range(len(ctxs))]
+        passages += [Passage(pid, c.get("title") or "", c.get("text") or "") for pid, c in zip(pids, ctxs)]
+        given.setdefault(e.question, pids)
+    return Prepared(t, exs, cap_words(Corpus(passages, f"{t.name}-given"), context_words), set(), given)

@@ -15,12 +15,12 @@ import numpy as np
 from fastcore.basics import patch
 from tqdm.auto import tqdm
 from ..config import load_settings
-from ..core import Corpus, Hit, Passage
+from ..core import Corpus, Hit, Passage, stable_hash
 from .fusion import Retriever
 
 # %% auto #0
 __all__ = ['STOPWORDS', 'BACKENDS', 'porter', 'tokenize', 'passage_text', 'bm25_reference', 'RankBM25Backend', 'BM25sBackend',
-           'top_hits', 'make_backend', 'BM25Retriever', 'backend_agreement']
+           'top_hits', 'make_backend', 'BM25Retriever', 'GivenContexts', 'backend_agreement']
 
 # %% ../../nbs/21_retrieve.bm25.ipynb #50f8fd9c
 STOPWORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the their then "
@@ -237,6 +237,28 @@ def batch_search(self: BM25Retriever, queries: Sequence[str], k: int = 10, progr
 def search(self: BM25Retriever, query: str, k: int = 10) -> list[Hit]:
     "Top-`k` hits for `query`."
     return self.batch_search([query], k, progress=False)[0]
+
+# %% ../../nbs/21_retrieve.bm25.ipynb #25e87f60
+class GivenContexts(Retriever):
+    "Each question's own given passages (e.g. HotpotQA's ten paragraphs), best first by BM25 among them or as given."
+    config_keys = ("order", "table_hash")
+    def __init__(self, corpus: Corpus, # every question's passages
+                 table: dict[str, list[str]], # question -> the pids of its passages, in the given order
+                 order: str = "bm25", # "bm25" (scored among the question's own passages) or "given"
+                 name: str = "Given"):
+        if order not in ("bm25", "given"): raise ValueError(f"order must be 'bm25' or 'given', got {order!r}")
+        missing = sorted({p for ps in table.values() for p in ps if p not in corpus})
+        if missing: raise ValueError(f"{len(missing)} pids of the table are not in corpus {corpus.name!r}, e.g. {missing[:3]}")
+        self.corpus, self.table, self.order, self.name = corpus, table, order, name
+        self.table_hash = stable_hash(json.dumps(table, sort_keys=True))
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        "The question's own passages, best first."
+        if query not in self.table: raise KeyError(f"{self.name}: no given passages for question {query!r:.80}; it only answers the questions it was built with")
+        pids = self.table[query]
+        if self.order == "given": return [Hit(p, 1.0 / r) for r, p in enumerate(pids[:k], 1)]
+        s = bm25_reference(tokenize(query), [tokenize(passage_text(self.corpus[p])) for p in pids])
+        return [Hit(pids[i], float(s[i])) for i in sorted(range(len(pids)), key=lambda i: (-s[i], i))[:k]]
 
 # %% ../../nbs/21_retrieve.bm25.ipynb #39c0b5f2
 def backend_agreement(a: BM25Retriever, b: BM25Retriever, queries: Sequence[str], k: int = 10) -> dict:
