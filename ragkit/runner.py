@@ -435,7 +435,7 @@ def reproduce(profile: str = "demo", # smoke, demo, paper or full
     root = root or project_root()
     profiles = load_profiles(root)
     nbs = select_notebooks(profiles.get("reproduce", {}).get("notebooks", []), only)
-    if profile != "smoke":  # a notebook without a table for this profile is not part of it (e.g. 50_data.cards has no paper run)
+    if profile not in ("smoke", "demo"):  # paper and full are opt-in: a notebook without that table is not part of it (50_data.cards has no paper run)
         skip = [n for n in nbs if profile not in profiles.get(n, {})]
         if skip: print(f"profile {profile}: skipping {', '.join(skip)} (no [\"<notebook>\".{profile}] table in nbs/profiles.toml)", flush=True)
         nbs = [n for n in nbs if n not in skip]
