@@ -111,6 +111,47 @@ _SURE_TEMPLATES = [
           "MCQ prompt over the same candidates; no blank lines between Question, Choices and Answer, as printed."),
 ]
 
+# %% ../../nbs/14_lm.reader.ipynb #d63ef440
+_SU = "SuRe original code (bbuing9/ICLR24_SuRe@6320590) "
+_SU_NOTE = ("Word for word from the original code, not printed in the paper; the code sent it as a system message and "
+            "ended it with 'Answer: ' (trailing space), both kept. ")
+
+def _su(name: str, where: str, text: str, notes: str = "", verbatim_code: bool = True) -> Template:
+    "A SuRe prompt the paper does not print: from the original code, or ragkit's own."
+    return Template(name, "SuRe", where, text, True, (_SU_NOTE if verbatim_code else "") + _SURE_NOTE + notes, dict(_SURE_P), verbatim=False)
+
+_SURE_OTHER_TEMPLATES = [
+    _su("sure-candidates-original", _SU + "functions/gen_candidates.py L20-25",
+        "Below are {n} passages related to the question at the end. After reading the passages, provide two correct "
+        "candidates for the answer to the question at the end. Each answer should be in the form: (a) xx, (b) yy, "
+        "and should not exceed 3 words for each candidate.\n\n{passages}\n\nQuestion:\n{question}\n\nAnswer: ",
+        "The code repeats passages (i % len) when fewer than N are given; ragkit states the number given."),
+    _su("sure-summary-original", _SU + "functions/gen_summary.py L28-35",
+        "{passages}\n\n" + _SURE_WRITER.replace("lets", "let's").replace("Response:”", "\"Response:\"").format(given="given ") +
+        "\n\nQuestion: {question}\nChoices:{choices}\nPrediction:{prediction}\nPassage: ",
+        "The code's leading blank lines before Passage #1 are dropped by render."),
+    _su("sure-validity-original", _SU + "functions/verification.py L19-22",
+        "Question:\n{question}\n\nPrediction:\n{prediction}\n\nPassage:\n{summary}\n\n"
+        "Does the passage correctly support the prediction? Choices: [True, False]. Answer:"),
+    _su("sure-rank-original", _SU + "functions/verification.py L37-48",
+        "Question: Given the following passages, determine which one provides a more informative answer to the "
+        "subsequent question.\n\nPassage 1:\n{summary1}\n\nPassage 2:\n{summary2}\n\nTarget Question:\nQuestion: {question}\n\n"
+        "Your Task:\nIdentify which passage (Passage 1 or Passage 2) is more relevant and informative to answer the "
+        "question at hand. Choices: [Passage 1, Passage 2].\n\nAnswer:"),
+    _su("sure-base-original", _SU + "functions/common.py L56-68",
+        "{passages}" + _SURE_TASK + "\n\nQuestion: {question}.\n\nAnswer: ",
+        "{passages} is format_passages(style='sure-base-original'): each passage followed by ' \\n\\n', empty for no retrieval."),
+    _su("sure-sum-pred", _SU + "pref_eval.ipynb cell 16 (Sum-and-pred's answer step)",
+        "Below is the passage related to the question at the end. After reading the passage, provide correct answer to "
+        "the question at the end. Answer should not exceed 3 words.\n\nPassage:\n{summary}\n\nQuestion:\n{question}\n\nAnswer: ",
+        "{summary} is the generic summary (sure-generic-summary)."),
+    _su("sure-summaries-base", "ragkit, for SuRe Table 3's '+ Conditional summarizations' row (§4.3)",
+        "{passages}\n\n{summaries}\n\n" + _SURE_TASK + "\n\nQuestion: {question}\n\nAnswer:",
+        "The paper says only that this row 'additionally appends all the conditional summarizations' to Base and prints "
+        "no prompt: ragkit's is Base (Figure 10) with a block 'Summary (a): ...' per candidate after the passages.",
+        verbatim_code=False),
+]
+
 # %% ../../nbs/14_lm.reader.ipynb #ecfce426
 _WITQA = dict(paper="WITQA", printed={"question": "{{ question }}", "document": "{{ context }}"})
 _WITQA_TEMPLATES = [
@@ -143,7 +184,7 @@ _LORE_TEMPLATES = [
 ]
 
 # %% ../../nbs/14_lm.reader.ipynb #55af72be
-TEMPLATES: dict[str, Template] = {t.name: t for t in _EOR_TEMPLATES + _SURE_TEMPLATES + _WITQA_TEMPLATES + _LORE_TEMPLATES}
+TEMPLATES: dict[str, Template] = {t.name: t for t in _EOR_TEMPLATES + _SURE_TEMPLATES + _SURE_OTHER_TEMPLATES + _WITQA_TEMPLATES + _LORE_TEMPLATES}
 
 def get_template(template: str | Template) -> Template:
     "The Template named `template` (a Template passes through)."
@@ -177,13 +218,14 @@ def _parts(passages) -> list[tuple[str, str]]:
     return [("", p) if isinstance(p, str) else (getattr(p, "title", "") or "", p.text) for p in passages]
 
 def format_passages(passages, # Passages, Chunks, a Document, or strings
-                    style: str = "sure", # 'sure': 'Passage #i Title/Text' pairs; 'eor': texts joined by blank lines
+                    style: str = "sure", # 'sure': 'Passage #i Title/Text' pairs; 'eor': texts joined by blank lines; 'sure-base-original': the SuRe code's Base layout
                     start: int = 1) -> str: # number of the first passage (sure style)
     "The passages as one prompt block in a paper's layout."
     parts = _parts(passages)
     if style == "sure": return "\n\n".join(f"Passage #{i} Title: {ti}\nPassage #{i} Text: {tx}" for i, (ti, tx) in enumerate(parts, start))
     if style == "eor": return "\n\n".join(tx for _, tx in parts)
-    raise ValueError(f"unknown passage style {style!r}; use 'sure' or 'eor'")
+    if style == "sure-base-original": return "".join(f"Passage #{i} Title: {ti}\nPassage #{i} Text: {tx} \n\n" for i, (ti, tx) in enumerate(parts, start))
+    raise ValueError(f"unknown passage style {style!r}; use 'sure', 'eor' or 'sure-base-original'")
 
 # %% ../../nbs/14_lm.reader.ipynb #a112ff68
 def format_choices(candidates: Sequence[str]) -> str:

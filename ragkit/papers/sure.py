@@ -14,9 +14,9 @@ import numpy as np
 from ..lm.reader import clean_line
 
 # %% auto #0
-__all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PAPER_TABLE1', 'parse_candidates', 'strip_done', 'parse_validity',
+__all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'PAPER_TABLE1', 'parse_candidates', 'strip_done', 'parse_validity',
            'parse_preference', 'original_pair', 'rank_scores', 'select', 'k2_cases', 'cut_words', 'SuRe', 'Base',
-           'sure_diagnostics', 'oracle', 'sure_claims']
+           'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'sure_diagnostics', 'oracle', 'sure_claims']
 
 # %% ../../nbs/70_papers.sure.ipynb #925fd090
 RULES = ("paper", "original", "flashrag")
@@ -168,112 +168,160 @@ def _passages(retriever, hits, words: int) -> list:
     return [SimpleNamespace(title=retriever.corpus[h.pid].title, text=cut_words(retriever.corpus[h.pid].text, words)) for h in hits]
 
 # %% ../../nbs/70_papers.sure.ipynb #5fab1531
+PROMPTS = {"paper": dict(candidates="sure-candidates", summary="sure-summary", validity="sure-validity", rank="sure-rank",
+                         base="sure-base", passages="sure"),
+           "original": dict(candidates="sure-candidates-original", summary="sure-summary-original", validity="sure-validity-original",
+                            rank="sure-rank-original", base="sure-base-original", passages="sure-base-original")}
+
+def _check_prompts(prompts: str) -> dict:
+    "The template names of a prompt set, or a clear error."
+    if prompts not in PROMPTS: raise ValueError(f"prompts={prompts!r}; choose one of {', '.join(PROMPTS)} (Appendix A as printed, or the original code's)")
+    return PROMPTS[prompts]
+
 class SuRe:
     "Summarised retrieval with answer candidates (Kim et al., ICLR 2024): candidates, conditional summaries, validity, ranking."
+    variant = "SuRe"  # the Table 3 ablations are subclasses with another variant
     def __init__(self, retriever, lm, n_passages: int = 10, k: int = 2, candidate_max_new_tokens: int = 32,
                  summary_max_new_tokens: int = 128, judge_max_new_tokens: int = 8, parse: str = "paper", rank_mode: str = "paper",
                  combine: str = "paper", use_ranking: bool = True, use_validity: bool = True, passage_words: int = 100,
-                 chat: bool = True, name: str | None = None):
-        _check_rule(parse)
+                 chat: bool = True, prompts: str = "paper", answer_max_new_tokens: int = 16, name: str | None = None):
+        _check_rule(parse); self.templates = _check_prompts(prompts)
         if rank_mode not in RANK_MODES or combine not in COMBINES: raise ValueError(f"rank_mode must be one of {RANK_MODES}, combine one of {COMBINES}")
         if rank_mode == "original" and k != 2: raise ValueError("rank_mode='original' ranks exactly 2 candidates (the original code's); use k=2")
         if k < 2: raise ValueError(f"k={k}: SuRe chooses between at least 2 candidates")
+        if not (use_ranking or use_validity) and self.variant == "SuRe":
+            raise ValueError("SuRe needs ranking, validity or both to choose; for Table 3's summaries-only row use SuReSummaries")
         self.retriever, self.lm, self.n_passages, self.k = retriever, lm, n_passages, k
         self.candidate_max_new_tokens, self.summary_max_new_tokens, self.judge_max_new_tokens = candidate_max_new_tokens, summary_max_new_tokens, judge_max_new_tokens
         self.parse, self.rank_mode, self.combine, self.use_ranking, self.use_validity = parse, rank_mode, combine, use_ranking, use_validity
-        self.passage_words, self.chat = passage_words, chat
-        self.name = name or f"SuRe - {retriever.name}"
+        self.passage_words, self.chat, self.prompts, self.answer_max_new_tokens = passage_words, chat, prompts, answer_max_new_tokens
+        self.name = name or f"{self.variant} - {retriever.name}"
 
     @property
     def config(self) -> dict:
         "Everything that changes an answer (the resume key of `ragkit.eval.evaluate`)."
-        return dict(method="SuRe", reader=self.lm.identity, retriever=self.retriever.config, n_passages=self.n_passages, k=self.k,
-                    candidate_max_new_tokens=self.candidate_max_new_tokens, summary_max_new_tokens=self.summary_max_new_tokens,
-                    judge_max_new_tokens=self.judge_max_new_tokens, parse=self.parse, rank_mode=self.rank_mode, combine=self.combine,
-                    use_ranking=self.use_ranking, use_validity=self.use_validity, passage_words=self.passage_words, chat=self.chat,
-                    prompts="paper (Appendix A)")
+        c = dict(method="SuRe", reader=self.lm.identity, retriever=self.retriever.config, n_passages=self.n_passages, k=self.k,
+                 candidate_max_new_tokens=self.candidate_max_new_tokens, summary_max_new_tokens=self.summary_max_new_tokens,
+                 judge_max_new_tokens=self.judge_max_new_tokens, parse=self.parse, rank_mode=self.rank_mode, combine=self.combine,
+                 use_ranking=self.use_ranking, use_validity=self.use_validity, passage_words=self.passage_words, chat=self.chat,
+                 prompts="paper (Appendix A)" if self.prompts == "paper" else self.prompts)
+        if self.variant != "SuRe": c.update(variant=self.variant, answer_max_new_tokens=self.answer_max_new_tokens)
+        return c
 
     def _gen(self, prompts: list[str], max_new_tokens: int, stop=None) -> list:
         "Completions of `prompts` in one batched call (none when there is nothing to ask)."
         return self.lm.generate(prompts, max_new_tokens=max_new_tokens, stop=stop, chat=self.chat) if prompts else []
 
 # %% ../../nbs/70_papers.sure.ipynb #4d09b2d9
+from types import SimpleNamespace
 from fastcore.basics import patch
 
 @patch
-def answer_batch(self: SuRe, questions: list[str]) -> list[Prediction]:
-    "SuRe's answers to `questions`, each of the four steps batched over the questions."
+def _retrieve(self: SuRe, questions: list[str]) -> SimpleNamespace:
+    "The batch's state: retrieved passages as prompt blocks, an empty trace and cost per question."
     hits = self.retriever.batch_search(questions, self.n_passages, progress=False)
-    blocks = [format_passages(_passages(self.retriever, hs, self.passage_words)) for hs in hits]
-    tr = [dict(pids=[h.pid for h in hs]) for hs in hits]
-    cost = [Cost() for _ in questions]
-    outs = self._gen([render("sure-candidates", n=len(hs), passages=b, question=q) for q, b, hs in zip(questions, blocks, hits)],
+    return SimpleNamespace(questions=questions, hits=hits, blocks=[format_passages(_passages(self.retriever, hs, self.passage_words)) for hs in hits],
+                           tr=[dict(pids=[h.pid for h in hs]) for hs in hits], cost=[Cost() for _ in questions])
+
+@patch
+def _candidates(self: SuRe, st: SimpleNamespace) -> None:
+    "Eq. 2: K candidates per question; `st.live` are the questions with at least two distinct ones."
+    outs = self._gen([render(self.templates["candidates"], n=len(hs), passages=b, question=q) for q, b, hs in zip(st.questions, st.blocks, st.hits)],
                      self.candidate_max_new_tokens, stop=("\n\n",))
-    cands = []
+    st.cands = []
     for i, c in enumerate(outs):
         cs, labelled = parse_candidates(c.text, self.k, self.parse)
-        cands.append(cs); cost[i] += c.cost; tr[i].update(candidates_raw=c.text, candidates=cs, labelled=labelled)
-    live = [i for i, cs in enumerate(cands) if len(cs) >= 2]
-    # Eq. 3: one summary per candidate, conditioned on it (the prediction line names it with its label)
-    jobs = [(i, j) for i in live for j in range(len(cands[i]))]
-    outs = self._gen([render("sure-summary", passages=blocks[i], question=questions[i], choices=format_choices(cands[i]),
-                             prediction=f"({chr(97 + j)}) {cands[i][j]}") for i, j in jobs], self.summary_max_new_tokens, stop=("[DONE]",))
-    summ = {}
-    for (i, j), c in zip(jobs, outs): summ[i, j] = strip_done(c.text); cost[i] += c.cost
-    for i in live: tr[i]["summaries"] = [summ[i, j] for j in range(len(cands[i]))]
-    # Eq. 4: does each summary support its own candidate?
-    v = {i: [0] * len(cands[i]) for i in live}
-    if self.use_validity:
-        outs = self._gen([render("sure-validity", question=questions[i], prediction=cands[i][j], summary=summ[i, j]) for i, j in jobs],
-                         self.judge_max_new_tokens, stop=("\n",))
-        for (i, j), c in zip(jobs, outs):
-            v[i][j], clear = parse_validity(c.text, self.parse); cost[i] += c.cost
-            tr[i].setdefault("validity_raw", []).append(c.text); tr[i].setdefault("validity_clear", []).append(clear)
-    # Eq. 5: every ordered pair of summaries, the first shown as "Passage 1"
-    r = {i: np.zeros(len(cands[i])) for i in live}
-    if self.use_ranking:
-        pairs = [(i, a, b) for i in live for a, b in permutations(range(len(cands[i])), 2)]
-        outs = self._gen([render("sure-rank", question=questions[i], summary1=summ[i, a], summary2=summ[i, b]) for i, a, b in pairs],
-                         self.judge_max_new_tokens, stop=("\n",))
-        raw = {}
-        for (i, a, b), c in zip(pairs, outs): raw[i, a, b] = c.text; cost[i] += c.cost
-        for i in live:
-            ab = [(a, b) for a, b in permutations(range(len(cands[i])), 2)]
-            if self.rank_mode == "original":
-                c1, c2 = original_pair(raw[i, 0, 1].strip(), raw[i, 1, 0].strip())
-                outcomes, clear = {(0, 1): c1, (1, 0): c2}, [c1 != 0.5] * 2
-            else:
-                parsed = {(a, b): parse_preference(raw[i, a, b], "flashrag" if self.parse == "flashrag" else "paper") for a, b in ab}
-                outcomes, clear = {p: x[0] for p, x in parsed.items()}, [x[1] for x in parsed.values()]
-            r[i] = rank_scores(outcomes, len(cands[i]), self.rank_mode)
-            tr[i].update(rank_raw={f"{a}>{b}": raw[i, a, b] for a, b in ab}, rank_credit={f"{a}>{b}": outcomes[a, b] for a, b in ab}, rank_clear=clear)
-    preds = []
-    for i, q in enumerate(questions):
-        if i not in live:
-            ans = cands[i][0] if cands[i] else ""
-            tr[i].update(decided_by="one candidate" if cands[i] else "no candidate")
+        st.cands.append(cs); st.cost[i] += c.cost; st.tr[i].update(candidates_raw=c.text, candidates=cs, labelled=labelled)
+    st.live = [i for i, cs in enumerate(st.cands) if len(cs) >= 2]
+    st.jobs = [(i, j) for i in st.live for j in range(len(st.cands[i]))]
+
+@patch
+def _summaries(self: SuRe, st: SimpleNamespace) -> None:
+    "Eq. 3: one summary per candidate, conditioned on it (the prediction line names it with its label)."
+    outs = self._gen([render(self.templates["summary"], passages=st.blocks[i], question=st.questions[i], choices=format_choices(st.cands[i]),
+                             prediction=f"({chr(97 + j)}) {st.cands[i][j]}") for i, j in st.jobs], self.summary_max_new_tokens, stop=("[DONE]",))
+    st.summ = {}
+    for (i, j), c in zip(st.jobs, outs): st.summ[i, j] = strip_done(c.text); st.cost[i] += c.cost
+    for i in st.live: st.tr[i]["summaries"] = [st.summ[i, j] for j in range(len(st.cands[i]))]
+
+@patch
+def _validity(self: SuRe, st: SimpleNamespace) -> None:
+    "Eq. 4: does each summary support its own candidate? (all 0 when validity is switched off)"
+    st.v = {i: [0] * len(st.cands[i]) for i in st.live}
+    if not self.use_validity: return
+    outs = self._gen([render(self.templates["validity"], question=st.questions[i], prediction=st.cands[i][j], summary=st.summ[i, j]) for i, j in st.jobs],
+                     self.judge_max_new_tokens, stop=("\n",))
+    for (i, j), c in zip(st.jobs, outs):
+        st.v[i][j], clear = parse_validity(c.text, self.parse); st.cost[i] += c.cost
+        st.tr[i].setdefault("validity_raw", []).append(c.text); st.tr[i].setdefault("validity_clear", []).append(clear)
+
+@patch
+def _ranking(self: SuRe, st: SimpleNamespace) -> None:
+    "Eq. 5: every ordered pair of summaries, the first shown as 'Passage 1' (all 0 when ranking is switched off)."
+    st.r = {i: np.zeros(len(st.cands[i])) for i in st.live}
+    if not self.use_ranking: return
+    pairs = [(i, a, b) for i in st.live for a, b in permutations(range(len(st.cands[i])), 2)]
+    outs = self._gen([render(self.templates["rank"], question=st.questions[i], summary1=st.summ[i, a], summary2=st.summ[i, b]) for i, a, b in pairs],
+                     self.judge_max_new_tokens, stop=("\n",))
+    raw = {}
+    for (i, a, b), c in zip(pairs, outs): raw[i, a, b] = c.text; st.cost[i] += c.cost
+    for i in st.live:
+        ab = list(permutations(range(len(st.cands[i])), 2))
+        if self.rank_mode == "original":
+            c1, c2 = original_pair(raw[i, 0, 1].strip(), raw[i, 1, 0].strip())
+            outcomes, clear = {(0, 1): c1, (1, 0): c2}, [c1 != 0.5] * 2
         else:
-            pick = select(v[i], r[i], self.combine, self.use_validity)
-            s = np.asarray(v[i], float) * self.use_validity + r[i]
-            tied = int(np.isclose(s, s[pick]).sum()) > 1
-            tr[i].update(v=v[i], r=r[i].tolist(), score=s.tolist(), chosen=pick,
-                         decided_by="tie: the earlier candidate" if tied else "validity + ranking" if self.use_validity and self.use_ranking else
-                                    "ranking" if self.use_ranking else "validity")
-            ans = cands[i][pick]
-        preds.append(Prediction.charged(ans, cost[i], raw=tr[i]["candidates_raw"], pids=tr[i]["pids"], trace=tr[i]))
-    return preds
+            parsed = {(a, b): parse_preference(raw[i, a, b], "flashrag" if self.parse == "flashrag" else "paper") for a, b in ab}
+            outcomes, clear = {p: x[0] for p, x in parsed.items()}, [x[1] for x in parsed.values()]
+        st.r[i] = rank_scores(outcomes, len(st.cands[i]), self.rank_mode)
+        st.tr[i].update(rank_raw={f"{a}>{b}": raw[i, a, b] for a, b in ab}, rank_credit={f"{a}>{b}": outcomes[a, b] for a, b in ab}, rank_clear=clear)
+
+@patch
+def _single(self: SuRe, st: SimpleNamespace, i: int) -> str:
+    "The answer of a question with fewer than two distinct candidates: its one, or nothing (a documented deviation)."
+    st.tr[i].update(decided_by="one candidate" if st.cands[i] else "no candidate")
+    return st.cands[i][0] if st.cands[i] else ""
+
+@patch
+def _answers(self: SuRe, st: SimpleNamespace) -> list[str]:
+    "Eq. 6: the candidate maximising v + r, ties to the earlier one; a question with fewer than two candidates keeps its one."
+    answers = []
+    for i in range(len(st.questions)):
+        if i not in st.live: answers.append(self._single(st, i)); continue
+        pick = select(st.v[i], st.r[i], self.combine, self.use_validity)
+        s = np.asarray(st.v[i], float) * self.use_validity + st.r[i]
+        tied = int(np.isclose(s, s[pick]).sum()) > 1
+        st.tr[i].update(v=st.v[i], r=st.r[i].tolist(), score=s.tolist(), chosen=pick,
+                        decided_by="tie: the earlier candidate" if tied else "validity + ranking" if self.use_validity and self.use_ranking else
+                                   "ranking" if self.use_ranking else "validity")
+        answers.append(st.cands[i][pick])
+    return answers
+
+@patch
+def answer_batch(self: SuRe, questions: list[str]) -> list[Prediction]:
+    "Answers to `questions`, each step batched over the questions."
+    st = self._retrieve(questions)
+    answers = self._run(st)
+    return [Prediction.charged(a, c, raw=t.get("candidates_raw", ""), pids=t["pids"], trace=t) for a, c, t in zip(answers, st.cost, st.tr)]
+
+@patch
+def _run(self: SuRe, st: SimpleNamespace) -> list[str]:
+    "The four steps of SuRe."
+    self._candidates(st); self._summaries(st); self._validity(st); self._ranking(st)
+    return self._answers(st)
 
 @patch
 def answer(self: SuRe, question: str) -> Prediction:
-    "SuRe's answer to one question."
+    "The answer to one question."
     return self.answer_batch([question])[0]
 
 # %% ../../nbs/70_papers.sure.ipynb #e05ab8fc
 class Base:
     "SuRe's baselines: read the top N passages and answer (Appendix A.5); N = 0 answers with no retrieval."
     def __init__(self, retriever=None, lm=None, n_passages: int = 10, max_new_tokens: int = 16, passage_words: int = 100,
-                 chat: bool = True, name: str | None = None):
+                 chat: bool = True, prompts: str = "paper", name: str | None = None):
         if lm is None: raise ValueError("Base needs a reader: Base(retriever, lm, n_passages)")
+        self.templates, self.prompts = _check_prompts(prompts), prompts
         self.retriever, self.lm, self.n_passages = retriever if n_passages else None, lm, n_passages if retriever is not None else 0
         self.max_new_tokens, self.passage_words, self.chat = max_new_tokens, passage_words, chat
         self.name = name or ("No retrieval" if not self.n_passages else f"Base - {retriever.name}")
@@ -282,12 +330,14 @@ class Base:
     def config(self) -> dict:
         "Everything that changes an answer."
         return dict(method="SuRe-Base", reader=self.lm.identity, retriever=self.retriever.config if self.retriever else None,
-                    n_passages=self.n_passages, max_new_tokens=self.max_new_tokens, passage_words=self.passage_words, chat=self.chat)
+                    n_passages=self.n_passages, max_new_tokens=self.max_new_tokens, passage_words=self.passage_words, chat=self.chat,
+                    **({} if self.prompts == "paper" else dict(prompts=self.prompts)))
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, one prompt each."
         hits = self.retriever.batch_search(questions, self.n_passages, progress=False) if self.retriever else [[] for _ in questions]
-        prompts = [render("sure-base", passages=format_passages(_passages(self.retriever, hs, self.passage_words)) if hs else "", question=q)
+        style = self.templates["passages"]
+        prompts = [render(self.templates["base"], passages=format_passages(_passages(self.retriever, hs, self.passage_words), style) if hs else "", question=q)
                    for q, hs in zip(questions, hits)]
         outs = self.lm.generate(prompts, max_new_tokens=self.max_new_tokens, stop=("\n\n",), chat=self.chat)
         return [Prediction.charged(postprocess(c.text), c.cost, raw=c.text, pids=[h.pid for h in hs]) for c, hs in zip(outs, hits)]
@@ -295,6 +345,57 @@ class Base:
     def answer(self, question: str) -> Prediction:
         "The answer to one question."
         return self.answer_batch([question])[0]
+
+# %% ../../nbs/70_papers.sure.ipynb #98a6d593
+def _labelled_summaries(summaries: Sequence[str]) -> str:
+    "The conditional summaries as one block, 'Summary (a): ...' each."
+    return "\n\n".join(f"Summary ({chr(97 + j)}): {s}" for j, s in enumerate(summaries))
+
+class SuReSummaries(SuRe):
+    "Table 3's '+ conditional summarizations': Base with the K conditional summaries appended (ragkit's prompt; the paper prints none)."
+    variant = "+ conditional summaries"
+    def _run(self, st: SimpleNamespace) -> list[str]:
+        "Candidates and summaries, then one answer read from the passages and all summaries."
+        self._candidates(st); self._summaries(st)
+        outs = self._gen([render("sure-summaries-base", passages=st.blocks[i], summaries=_labelled_summaries(st.tr[i]["summaries"]),
+                                 question=st.questions[i]) for i in st.live], self.answer_max_new_tokens, stop=("\n\n",))
+        got = {}
+        for i, c in zip(st.live, outs): got[i] = postprocess(c.text); st.cost[i] += c.cost; st.tr[i].update(answer_raw=c.text, decided_by="read with summaries")
+        return [got[i] if i in got else self._single(st, i) for i in range(len(st.questions))]
+
+def mcq_answer(raw: str, # the reader's answer to the MCQ prompt
+               candidates: Sequence[str]) -> str: # the choices it was shown
+    "The answer an MCQ reply names: a bare label '(b)' maps to its choice, '(b) Paris' keeps the text, anything else is post-processed."
+    a = postprocess(raw)
+    m = re.fullmatch(r"\(?([a-z])\)\s*(.*)", a, flags=re.S)
+    if not m: return a
+    j = ord(m.group(1)) - 97
+    return m.group(2).strip() or (candidates[j] if j < len(candidates) else a)
+
+class SuReMCQ(SuRe):
+    "Table 3's 'MCQ prompt' (Appendix A.7): the K candidates as choices of a multiple-choice Base prompt."
+    variant = "MCQ prompt"
+    def _run(self, st: SimpleNamespace) -> list[str]:
+        "Candidates, then one multiple-choice answer."
+        self._candidates(st)
+        outs = self._gen([render("sure-mcq", passages=st.blocks[i], question=st.questions[i], choices=format_choices(st.cands[i])) for i in st.live],
+                         self.answer_max_new_tokens, stop=("\n\n",))
+        got = {}
+        for i, c in zip(st.live, outs): got[i] = mcq_answer(c.text, st.cands[i]); st.cost[i] += c.cost; st.tr[i].update(answer_raw=c.text, decided_by="multiple choice")
+        return [got[i] if i in got else self._single(st, i) for i in range(len(st.questions))]
+
+class SumAndPred(SuRe):
+    "Table 3's 'Sum-and-pred (Gen)': a generic summary of the passages (Appendix A.6), then an answer read from it (original notebook)."
+    variant = "Sum-and-pred (Gen)"
+    def _run(self, st: SimpleNamespace) -> list[str]:
+        "Two calls per question: the generic summary, then the answer."
+        outs = self._gen([render("sure-generic-summary", passages=b, question=q) for q, b in zip(st.questions, st.blocks)],
+                         self.summary_max_new_tokens, stop=("[DONE]",))
+        summ = [strip_done(c.text) for c in outs]
+        for i, c in enumerate(outs): st.cost[i] += c.cost; st.tr[i].update(summary=summ[i])
+        outs = self._gen([render("sure-sum-pred", summary=s, question=q) for q, s in zip(st.questions, summ)], self.answer_max_new_tokens, stop=("\n\n",))
+        for i, c in enumerate(outs): st.cost[i] += c.cost; st.tr[i].update(answer_raw=c.text, decided_by="read from the generic summary")
+        return [postprocess(c.text) for c in outs]
 
 # %% ../../nbs/70_papers.sure.ipynb #6424900b
 import pandas as pd
