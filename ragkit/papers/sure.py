@@ -14,9 +14,10 @@ import numpy as np
 from ..lm.reader import clean_line
 
 # %% auto #0
-__all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'PAPER_TABLE1', 'parse_candidates', 'strip_done', 'parse_validity',
-           'parse_preference', 'original_pair', 'rank_scores', 'select', 'k2_cases', 'cut_words', 'SuRe', 'Base',
-           'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'sure_diagnostics', 'oracle', 'sure_claims']
+__all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'PAPER_TABLE1', 'PAPER_TABLE3', 'parse_candidates',
+           'strip_done', 'parse_validity', 'parse_preference', 'original_pair', 'rank_scores', 'select', 'k2_cases',
+           'cut_words', 'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'sure_diagnostics',
+           'oracle', 'sure_claims']
 
 # %% ../../nbs/70_papers.sure.ipynb #925fd090
 RULES = ("paper", "original", "flashrag")
@@ -397,6 +398,13 @@ class SumAndPred(SuRe):
         for i, c in enumerate(outs): st.cost[i] += c.cost; st.tr[i].update(answer_raw=c.text, decided_by="read from the generic summary")
         return [postprocess(c.text) for c in outs]
 
+def _ranking_only(retriever, lm, **kw) -> SuRe:
+    "Table 3's '+ pair-wise ranking': SuRe choosing by ranking alone."
+    return SuRe(retriever, lm, use_validity=False, **kw)
+
+TABLE3_SYSTEMS = {"+ conditional summaries": SuReSummaries, "+ pair-wise ranking": _ranking_only, "MCQ prompt": SuReMCQ,
+                  "Sum-and-pred (Gen)": SumAndPred}  # Table 3's rows beyond Base and SuRe, by the paper's names
+
 # %% ../../nbs/70_papers.sure.ipynb #6424900b
 import pandas as pd
 from ..eval.metrics import exact_match, f1_score, normalize_answer
@@ -409,6 +417,14 @@ _T1 = {  # SuRe paper, Table 1 (Section 4.2): (EM, F1) in %, gpt-3.5-turbo-0301,
     ("2wikimultihopqa:dev-500", "SuRe"): (32.8, 38.1),
     ("hotpotqa", "No retrieval"): (22.2, 31.9), ("hotpotqa", "Base"): (30.8, 40.3), ("hotpotqa", "SuRe"): (33.2, 43.4)}
 PAPER_TABLE1 = {key: dict(exact_match=em, f1=f1) for key, (em, f1) in _T1.items()}
+
+_T3_ROWS = ["Base", "+ conditional summaries", "+ pair-wise ranking", "SuRe", "MCQ prompt", "Sum-and-pred (Gen)"]
+_T3 = {  # SuRe paper, Table 3 (Section 4.3): (EM, F1) in % per row of _T3_ROWS; NQ* and WebQ* are its 500-question samples
+    "nq": [(29.4, 41.7), (30.4, 40.9), (30.6, 41.2), (35.6, 44.9), (35.2, 45.3), (26.4, 37.8)],
+    "webq": [(19.4, 32.2), (20.8, 33.5), (21.6, 34.8), (23.2, 36.5), (22.4, 35.1), (19.8, 32.6)],
+    "2wikimultihopqa:dev-500": [(27.4, 32.8), (29.2, 34.5), (31.0, 36.0), (32.8, 38.1), (30.4, 36.1), (25.6, 32.3)],
+    "hotpotqa": [(30.8, 40.3), (33.0, 43.4), (30.6, 40.7), (33.2, 43.4), (31.0, 41.5), (33.8, 43.3)]}
+PAPER_TABLE3 = {(d, s): dict(exact_match=em, f1=f1) for d, cells in _T3.items() for s, (em, f1) in zip(_T3_ROWS, cells)}
 
 # %% ../../nbs/70_papers.sure.ipynb #d82e2fcb
 def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trace column)
@@ -443,9 +459,20 @@ def oracle(sure_table: pd.DataFrame, golds: dict[str, list[str]]) -> pd.DataFram
     return pd.DataFrame(rows)
 
 # %% ../../nbs/70_papers.sure.ipynb #49190248
-def sure_claims(datasets: Sequence[str]) -> list[Claim]:
-    "SuRe's Table 1 claims on `datasets`, with the paper's differences where its table has the task."
-    def paper(d, a, b, m): return PAPER_TABLE1[d, a][m] - PAPER_TABLE1[d, b][m] if (d, a) in PAPER_TABLE1 and (d, b) in PAPER_TABLE1 else None
-    src = "SuRe Table 1, Section 4.2 (gpt-3.5-turbo, BM25 top-10)"
-    return [Claim(f"SuRe > {b} ({'EM' if m == 'exact_match' else 'F1'})", d, "SuRe", (b,), m, paper(d, "SuRe", b, m), src)
-            for d in datasets for b, ms in (("Base", ("exact_match", "f1")), ("No retrieval", ("exact_match",))) for m in ms]
+def _diff(table: dict, d: str, a: str, b: str, m: str) -> float | None:
+    "The paper's a − b on task d and metric m, if its table has both cells."
+    return table[d, a][m] - table[d, b][m] if (d, a) in table and (d, b) in table else None
+
+def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
+                table3: bool = False, # add Table 3's ablation claims
+                ) -> list[Claim]:
+    "SuRe's Table 1 (and optionally Table 3) claims on `datasets`, with the paper's differences where its table has the task."
+    src1, src3 = "SuRe Table 1, Section 4.2 (gpt-3.5-turbo, BM25 top-10)", "SuRe Table 3, Section 4.3"
+    cl = [Claim(f"SuRe > {b} ({'EM' if m == 'exact_match' else 'F1'})", d, "SuRe", (b,), m, _diff(PAPER_TABLE1, d, "SuRe", b, m), src1)
+          for d in datasets for b, ms in (("Base", ("exact_match", "f1")), ("No retrieval", ("exact_match",))) for m in ms]
+    if table3:  # conditional summaries help; validity adds to ranking; SuRe beats a generic summary
+        cl += [Claim(name, d, a, (b,), "exact_match", _diff(PAPER_TABLE3, d, a, b, "exact_match"), src3) for d in datasets
+               for name, a, b in (("+ summaries > Base (EM)", "+ conditional summaries", "Base"),
+                                  ("SuRe > ranking only (EM)", "SuRe", "+ pair-wise ranking"),
+                                  ("SuRe > Sum-and-pred (EM)", "SuRe", "Sum-and-pred (Gen)"))]
+    return cl
