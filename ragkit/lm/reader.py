@@ -150,6 +150,14 @@ _SURE_OTHER_TEMPLATES = [
         "The paper says only that this row 'additionally appends all the conditional summarizations' to Base and prints "
         "no prompt: ragkit's is Base (Figure 10) with a block 'Summary (a): ...' per candidate after the passages.",
         verbatim_code=False),
+    _su("sure-rankgpt", _SU + "rerank.ipynb cell 26 (Table 4's LLM-rerank, RankGPT of Sun et al., 2023)",
+        "This is RankGPT, an intelligent assistant that can rank passages based on their relevancy to the query.\n\n"
+        "The following are {n} passages, each indicated by number identifier []. I can rank them based on their relevance "
+        "to query: Question: {question}\n\n{passages}The search query is: Question: {question}\n\nI will rank the {n} passages "
+        "above based on their relevance to the search query. The passages will be listed in descending order using identifiers, "
+        "and the most relevant passages should be listed first, and the output format should be [] > [] > etc, e.g., "
+        "[1] > [2] > etc.\n\nThe ranking results of the {n} passages (only identifiers) is:",
+        "{passages} is format_passages(style='rankgpt'): '[i] Title: t\\nText: x\\n\\n' per passage of the window."),
 ]
 
 # %% ../../nbs/14_lm.reader.ipynb #ecfce426
@@ -218,14 +226,15 @@ def _parts(passages) -> list[tuple[str, str]]:
     return [("", p) if isinstance(p, str) else (getattr(p, "title", "") or "", p.text) for p in passages]
 
 def format_passages(passages, # Passages, Chunks, a Document, or strings
-                    style: str = "sure", # 'sure': 'Passage #i Title/Text' pairs; 'eor': texts joined by blank lines; 'sure-base-original': the SuRe code's Base layout
+                    style: str = "sure", # 'sure': 'Passage #i Title/Text' pairs; 'eor': texts joined by blank lines; 'sure-base-original' / 'rankgpt': the SuRe code's Base / RankGPT layouts
                     start: int = 1) -> str: # number of the first passage (sure style)
     "The passages as one prompt block in a paper's layout."
     parts = _parts(passages)
     if style == "sure": return "\n\n".join(f"Passage #{i} Title: {ti}\nPassage #{i} Text: {tx}" for i, (ti, tx) in enumerate(parts, start))
     if style == "eor": return "\n\n".join(tx for _, tx in parts)
+    if style == "rankgpt": return "".join(f"[{i}] Title: {ti}\nText: {tx}\n\n" for i, (ti, tx) in enumerate(parts, start))
     if style == "sure-base-original": return "".join(f"Passage #{i} Title: {ti}\nPassage #{i} Text: {tx} \n\n" for i, (ti, tx) in enumerate(parts, start))
-    raise ValueError(f"unknown passage style {style!r}; use 'sure', 'eor' or 'sure-base-original'")
+    raise ValueError(f"unknown passage style {style!r}; use 'sure', 'eor', 'sure-base-original' or 'rankgpt'")
 
 # %% ../../nbs/14_lm.reader.ipynb #a112ff68
 def format_choices(candidates: Sequence[str]) -> str:

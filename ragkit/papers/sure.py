@@ -14,10 +14,10 @@ import numpy as np
 from ..lm.reader import clean_line
 
 # %% auto #0
-__all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'PAPER_TABLE1', 'PAPER_TABLE3', 'parse_candidates',
-           'strip_done', 'parse_validity', 'parse_preference', 'original_pair', 'rank_scores', 'select', 'k2_cases',
-           'cut_words', 'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'sure_diagnostics',
-           'oracle', 'sure_claims']
+__all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'RERANKERS', 'PAPER_TABLE1', 'PAPER_TABLE3',
+           'PAPER_TABLE4', 'parse_candidates', 'strip_done', 'parse_validity', 'parse_preference', 'original_pair',
+           'rank_scores', 'select', 'k2_cases', 'cut_words', 'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ',
+           'SumAndPred', 'parse_rankgpt', 'sliding_window', 'Rerank1', 'sure_diagnostics', 'oracle', 'sure_claims']
 
 # %% ../../nbs/70_papers.sure.ipynb #925fd090
 RULES = ("paper", "original", "flashrag")
@@ -405,6 +405,132 @@ def _ranking_only(retriever, lm, **kw) -> SuRe:
 TABLE3_SYSTEMS = {"+ conditional summaries": SuReSummaries, "+ pair-wise ranking": _ranking_only, "MCQ prompt": SuReMCQ,
                   "Sum-and-pred (Gen)": SumAndPred}  # Table 3's rows beyond Base and SuRe, by the paper's names
 
+# %% ../../nbs/70_papers.sure.ipynb #0bc06563
+def parse_rankgpt(raw: str, # the reader's ranking, e.g. "[2] > [1] > [3]"
+                  n: int, # passages in the window
+                  rule: str = "rankgpt", # "rankgpt" (Sun et al.'s: ids in order, duplicates and unknown ids dropped, missing appended) or "original"
+                  ) -> list[int]:
+    "The window's new order as 0-based positions; 'original' keeps the order unless the answer lists exactly n items joined by ' > '."
+    if rule == "original":  # SuRe's rerank.ipynb cell 27: exactly n items, else no change
+        parts = raw.strip().split(" > ")
+        ids = [int(m.group(1)) - 1 for s in parts if (m := re.match(r"\[(\d+)\]", s.strip()))]
+        return ids if len(parts) == n and sorted(ids) == list(range(n)) else list(range(n))
+    if rule != "rankgpt": raise ValueError(f"rule={rule!r}; use 'rankgpt' or 'original'")
+    ids = list(dict.fromkeys(int(x) - 1 for x in re.findall(r"\[?(\d+)\]?", raw) if 1 <= int(x) <= n))
+    return ids + [i for i in range(n) if i not in ids]
+
+def sliding_window(order: list[int], # current ranking (passage indices), best first
+                   window: int = 5, step: int = 3) -> list[int]:
+    "The window starts RankGPT visits, from the back of the list to the front (SuRe's notebook: window 5, step 3)."
+    n = len(order)
+    if n <= window: return [0]
+    starts = list(range(n - window, 0, -step))
+    return starts + [0] if starts[-1] != 0 else starts
+
+RERANKERS = {"bm25": "BM25", "question": "Sent-enc (q)", "llm": "LLM-rerank", "generic": "Sent-enc (Gen)", "sure": "Sent-enc (SuRe)"}
+
+class Rerank1:
+    "SuRe's Table 4 (§4.3): rerank the N retrieved passages, keep the top one and answer from it with Base's prompt (N = 1)."
+    def __init__(self, retriever, lm, by: str = "sure", # one of RERANKERS: bm25, question, llm, generic, sure
+                 embedder=None, # sentence encoder for the 'Sent-enc' rows (default: settings.embedder)
+                 sure: SuRe | None = None, # the SuRe whose chosen summary ranks the passages (by='sure')
+                 n_passages: int = 10, passage_words: int = 100, max_new_tokens: int = 16, summary_max_new_tokens: int = 128,
+                 rank_max_new_tokens: int = 48, window: int = 5, step: int = 3, rankgpt_rule: str = "rankgpt",
+                 chat: bool = True, prompts: str = "paper", name: str | None = None):
+        if by not in RERANKERS: raise ValueError(f"by={by!r}; choose one of {', '.join(RERANKERS)}")
+        if by == "sure" and sure is None: raise ValueError("by='sure' ranks by SuRe's chosen summary: pass sure=SuRe(...)")
+        self.retriever, self.lm, self.by, self.sure, self.templates = retriever, lm, by, sure, _check_prompts(prompts)
+        if by in ("question", "generic", "sure") and embedder is None:
+            from ragkit.retrieve.dense import Embedder
+            embedder = Embedder()
+        self.embedder, self.n_passages, self.passage_words, self.max_new_tokens = embedder, n_passages, passage_words, max_new_tokens
+        self.summary_max_new_tokens, self.rank_max_new_tokens, self.window, self.step = summary_max_new_tokens, rank_max_new_tokens, window, step
+        self.rankgpt_rule, self.chat, self.prompts = rankgpt_rule, chat, prompts
+        self.name = name or RERANKERS[by]
+
+    @property
+    def config(self) -> dict:
+        "Everything that changes an answer."
+        c = dict(method="SuRe-Rerank1", by=self.by, reader=self.lm.identity, retriever=self.retriever.config, n_passages=self.n_passages,
+                 passage_words=self.passage_words, max_new_tokens=self.max_new_tokens, chat=self.chat, prompts=self.prompts)
+        if self.by in ("question", "generic", "sure"): c.update(embedder=self.embedder.id)
+        if self.by == "generic": c.update(summary_max_new_tokens=self.summary_max_new_tokens)
+        if self.by == "llm": c.update(rank_max_new_tokens=self.rank_max_new_tokens, window=self.window, step=self.step, rule=self.rankgpt_rule)
+        if self.by == "sure": c.update(sure=self.sure.config)
+        return c
+
+    def _gen(self, prompts: list[str], max_new_tokens: int, stop=None) -> list:
+        "Completions of `prompts` in one batched call."
+        return self.lm.generate(prompts, max_new_tokens=max_new_tokens, stop=stop, chat=self.chat) if prompts else []
+
+# %% ../../nbs/70_papers.sure.ipynb #b6cd922a
+@patch
+def _best_by_embedding(self: Rerank1, keys: list[str | None], ps: list[list]) -> list[int | None]:
+    "Per question, the passage (its text, as the original) most similar to the key text; None where there is no key."
+    todo = [i for i, k in enumerate(keys) if k]
+    if not todo: return [None] * len(keys)
+    kv = self.embedder.encode([keys[i] for i in todo])
+    pv = self.embedder.encode([p.text for i in todo for p in ps[i]])
+    out, at = [None] * len(keys), 0
+    for row, i in enumerate(todo):
+        sims = pv[at:at + len(ps[i])] @ kv[row]; at += len(ps[i])
+        out[i] = int(np.argmax(sims))  # the first of equals
+    return out
+
+@patch
+def _llm_rank(self: Rerank1, questions: list[str], ps: list[list], cost: list, tr: list) -> list[int]:
+    "RankGPT's sliding window over each question's passages, each window pass batched over the questions; the top index."
+    orders = [list(range(len(p))) for p in ps]
+    plans = [sliding_window(o, self.window, self.step) for o in orders]
+    for r in range(max(map(len, plans))):
+        jobs = [(i, plans[i][r]) for i in range(len(questions)) if r < len(plans[i])]
+        win = {i: orders[i][s:s + self.window] for i, s in jobs}
+        outs = self._gen([render("sure-rankgpt", n=len(win[i]), question=questions[i], passages=format_passages([ps[i][j] for j in win[i]], "rankgpt"))
+                          for i, _ in jobs], self.rank_max_new_tokens, stop=("\n\n",))
+        for (i, s), c in zip(jobs, outs):
+            new = parse_rankgpt(c.text, len(win[i]), self.rankgpt_rule)
+            orders[i][s:s + len(win[i])] = [win[i][j] for j in new]
+            cost[i] += c.cost; tr[i].setdefault("rank_raw", []).append(c.text)
+    for i, o in enumerate(orders): tr[i]["order"] = o
+    return [o[0] for o in orders]
+
+@patch
+def answer_batch(self: Rerank1, questions: list[str]) -> list[Prediction]:
+    "Answers to `questions` from the one passage each reranker puts first."
+    hits = self.retriever.batch_search(questions, self.n_passages, progress=False)
+    ps = [_passages(self.retriever, hs, self.passage_words) for hs in hits]
+    cost, tr = [Cost() for _ in questions], [dict(pids=[h.pid for h in hs], by=self.by) for hs in hits]
+    if self.by == "bm25": top = [0] * len(questions)
+    elif self.by == "question": top = self._best_by_embedding(questions, ps)
+    elif self.by == "llm": top = self._llm_rank(questions, ps, cost, tr)
+    else:
+        if self.by == "generic":
+            outs = self._gen([render("sure-generic-summary", passages=format_passages(p), question=q) for q, p in zip(questions, ps)],
+                             self.summary_max_new_tokens, stop=("[DONE]",))
+            keys = [strip_done(c.text) for c in outs]
+            for i, c in enumerate(outs): cost[i] += c.cost
+        else:
+            keys = []
+            for i, sp in enumerate(self.sure.answer_batch(questions)):
+                t = sp.trace; cost[i] += sp.cost  # SuRe's own calls (from the LM cache when SuRe ran first)
+                keys.append(t["summaries"][t["chosen"]] if "chosen" in t else None)
+        top = self._best_by_embedding(keys, ps)
+        for i, k in enumerate(keys): tr[i].update(key=k, fallback=k is None)
+    top = [0 if t is None else t for t in top]  # no summary (SuRe had < 2 candidates): keep BM25's first
+    style = self.templates["passages"]
+    outs = self._gen([render(self.templates["base"], passages=format_passages([p[t]], style), question=q) for q, p, t in zip(questions, ps, top)],
+                     self.max_new_tokens, stop=("\n\n",))
+    preds = []
+    for i, c in enumerate(outs):
+        cost[i] += c.cost; tr[i].update(top=top[i], top_pid=tr[i]["pids"][top[i]] if tr[i]["pids"] else None)
+        preds.append(Prediction.charged(postprocess(c.text), cost[i], raw=c.text, pids=[tr[i]["top_pid"]] if tr[i]["pids"] else [], trace=tr[i]))
+    return preds
+
+@patch
+def answer(self: Rerank1, question: str) -> Prediction:
+    "The answer to one question."
+    return self.answer_batch([question])[0]
+
 # %% ../../nbs/70_papers.sure.ipynb #6424900b
 import pandas as pd
 from ..eval.metrics import exact_match, f1_score, normalize_answer
@@ -425,6 +551,14 @@ _T3 = {  # SuRe paper, Table 3 (Section 4.3): (EM, F1) in % per row of _T3_ROWS;
     "2wikimultihopqa:dev-500": [(27.4, 32.8), (29.2, 34.5), (31.0, 36.0), (32.8, 38.1), (30.4, 36.1), (25.6, 32.3)],
     "hotpotqa": [(30.8, 40.3), (33.0, 43.4), (30.6, 40.7), (33.2, 43.4), (31.0, 41.5), (33.8, 43.3)]}
 PAPER_TABLE3 = {(d, s): dict(exact_match=em, f1=f1) for d, cells in _T3.items() for s, (em, f1) in zip(_T3_ROWS, cells)}
+
+_T4_ROWS = list(RERANKERS.values())  # BM25, Sent-enc (q), LLM-rerank, Sent-enc (Gen), Sent-enc (SuRe)
+_T4 = {  # SuRe paper, Table 4 (Section 4.3): (EM, F1) in % answering from the top-1 of 10 BM25 passages, per row of _T4_ROWS
+    "nq": [(12.6, 18.8), (18.2, 26.4), (20.0, 28.4), (21.2, 31.7), (23.2, 32.5)],
+    "webq": [(9.0, 17.6), (11.4, 21.1), (14.2, 24.4), (13.6, 25.3), (15.4, 28.0)],
+    "2wikimultihopqa:dev-500": [(14.8, 18.1), (14.8, 18.1), (18.2, 21.3), (17.8, 21.1), (18.0, 21.5)],
+    "hotpotqa": [(21.8, 28.3), (20.2, 27.2), (26.0, 34.4), (27.0, 34.3), (28.8, 36.7)]}
+PAPER_TABLE4 = {(d, s): dict(exact_match=em, f1=f1) for d, cells in _T4.items() for s, (em, f1) in zip(_T4_ROWS, cells)}
 
 # %% ../../nbs/70_papers.sure.ipynb #d82e2fcb
 def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trace column)
@@ -465,6 +599,7 @@ def _diff(table: dict, d: str, a: str, b: str, m: str) -> float | None:
 
 def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
                 table3: bool = False, # add Table 3's ablation claims
+                table4: bool = False, # add Table 4's reranking claims
                 ) -> list[Claim]:
     "SuRe's Table 1 (and optionally Table 3) claims on `datasets`, with the paper's differences where its table has the task."
     src1, src3 = "SuRe Table 1, Section 4.2 (gpt-3.5-turbo, BM25 top-10)", "SuRe Table 3, Section 4.3"
@@ -475,4 +610,8 @@ def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
                for name, a, b in (("+ summaries > Base (EM)", "+ conditional summaries", "Base"),
                                   ("SuRe > ranking only (EM)", "SuRe", "+ pair-wise ranking"),
                                   ("SuRe > Sum-and-pred (EM)", "SuRe", "Sum-and-pred (Gen)"))]
+    if table4:  # SuRe's summary finds a better passage than BM25's order and than a generic summary
+        cl += [Claim(name, d, "Sent-enc (SuRe)", (b,), "exact_match", _diff(PAPER_TABLE4, d, "Sent-enc (SuRe)", b, "exact_match"),
+                     "SuRe Table 4, Section 4.3") for d in datasets
+               for name, b in (("rerank by SuRe > BM25 top-1 (EM)", "BM25"), ("rerank by SuRe > by generic summary (EM)", "Sent-enc (Gen)"))]
     return cl
