@@ -150,6 +150,13 @@ _SURE_OTHER_TEMPLATES = [
         "The paper says only that this row 'additionally appends all the conditional summarizations' to Base and prints "
         "no prompt: ragkit's is Base (Figure 10) with a block 'Summary (a): ...' per candidate after the passages.",
         verbatim_code=False),
+    _su("sure-candidates-k", "ragkit, for K other than 2 (Table 6's K = 3 oracle, Appendix B.2)",
+        "Below are {n} passages related to the question at the end. After reading the passages, provide {count} correct "
+        "candidates for the answer to the question at the end. Each answer should be in the form: {form}, "
+        "and should not exceed 3 words for each candidate.\n\n{passages}\n\nQuestion: {question}\n\nAnswer:",
+        "The paper prints p_can for K = 2 only and neither it nor the code defines another K (SURE_WITQA.md 1.2): this is "
+        "Figure 6 with the count spelled out ({count}, e.g. 'three') and the form extended ({form}, e.g. '(a) xx, (b) yy, (c) zz').",
+        verbatim_code=False),
     _su("sure-rankgpt", _SU + "rerank.ipynb cell 26 (Table 4's LLM-rerank, RankGPT of Sun et al., 2023)",
         "This is RankGPT, an intelligent assistant that can rank passages based on their relevancy to the query.\n\n"
         "The following are {n} passages, each indicated by number identifier []. I can rank them based on their relevance "

@@ -17,7 +17,8 @@ from ..lm.reader import clean_line
 __all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'RERANKERS', 'PAPER_TABLE1', 'PAPER_TABLE3',
            'PAPER_TABLE4', 'parse_candidates', 'strip_done', 'parse_validity', 'parse_preference', 'original_pair',
            'rank_scores', 'select', 'k2_cases', 'cut_words', 'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ',
-           'SumAndPred', 'parse_rankgpt', 'sliding_window', 'Rerank1', 'sure_diagnostics', 'oracle', 'sure_claims']
+           'SumAndPred', 'SuReCandidates', 'parse_rankgpt', 'sliding_window', 'Rerank1', 'sure_diagnostics', 'oracle',
+           'sure_claims']
 
 # %% ../../nbs/70_papers.sure.ipynb #925fd090
 RULES = ("paper", "original", "flashrag")
@@ -224,10 +225,20 @@ def _retrieve(self: SuRe, questions: list[str]) -> SimpleNamespace:
     return SimpleNamespace(questions=questions, hits=hits, blocks=[format_passages(_passages(self.retriever, hs, self.passage_words)) for hs in hits],
                            tr=[dict(pids=[h.pid for h in hs]) for hs in hits], cost=[Cost() for _ in questions])
 
+_COUNT = "two three four five six seven eight nine ten".split()
+
+@patch
+def _candidate_prompt(self: SuRe, question: str, block: str, n: int) -> str:
+    "p_can: the paper's (or the original code's) prompt for K = 2; for another K, ragkit's `sure-candidates-k`."
+    if self.k == 2: return render(self.templates["candidates"], n=n, passages=block, question=question)
+    if self.k > len(_COUNT) + 1: raise ValueError(f"k={self.k}: at most {len(_COUNT) + 1} candidates can be asked for")
+    form = ", ".join(f"({chr(97 + j)}) {chr(120 + j % 3) * 2}" for j in range(self.k))
+    return render("sure-candidates-k", n=n, count=_COUNT[self.k - 2], form=form, passages=block, question=question)
+
 @patch
 def _candidates(self: SuRe, st: SimpleNamespace) -> None:
     "Eq. 2: K candidates per question; `st.live` are the questions with at least two distinct ones."
-    outs = self._gen([render(self.templates["candidates"], n=len(hs), passages=b, question=q) for q, b, hs in zip(st.questions, st.blocks, st.hits)],
+    outs = self._gen([self._candidate_prompt(q, b, len(hs)) for q, b, hs in zip(st.questions, st.blocks, st.hits)],
                      self.candidate_max_new_tokens, stop=("\n\n",))
     st.cands = []
     for i, c in enumerate(outs):
@@ -397,6 +408,15 @@ class SumAndPred(SuRe):
         outs = self._gen([render("sure-sum-pred", summary=s, question=q) for q, s in zip(st.questions, summ)], self.answer_max_new_tokens, stop=("\n\n",))
         for i, c in enumerate(outs): st.cost[i] += c.cost; st.tr[i].update(answer_raw=c.text, decided_by="read from the generic summary")
         return [postprocess(c.text) for c in outs]
+
+class SuReCandidates(SuRe):
+    "SuRe's first step alone, answering with the first candidate: the candidates Table 6's oracle is computed from (any K)."
+    variant = "candidates only"
+    def _run(self, st: SimpleNamespace) -> list[str]:
+        "One call per question: the K candidates."
+        self._candidates(st)
+        for t in st.tr: t.update(decided_by="first candidate (candidates only)")
+        return [cs[0] if cs else "" for cs in st.cands]
 
 def _ranking_only(retriever, lm, **kw) -> SuRe:
     "Table 3's '+ pair-wise ranking': SuRe choosing by ranking alone."
@@ -582,6 +602,7 @@ def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trac
 
 # %% ../../nbs/70_papers.sure.ipynb #32104d76
 _T6 = {"nq": (43.0, 53.9), "webq": (29.0, 43.9), "2wikimultihopqa:dev-500": (47.6, 54.4), "hotpotqa": (41.2, 52.7)}  # SuRe Table 6 (App. B.2), Oracle K=2, EM/F1 %
+_T6_K3 = {"nq": (45.2, 56.0), "webq": (29.8, 47.2), "2wikimultihopqa:dev-500": (48.4, 56.2), "hotpotqa": (41.0, 54.0)}  # the same table, Oracle K=3
 
 def oracle(sure_table: pd.DataFrame, golds: dict[str, list[str]]) -> pd.DataFrame:
     "Per question: the best EM and F1 over SuRe's candidates (0 when it had none)."
