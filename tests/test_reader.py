@@ -10,7 +10,8 @@ from ragkit.lm.reader import TEMPLATES, PAPER_FILES, in_paper, printed_text, ren
 
 NAMES = ["eor-pk", "eor-cp", "eor-refree-chatgpt", "eor-refree-llama2", "eor-rag-chatgpt", "eor-rag-llama2",
          "sure-candidates", "sure-summary", "sure-validity", "sure-rank", "sure-base", "sure-generic-summary",
-         "sure-mcq", "witqa-vanilla", "witqa-context", "witqa-genread", "lore-context", "lore-naive", "lore-short"]
+         "sure-mcq", "sure-candidates-original", "sure-summary-original", "sure-validity-original", "sure-rank-original",
+         "sure-base-original", "sure-sum-pred", "sure-summaries-base", "sure-candidates-k", "sure-rankgpt", "witqa-vanilla", "witqa-context", "witqa-genread", "lore-context", "lore-naive", "lore-short"]
 
 
 def papers_dir():
@@ -23,7 +24,7 @@ def papers_dir():
 
 
 def test_names():
-    "The registry holds exactly the templates of the four papers, in order."
+    "The registry holds exactly the templates of the four papers (and SuRe's code-only and ragkit-defined ones), in order."
     assert list(TEMPLATES) == NAMES
 
 
