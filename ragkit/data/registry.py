@@ -199,7 +199,8 @@ def parse_witqa(path: Path, prefix: str) -> list[Example]:
     "Examples from the official 17-column witqa.tsv; qid is the row index."
     out = []
     for i, (n, r) in enumerate(read_table(path, "\t", required=WITQA_COLUMNS)):
-        answers = str_list(r["expanded_object_label"], path, n, "expanded_object_label") or [r["object_label"]]
+        aliases = str_list(r["expanded_object_label"], path, n, "expanded_object_label")
+        answers = list(dict.fromkeys(a for a in [r["object_label"], *aliases] if a.strip()))  # the label, then its aliases, once each
         out.append(make_example(prefix, i, r["output_question"], answers, witqa_meta(r, path, n), path, n))
     return out
 
