@@ -11,7 +11,9 @@ from ragkit.lm.reader import TEMPLATES, PAPER_FILES, in_paper, printed_text, ren
 NAMES = ["eor-pk", "eor-cp", "eor-refree-chatgpt", "eor-refree-llama2", "eor-rag-chatgpt", "eor-rag-llama2",
          "sure-candidates", "sure-summary", "sure-validity", "sure-rank", "sure-base", "sure-generic-summary",
          "sure-mcq", "sure-candidates-original", "sure-summary-original", "sure-validity-original", "sure-rank-original",
-         "sure-base-original", "sure-sum-pred", "sure-summaries-base", "sure-candidates-k", "sure-rankgpt", "witqa-vanilla", "witqa-context", "witqa-genread", "lore-context", "lore-naive", "lore-short"]
+         "sure-base-original", "sure-sum-pred", "sure-summaries-base", "sure-candidates-k", "sure-candidates-openllm",
+         "sure-validity-openllm", "sure-rank-openllm", "sure-rankgpt", "witqa-vanilla", "witqa-context", "witqa-genread",
+         "lore-context", "lore-naive", "lore-short"]
 
 
 def papers_dir():

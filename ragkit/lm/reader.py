@@ -116,6 +116,10 @@ _SU = "SuRe original code (bbuing9/ICLR24_SuRe@6320590) "
 _SU_NOTE = ("Word for word from the original code, not printed in the paper; the code sent it as a system message and "
             "ended it with 'Answer: ' (trailing space), both kept. ")
 
+_SUO = "SuRe original code, open-LLM variant (bbuing9/ICLR24_SuRe@6320590) "
+_SUO_NOTE = ("Word for word from the original code's open-LLM functions (functions_openllm), not printed in the paper; there "
+             "the prompt was the user turn of the model's chat template (LLaMA-2 with its default system prompt). ")
+
 def _su(name: str, where: str, text: str, notes: str = "", verbatim_code: bool = True) -> Template:
     "A SuRe prompt the paper does not print: from the original code, or ragkit's own."
     return Template(name, "SuRe", where, text, True, (_SU_NOTE if verbatim_code else "") + _SURE_NOTE + notes, dict(_SURE_P), verbatim=False)
@@ -157,6 +161,24 @@ _SURE_OTHER_TEMPLATES = [
         "The paper prints p_can for K = 2 only and neither it nor the code defines another K (SURE_WITQA.md 1.2): this is "
         "Figure 6 with the count spelled out ({count}, e.g. 'three') and the form extended ({form}, e.g. '(a) xx, (b) yy, (c) zz').",
         verbatim_code=False),
+    _su("sure-candidates-openllm", _SUO + "functions_openllm/gen_candidates.py L20-28",
+        "Below are {n} passages related to the question at the end. After reading the passages, provide two correct "
+        "candidates for the answer to the question at the end. Each answer should be in the form: (a) xx, (b) yy, "
+        "and should not exceed 3 words for each candidate.\n\n{passages}\n\nQuestion:\n{question}\n\n"
+        "Each answer should be in the form: (a) xx, (b) yy, and should not exceed 3 words for each candidate.\n\nAnswer: ",
+        _SUO_NOTE + "sure-candidates-original with the instruction repeated before 'Answer:' (the code's comment: even "
+        "LLaMA-2-70B did not follow it otherwise).", verbatim_code=False),
+    _su("sure-validity-openllm", _SUO + "functions_openllm/verification.py L17-23",
+        "Question:\n{question}\n\nPrediction:\n{prediction}\n\nPassage:\n{summary}Does the passage correctly support the "
+        "prediction? The answer must be one word and a choice between True and False (Choices: [True, False]).\n\nAnswer:",
+        _SUO_NOTE + "No blank line between the summary and 'Does', as the code writes it.", verbatim_code=False),
+    _su("sure-rank-openllm", _SUO + "functions_openllm/verification.py L49-63",
+        "Question: Given the following passages, determine which one provides a more informative answer to the "
+        "subsequent question.\n\nPassage 1:\n{summary1}\n\nPassage 2:\n{summary2}\n\nTarget Question:\nQuestion: {question}\n\n"
+        "Your Task:\nIdentify which passage (Passage 1 or Passage 2) is more relevant and informative to answer the "
+        "question at hand. The answer must not exceed 3 words and must be a choice between Passages 1 and 2 "
+        "(Choices: [Passage 1, Passage 2]).\n\nAnswer:",
+        _SUO_NOTE + "The code strips '.' from the answer; ragkit's parsers ignore punctuation anyway.", verbatim_code=False),
     _su("sure-rankgpt", _SU + "rerank.ipynb cell 26 (Table 4's LLM-rerank, RankGPT of Sun et al., 2023)",
         "This is RankGPT, an intelligent assistant that can rank passages based on their relevancy to the query.\n\n"
         "The following are {n} passages, each indicated by number identifier []. I can rank them based on their relevance "

@@ -173,11 +173,13 @@ def _passages(retriever, hits, words: int) -> list:
 PROMPTS = {"paper": dict(candidates="sure-candidates", summary="sure-summary", validity="sure-validity", rank="sure-rank",
                          base="sure-base", passages="sure"),
            "original": dict(candidates="sure-candidates-original", summary="sure-summary-original", validity="sure-validity-original",
-                            rank="sure-rank-original", base="sure-base-original", passages="sure-base-original")}
+                            rank="sure-rank-original", base="sure-base-original", passages="sure-base-original"),
+           "openllm": dict(candidates="sure-candidates-openllm", summary="sure-summary-original", validity="sure-validity-openllm",
+                           rank="sure-rank-openllm", base="sure-base-original", passages="sure-base-original")}
 
 def _check_prompts(prompts: str) -> dict:
     "The template names of a prompt set, or a clear error."
-    if prompts not in PROMPTS: raise ValueError(f"prompts={prompts!r}; choose one of {', '.join(PROMPTS)} (Appendix A as printed, or the original code's)")
+    if prompts not in PROMPTS: raise ValueError(f"prompts={prompts!r}; choose one of {', '.join(PROMPTS)} (Appendix A as printed, the original code's, or its open-LLM variant's)")
     return PROMPTS[prompts]
 
 class SuRe:
