@@ -31,6 +31,15 @@ def _is_damage(e: sqlite3.DatabaseError) -> bool:
     "Whether an SQLite error means the file is not (or no longer) a database, rather than locked or full."
     return getattr(e, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in str(e) or "malformed" in str(e)
 
+def _wal(db: sqlite3.Connection, wait: float = 60.0) -> None:
+    "Put the file in WAL mode, retrying while another process holds it (SQLite answers this pragma 'locked' without waiting)."
+    deadline = time.monotonic() + wait
+    while True:
+        try: db.execute("PRAGMA journal_mode=WAL"); return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline: raise
+            time.sleep(0.05)
+
 class _Store:
     "A key-value table in an SQLite file in WAL mode."
     def __init__(self, path: Path | str):
@@ -54,7 +63,7 @@ class _Store:
         "This thread's connection (SQLite connections are not shared across threads)."
         if getattr(self._local, "db", None) is None:
             db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL"); db.execute("PRAGMA busy_timeout=60000"); db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA busy_timeout=60000"); _wal(db); db.execute("PRAGMA synchronous=NORMAL")
             self._local.db = db
         return self._local.db
 
