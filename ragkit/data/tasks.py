@@ -41,6 +41,8 @@ TASKS: dict[str, Task] = {t.name: t for t in [
          contexts="paragraphs"),
     Task("retrievalqa", "retrievalqa", "test", None, "", "RetrievalQA: each question's given retrieved contexts (SuRe, FlashRAG anchor)",
          contexts="contexts"),
+    Task("popqa", "popqa", "test-1k", None, "", "PopQA: FlashRAG's random 1,000, closed-book, with page views and relations (WITQA)"),
+    Task("witqa", "witqa", "test", None, "", "WITQA: S-R and S counts, relations, a supporting passage per question (not offline)"),
 ]}
 
 # %% ../../nbs/05_data.tasks.ipynb #6bb38445
