@@ -84,17 +84,22 @@ class Claim:
 
 MIN_N = 10  # fewer questions than this decide nothing: a bootstrap over one question has an interval of one point
 
-def decide(lo: float, hi: float, n: int | None = None) -> str:
-    "OK if the interval is above 0, 'not reproduced' if below 0 (or exactly 0), else 'undecided'; always undecided under MIN_N questions."
+def decide(lo: float, # the interval's lower end, in points
+           hi: float, # its upper end
+           n: int | None = None, # questions compared: under MIN_N nothing is decided
+           paper: float | None = None, # the paper's own difference, in points
+           ) -> str:
+    "OK if the interval is above 0; 'not reproduced' if below 0, exactly 0, or below a positive paper difference; else 'undecided'."
     if n is not None and n < MIN_N: return "undecided"
     if lo > 0: return "OK"
     if hi < 0 or (lo == 0 and hi == 0): return "not reproduced"
+    if paper is not None and not math.isnan(paper) and paper > 0 and hi < paper: return "not reproduced"
     return "undecided"
 
 def verdict_row(claim: str, dataset: str, estimate: float, lo: float, hi: float, paper: float | None = None, source: str = "",
                 **extra) -> dict:
     "A verdict-table row from an estimate in points (positive means the claim holds) and its 95% interval."
-    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, verdict=decide(lo, hi, extra.get("n")), source=source, **extra)
+    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, verdict=decide(lo, hi, extra.get("n"), paper), source=source, **extra)
 
 def _scores(x, metric: str) -> pd.Series:
     "Per-question scores by qid from an Evaluation or a Series."
@@ -123,6 +128,10 @@ def _pts(v) -> str:
     "A signed number of points, or 'n/a'."
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:+.1f}"
 
+def _below_paper(r) -> bool:
+    "Whether a verdict row's interval ends below the paper's positive difference."
+    return r.paper is not None and not pd.isna(r.paper) and r.paper > 0 and r.hi < r.paper
+
 def what_reproduces(v: pd.DataFrame, # a verdict table
                     setting: str = "", # who read and how much, e.g. "SmolLM2-135M, 6 questions per dataset"
                     ) -> str:
@@ -130,12 +139,13 @@ def what_reproduces(v: pd.DataFrame, # a verdict table
     if v.empty: return "No claim of the paper could be checked on this run (none of the compared systems ran)."
     head = f"**What reproduces** ({setting}): " if setting else "**What reproduces**: "
     parts = [head + f"{(v.verdict == 'OK').sum()} of {len(v)} claims hold, {(v.verdict == 'not reproduced').sum()} do not, "
-             f"{(v.verdict == 'undecided').sum()} are undecided (95% interval spans 0)."]
+             f"{(v.verdict == 'undecided').sum()} are undecided (95% interval spans 0 and the paper's difference)."]
     for label in ("OK", "not reproduced", "undecided"):
         sub = v[v.verdict == label]
         if sub.empty: continue
         items = [f"{r.claim} on {r.dataset}: ours {_pts(r.ours)} [{_pts(r.lo)}, {_pts(r.hi)}] points"
                  + (" (the same score on every question)" if r.lo == r.hi == 0 else "") + f", paper {_pts(r.paper)}"
+                 + (" (below the paper's)" if _below_paper(r) else "")
                  for r in sub.itertuples()]
         parts.append(f"- *{label}*: " + "; ".join(items) + ".")
     return "\n".join(parts)
