@@ -145,7 +145,7 @@ def what_reproduces(v: pd.DataFrame, # a verdict table
         if sub.empty: continue
         items = [f"{r.claim} on {r.dataset}: ours {_pts(r.ours)} [{_pts(r.lo)}, {_pts(r.hi)}] points"
                  + (" (the same score on every question)" if r.lo == r.hi == 0 else "") + f", paper {_pts(r.paper)}"
-                 + (" (below the paper's)" if _below_paper(r) else "")
+                 + (" (above our interval)" if _below_paper(r) else "")
                  for r in sub.itertuples()]
         parts.append(f"- *{label}*: " + "; ".join(items) + ".")
     return "\n".join(parts)
