@@ -56,8 +56,9 @@ def render(root: Path) -> str:
         mins = "time not recorded" if secs is None else f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.0f} min"
         rows = sum(x.get("n", 0) for x in res.get("summaries", []))
         resumed = sum(x.get("resumed", 0) for x in res.get("summaries", []))
-        took = (f"its last attempt took {mins} on the 2-core machine, resuming {resumed} of its {rows} answers from earlier, "
-                f"interrupted attempts") if resumed else f"{mins} on the 2-core machine"
+        answering = sum(x.get("seconds", 0) for x in res.get("summaries", [])) / 60
+        took = (f"answering took {answering:.0f} min on the 2-core machine, summed over its {rows} rows and the attempts that "
+                f"computed them (the last attempt resumed {resumed} of them and took {mins})") if resumed else f"{mins} on the 2-core machine"
         out += [f"**{f.name}** — reader `{res.get('reader', run['settings'].get('reader'))}`, git `{run['git']['commit'][:10]}`; "
                 f"{took} (`outputs/paper/{f.name}/`).", ""]
         if isinstance(res.get("table1"), list) and res["table1"] and "F1 (ours)" in res["table1"][0]:
