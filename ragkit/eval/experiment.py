@@ -138,8 +138,9 @@ def what_reproduces(v: pd.DataFrame, # a verdict table
     "A markdown paragraph: the claims that reproduce, those that do not, and those this run cannot decide, with numbers."
     if v.empty: return "No claim of the paper could be checked on this run (none of the compared systems ran)."
     head = f"**What reproduces** ({setting}): " if setting else "**What reproduces**: "
-    parts = [head + f"{(v.verdict == 'OK').sum()} of {len(v)} claims hold, {(v.verdict == 'not reproduced').sum()} do not, "
-             f"{(v.verdict == 'undecided').sum()} are undecided (95% interval spans 0 and the paper's difference)."]
+    ok, no, und = ((v.verdict == x).sum() for x in ("OK", "not reproduced", "undecided"))
+    parts = [head + f"{ok} of {len(v)} claim{'s' * (len(v) != 1)} {'holds' if ok == 1 else 'hold'}, {no} {'does' if no == 1 else 'do'} not, "
+             f"{und} {'is' if und == 1 else 'are'} undecided (95% interval spans 0 and the paper's difference)."]
     for label in ("OK", "not reproduced", "undecided"):
         sub = v[v.verdict == label]
         if sub.empty: continue
