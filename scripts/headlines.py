@@ -43,6 +43,16 @@ def system_lines(rows: list[dict]) -> list[str]:
     return out
 
 
+def reader_of(folder: Path, r: dict) -> str:
+    "Which reader a run's answers came from: its results' `reader`, or that of the grid run it read (EoR's 63 and 64)."
+    if r["results"].get("reader"): return f"reader `{r['results']['reader']}`"
+    grid = r["params"].get("grid")
+    src = folder.parent / grid / "results.json" if grid else None
+    if src and src.is_file() and json.loads(src.read_text(encoding="utf-8")).get("reader"):
+        return f"reader `{json.loads(src.read_text(encoding='utf-8'))['reader']}` (the answers of `{grid}`)"
+    return "reader not recorded"
+
+
 def render(root: Path) -> str:
     "The headline block for every run folder under root/outputs/paper/, in notebook order."
     folders = sorted(p for p in (root / "outputs" / "paper").glob("*") if (p / "results.json").is_file())
@@ -58,7 +68,7 @@ def render(root: Path) -> str:
         answering = sum(x.get("seconds", 0) for x in res.get("summaries", [])) / 60
         took = (f"answering took {answering:.0f} min on the 2-core machine, summed over its {rows} rows and the attempts that "
                 f"computed them (the last attempt resumed {resumed} of them and took {mins})") if resumed else f"{mins} on the 2-core machine"
-        out += [f"**{f.name}** — reader `{res.get('reader', run['settings'].get('reader'))}`, git `{run['git']['commit'][:10]}`; "
+        out += [f"**{f.name}** — {reader_of(f, r)}, git `{run['git']['commit'][:10]}`; "
                 f"{took} (`outputs/paper/{f.name}/`).", ""]
         if isinstance(res.get("table1"), list) and res["table1"] and "F1 (ours)" in res["table1"][0]:
             out += system_lines(res["table1"]) + [""]
