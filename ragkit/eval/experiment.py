@@ -140,7 +140,7 @@ def what_reproduces(v: pd.DataFrame, # a verdict table
     head = f"**What reproduces** ({setting}): " if setting else "**What reproduces**: "
     ok, no, und = ((v.verdict == x).sum() for x in ("OK", "not reproduced", "undecided"))
     parts = [head + f"{ok} of {len(v)} claim{'s' * (len(v) != 1)} {'holds' if ok == 1 else 'hold'}, {no} {'does' if no == 1 else 'do'} not, "
-             f"{und} {'is' if und == 1 else 'are'} undecided (95% interval spans 0 and the paper's difference)."]
+             f"{und} {'is' if und == 1 else 'are'} undecided (95% interval spans 0 and the paper's difference, or under {MIN_N} questions)."]
     for label in ("OK", "not reproduced", "undecided"):
         sub = v[v.verdict == label]
         if sub.empty: continue
