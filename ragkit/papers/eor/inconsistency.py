@@ -220,14 +220,18 @@ def _need(df: pd.DataFrame, cols: Sequence[str], what: str) -> None:
     missing = [c for c in cols if c not in df.columns]
     if missing: raise ValueError(f"{what} needs columns {list(cols)}; missing {missing} (have {list(df.columns)})")
 
-def plot_mrlr(df: pd.DataFrame):
+def plot_mrlr(df: pd.DataFrame, # one row per (dataset, retriever): its MRLR
+              seed: int = 0, # the points' jitter (seaborn draws it from numpy's global generator)
+              ):
     "Box plot of the retrievers' MRLR per dataset (Figure 2), split by `model` when that column exists."
     _need(df, ["dataset", "retriever", "mrlr"], "plot_mrlr")
     hue = "model" if "model" in df.columns else None
     fig, ax = plt.subplots(figsize=(1.5 * df.dataset.nunique() + 2.5, 3.6))
     sns.boxplot(data=df, x="dataset", y="mrlr", hue=hue, ax=ax, color=None if hue else "#8fb0d9", fliersize=0)
-    sns.stripplot(data=df, x="dataset", y="mrlr", hue=hue, dodge=bool(hue), ax=ax, color=None if hue else "#333333",
-                  size=3.5, legend=False)
+    state = np.random.get_state(); np.random.seed(seed)  # the same figure on every rerun; the caller's state restored
+    try: sns.stripplot(data=df, x="dataset", y="mrlr", hue=hue, dodge=bool(hue), ax=ax, color=None if hue else "#333333",
+                       size=3.5, legend=False)
+    finally: np.random.set_state(state)
     ax.set(xlabel="", ylabel="MRLR (eq. 3)", title="Mean relative lose ratio of each retriever")
     fig.tight_layout()
     return fig
