@@ -114,6 +114,8 @@ def check_value(nb: str, # the notebook's name, for the message
     "`value` in the type of `default` (1.0 -> 1 for an int), or a ValueError naming notebook, parameter, types and origin."
     if not _type_ok(value, default):
         quote = f" (to pass a string, quote it: -p {name} '\"{value}\"')" if isinstance(default, str) and origin.startswith("-p") else ""
+        if isinstance(default, bool) and isinstance(value, str) and value.lower() in ("true", "false") and origin.startswith("-p"):
+            quote = f" (values are JSON: write -p {name} {value.lower()})"
         raise ValueError(f"{nb}: parameter {name!r} (default {default!r}, type {type(default).__name__}) cannot take "
                          f"{type(value).__name__} {value!r} from {origin}{quote}")
     if isinstance(default, bool) or default is None: return value
