@@ -1,8 +1,9 @@
 "OpenAILM: error paths on the fake server, secrecy of the API key, and a real llama.cpp server on loopback."
 import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never hang on hub look-ups
-import base64, importlib.util, json, logging, threading, time, traceback
+import importlib.util, json, logging, threading, time
 import pytest
+from leaks import PASSWORD, USER, exception_texts, leaks, planted
 import ragkit.lm.openai
 from ragkit.lm.cache import CachedLM
 from ragkit.lm.openai import (FakeOpenAIServer, FakeReply, OpenAIError, OpenAILM, LLAMA_CPP_PIP, backoff_wait, chatml,
@@ -150,7 +151,7 @@ def test_score_without_echo_support():
             lm.score("The capital of France is", " Paris")
 
 
-USER, PASSWORD, URL_KEY = "user-SECRET-u", "pw-SECRET-789", "AZ-SECRET-456"
+URL_KEY = "AZ-SECRET-456"
 # Where a credential can sit in a base URL: the query parameters Azure and other gateways use, or user info.
 URL_SHAPES = {"api-key": "{base}?api-key={k}&api-version=2024-06-01", "api_key": "{base}?api_key={k}", "key": "{base}?key={k}",
               "token": "{base}?token={k}", "userinfo": "http://{user}:{pw}@{hostpath}"}
@@ -161,20 +162,12 @@ def shaped(base: str, shape: str) -> str:
     return URL_SHAPES[shape].format(base=base, k=URL_KEY, user=USER, pw=PASSWORD, hostpath=base.split("://", 1)[1])
 
 
-def exception_texts(e: BaseException) -> list[str]:
-    "Everything an exception shows: str and repr of it and of its whole __cause__/__context__ chain, and its traceback."
-    out, seen, x = ["".join(traceback.format_exception(e))], set(), e
-    while x is not None and id(x) not in seen:
-        seen.add(id(x)); out += [str(x), repr(x)]; x = x.__cause__ or x.__context__
-    return out
-
-
 @pytest.mark.parametrize("shape", URL_SHAPES)
 def test_no_secret_leaks(shape, monkeypatch, caplog, capfd, tmp_path):
     "Key and URL credentials reach no log record (any logger, DEBUG), error, traceback, repr, identity, output or cache file."
     monkeypatch.setenv("RAGKIT_TEST_KEY", KEY)
     caplog.set_level(logging.DEBUG)  # the root logger: httpx's INFO request lines and httpcore's DEBUG header dumps included
-    secrets = [KEY] + ([USER, PASSWORD, base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()] if shape == "userinfo" else [URL_KEY])
+    secrets = planted(KEY, URL_KEY, shape)
     echo = " ".join(secrets)
     errors, outputs, shown = [], [], []
     with FakeOpenAIServer(default="Paris") as srv:
@@ -210,8 +203,8 @@ def test_no_secret_leaks(shape, monkeypatch, caplog, capfd, tmp_path):
     assert any("HTTP Request: POST" in m and "***" in m for m in records)  # httpx's line is there, redacted
     texts = records + [caplog.text, *capfd.readouterr()] + [t for e in errors for t in exception_texts(e)] + shown
     texts += [json.dumps(c.to_dict()) for c in outputs]
-    leaks = [(s, t[:200]) for t in texts for s in secrets if s in t]
-    assert not leaks, leaks
+    found = leaks(texts, secrets)
+    assert not found, found
     files = list(tmp_path.iterdir())
     assert files and not [(f.name, s) for f in files for s in secrets if s.encode() in f.read_bytes()]
     assert "HTTP 401" in str(errors[0]) and "$RAGKIT_TEST_KEY" in str(errors[0]) and "after 3 attempts" in str(errors[1])

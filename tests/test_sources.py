@@ -1,9 +1,10 @@
 "EoR's sources: the 16 retrievers once on the real small models, and without models (test doubles) for the wiring."
 import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never hang on hub look-ups
-import base64, importlib.util, logging, time, traceback
+import importlib.util, logging, time
 from collections import Counter
 import pytest
+from leaks import PASSWORD, USER, exception_texts, leaks, planted
 from ragkit.core import Corpus, Example
 from ragkit.data.corpora import chunk_document
 from ragkit.retrieve.dense import HashingEmbedder
@@ -57,16 +58,8 @@ def test_serper_key_never_leaks():
         assert all("s3cret" not in s for s in (repr(client), doc.text, str(doc.trace), str(srv.requests)))
 
 
-SERPER_KEY, URL_SECRET, USER, PASSWORD = "s3cret-SERPER-key", "URL-SECRET-tok", "user-SECRET-u", "pw-SECRET-789"
+SERPER_KEY, URL_SECRET = "s3cret-SERPER-key", "URL-SECRET-tok"
 ENDPOINTS = {"token": "{url}?token={t}", "api_key": "{url}?api_key={t}&gl=us", "userinfo": "http://{user}:{pw}@{hostpath}"}
-
-
-def _exception_texts(e: BaseException) -> list[str]:
-    "Everything an exception shows: str and repr of it and of its whole __cause__/__context__ chain, and its traceback."
-    out, seen, x = ["".join(traceback.format_exception(e))], set(), e
-    while x is not None and id(x) not in seen:
-        seen.add(id(x)); out += [str(x), repr(x)]; x = x.__cause__ or x.__context__
-    return out
 
 
 @pytest.mark.parametrize("shape", ENDPOINTS)
@@ -75,7 +68,7 @@ def test_serper_no_secret_leaks(shape, monkeypatch, caplog, capfd):
     env = "RAGKIT_TEST_SERPER_KEY"
     monkeypatch.setenv(env, SERPER_KEY)
     caplog.set_level(logging.DEBUG)
-    secrets = [SERPER_KEY] + ([USER, PASSWORD, base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()] if shape == "userinfo" else [URL_SECRET])
+    secrets = planted(SERPER_KEY, URL_SECRET, shape)
     echo = " ".join(secrets)
     shaped = lambda url: ENDPOINTS[shape].format(url=url, t=URL_SECRET, user=USER, pw=PASSWORD, hostpath=url.split("://", 1)[1])
     results = lambda q, n: [dict(title=f"About {q}", link="https://example.invalid/1", snippet=f"a page that quotes {echo}")]
@@ -103,9 +96,9 @@ def test_serper_no_secret_leaks(shape, monkeypatch, caplog, capfd):
     assert "not JSON" in str(errors[2]) and "HTTP 400" in str(errors[3])
     records = [r.getMessage() + (r.exc_text or "") for r in caplog.records]
     assert any(r.name == "ragkit.papers.eor.sources" and "retry" in r.getMessage() for r in caplog.records)  # the log was captured
-    texts = records + [caplog.text, *capfd.readouterr()] + [t for e in errors for t in _exception_texts(e)] + shown
-    leaks = [(s, t[:200]) for t in texts for s in secrets if s in t]
-    assert not leaks, leaks
+    texts = records + [caplog.text, *capfd.readouterr()] + [t for e in errors for t in exception_texts(e)] + shown
+    found = leaks(texts, secrets)
+    assert not found, found
 
 
 def test_real_models_all_16():
