@@ -35,8 +35,8 @@ def verdict_lines(rows: list[dict]) -> list[str]:
 
 
 def system_lines(rows: list[dict]) -> list[str]:
-    "LoRE's Table 1 rows (ours beside the paper's), as the notebook wrote them."
-    cols = [c for c in ("EM (ours)", "EM (paper)", "F1 (ours)", "F1 (paper)") if c in rows[0]]
+    "A per-system score table (LoRE's and SuRe's Table 1, WITQA's accuracy), ours beside the paper's where it has one."
+    cols = [c for c in rows[0] if c.endswith(("(ours)", "(paper)"))]
     out = ["| dataset | system | n | " + " | ".join(cols) + " |", "|---|---|---:|" + "---|" * len(cols)]
     for r in rows:
         out.append(f"| {r['dataset']} | {r['system']} | {r.get('n', '')} | " + " | ".join("n/a" if r.get(c) is None else str(r[c]) for c in cols) + " |")
@@ -70,8 +70,9 @@ def render(root: Path) -> str:
                 f"computed them (the last attempt resumed {resumed} of them and took {mins})") if resumed else f"{mins} on the 2-core machine"
         out += [f"**{f.name}** — {reader_of(f, r)}, git `{run['git']['commit'][:10]}`; "
                 f"{took} (`outputs/paper/{f.name}/`).", ""]
-        if isinstance(res.get("table1"), list) and res["table1"] and "F1 (ours)" in res["table1"][0]:
-            out += system_lines(res["table1"]) + [""]
+        scores = next((res[k] for k in ("table1", "accuracy") if isinstance(res.get(k), list) and res[k]
+                       and any(c.endswith("(ours)") for c in res[k][0])), None)
+        if scores: out += system_lines(scores) + [""]
         if res.get("verdict"): out += verdict_lines(res["verdict"]) + [""]
         else: out += ["(This run computes what the next notebooks judge; it decides no claim itself.)", ""]
     return "\n".join(out).rstrip() + "\n"
