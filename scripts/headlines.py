@@ -1,7 +1,8 @@
 """Render README's headline numbers from the committed reference runs (outputs/paper/<notebook>/results.json).
 
 Nothing in the README's headline block is typed by hand: this script reads each committed run's results.json,
-params.json and run.json and writes the block between the two markers below. A test (tests/test_paper_runs.py)
+params.json and run.json and writes the block between the two markers below; likewise the timing block, from the
+files scripts/reproduce_times.py writes under outputs/bench/. A test (tests/test_paper_runs.py)
 fails when the README's block differs from what this script renders, so a rerun must be followed by
 
     .venv/bin/python scripts/headlines.py --write
@@ -13,6 +14,8 @@ import argparse, json, sys
 from pathlib import Path
 
 START, END = "<!-- headlines:start (written by scripts/headlines.py; do not edit) -->", "<!-- headlines:end -->"
+# README's timing block: how long `make reproduce` and a paper-profile prefix took, from scripts/reproduce_times.py's files.
+T_START, T_END = "<!-- timings:start (written by scripts/headlines.py; do not edit) -->", "<!-- timings:end -->"
 
 
 def load_run(folder: Path) -> dict:
@@ -78,11 +81,51 @@ def render(root: Path) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def splice(readme: str, block: str) -> str:
+def _dur(secs: float) -> str:
+    "Seconds as '13 s' under two minutes, else minutes with one decimal."
+    return f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.1f} min"
+
+
+def render_timings(root: Path) -> str:
+    "The timing block: each demo notebook cold and warm, the whole `make reproduce`, and any paper-profile prefix timed alone."
+    bench = root / "outputs" / "bench"
+    rep = bench / "reproduce-demo.json"
+    if not rep.is_file(): return "No timing is recorded yet (`scripts/reproduce_times.py` writes `outputs/bench/reproduce-demo.json`).\n"
+    rec = json.loads(rep.read_text(encoding="utf-8"))
+    labels = [l for l in ("cold", "warm") if l in rec]
+    secs = {l: {r["notebook"]: r["seconds"] for r in rec[l]["runs"]} for l in labels}
+    out = ["| notebook | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
+    for nb in secs[labels[0]]:
+        out.append(f"| `{nb}` | " + " | ".join(_dur(secs[l][nb]) if nb in secs[l] else "n/a" for l in labels) + " |")
+    out.append("")
+    for l in labels:
+        x = rec[l]
+        out.append(f"- `make reproduce` {l} (git `{x['runs'][0]['git'][:7]}`): **{x['total_minutes']} min** in all, "
+                   f"{_dur(x['setup_seconds'])} of setup and {_dur(x['notebook_seconds'])} of notebooks.")
+    pre = bench / "paper-prefix.json"
+    for nb, r in (json.loads(pre.read_text(encoding="utf-8")).items() if pre.is_file() else []):
+        n = max(e["n"] for e in r["evaluations"])
+        answering = sum(e["seconds"] for e in r["evaluations"])
+        full = json.loads((root / "outputs" / "paper" / nb / "params.json").read_text(encoding="utf-8")).get("limit") \
+            if (root / "outputs" / "paper" / nb / "params.json").is_file() else None
+        per = ", ".join(f"{e['system']} {_dur(e['seconds'])}" for e in r["evaluations"])
+        est = f"; at that rate the profile's {full} take about {(answering / n * full + r['seconds'] - answering) / 60:.0f} min" if full else ""
+        out += ["", f"`{nb}`'s paper profile on {n} of its questions (its seeded sample's first {n} draws, `-p {' -p '.join(f'{k} {v}' for k, v in r['overrides'].items())}`), "
+                f"alone from an empty cache (git `{r['git'][:7]}`): {_dur(answering)} of answering ({answering / n:.1f} s per "
+                f"question: {per}) and {_dur(r['seconds'] - answering)} for the rest{est}."]
+    return "\n".join(out) + "\n"
+
+
+def splice(readme: str, block: str, start: str = START, end: str = END) -> str:
     "README text with the block between the markers replaced; an error when a marker is missing."
-    if START not in readme or END not in readme: raise SystemExit(f"README.md lacks the markers {START!r} … {END!r}")
-    head, rest = readme.split(START, 1)
-    return head + START + "\n" + block + rest[rest.index(END):]
+    if start not in readme or end not in readme: raise SystemExit(f"README.md lacks the markers {start!r} … {end!r}")
+    head, rest = readme.split(start, 1)
+    return head + start + "\n" + block + rest[rest.index(end):]
+
+
+def render_readme(readme: str, root: Path) -> str:
+    "README text with both blocks (headlines, timings) rendered from root's files."
+    return splice(splice(readme, render(root)), render_timings(root), T_START, T_END)
 
 
 def main(argv=None) -> int:
@@ -92,12 +135,11 @@ def main(argv=None) -> int:
     ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
     a = ap.parse_args(argv)
     readme = a.root / "README.md"
-    block = render(a.root)
-    if not (a.write or a.check): print(block); return 0
-    new = splice(readme.read_text(encoding="utf-8"), block)
+    if not (a.write or a.check): print(render(a.root)); print(render_timings(a.root)); return 0
+    new = render_readme(readme.read_text(encoding="utf-8"), a.root)
     if a.check:
         if new != readme.read_text(encoding="utf-8"):
-            print("README.md's headline block is stale: run `.venv/bin/python scripts/headlines.py --write`", file=sys.stderr)
+            print("README.md's headline or timing block is stale: run `.venv/bin/python scripts/headlines.py --write`", file=sys.stderr)
             return 1
         return 0
     readme.write_text(new, encoding="utf-8"); return 0
