@@ -18,7 +18,7 @@ from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher,
 # %% auto #0
 __all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'sim_weights_of', 'retriever_weights_of', 'vote',
            'vote_batch', 'metric_key', 'check_answers', 'similarity_tensor', 'correct_matrix', 'EoRObjective',
-           'initial_simplex', 'EoRFit', 'train_eor', 'eor_predict', 'top_r', 'chosen']
+           'initial_simplex', 'EoRFit', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks', 'cross_fit']
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c1229ae6
 TIE = 1e-12  # scores within this of the best count as tied (ties go to the first candidate)
@@ -413,3 +413,42 @@ def chosen(correct: np.ndarray, choice: np.ndarray) -> np.ndarray:
     correct, choice = np.asarray(correct, dtype=bool), np.asarray(choice)
     if choice.shape != (correct.shape[0],): raise ValueError(f"choice needs one index per question: {correct.shape[0]} expected, got shape {choice.shape}")
     return correct[np.arange(len(choice)), choice]
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #60d9c075
+def train_masks(
+    n: int,  # number of questions
+    folds: int = 0,  # k-fold cross-fitting when >= 2; 0 or 1: one seeded split by `train_frac`
+    train_frac: float = 0.5,  # share of the questions trained on in the one split
+    seed: int = 0,  # seed of the permutation
+) -> list[np.ndarray]:
+    "Seeded bool train masks [n]: one split, or k folds whose complements test every question exactly once."
+    if n < 1: raise ValueError("no questions to split")
+    if not 0 < train_frac <= 1: raise ValueError(f"train_frac must be in (0, 1], got {train_frac}")
+    perm = np.random.default_rng(seed).permutation(n)
+    if folds <= 1:
+        m = np.zeros(n, bool); m[perm[: max(1, int(round(train_frac * n)))]] = True
+        return [m]
+    if folds > n: raise ValueError(f"folds={folds} needs at least {folds} questions, got {n}: lower `folds` (0 means one split)")
+    masks = []
+    for part in np.array_split(perm, folds):
+        m = np.ones(n, bool); m[part] = False; masks.append(m)
+    return masks
+
+def cross_fit(
+    S: np.ndarray,  # [N, M, M, K] similarity tensor of all questions
+    correct: np.ndarray,  # bool [N, M]: response m of question n is right
+    masks: Sequence[np.ndarray],  # train masks (train_masks); each fit is tested on the rest
+    **train_kw,  # train_eor's options (metrics, retrievers, pooling, t, sim_bounds, ...)
+) -> tuple[list[EoRFit], np.ndarray, np.ndarray]:
+    "One fit per train mask, each choosing on the questions it did not train on: (fits, EoR choice [N], Top-R choice [N]), -1 where untested."
+    S = _check_S(S); correct = _check_correct(correct, S.shape)
+    N = S.shape[0]
+    pick, top, fits = np.full(N, -1), np.full(N, -1), []
+    for f, m in enumerate(masks):
+        m = np.asarray(m, dtype=bool)
+        if m.shape != (N,) or not m.any(): raise ValueError(f"train mask {f} must be bool [{N}] with at least one train question")
+        te = ~m if (~m).any() else m  # a one-question smoke run tests on its train question
+        if (pick[te] >= 0).any(): raise ValueError(f"train mask {f} tests questions an earlier mask tested: the test parts must not overlap")
+        fits.append(train_eor(S[m], correct[m], **train_kw))
+        pick[te], top[te] = eor_predict(S[te], fits[-1]), top_r(correct[m])
+    return fits, pick, top
