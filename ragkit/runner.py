@@ -192,12 +192,12 @@ def clear_run_dir(out: Path) -> list[str]:
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 def git_revision(root: Path) -> dict:
-    "HEAD's commit and whether the working tree differs from it."
+    "HEAD's commit and whether tracked files outside outputs/ differ from it (runs write their folders under outputs/)."
     def _git(*a):
         r = subprocess.run(["git", *a], cwd=root, capture_output=True, text=True)
         return r.stdout.strip() if r.returncode == 0 else None
     rev = _git("rev-parse", "HEAD")
-    return dict(commit=rev, dirty=bool(_git("status", "--porcelain", "--untracked-files=no")) if rev else None)
+    return dict(commit=rev, dirty=bool(_git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)outputs")) if rev else None)
 
 def run_record(notebook: str, profile: str, params: dict, settings: Settings, root: Path,
                overrides: dict | None = None, # the -p values
