@@ -15,11 +15,11 @@ from .config import load_settings, check_data_dir, Settings, DEFAULTS, ENV_PREFI
 
 # %% auto #0
 __all__ = ['PROFILES', 'STALE', 'project_root', 'find_notebook', 'load_profiles', 'profile_params', 'parse_value',
-           'notebook_parameters', 'notebook_params', 'notebook_defaults', 'check_value', 'check_datasets',
-           'check_parameters', 'resolve_parameters', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir',
-           'git_revision', 'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state', 'prepare_run_dir',
-           'kernel_env', 'RunFailed', 'failure_info', 'run_notebook', 'select_notebooks', 'reproduce', 'status_lines',
-           'main']
+           'notebook_parameters', 'parameter_notes', 'notebook_params', 'notebook_defaults', 'check_value',
+           'check_datasets', 'check_parameters', 'resolve_parameters', 'overrides_hash', 'run_dir', 'stale_files',
+           'clear_run_dir', 'git_revision', 'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state',
+           'prepare_run_dir', 'kernel_env', 'RunFailed', 'failure_info', 'run_notebook', 'select_notebooks',
+           'reproduce', 'status_lines', 'main']
 
 # %% ../nbs/09_runner.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -75,6 +75,18 @@ def notebook_parameters(nb_path: Path) -> dict:
             if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
 
+def parameter_notes(nb_path: Path) -> dict:
+    "Name -> the comment on its line in the parameters cell (what the value means, e.g. '0 means all'), for error messages."
+    import io, tokenize
+    cells = [c for c in json.loads(Path(nb_path).read_text())["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if not cells: return {}
+    src = "".join(cells[0]["source"])
+    try: toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
+    except (tokenize.TokenError, SyntaxError): return {}
+    notes = {t.start[0]: t.string.lstrip("#").strip() for t in toks if t.type == tokenize.COMMENT}
+    return {t.id: notes[n.end_lineno] for n in ast.parse(src).body if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.end_lineno in notes
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+
 def notebook_params(ns: dict, # the notebook's globals()
                     notebook: str, # the notebook's name, e.g. "40_papers.lore"
                     ) -> dict:
@@ -110,14 +122,16 @@ def check_value(nb: str, # the notebook's name, for the message
                 value, # the value given
                 default, # the notebook's default
                 origin: str, # where `value` came from, e.g. "-p on the command line"
+                note: str = "", # the parameter's comment in the notebook (what its values mean)
                 ):
     "`value` in the type of `default` (1.0 -> 1 for an int), or a ValueError naming notebook, parameter, types and origin."
     if not _type_ok(value, default):
         quote = f" (to pass a string, quote it: -p {name} '\"{value}\"')" if isinstance(default, str) and origin.startswith("-p") else ""
         if isinstance(default, bool) and isinstance(value, str) and value.lower() in ("true", "false") and origin.startswith("-p"):
             quote = f" (values are JSON: write -p {name} {value.lower()})"
+        said = f"; the notebook says: {name} = {default!r}  # {note}" if note else ""
         raise ValueError(f"{nb}: parameter {name!r} (default {default!r}, type {type(default).__name__}) cannot take "
-                         f"{type(value).__name__} {value!r} from {origin}{quote}")
+                         f"{type(value).__name__} {value!r} from {origin}{quote}{said}")
     if isinstance(default, bool) or default is None: return value
     if isinstance(default, int): return int(value)
     return float(value) if isinstance(default, float) else value
@@ -150,12 +164,12 @@ def resolve_parameters(nb_path: Path, # the notebook file
     "Every parameter of the notebook as it will run: defaults, then the profile's values, then `overrides`, all checked."
     nb_path = Path(nb_path); root = root or project_root(nb_path.parent)
     if "out_dir" in (overrides or {}): raise ValueError("out_dir is set by the runner to the run folder; use --out DIR to choose it")
-    defaults, origin = notebook_defaults(nb_path), {}
+    defaults, notes, origin = notebook_defaults(nb_path), parameter_notes(nb_path), {}
     resolved = dict(defaults)
     for where, vals in [(f"nbs/profiles.toml [{nb_path.stem}.{profile}]", profile_params(nb_path.stem, profile, load_profiles(root))),
                         ("-p on the command line", overrides or {})]:
         check_parameters(nb_path, vals, where)
-        for k, v in vals.items(): resolved[k], origin[k] = check_value(nb_path.stem, k, v, defaults[k], where), where
+        for k, v in vals.items(): resolved[k], origin[k] = check_value(nb_path.stem, k, v, defaults[k], where, notes.get(k, "")), where
     if isinstance(resolved.get("datasets"), str):
         check_datasets(nb_path.stem, resolved["datasets"], origin.get("datasets", "the notebook's default"))
     return resolved

@@ -16,6 +16,10 @@ from pathlib import Path
 START, END = "<!-- headlines:start (written by scripts/headlines.py; do not edit) -->", "<!-- headlines:end -->"
 # README's timing block: how long `make reproduce` and a paper-profile prefix took, from scripts/reproduce_times.py's files.
 T_START, T_END = "<!-- timings:start (written by scripts/headlines.py; do not edit) -->", "<!-- timings:end -->"
+# README's reader-speed block: scripts/bench_reader.py's outputs/bench/reader.json and scripts/bench_batching.py's batching.json.
+B_START, B_END = "<!-- bench:start (written by scripts/headlines.py; do not edit) -->", "<!-- bench:end -->"
+FAITHFUL = 0.95  # an option is faithful when at least this share of its reading answers equal fp32's
+FASTER = 1.1  # and faster when at least this many times fp32's throughput (below it: run-to-run noise)
 
 
 def load_run(folder: Path) -> dict:
@@ -116,6 +120,53 @@ def render_timings(root: Path) -> str:
     return "\n".join(out) + "\n"
 
 
+def _x(v) -> str:
+    "A ratio as '1.23×', or n/a."
+    return "n/a" if v is None else f"{v:.2f}×"
+
+
+def render_bench(root: Path) -> str:
+    "The reader-speed block: every option's speed as a ratio to fp32 (same reader, same run), its agreement, and what is faithful."
+    bench = root / "outputs" / "bench"
+    rb = bench / "reader.json"
+    if not rb.is_file(): return "No reader benchmark is recorded yet (`scripts/bench_reader.py` writes `outputs/bench/reader.json`).\n"
+    doc = json.loads(rb.read_text(encoding="utf-8"))
+    st = doc["settings"]
+    out = [f"`outputs/bench/reader.json` ({st['n_agree']} `{st.get('template', 'lore-context')}` reading prompts for agreement, "
+           f"{st['n_long']} long prompts for prefill, {st['n_decode']} PK documents for decoding; torch {doc['machine']['torch']}, "
+           f"{doc['machine']['cpus']} cores). Speeds are ratios to fp32 of the same reader in the same run; *read* is the "
+           f"agreement set's own throughput (short one-context prompts, batched).", "",
+           f"| reader | option | prefill | read | decode | answers = fp32's | PK documents = fp32's | EM − fp32 ({st['n_squad']} SQuAD, gold given) |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
+    verdicts = []
+    for reader, opts in doc["summary"].items():
+        for name, r in opts.items():
+            out.append(f"| `{reader}` | {name} | {_x(r['prefill_x_fp32'])} | {_x(r.get('read_x_fp32'))} | {_x(r['decode_x_fp32'])} | "
+                       f"{r['agreement_with_fp32']:.3f} | {r['decode_agreement_with_fp32']:.2f} | {r['em_minus_fp32']:+.3f} |")
+        faithful = {n: r for n, r in opts.items() if n != "fp32" and r["agreement_with_fp32"] >= FAITHFUL}
+        picks = []
+        for work, col in (("reading", "read_x_fp32"), ("long-prompt prefill", "prefill_x_fp32"), ("decoding", "decode_x_fp32")):
+            cands = {n: r[col] for n, r in faithful.items() if r.get(col) is not None and r[col] >= FASTER}
+            picks.append(f"{work}: {max(cands, key=cands.get)} ({_x(max(cands.values()))})" if cands else f"{work}: fp32")
+        verdicts.append(f"- `{reader}`, the fastest faithful option per workload — " + "; ".join(picks) + ".")
+    out += ["", f"Faithful means at least {FAITHFUL:.0%} of the {st['n_agree']} reading answers equal fp32's; faster means at "
+            f"least {FASTER:.1f}× fp32 (smaller ratios are within run-to-run noise here)."] + verdicts
+    ls = bench / "reader-lore-short.json"
+    if ls.is_file():
+        d = json.loads(ls.read_text(encoding="utf-8"))
+        out += ["", f"40 seeded SQuAD dev questions with their gold paragraph given, `{d['settings']['template']}` prompt "
+                "(`outputs/bench/reader-lore-short.json`): " + "; ".join(
+                    f"`{reader}` {name} EM {r['em']:.3f}, F1 {r['f1']:.3f}" for reader, opts in d["summary"].items() for name, r in opts.items()) + "."]
+    bb = bench / "batching.json"
+    if bb.is_file():
+        b = json.loads(bb.read_text(encoding="utf-8"))
+        out += ["", f"`outputs/bench/batching.json` (`{b['reader']}`, {b['new_tokens']} new tokens, no `max_batch_tokens` cap): prompt "
+                "tokens/s at each batch size as a ratio to batch 1, and the share of answers equal to batch 1's.", "",
+                "| prompts | batch | × batch 1 | answers = batch 1's |", "|---|---:|---:|---:|"]
+        out += [f"| {r['prompts']} | {r['batch']} | {_x(r['x_batch1'])} | {r['agreement_with_batch1']:.2f} |" for r in b["rows"]]
+    return "\n".join(out) + "\n"
+
+
 def splice(readme: str, block: str, start: str = START, end: str = END) -> str:
     "README text with the block between the markers replaced; an error when a marker is missing."
     if start not in readme or end not in readme: raise SystemExit(f"README.md lacks the markers {start!r} … {end!r}")
@@ -124,8 +175,8 @@ def splice(readme: str, block: str, start: str = START, end: str = END) -> str:
 
 
 def render_readme(readme: str, root: Path) -> str:
-    "README text with both blocks (headlines, timings) rendered from root's files."
-    return splice(splice(readme, render(root)), render_timings(root), T_START, T_END)
+    "README text with its three blocks (headlines, timings, reader speed) rendered from root's files."
+    return splice(splice(splice(readme, render(root)), render_timings(root), T_START, T_END), render_bench(root), B_START, B_END)
 
 
 def main(argv=None) -> int:
@@ -135,11 +186,11 @@ def main(argv=None) -> int:
     ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
     a = ap.parse_args(argv)
     readme = a.root / "README.md"
-    if not (a.write or a.check): print(render(a.root)); print(render_timings(a.root)); return 0
+    if not (a.write or a.check): print(render(a.root)); print(render_timings(a.root)); print(render_bench(a.root)); return 0
     new = render_readme(readme.read_text(encoding="utf-8"), a.root)
     if a.check:
         if new != readme.read_text(encoding="utf-8"):
-            print("README.md's headline or timing block is stale: run `.venv/bin/python scripts/headlines.py --write`", file=sys.stderr)
+            print("README.md's headline, timing or reader-speed block is stale: run `.venv/bin/python scripts/headlines.py --write`", file=sys.stderr)
             return 1
         return 0
     readme.write_text(new, encoding="utf-8"); return 0

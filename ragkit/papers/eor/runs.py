@@ -131,7 +131,8 @@ class GridRun:
 
 def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "Wiki@10,SE@4,PK,SE@RR@10,SE@2&Wiki@5@CP,ReFree",
                max_passages: int = 200, pk_max_new_tokens: int = 32, cp_max_new_tokens: int = 32, max_new_tokens: int = 24,
-               reader: str = "", batch_size: int = 16, n_boot: int = 1000, seed: int = 0, out_dir=None, progress: bool = True) -> GridRun:
+               reader: str = "", batch_size: int = 16, n_boot: int = 1000, seed: int = 0, out_dir=None, progress: bool = True,
+               dtype: str = "float32") -> GridRun:
     "Answer every sampled question of `datasets` with every EoR retriever on the cached reader (defaults: the smoke grid)."
     from ragkit.config import load_settings
     from ragkit.lm.base import TransformersLM
@@ -146,7 +147,7 @@ def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "Wiki@1
     if bad: raise ValueError(f"retrievers: unknown {bad}; choose from {', '.join(EOR_RETRIEVERS)} or 'all'")
     tasks = parse_datasets(datasets, EOR_TASKS, auto=["demo", "nq"])
     settings = load_settings()
-    lm = CachedLM(TransformersLM(reader or settings.reader), settings.cache_dir / "lm" / "eor.sqlite")
+    lm = CachedLM(TransformersLM(reader or settings.reader, dtype=dtype), settings.cache_dir / "lm" / "eor.sqlite")
     grids, has_ans, evals = [], [], {}
     for ds in tasks:
         prep = prepare(ds, limit, seed, max_passages)
