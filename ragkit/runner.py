@@ -129,7 +129,7 @@ def check_value(nb: str, # the notebook's name, for the message
         quote = f" (to pass a string, quote it: -p {name} '\"{value}\"')" if isinstance(default, str) and origin.startswith("-p") else ""
         if isinstance(default, bool) and isinstance(value, str) and value.lower() in ("true", "false") and origin.startswith("-p"):
             quote = f" (values are JSON: write -p {name} {value.lower()})"
-        said = f"; the notebook says: {name} = {default!r}  # {note}" if note else ""
+        said = f"; the notebook's comment on {name}: {note}" if note else ""
         raise ValueError(f"{nb}: parameter {name!r} (default {default!r}, type {type(default).__name__}) cannot take "
                          f"{type(value).__name__} {value!r} from {origin}{quote}{said}")
     if isinstance(default, bool) or default is None: return value

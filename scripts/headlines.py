@@ -16,7 +16,7 @@ from pathlib import Path
 START, END = "<!-- headlines:start (written by scripts/headlines.py; do not edit) -->", "<!-- headlines:end -->"
 # README's timing block: how long `make reproduce` and a paper-profile prefix took, from scripts/reproduce_times.py's files.
 T_START, T_END = "<!-- timings:start (written by scripts/headlines.py; do not edit) -->", "<!-- timings:end -->"
-# README's reader-speed block: scripts/bench_reader.py's outputs/bench/reader.json and scripts/bench_batching.py's batching.json.
+# README's reader-speed block: scripts/bench_reader.py's outputs/bench/reader.json and reader-lore-short.json.
 B_START, B_END = "<!-- bench:start (written by scripts/headlines.py; do not edit) -->", "<!-- bench:end -->"
 FAITHFUL = 0.95  # an option is faithful when at least this share of its reading answers equal fp32's
 FASTER = 1.1  # and faster when at least this many times fp32's throughput (below it: run-to-run noise)
@@ -107,15 +107,16 @@ def render_timings(root: Path) -> str:
         out.append(f"- `make reproduce` {l} (git `{x['runs'][0]['git'][:7]}`): **{x['total_minutes']} min** in all, "
                    f"{_dur(x['setup_seconds'])} of setup and {_dur(x['notebook_seconds'])} of notebooks.")
     pre = bench / "paper-prefix.json"
-    for nb, r in (json.loads(pre.read_text(encoding="utf-8")).items() if pre.is_file() else []):
+    for r in (json.loads(pre.read_text(encoding="utf-8")).values() if pre.is_file() else []):
+        nb = r["notebook"]
         n = max(e["n"] for e in r["evaluations"])
         answering = sum(e["seconds"] for e in r["evaluations"])
         full = json.loads((root / "outputs" / "paper" / nb / "params.json").read_text(encoding="utf-8")).get("limit") \
             if (root / "outputs" / "paper" / nb / "params.json").is_file() else None
         per = ", ".join(f"{e['system']} {_dur(e['seconds'])}" for e in r["evaluations"])
-        est = f"; at that rate the profile's {full} take about {(answering / n * full + r['seconds'] - answering) / 60:.0f} min" if full else ""
+        est = f"; at that rate {full} questions take about {(answering / n * full + r['seconds'] - answering) / 60:.0f} min" if full else ""
         out += ["", f"`{nb}`'s paper profile on {n} of its questions (its seeded sample's first {n} draws, `-p {' -p '.join(f'{k} {v}' for k, v in r['overrides'].items())}`), "
-                f"alone from an empty cache (git `{r['git'][:7]}`): {_dur(answering)} of answering ({answering / n:.1f} s per "
+                f"reader `{r.get('reader') or 'not recorded'}`, alone from an empty cache (git `{r['git'][:7]}`): {_dur(answering)} of answering ({answering / n:.1f} s per "
                 f"question: {per}) and {_dur(r['seconds'] - answering)} for the rest{est}."]
     return "\n".join(out) + "\n"
 
@@ -136,7 +137,7 @@ def render_bench(root: Path) -> str:
            f"{st['n_long']} long prompts for prefill, {st['n_decode']} PK documents for decoding; torch {doc['machine']['torch']}, "
            f"{doc['machine']['cpus']} cores). Speeds are ratios to fp32 of the same reader in the same run; *read* is the "
            f"agreement set's own throughput (short one-context prompts, batched).", "",
-           f"| reader | option | prefill | read | decode | answers = fp32's | PK documents = fp32's | EM − fp32 ({st['n_squad']} SQuAD, gold given) |",
+           f"| reader | option | prefill | read | decode | answers = fp32's | PK documents = fp32's | EM − fp32 (first {st['n_squad']} of them) |",
            "|---|---|---:|---:|---:|---:|---:|---:|"]
     verdicts = []
     for reader, opts in doc["summary"].items():
@@ -149,21 +150,25 @@ def render_bench(root: Path) -> str:
             cands = {n: r[col] for n, r in faithful.items() if r.get(col) is not None and r[col] >= FASTER}
             picks.append(f"{work}: {max(cands, key=cands.get)} ({_x(max(cands.values()))})" if cands else f"{work}: fp32")
         verdicts.append(f"- `{reader}`, the fastest faithful option per workload — " + "; ".join(picks) + ".")
-    out += ["", f"Faithful means at least {FAITHFUL:.0%} of the {st['n_agree']} reading answers equal fp32's; faster means at "
+    out += ["", f"Faithful means at least {FAITHFUL:.0%} of the {st['n_agree']} reading answers equal fp32's (judged on reading "
+            "answers only: the PK-document column says how often a 128-token document stays identical); faster means at "
             f"least {FASTER:.1f}× fp32 (smaller ratios are within run-to-run noise here)."] + verdicts
     ls = bench / "reader-lore-short.json"
     if ls.is_file():
         d = json.loads(ls.read_text(encoding="utf-8"))
-        out += ["", f"40 seeded SQuAD dev questions with their gold paragraph given, `{d['settings']['template']}` prompt "
+        out += ["", f"EM on another set, the {d['settings']['n_squad']} SQuAD dev questions that `bench_reader.py --n-agree "
+                f"{d['settings']['n_agree']}` samples, gold paragraph given, `{d['settings']['template']}` prompt "
                 "(`outputs/bench/reader-lore-short.json`): " + "; ".join(
                     f"`{reader}` {name} EM {r['em']:.3f}, F1 {r['f1']:.3f}" for reader, opts in d["summary"].items() for name, r in opts.items()) + "."]
-    bb = bench / "batching.json"
-    if bb.is_file():
-        b = json.loads(bb.read_text(encoding="utf-8"))
-        out += ["", f"`outputs/bench/batching.json` (`{b['reader']}`, {b['new_tokens']} new tokens, no `max_batch_tokens` cap): prompt "
-                "tokens/s at each batch size as a ratio to batch 1, and the share of answers equal to batch 1's.", "",
-                "| prompts | batch | × batch 1 | answers = batch 1's |", "|---|---:|---:|---:|"]
-        out += [f"| {r['prompts']} | {r['batch']} | {_x(r['x_batch1'])} | {r['agreement_with_batch1']:.2f} |" for r in b["rows"]]
+    for cf in sorted(bench.glob("compare-*.json")):
+        c = json.loads(cf.read_text(encoding="utf-8"))
+        out += ["", f"`outputs/bench/{cf.name}` (`scripts/compare_runs.py`): `{c['notebook']}` read by "
+                f"`{c['readers']['other']}` against `{c['readers']['reference']}` (git `{c['git']['other'][:7]}` and "
+                f"`{c['git']['reference'][:7]}`): {c['same_prediction_overall']:.1%} of all predictions identical.", "",
+                "| dataset | system | n | same prediction | EM (reference → other) | F1 (reference → other) |", "|---|---|---:|---:|---|---|"]
+        for r in c["systems"]:
+            cell = lambda m: f"{r[m]['reference']:.3f} → {r[m]['other']:.3f}" if m in r else "n/a"
+            out.append(f"| {r['dataset']} | {r['system'].replace('_', ' ')} | {r['n']} | {r['same_prediction']:.3f} | {cell('exact_match')} | {cell('f1')} |")
     return "\n".join(out) + "\n"
 
 

@@ -26,11 +26,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def describe(folder: Path) -> dict:
-    "One run folder: notebook, profile, overrides, status, seconds, git revision, start, and each evaluation's answering time."
+    "One run folder: notebook, reader, profile, overrides, status, seconds, git revision, start, and each evaluation's answering time."
     r = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     res = folder / "results.json"
-    evals = json.loads(res.read_text(encoding="utf-8")).get("summaries", []) if res.is_file() else []
-    return {"notebook": r["notebook"], "profile": r.get("profile"), "overrides": r.get("overrides") or {}, "status": r["status"],
+    doc = json.loads(res.read_text(encoding="utf-8")) if res.is_file() else {}
+    evals = doc.get("summaries", [])
+    return {"notebook": r["notebook"], "reader": doc.get("reader"), "profile": r.get("profile"), "overrides": r.get("overrides") or {}, "status": r["status"],
             "seconds": round(r.get("seconds") or 0, 1), "git": r["git"]["commit"], "dirty": r["git"].get("dirty"),
             "started": r.get("started"), "evaluations": [{"system": e.get("method"), "n": e.get("n"), "resumed": e.get("resumed"),
                                                            "seconds": round(e.get("seconds") or 0, 1)} for e in evals]}
@@ -65,7 +66,7 @@ def main(argv=None) -> int:
         row = describe(a.run)
         if row["status"] != "ok": sys.exit(f"{a.run}: the run is {row['status']!r}, not ok; rerun it to the end first")
         out = a.out or ROOT / "outputs" / "bench" / "paper-prefix.json"
-        _save(out, row["notebook"], row)
+        _save(out, f"{row['notebook']} {row['reader']}" if row["reader"] else row["notebook"], row)  # one record per notebook and reader
         print(f"{row['notebook']} ({row['profile']}, overrides {row['overrides']}): {row['seconds']:.0f} s -> {out}")
         return 0
     rows = collect(a.outputs, a.profile)

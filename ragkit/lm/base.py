@@ -17,8 +17,8 @@ from ..core import stable_hash, Cost
 from .models import resolve_model, reader_dir, model_fingerprint, hub_snapshot
 
 # %% auto #0
-__all__ = ['Completion', 'find_stop', 'tokens_covering', 'LM', 'check_prompts', 'FakeLM', 'TransformersLM', 'int8_dynamic',
-           'length_batches', 'left_pad', 'pick_tokens']
+__all__ = ['DTYPE_ALIASES', 'Completion', 'find_stop', 'tokens_covering', 'LM', 'check_prompts', 'FakeLM', 'TransformersLM',
+           'int8_dynamic', 'length_batches', 'left_pad', 'pick_tokens']
 
 # %% ../../nbs/11_lm.base.ipynb #37006f3e
 @dataclass
@@ -130,6 +130,8 @@ def score_batch(self: FakeLM, prompts, continuations, chat=True):
     return out
 
 # %% ../../nbs/11_lm.base.ipynb #694c24fa
+DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}  # short name -> torch dtype name
+
 class TransformersLM(LM):
     "A local transformers model (causal or seq2seq; GGUF via ragkit.lm.models) behind the LM interface."
     def __init__(self, name_or_path: str | Path = "smollm2-135m-instruct",  # registry name, local path or hub id
@@ -142,6 +144,7 @@ class TransformersLM(LM):
                  cache_dir: Path | str | None = None):  # where the dequantised GGUF copy lives; default: settings
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
         torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
+        dtype = DTYPE_ALIASES.get(dtype, dtype)  # the benchmark's short names (bf16, fp32, fp16) name the same precisions
         if dtype != "int8-dynamic" and not isinstance(getattr(torch, dtype, None), torch.dtype):
             raise ValueError(f"dtype {dtype!r} is neither a torch dtype (float32, bfloat16, float16) nor 'int8-dynamic'")
         self.resolved, self.batch_size, self.max_length, self.device, self.dtype = resolve_model(name_or_path), batch_size, max_length, device, dtype

@@ -425,8 +425,8 @@ def train_masks(
     if n < 1: raise ValueError("no questions to split")
     if not 0 < train_frac <= 1: raise ValueError(f"train_frac must be in (0, 1], got {train_frac}")
     perm = np.random.default_rng(seed).permutation(n)
-    if folds <= 1:
-        m = np.zeros(n, bool); m[perm[: max(1, int(round(train_frac * n)))]] = True
+    if folds <= 1:  # at least one question trains and, from two questions on, at least one is held out
+        m = np.zeros(n, bool); m[perm[: min(max(1, int(round(train_frac * n))), max(n - 1, 1))]] = True
         return [m]
     if folds > n: raise ValueError(f"folds={folds} needs at least {folds} questions, got {n}: lower `folds` (0 means one split)")
     masks = []
