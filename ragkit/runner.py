@@ -64,11 +64,15 @@ def parse_value(v: str):
     try: return json.loads(v)
     except json.JSONDecodeError: return v
 
+def _parameters_source(nb_path: Path) -> str:
+    "The source of the notebook's cell tagged `parameters` ('' if it has none)."
+    cells = [c for c in json.loads(Path(nb_path).read_text())["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    return "".join(cells[0]["source"]) if cells else ""
+
 def notebook_parameters(nb_path: Path) -> dict:
     "Name -> default (as source text) of the notebook's papermill parameters cell, read with `ast`."
-    cells = [c for c in json.loads(Path(nb_path).read_text())["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
-    if not cells: return {}
-    src = "".join(cells[0]["source"])
+    src = _parameters_source(nb_path)
+    if not src: return {}
     try: tree = ast.parse(src)
     except SyntaxError as e: raise ValueError(f"{Path(nb_path).name}: the parameters cell does not parse (line {e.lineno}): {e.msg}") from None
     return {t.id: ast.get_source_segment(src, n.value) for n in tree.body
@@ -78,9 +82,8 @@ def notebook_parameters(nb_path: Path) -> dict:
 def parameter_notes(nb_path: Path) -> dict:
     "Name -> the comment on its line in the parameters cell (what the value means, e.g. '0 means all'), for error messages."
     import io, tokenize
-    cells = [c for c in json.loads(Path(nb_path).read_text())["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
-    if not cells: return {}
-    src = "".join(cells[0]["source"])
+    src = _parameters_source(nb_path)
+    if not src: return {}
     try: toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
     except (tokenize.TokenError, SyntaxError): return {}
     notes = {t.start[0]: t.string.lstrip("#").strip() for t in toks if t.type == tokenize.COMMENT}

@@ -16,7 +16,7 @@ instead of 8, and the llama.cpp server (xllamacpp) with 1 and 2 threads — it m
 Every figure is a ratio to the fp32 option of the same reader measured in the same run. Results, with the machine
 and the versions, go to outputs/bench/reader.json; a partial file lets an interrupted run resume per (reader, option).
 
-    .venv/bin/python scripts/bench_reader.py                       # about 70 minutes on 2 cores, alone
+    .venv/bin/python scripts/bench_reader.py                       # about an hour on 2 cores, alone
     .venv/bin/python scripts/bench_reader.py --readers smollm2-135m-instruct --n-agree 40   # a quick look
 """
 from __future__ import annotations

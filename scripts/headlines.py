@@ -90,12 +90,16 @@ def _dur(secs: float) -> str:
     return f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.1f} min"
 
 
+def _bench(root: Path, name: str) -> dict | None:
+    "outputs/bench/<name> of root, parsed, or None when it is not there."
+    p = root / "outputs" / "bench" / name
+    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
+
+
 def render_timings(root: Path) -> str:
     "The timing block: each demo notebook cold and warm, the whole `make reproduce`, and any paper-profile prefix timed alone."
-    bench = root / "outputs" / "bench"
-    rep = bench / "reproduce-demo.json"
-    if not rep.is_file(): return "No timing is recorded yet (`scripts/reproduce_times.py` writes `outputs/bench/reproduce-demo.json`).\n"
-    rec = json.loads(rep.read_text(encoding="utf-8"))
+    rec = _bench(root, "reproduce-demo.json")
+    if rec is None: return "No timing is recorded yet (`scripts/reproduce_times.py` writes `outputs/bench/reproduce-demo.json`).\n"
     labels = [l for l in ("cold", "warm") if l in rec]
     secs = {l: {r["notebook"]: r["seconds"] for r in rec[l]["runs"]} for l in labels}
     out = ["| notebook | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
@@ -106,8 +110,7 @@ def render_timings(root: Path) -> str:
         x = rec[l]
         out.append(f"- `make reproduce` {l} (git `{x['runs'][0]['git'][:7]}`): **{x['total_minutes']} min** in all, "
                    f"{_dur(x['setup_seconds'])} of setup and {_dur(x['notebook_seconds'])} of notebooks.")
-    pre = bench / "paper-prefix.json"
-    for r in (json.loads(pre.read_text(encoding="utf-8")).values() if pre.is_file() else []):
+    for r in (_bench(root, "paper-prefix.json") or {}).values():
         nb = r["notebook"]
         n = max(e["n"] for e in r["evaluations"])
         answering = sum(e["seconds"] for e in r["evaluations"])
@@ -129,9 +132,8 @@ def _x(v) -> str:
 def render_bench(root: Path) -> str:
     "The reader-speed block: every option's speed as a ratio to fp32 (same reader, same run), its agreement, and what is faithful."
     bench = root / "outputs" / "bench"
-    rb = bench / "reader.json"
-    if not rb.is_file(): return "No reader benchmark is recorded yet (`scripts/bench_reader.py` writes `outputs/bench/reader.json`).\n"
-    doc = json.loads(rb.read_text(encoding="utf-8"))
+    doc = _bench(root, "reader.json")
+    if doc is None: return "No reader benchmark is recorded yet (`scripts/bench_reader.py` writes `outputs/bench/reader.json`).\n"
     st = doc["settings"]
     out = [f"`outputs/bench/reader.json` ({st['n_agree']} `{st.get('template', 'lore-context')}` reading prompts for agreement, "
            f"{st['n_long']} long prompts for prefill, {st['n_decode']} PK documents for decoding; torch {doc['machine']['torch']}, "
@@ -153,9 +155,8 @@ def render_bench(root: Path) -> str:
     out += ["", f"Faithful means at least {FAITHFUL:.0%} of the {st['n_agree']} reading answers equal fp32's (judged on reading "
             "answers only: the PK-document column says how often a 128-token document stays identical); faster means at "
             f"least {FASTER:.1f}× fp32 (smaller ratios are within run-to-run noise here)."] + verdicts
-    ls = bench / "reader-lore-short.json"
-    if ls.is_file():
-        d = json.loads(ls.read_text(encoding="utf-8"))
+    d = _bench(root, "reader-lore-short.json")
+    if d is not None:
         out += ["", f"EM on another set, the {d['settings']['n_squad']} SQuAD dev questions that `bench_reader.py --n-agree "
                 f"{d['settings']['n_agree']}` samples, gold paragraph given, `{d['settings']['template']}` prompt "
                 "(`outputs/bench/reader-lore-short.json`): " + "; ".join(
