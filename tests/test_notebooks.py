@@ -18,3 +18,13 @@ def test_notebook(nb):
 def test_some_notebooks_found():
     "Guard against a glob that silently matches nothing."
     assert len(NBS) >= 3
+
+
+@pytest.mark.parametrize("nb", NBS, ids=[p.stem for p in NBS])
+def test_papermill_reads_every_parameter(nb, caplog):
+    "papermill parses every line of the parameters cell; a comment it cannot parse makes it call a real -p value 'unknown'."
+    import papermill as pm
+    with caplog.at_level("WARNING", logger="papermill"):
+        pm.inspect_notebook(str(nb))
+    bad = [r.getMessage() for r in caplog.records if "Unable to parse" in r.getMessage()]
+    assert not bad, f"{nb.name}: {bad}; reword that line's comment (here '=', '<=' and '>=' in comments tripped papermill's parser)"
