@@ -93,22 +93,26 @@ class Hit(NamedTuple):
 # %% ../nbs/00_core.ipynb #0a1241ea
 @dataclass(frozen=True)
 class Cost:
-    "LM work: requests, prompt and generated tokens, and how many requests the cache answered."
+    "LM work: requests, prompt and generated tokens, how many requests the cache answered, and why each stopped."
     calls: int = 0  # LM requests (one per prompt)
     prompt_tokens: int = 0  # tokens read (prefill)
     tokens: int = 0  # tokens generated
     cached: int = 0  # of `calls`, how many were answered from the LM cache
+    finish: tuple[tuple[str, int], ...] = ()  # (finish reason, requests), sorted by reason: stop, eos or length
 
     def __add__(self, other: "Cost") -> "Cost":
         "The cost of both."
         if not isinstance(other, Cost): return NotImplemented
-        return Cost(self.calls + other.calls, self.prompt_tokens + other.prompt_tokens, self.tokens + other.tokens, self.cached + other.cached)
+        reasons = dict(self.finish)
+        for r, n in other.finish: reasons[r] = reasons.get(r, 0) + n
+        return Cost(self.calls + other.calls, self.prompt_tokens + other.prompt_tokens, self.tokens + other.tokens,
+                    self.cached + other.cached, tuple(sorted(reasons.items())))
 
     def __radd__(self, other) -> "Cost": return self if other == 0 else self.__add__(other)  # so sum() works
 
     def to_dict(self) -> dict:
-        "A JSON-ready dict."
-        return asdict(self)
+        "A JSON-ready dict (finish as {reason: requests})."
+        return {**asdict(self), "finish": dict(self.finish)}
 
 # %% ../nbs/00_core.ipynb #03487bba
 import gzip, io, zlib

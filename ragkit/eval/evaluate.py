@@ -37,11 +37,16 @@ class Prediction:
 
     @classmethod
     def charged(cls, answer: str, cost: Cost, **kw) -> "Prediction":
-        "A Prediction whose cost columns come from `cost`."
-        return cls(answer, lm_calls=cost.calls, tokens=cost.tokens, prompt_tokens=cost.prompt_tokens, cached_calls=cost.cached, **kw)
+        "A Prediction whose cost columns come from `cost`, with its finish reasons in the trace."
+        trace = dict(kw.pop("trace", None) or {})
+        if cost.finish: trace.setdefault("finish", dict(cost.finish))
+        return cls(answer, lm_calls=cost.calls, tokens=cost.tokens, prompt_tokens=cost.prompt_tokens, cached_calls=cost.cached,
+                   trace=trace, **kw)
 
     @property
-    def cost(self) -> Cost: return Cost(self.lm_calls, self.prompt_tokens, self.tokens, self.cached_calls)
+    def cost(self) -> Cost:
+        "What this answer cost, finish reasons included."
+        return Cost(self.lm_calls, self.prompt_tokens, self.tokens, self.cached_calls, tuple(sorted((self.trace or {}).get("finish", {}).items())))
 
 # %% ../../nbs/31_eval.evaluate.ipynb #e7850c62
 def as_prediction(out) -> Prediction:

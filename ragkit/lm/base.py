@@ -39,8 +39,9 @@ class Completion:
 
     @property
     def cost(self) -> Cost:
-        "What this completion cost: one call, its prompt and generated tokens (HTTP backends may send no ids)."
-        return Cost(1, self.prompt_tokens, max(len(self.token_ids), len(self.tokens)), int(self.cached))
+        "What this completion cost: one call, its prompt and generated tokens (HTTP backends may send no ids), why it stopped."
+        return Cost(1, self.prompt_tokens, max(len(self.token_ids), len(self.tokens)), int(self.cached),
+                    ((self.finish_reason, 1),) if self.finish_reason else ())
 
     def to_dict(self) -> dict:
         "A JSON-ready dict, with mean_prob."
