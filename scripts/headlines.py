@@ -27,17 +27,27 @@ def load_run(folder: Path) -> dict:
     return {n: json.loads((folder / f"{n}.json").read_text(encoding="utf-8")) for n in ("results", "params", "run")}
 
 
-def _pct(x) -> str:
-    "A share as a percentage with one decimal, or n/a."
-    return "n/a" if x is None else f"{x:+.1f}"
-
-
 def verdict_lines(rows: list[dict]) -> list[str]:
-    "A markdown table of a verdict: claim, dataset, n, our difference with its 95% CI, the paper's, the verdict."
-    out = ["| claim | dataset | n | ours (points, 95% CI) | paper | verdict |", "|---|---|---:|---|---|---|"]
+    "A markdown table of a verdict: claim, dataset, n, our difference with its 95% CI, the paper's, direction and size."
+    out = ["| claim | dataset | n | ours (95% CI) | paper | direction | size |", "|---|---|---:|---|---|---|---|"]
     for r in rows:
-        ours = "n/a" if r.get("ours") is None else f"{r['ours']:+.1f} [{r['lo']:+.1f}, {r['hi']:+.1f}]"
-        out.append(f"| {r['claim']} | {r['dataset']} | {r.get('n', '')} | {ours} | {_pct(r.get('paper'))} | {r['verdict']} |")
+        u = "%" if r.get("unit") == "%" else ""
+        ours = "n/a" if r.get("ours") is None else f"{r['ours']:+.1f}{u} [{r['lo']:+.1f}{u}, {r['hi']:+.1f}{u}]"
+        paper = "n/a" if r.get("paper") is None else f"{r['paper']:+.1f}{u}"
+        out.append(f"| {r['claim']} | {r['dataset']} | {r.get('n', '')} | {ours} | {paper} | {r['direction']} | {r['size']} |")
+    return out
+
+
+def scale_lines(runs: dict[str, dict]) -> list[str]:
+    "Each claim's two verdicts per reader, from the verdicts of one notebook's runs under several profiles (profile -> load_run)."
+    readers = {prof: r["results"].get("reader", prof) for prof, r in runs.items()}
+    keys = list(dict.fromkeys((v["claim"], v["dataset"]) for r in runs.values() for v in r["results"].get("verdict", [])))
+    by = {prof: {(v["claim"], v["dataset"]): v for v in r["results"].get("verdict", [])} for prof, r in runs.items()}
+    out = ["| claim | dataset | " + " | ".join(f"`{readers[p]}` ({p}): n, direction, size" for p in runs) + " |",
+           "|---|---|" + "---|" * len(runs)]
+    for k in keys:
+        cells = [f"{by[p][k]['n']}, {by[p][k]['direction']}, {by[p][k]['size']}" if k in by[p] else "not run" for p in runs]
+        out.append(f"| {k[0]} | {k[1]} | " + " | ".join(cells) + " |")
     return out
 
 
@@ -82,6 +92,13 @@ def render(root: Path) -> str:
         if scores: out += system_lines(scores) + [""]
         if res.get("verdict"): out += verdict_lines(res["verdict"]) + [""]
         else: out += ["(This run computes what the next notebooks judge; it decides no claim itself.)", ""]
+        scale = root / "outputs" / "paper-1.5b" / f.name
+        if (scale / "results.json").is_file():
+            r2 = load_run(scale)
+            secs2 = sum(x.get("seconds", 0) for x in r2["results"].get("summaries", [])) / 60
+            out += [f"The same claims read by `{r2['results'].get('reader')}` (profile `paper-1.5b`, git `{r2['run']['git']['commit'][:10]}`, "
+                    f"{secs2:.0f} min of answering; `outputs/paper-1.5b/{f.name}/`), each reader's verdicts side by side:", ""]
+            out += scale_lines({"paper": r, "paper-1.5b": r2}) + [""]
     return "\n".join(out).rstrip() + "\n"
 
 

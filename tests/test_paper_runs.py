@@ -1,4 +1,4 @@
-"The committed reference runs (outputs/paper/<notebook>/): they parse, they ran the `paper` profile, and README shows them."
+"The committed reference runs (outputs/paper/<notebook>/ and outputs/paper-1.5b/<notebook>/): they parse, they ran their profile, and README shows them."
 import importlib.util, json
 from pathlib import Path
 
@@ -7,7 +7,8 @@ import pytest
 from ragkit.runner import find_notebook, load_profiles, project_root, resolve_parameters
 
 ROOT = project_root(Path(__file__).parent)
-RUNS = sorted(p for p in (ROOT / "outputs" / "paper").glob("*") if p.is_dir())
+REFERENCE_PROFILES = ("paper", "paper-1.5b")  # the profiles whose runs are committed
+RUNS = sorted(p for prof in REFERENCE_PROFILES for p in (ROOT / "outputs" / prof).glob("*") if p.is_dir())
 
 
 def _strict(path: Path):
@@ -16,24 +17,32 @@ def _strict(path: Path):
     return json.loads(path.read_text(encoding="utf-8"), parse_constant=bad)
 
 
-def test_every_paper_profile_has_a_committed_run_or_is_listed_as_missing():
-    with_paper = {nb for nb, t in load_profiles(ROOT).items() if nb != "reproduce" and "paper" in t}
-    assert {p.name for p in RUNS} <= with_paper, "a folder under outputs/paper/ has no paper profile in nbs/profiles.toml"
+@pytest.mark.parametrize("profile", REFERENCE_PROFILES)
+def test_every_committed_run_has_its_profile(profile):
+    with_profile = {nb for nb, t in load_profiles(ROOT).items() if nb != "reproduce" and profile in t}
+    got = {p.name for p in (ROOT / "outputs" / profile).glob("*") if p.is_dir()}
+    assert got <= with_profile, f"a folder under outputs/{profile}/ has no {profile} profile in nbs/profiles.toml"
 
 
-@pytest.mark.parametrize("run", RUNS, ids=[p.name for p in RUNS])
-def test_committed_run_matches_the_paper_profile(run):
+@pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
+def test_committed_run_matches_its_profile(run):
     results, params, rec = (_strict(run / f"{n}.json") for n in ("results", "params", "run"))
-    assert rec["status"] == "ok" and rec["profile"] == "paper" and not rec["overrides"], f"{run}/run.json: not a clean paper run"
+    profile = run.parent.name
+    assert rec["status"] == "ok" and rec["profile"] == profile and not rec["overrides"], f"{run}/run.json: not a clean {profile} run"
     assert len(rec["git"]["commit"]) == 40
-    expected = {k: v for k, v in resolve_parameters(find_notebook(run.name, ROOT), "paper", root=ROOT).items() if k != "out_dir"}
+    expected = {k: v for k, v in resolve_parameters(find_notebook(run.name, ROOT), profile, root=ROOT).items() if k != "out_dir"}
     got = {k: v for k, v in params.items() if k != "out_dir"}
-    assert got == expected, f"{run}/params.json differs from the paper profile: rerun `ragkit run {run.name} --profile paper`"
+    assert got == expected, f"{run}/params.json differs from the {profile} profile: rerun `ragkit run {run.name} --profile {profile}`"
     assert {k: v for k, v in results["parameters"].items() if k != "out_dir"} == expected
     assert (run / f"{run.name}.ipynb").is_file(), "the executed notebook is missing"
     for fig in results.get("figures", []):
         assert (run / Path(fig).name).is_file(), f"{run}: figure {fig} is listed in results.json but not committed"
     assert not list(run.rglob("*.sqlite")), "an LM cache was committed"
+    for row in results.get("verdict", []):  # every verdict says both things: its direction and its size
+        assert row["direction"] in ("holds", "reversed", "undecided") and row["size"] in ("consistent", "smaller", "larger", "n/a"), row["claim"]
+        if row["direction"] != "undecided" and row.get("n", 0) >= 10: assert (row["lo"] > 0) == (row["direction"] == "holds"), row["claim"]
+        paper = row.get("paper")
+        if paper is not None and row["size"] in ("smaller", "larger"): assert not row["lo"] <= paper <= row["hi"], row["claim"]
 
 
 def test_readme_headlines_are_rendered_from_the_committed_runs():

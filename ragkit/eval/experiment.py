@@ -18,8 +18,9 @@ from .evaluate import Evaluation, evaluate, json_safe
 from .metrics import paired_bootstrap
 
 # %% auto #0
-__all__ = ['MIN_N', 'run_systems', 'ci', 'paper_table', 'cost_table', 'Claim', 'decide', 'verdict_row', 'verdict',
-           'what_reproduces', 'output_dir', 'save_figure']
+__all__ = ['MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'run_systems', 'ci', 'paper_table', 'cost_table', 'Claim',
+           'direction', 'size', 'verdict_sentence', 'verdict_row', 'verdict', 'what_reproduces', 'cost_saving',
+           'reader_scale', 'output_dir', 'save_figure']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval.evaluate)
@@ -83,23 +84,64 @@ class Claim:
     source: str = ""  # where the paper says it: table and section
 
 MIN_N = 10  # fewer questions than this decide nothing: a bootstrap over one question has an interval of one point
+DIRECTIONS, SIZES = ("holds", "reversed", "undecided"), ("consistent", "smaller", "larger", "n/a")
 
-def decide(lo: float, # the interval's lower end, in points
-           hi: float, # its upper end
-           n: int | None = None, # questions compared: under MIN_N nothing is decided
-           paper: float | None = None, # the paper's own difference, in points
-           ) -> str:
-    "OK if the interval is above 0; 'not reproduced' if below 0, exactly 0, or below a positive paper difference; else 'undecided'."
+def _missing(x) -> bool:
+    "Whether a number is absent (None or NaN)."
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+def direction(lo: float, # the interval's lower end
+              hi: float, # its upper end
+              n: int | None = None, # questions compared: under MIN_N nothing is decided
+              ) -> str:
+    "holds if the interval lies above 0, reversed if below 0, else undecided (also under MIN_N questions)."
     if n is not None and n < MIN_N: return "undecided"
-    if lo > 0: return "OK"
-    if hi < 0 or (lo == 0 and hi == 0): return "not reproduced"
-    if paper is not None and not math.isnan(paper) and paper > 0 and hi < paper: return "not reproduced"
-    return "undecided"
+    return "holds" if lo > 0 else "reversed" if hi < 0 else "undecided"
 
-def verdict_row(claim: str, dataset: str, estimate: float, lo: float, hi: float, paper: float | None = None, source: str = "",
+def size(lo: float, # the interval's lower end
+         hi: float, # its upper end
+         paper: float | None = None, # the paper's own difference, in the same unit
+         n: int | None = None, # questions compared: under MIN_N nothing is decided
+         ) -> str:
+    "consistent if the paper's difference lies in the interval, smaller / larger if the interval ends below / starts above it, else n/a."
+    if _missing(paper) or (n is not None and n < MIN_N): return "n/a"
+    return "smaller" if hi < paper else "larger" if lo > paper else "consistent"
+
+# %% ../../nbs/33_eval.experiment.ipynb #6bba33e9
+def _pts(v, unit: str = "points") -> str:
+    "A signed number with one decimal, or 'n/a'."
+    return "n/a" if _missing(v) else f"{v:+.1f}" + ("%" if unit == "%" else "")
+
+def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 95% interval
+                     paper: float | None = None, # the paper's difference
+                     n: int | None = None, # questions compared
+                     unit: str = "points", # the unit of all four numbers
+                     ) -> str:
+    "Both verdicts in words, with the numbers they rest on."
+    d, s = direction(lo, hi, n), size(lo, hi, paper, n)
+    iv = f"{_pts(ours, unit)} [{_pts(lo, unit)}, {_pts(hi, unit)}]" + ("" if unit == "%" else f" {unit}")
+    if n is not None and n < MIN_N: return f"Undecided: {n} question{'s' * (n != 1)}, fewer than the {MIN_N} a verdict needs ({iv})."
+    head = {"holds": f"The direction holds: {iv}, above 0", "reversed": f"The direction is reversed: {iv}, below 0",
+            "undecided": f"The direction is undecided: {iv}" + (", the same score on every question" if lo == hi == 0 else " spans 0")}[d]
+    tail = {"consistent": f"the paper's {_pts(paper, unit)} lies inside, so its size is consistent with ours",
+            "smaller": f"an effect of the paper's size ({_pts(paper, unit)}) is ruled out: ours is smaller",
+            "larger": f"an effect of the paper's size ({_pts(paper, unit)}) is ruled out: ours is larger",
+            "n/a": "the paper gives no number to compare the size with"}[s]
+    return f"{head}; {tail}."
+
+def verdict_row(claim: str, dataset: str, # the claim in words, and where it is checked
+                estimate: float, lo: float, hi: float, # our estimate (positive: the claim holds) and its 95% interval
+                paper: float | None = None, # the paper's number in the same unit
+                source: str = "", # where the paper says it
+                unit: str = "points", # points (×100 of a score), % (a relative change) or any unit name
                 **extra) -> dict:
-    "A verdict-table row from an estimate in points (positive means the claim holds) and its 95% interval."
-    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, verdict=decide(lo, hi, extra.get("n"), paper), source=source, **extra)
+    "A verdict-table row: the numbers, both verdicts and the sentence that says them."
+    n = extra.get("n")
+    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=direction(lo, hi, n),
+                size=size(lo, hi, paper, n), verdict=verdict_sentence(estimate, lo, hi, paper, n, unit), unit=unit, source=source, **extra)
+
+VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "ours", "lo", "hi", "p_value", "paper", "direction", "size", "verdict",
+                   "unit", "source"]
 
 def _scores(x, metric: str) -> pd.Series:
     "Per-question scores by qid from an Evaluation or a Series."
@@ -108,7 +150,7 @@ def _scores(x, metric: str) -> pd.Series:
 def verdict(claims: Sequence[Claim], # the paper's claims
             runs: Mapping[tuple[str, str], Evaluation | pd.Series], # (dataset, system) -> Evaluation, or per-qid scores
             n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    "One row per claim whose systems ran: our difference in points with its paired-bootstrap interval, the paper's, the verdict."
+    "One row per claim whose systems ran: our difference in points with its paired-bootstrap interval, the paper's, both verdicts."
     rows = []
     for c in claims:
         bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
@@ -121,35 +163,60 @@ def verdict(claims: Sequence[Claim], # the paper's claims
         pb = paired_bootstrap(a.values, b[a.index].values, n=n_boot, seed=seed)
         rows.append(verdict_row(c.claim, c.dataset, pb["delta"] * 100, pb["lo"] * 100, pb["hi"] * 100, c.paper, c.source,
                                 metric=c.metric, a=c.a, b=b_name, n=len(a), p_value=pb["p_value"]))
-    return pd.DataFrame(rows, columns=["claim", "dataset", "metric", "a", "b", "n", "ours", "lo", "hi", "p_value", "paper", "verdict", "source"])
+    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
 
 # %% ../../nbs/33_eval.experiment.ipynb #6f55b40f
-def _pts(v) -> str:
-    "A signed number of points, or 'n/a'."
-    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:+.1f}"
-
-def _below_paper(r) -> bool:
-    "Whether a verdict row's interval ends below the paper's positive difference."
-    return r.paper is not None and not pd.isna(r.paper) and r.paper > 0 and r.hi < r.paper
+def _count(n: int, word: str) -> str:
+    "'1 claim' / '2 claims'."
+    return f"{n} {word}{'s' * (n != 1)}"
 
 def what_reproduces(v: pd.DataFrame, # a verdict table
                     setting: str = "", # who read and how much, e.g. "SmolLM2-135M, 6 questions per dataset"
                     ) -> str:
-    "A markdown paragraph: the claims that reproduce, those that do not, and those this run cannot decide, with numbers."
+    "A markdown paragraph: both verdicts counted over the claims, then each claim's sentence, grouped by direction."
     if v.empty: return "No claim of the paper could be checked on this run (none of the compared systems ran)."
     head = f"**What reproduces** ({setting}): " if setting else "**What reproduces**: "
-    ok, no, und = ((v.verdict == x).sum() for x in ("OK", "not reproduced", "undecided"))
-    parts = [head + f"{ok} of {len(v)} claim{'s' * (len(v) != 1)} {'holds' if ok == 1 else 'hold'}, {no} {'does' if no == 1 else 'do'} not, "
-             f"{und} {'is' if und == 1 else 'are'} undecided (95% interval spans 0 and the paper's difference, or under {MIN_N} questions)."]
-    for label in ("OK", "not reproduced", "undecided"):
-        sub = v[v.verdict == label]
-        if sub.empty: continue
-        items = [f"{r.claim} on {r.dataset}: ours {_pts(r.ours)} [{_pts(r.lo)}, {_pts(r.hi)}] points"
-                 + (" (the same score on every question)" if r.lo == r.hi == 0 else "") + f", paper {_pts(r.paper)}"
-                 + (" (above our interval)" if _below_paper(r) else "")
-                 for r in sub.itertuples()]
-        parts.append(f"- *{label}*: " + "; ".join(items) + ".")
+    d, s = (v.direction.value_counts(), v["size"].value_counts())
+    parts = [head + f"of {_count(len(v), 'claim')}, the direction holds for {d.get('holds', 0)}, is reversed for {d.get('reversed', 0)} "
+             f"and is undecided for {d.get('undecided', 0)} (the 95% interval spans 0, or under {MIN_N} questions); the paper's size is "
+             f"consistent with ours for {s.get('consistent', 0)}, ruled out as smaller for {s.get('smaller', 0)} and as larger for "
+             f"{s.get('larger', 0)}, and not comparable for {s.get('n/a', 0)} (no paper number)."]
+    for label in DIRECTIONS: parts += [f"- *{label}* — {r.claim} on {r.dataset}: {r.verdict}" for r in v[v.direction == label].itertuples()]
     return "\n".join(parts)
+
+# %% ../../nbs/33_eval.experiment.ipynb #37ce4c1a
+from .metrics import _resample
+
+def cost_saving(claim: str, dataset: str, # the claim in words, and where it is checked
+                a: Evaluation, b: Evaluation, # the system claimed cheaper, and the one it is compared with (same questions)
+                source: str = "", # where the paper says it
+                paper: float | None = None, # the paper's saving in percent, if it gives one
+                n_boot: int = 1000, seed: int = 0) -> dict:
+    "A verdict row: the percent of B's reader tokens (prompt + generated) that A saves per question, with a paired bootstrap interval."
+    ta, tb = (e.table.set_index("qid") for e in (a, b))
+    if set(ta.index) != set(tb.index): raise ValueError(f"{claim}: {a.name} and {b.name} answered different questions on {dataset}")
+    ca = (ta.prompt_tokens + ta.tokens).astype(float).values
+    cb = (tb.prompt_tokens + tb.tokens).astype(float)[ta.index].values
+    if cb.sum() == 0: raise ValueError(f"{claim}: {b.name} recorded no reader tokens, so no saving can be computed")
+    idx = _resample(len(ca), n_boot, seed)
+    boots = 100 * (1 - ca[idx].sum(1) / np.maximum(cb[idx].sum(1), 1e-12))
+    lo, hi = np.quantile(boots, [0.025, 0.975])
+    return verdict_row(claim, dataset, float(100 * (1 - ca.sum() / cb.sum())), float(lo), float(hi), paper, source, unit="%",
+                       metric="reader tokens", a=a.name, b=b.name, n=len(ca), p_value=float((boots <= 0).mean()))
+
+# %% ../../nbs/33_eval.experiment.ipynb #0f5e4d48
+def reader_scale(tables: Mapping[str, pd.DataFrame | Sequence[dict]], # reader label -> that run's verdict table (or its rows from results.json)
+                 ) -> pd.DataFrame:
+    "One row per (claim, dataset) in any table; per reader its n, estimate with interval, direction and size (blank where it did not run)."
+    frames = []
+    for reader, t in tables.items():
+        t = pd.DataFrame(t)
+        if t.empty: continue
+        u = t["unit"].fillna("points") if "unit" in t else pd.Series("points", index=t.index)
+        frames.append(pd.DataFrame({"claim": t.claim, "dataset": t.dataset, f"n ({reader})": t.n,
+                                    f"ours ({reader})": [f"{_pts(o, x)} [{_pts(l, x)}, {_pts(h, x)}]" for o, l, h, x in zip(t.ours, t.lo, t.hi, u)],
+                                    f"direction ({reader})": t.direction, f"size ({reader})": t["size"]}).set_index(["claim", "dataset"]))
+    return pd.concat(frames, axis=1).reset_index() if frames else pd.DataFrame()
 
 # %% ../../nbs/33_eval.experiment.ipynb #9d777dab
 def output_dir(out_dir: str | Path, # the `out_dir` parameter; empty: a new temporary folder
