@@ -40,7 +40,7 @@ def find_notebook(name: str, root: Path | None = None) -> Path:
     return p
 
 # %% ../nbs/09_runner.ipynb #07aa50d2
-PROFILES = ("smoke", "demo", "paper", "full")  # paper: the committed reference runs (outputs/paper/)
+PROFILES = ("smoke", "demo", "paper", "paper-1.5b", "full")  # paper: the committed reference runs (outputs/paper/); paper-1.5b: their claims read by the 1.5B reader
 
 def load_profiles(root: Path | None = None) -> dict:
     "The parsed nbs/profiles.toml."
@@ -160,7 +160,7 @@ def check_parameters(nb_path: Path, params: dict, origin: str = "") -> None:
     if bad: raise ValueError(f"{nb_path.name} has no parameter(s) {bad}{where}; its parameters are: {', '.join(known)}")
 
 def resolve_parameters(nb_path: Path, # the notebook file
-                       profile: str = "smoke", # smoke, demo, paper or full
+                       profile: str = "smoke", # smoke, demo, paper, paper-1.5b or full
                        overrides: dict | None = None, # -p values
                        root: Path | None = None, # the project root (holds nbs/profiles.toml)
                        ) -> dict:
@@ -183,7 +183,7 @@ def overrides_hash(overrides: dict) -> str:
     return hashlib.sha256(json.dumps(overrides, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
 
 def run_dir(notebook: str, # e.g. "50_data.cards"
-            profile: str, # smoke, demo, paper or full
+            profile: str, # smoke, demo, paper, paper-1.5b or full
             settings: Settings | None = None, # default: load_settings()
             overrides: dict | None = None, # -p values (after type conversion)
             ) -> Path:
@@ -391,7 +391,7 @@ def _describe(rec: dict) -> str:
     return f"failed{where} after {rec.get('seconds')} s: {rec.get('error')}: {rec.get('message')}"
 
 def run_notebook(notebook: str, # e.g. "50_data.cards"
-                 profile: str = "smoke", # smoke, demo, paper or full (nbs/profiles.toml)
+                 profile: str = "smoke", # smoke, demo, paper, paper-1.5b or full (nbs/profiles.toml)
                  params: dict | None = None, # overrides, as with -p
                  settings: Settings | None = None, # default: load_settings()
                  root: Path | None = None, # the project root; default: found from the working directory
@@ -444,7 +444,7 @@ def select_notebooks(listed: list[str], # the [reproduce] notebooks
     if bad: raise ValueError(f"--only {' '.join(bad)}: no such notebook in the reproduce list; choose from {', '.join(listed)}")
     return [n for n in listed if any(hit(n, o) for o in only)]
 
-def reproduce(profile: str = "demo", # smoke, demo, paper or full
+def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b or full
               only: list[str] | None = None, # names or prefixes of notebooks to restrict to
               root: Path | None = None, # the project root
               stream: bool = False, # echo each notebook's own output (see run_notebook)
@@ -454,7 +454,7 @@ def reproduce(profile: str = "demo", # smoke, demo, paper or full
     root = root or project_root()
     profiles = load_profiles(root)
     nbs = select_notebooks(profiles.get("reproduce", {}).get("notebooks", []), only)
-    if profile not in ("smoke", "demo"):  # paper and full are opt-in: a notebook without that table is not part of it (50_data.cards has no paper run)
+    if profile not in ("smoke", "demo"):  # paper, paper-1.5b and full are opt-in: a notebook without that table is not part of it (50_data.cards has no paper run)
         skip = [n for n in nbs if profile not in profiles.get(n, {})]
         if skip: print(f"profile {profile}: skipping {', '.join(skip)} (no [\"<notebook>\".{profile}] table in nbs/profiles.toml)", flush=True)
         nbs = [n for n in nbs if n not in skip]
