@@ -14,7 +14,8 @@ from ..retrieve.fusion import rrf
 from ..eval.metrics import normalize_answer
 
 # %% auto #0
-__all__ = ['lor_score', 'Candidate', 'score_candidates', 'choose', 'LoRE', 'NaiveRAG', 'bias_rows']
+__all__ = ['RULES', 'lor_score', 'Candidate', 'score_candidates', 'choose', 'LoRE', 'tokenizer_of', 'fit_document', 'NaiveRAG',
+           'Rechoose', 'bias_rows']
 
 # %% ../../nbs/40_papers.lore.ipynb #9d27c7c0
 def lor_score(mean_score, context_rank, w1: float = 0.8, w2: float = 0.2):
@@ -36,6 +37,9 @@ class Candidate:
     pid: str = ""  # the context's pid
     raw: str = ""  # the reader's raw output
     lor: float = 0.0  # filled by `score_candidates`
+    prompt_tokens: int = 0  # what this read cost: prompt tokens
+    tokens: int = 0  # and generated tokens
+    finish: str = ""  # why the read stopped: stop, eos or length
 
 def score_candidates(cands: Sequence[Candidate], w1: float = 0.8, w2: float = 0.2) -> list[Candidate]:
     "Fill each candidate's LoR score."
@@ -87,7 +91,8 @@ class LoRE:
                            self.template, self.max_new_tokens, self.stop, chat=self.chat)
         per_q = [[] for _ in questions]
         for (i, r, h), rd in zip(pairs, reads):
-            per_q[i].append((Candidate(rd.answer, rd.completion.mean_prob, r, h.pid, rd.raw), rd.completion.cost))
+            c = rd.completion
+            per_q[i].append((Candidate(rd.answer, c.mean_prob, r, h.pid, rd.raw, 0.0, c.cost.prompt_tokens, c.cost.tokens, c.finish_reason), c.cost))
         return [self._predict(c, hs) for c, hs in zip(per_q, hits)]
 
     def _predict(self, cands_cost: list, hits) -> Prediction:
@@ -103,26 +108,114 @@ class LoRE:
         return self.answer_batch([question])[0]
 
 # %% ../../nbs/40_papers.lore.ipynb #e37e52a6
+import re
+from ..lm.reader import get_template, render, prompt_fields
+
+def tokenizer_of(lm):
+    "The Hugging Face tokenizer behind `lm` (through CachedLM and other wrappers), or None (a server, a fake reader)."
+    for _ in range(5):
+        if lm is None: return None
+        if getattr(lm, "tok", None) is not None: return lm.tok
+        lm = getattr(lm, "lm", None)
+    return None
+
+def fit_document(lm, # the reader: its tokenizer counts the budget (words without one)
+                 template: str, # the prompt the document goes into
+                 question: str, contexts: Sequence[str], # the question and its contexts, best first
+                 max_tokens: int, # the prompt's budget, instruction and question included
+                 ) -> tuple[str, dict]:
+    "The contexts joined by blank lines and cut so the rendered prompt fits `max_tokens`; what was kept, in numbers."
+    t, tok, joined = get_template(template), tokenizer_of(lm), "\n\n".join(contexts)
+    count = (lambda s: len(tok(s, add_special_tokens=False).input_ids)) if tok is not None else (lambda s: len(s.split()))
+    budget = max_tokens - count(render(t, **prompt_fields(t, question, "")))
+    if budget < 1: raise ValueError(f"max_input_tokens={max_tokens} leaves no room for a context: the prompt without one already takes "
+                                    f"{max_tokens - budget} tokens; raise max_input_tokens")
+    if tok is not None:
+        ids = tok(joined, add_special_tokens=False).input_ids
+        kept = joined if len(ids) <= budget else tok.decode(ids[:budget])
+    else:
+        words = list(re.finditer(r"\S+", joined))
+        kept = joined if len(words) <= budget else joined[:words[budget - 1].end()]
+    starts = np.cumsum([0] + [len(c) + 2 for c in contexts[:-1]])
+    seen = int(sum(s < len(kept.rstrip()) for s in starts))
+    whole = int(sum(s + len(c) <= len(kept) for s, c in zip(starts, contexts)))
+    return kept, dict(contexts_seen=seen, contexts_whole=whole, input_tokens=count(render(t, **prompt_fields(t, question, kept))),
+                      unit="tokens" if tok is not None else "words")
+
 class NaiveRAG:
-    "Retrieve-then-read baseline: the top-k contexts concatenated into one prompt."
+    "Retrieve-then-read baseline: the top-k contexts concatenated into one prompt, optionally cut to an input budget."
     def __init__(self, retriever, lm, k: int = 5, template: str = "lore-context", chat: bool | None = True,
-                 max_new_tokens: int = 16, stop=("\n",), name: str | None = None):
+                 max_new_tokens: int = 16, stop=("\n",), name: str | None = None,
+                 max_input_tokens: int | None = None): # cut the joined contexts so the prompt fits this many tokens (None: read all k)
         self.retriever, self.lm, self.k, self.template, self.chat = retriever, lm, k, template, chat
-        self.max_new_tokens, self.stop, self.name = max_new_tokens, stop, name or f"Naive - {retriever.name}"
+        self.max_new_tokens, self.stop, self.max_input_tokens = max_new_tokens, stop, max_input_tokens
+        self.name = name or (f"Naive-{max_input_tokens} - {retriever.name}" if max_input_tokens else f"Naive - {retriever.name}")
 
     @property
     def config(self) -> dict:
         "Everything that changes an answer: reader, retriever with its corpus, and settings."
-        return dict(reader=self.lm.identity, retriever=self.retriever.config, k=self.k, template=self.template, chat=self.chat,
-                    max_new_tokens=self.max_new_tokens, stop=list(self.stop or []))
+        c = dict(reader=self.lm.identity, retriever=self.retriever.config, k=self.k, template=self.template, chat=self.chat,
+                 max_new_tokens=self.max_new_tokens, stop=list(self.stop or []))
+        if self.max_input_tokens: c.update(max_input_tokens=self.max_input_tokens, unit="tokens" if tokenizer_of(self.lm) is not None else "words")
+        return c
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, one prompt each."
         hits = self.retriever.batch_search(questions, self.k, progress=False)
-        docs = ["\n\n".join(_doc(self.retriever.corpus[h.pid]) for h in hs) for hs in hits]
+        ctx = [[_doc(self.retriever.corpus[h.pid]) for h in hs] for hs in hits]
+        if self.max_input_tokens:
+            fitted = [fit_document(self.lm, self.template, q, c, self.max_input_tokens) for q, c in zip(questions, ctx)]
+            docs, kept = [d for d, _ in fitted], [x for _, x in fitted]
+        else: docs, kept = ["\n\n".join(c) for c in ctx], [{} for _ in ctx]
         reads = read_batch(self.lm, questions, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat)
-        return [Prediction.charged(rd.answer, rd.completion.cost, raw=rd.raw, pids=[h.pid for h in hs], trace=dict(mean_score=rd.completion.mean_prob))
-                for rd, hs in zip(reads, hits)]
+        return [Prediction.charged(rd.answer, rd.completion.cost, raw=rd.raw, pids=[h.pid for h in hs], trace=dict(mean_score=rd.completion.mean_prob, **x))
+                for rd, hs, x in zip(reads, hits, kept)]
+
+    def answer(self, question: str) -> Prediction:
+        "The answer to one question."
+        return self.answer_batch([question])[0]
+
+# %% ../../nbs/40_papers.lore.ipynb #51539d43
+from ..eval.metrics import f1_score as _f1, exact_match as _em
+
+RULES = {"top1": "Top-1", "mean_prob": "MeanProb", "oracle": "Best-of-k"}  # rule -> the system name's prefix
+
+class Rechoose:
+    "Another choice among a finished LoRE run's candidates, with no LM call: an ablation, or the best-of-k oracle."
+    def __init__(self, lore, # a finished LoRE Evaluation (its trace holds every candidate)
+                 rule: str = "top1", # top1 (the top context's answer), mean_prob (LoR with w2 0) or oracle (best F1 against the golds)
+                 merge: str = "best", # duplicate answers, as LoRE's `merge`
+                 name: str | None = None):
+        if rule not in RULES: raise ValueError(f"rule={rule!r}; choose one of {', '.join(RULES)}")
+        if "trace" not in lore.table: raise ValueError(f"{lore.name} has no trace column: Rechoose reads the candidates of a LoRE evaluation")
+        self.lore, self.rule, self.merge = lore, rule, merge
+        self.rows = {r.question: r for r in lore.table.itertuples()}
+        self.name = name or lore.name.replace("LoRE", RULES[rule], 1)
+
+    @property
+    def config(self) -> dict:
+        "The rule and the LoRE run it reads (its fingerprint), the resume key."
+        return dict(method="LoRE-rechoose", rule=self.rule, merge=self.merge, source=self.lore.name, source_fingerprint=self.lore.summary.get("fingerprint"))
+
+    def _pick(self, cands: list[Candidate], golds) -> Candidate:
+        "The candidate this rule chooses."
+        if self.rule == "top1": return min(cands, key=lambda c: c.context_rank)
+        if self.rule == "mean_prob": return choose(score_candidates(cands, 1.0, 0.0), self.merge)
+        return max(cands, key=lambda c: (_f1(c.answer, golds) if c.answer.strip() else 0.0, _em(c.answer, golds) if c.answer.strip() else 0.0, -c.context_rank))
+
+    def answer_batch(self, questions: list[str]) -> list[Prediction]:
+        "One Prediction per question, read from the LoRE run's row of that question."
+        out = []
+        for q in questions:
+            r = self.rows.get(q)
+            if r is None: raise KeyError(f"{q!r} is not a question of {self.lore.name}: Rechoose answers only what its LoRE run answered")
+            cands = [Candidate(**c) for c in (r.trace or {}).get("candidates", [])]
+            if not cands: out.append(Prediction("", trace=dict(rule=self.rule, error="the LoRE row has no candidates"))); continue
+            pick = self._pick(cands, list(r.golds))
+            used = [pick] if self.rule == "top1" else cands
+            cost = sum((Cost(1, c.prompt_tokens, c.tokens, 0, ((c.finish, 1),) if c.finish else ()) for c in used), Cost())
+            out.append(Prediction.charged(pick.answer, cost, raw=pick.raw, pids=[c.pid for c in used], trace=dict(rule=self.rule, chosen_rank=pick.context_rank)))
+        return out
 
     def answer(self, question: str) -> Prediction:
         "The answer to one question."
