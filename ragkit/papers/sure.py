@@ -15,10 +15,10 @@ from ..lm.reader import clean_line
 
 # %% auto #0
 __all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'RERANKERS', 'PAPER_TABLE1', 'PAPER_TABLE3',
-           'PAPER_TABLE4', 'parse_candidates', 'strip_done', 'parse_validity', 'parse_preference', 'original_pair',
-           'rank_scores', 'select', 'k2_cases', 'cut_words', 'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ',
-           'SumAndPred', 'SuReCandidates', 'parse_rankgpt', 'sliding_window', 'Rerank1', 'sure_diagnostics', 'oracle',
-           'sure_claims']
+           'PAPER_TABLE4', 'original_choices', 'parse_candidates', 'strip_done', 'parse_validity', 'parse_preference',
+           'original_pair', 'rank_scores', 'original_validity', 'combine_scores', 'select', 'k2_cases', 'cut_words',
+           'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'SuReCandidates', 'parse_rankgpt',
+           'sliding_window', 'Rerank1', 'sure_diagnostics', 'oracle', 'sure_claims']
 
 # %% ../../nbs/70_papers.sure.ipynb #925fd090
 RULES = ("paper", "original", "flashrag")
@@ -39,23 +39,42 @@ def _labelled(raw: str, last: str = "z") -> list[str] | None:
         pos = nxt + 3
     return out
 
+def _trim(s: str) -> str:
+    "`s` stripped of spaces, commas and periods at both ends (normalize_answer, gen_candidates.py L38-46)."
+    return s.strip(" ,.")
+
+def _original_pieces(raw: str) -> list[str]:
+    "The pieces the original cuts `raw` into at the labels (a)-(d) (divide_candidates, gen_candidates.py L48-71)."
+    out = []
+    for lab, nxt in zip("abcd", ("(b)", "(c)", "(d)", None)):
+        at = raw.find(f"({lab})")
+        if at < 0: return [_trim(raw)]  # no "(a)": the whole reply (L67-69); (b)-(d) are always there
+        end = raw.find(nxt) if nxt else -1  # the next label's first occurrence anywhere, even before this one (L60)
+        if end >= 0 and (piece := _trim(raw[at + 3:end])): out.append(piece); continue  # (L61)
+        return out + [_trim(raw[at + 3:]) or _trim(raw)]  # the rest, or the whole reply if that is empty (L62-69)
+
+def original_choices(raw: str, # the reader's answer to the candidate prompt
+                     ) -> list[str]:
+    "Every candidate the original code reads from `raw`, at most four: its summary prompt's Choices line."
+    pieces = _original_pieces(raw)
+    if len(pieces) == 1:  # one piece is read as a comma list (handle_except, L73-88)
+        parts = pieces[0].split(",")
+        if len(parts) > 4: pieces = [raw]  # more than four parts: the raw reply itself, not even stripped (L79-82)
+        else: pieces = [p for p in map(_trim, parts) if p]  # an empty part raises IndexError there (L86)
+    return list(dict.fromkeys(pieces))  # exact duplicates dropped, the first kept (L90-103)
+
 def parse_candidates(raw: str, # the reader's answer to the candidate prompt
                      k: int = 2, # candidates wanted (K)
-                     rule: str = "paper", # paper, original or flashrag
+                     rule: str = "paper", # paper, original (the first K of `original_choices`) or flashrag
                      ) -> tuple[list[str], bool]:
     "Up to `k` answer candidates from `raw`, and whether they came in the labelled form `(a) xx, (b) yy`."
     _check_rule(rule)
     if rule == "flashrag":
         first = raw.strip().split("\n")[0]
         return [t.replace(",", "").strip() for _, t in re.findall(r"\((\w+)\)\s*([^()]+)", first)], "(a)" in first
-    parts = _labelled(raw, "d" if rule == "original" else "z")
+    if rule == "original": return original_choices(raw)[:k], "(a)" in raw
+    parts = _labelled(raw)
     labelled = parts is not None
-    if rule == "original":
-        if parts is None: parts = raw.split(",") if len(raw.split(",")) <= 4 else [raw]
-        out = []
-        for p in (p.strip(" ,.") for p in parts):
-            if p not in out: out.append(p)
-        return out[:k], labelled
     if parts is None: parts = clean_line(next((l for l in raw.splitlines() if l.strip()), "")).split(",")  # answer cues dropped first
     out = []
     for p in parts:
@@ -128,30 +147,57 @@ def rank_scores(outcomes: dict, # (i, j) -> credit of i's summary shown first ag
     d = outcomes[0, 1] - outcomes[1, 0]
     return np.array([1.0, 0.0] if d > 0 else [0.0, 1.0] if d < 0 else [0.5, 0.5])
 
-def select(v: Sequence[int], # validity of each candidate's summary (0 or 1)
-           r: Sequence[float], # ranking score of each
-           combine: str = "paper", # paper: argmax v + r; original: rank alone unless validities differ, then 0.5·r + 0.5·v
-           use_validity: bool = True, # False: rank alone (the "+ pair-wise ranking" ablation)
-           ) -> int:
-    "Index of the chosen candidate, ties to the earlier one."
+_ORIGINAL_DOUBT = ("Cannot", "False", "Unknown")  # get_preds.py error_check_fin (L82-88): case-sensitive substrings
+
+def original_validity(raw: Sequence[str], # the two raw validity answers, candidate 1's first
+                      ) -> np.ndarray | None:
+    "The one-hot validity the original mixes into the ranking (get_preds.py L98-105), or None when it ranks alone."
+    if len(raw) != 2: raise ValueError(f"the original's combination reads exactly 2 validity answers (got {len(raw)})")
+    a, b = raw
+    def doubts(s): return any(w in s for w in _ORIGINAL_DOUBT)
+    if ("True" in a and "True" in b) or ("False" in a and "False" in b): return None  # (L98-99)
+    if "True" in a and doubts(b): return np.array([1.0, 0.0])  # (L100-101)
+    if doubts(a) and "True" in b: return np.array([0.0, 1.0])  # (L102-103)
+    return None  # (L104-105)
+
+def combine_scores(v: Sequence[int], # validity of each candidate's summary (0 or 1); combine='original' reads `raw` instead
+                   r: Sequence[float], # ranking score of each
+                   combine: str = "paper", # paper: v + r (Eq. 6); original: get_preds.py L90-105 (K = 2)
+                   use_validity: bool = True, # False: r alone (the "+ pair-wise ranking" ablation)
+                   raw: Sequence[str] | None = None, # the raw validity answers, which combine='original' reads
+                   ) -> np.ndarray:
+    "The score each candidate is chosen by: v + r, r alone, or the original's 0.5·r + 0.5·one-hot validity."
     if combine not in COMBINES: raise ValueError(f"unknown combine {combine!r}; choose one of {', '.join(COMBINES)}")
     v, r = np.asarray(v, float), np.asarray(r, float)
-    if not use_validity: s = r
-    elif combine == "paper": s = v + r
-    else: s = r if len(set(v.tolist())) == 1 else 0.5 * r + 0.5 * v
+    if not use_validity: return r
+    if combine == "paper": return v + r
+    if raw is None: raise ValueError("combine='original' reads the raw validity answers: pass raw=(answer 1, answer 2)")
+    mix = original_validity(raw)
+    return r if mix is None else 0.5 * r + 0.5 * mix
+
+def select(v: Sequence[int], # validity of each candidate's summary (0 or 1); combine='original' reads `raw` instead
+           r: Sequence[float], # ranking score of each
+           combine: str = "paper", # paper: argmax v + r; original: get_preds.py's rule on the raw answers (K = 2)
+           use_validity: bool = True, # False: rank alone (the "+ pair-wise ranking" ablation)
+           raw: Sequence[str] | None = None, # the raw validity answers, needed by combine='original'
+           ) -> int:
+    "Index of the chosen candidate, ties to the earlier one."
+    s = combine_scores(v, r, combine, use_validity, raw)
     return int(np.flatnonzero(np.isclose(s, s.max()))[0])
 
 # %% ../../nbs/70_papers.sure.ipynb #d557eb3e
 def k2_cases() -> list[dict]:
-    "Every (a, b, v1, v2) for K = 2 with the candidate chosen by each ranking/combination."
+    "Every (a, b, v1, v2) for K = 2 with the candidate each ranking/combination chooses (invalid said 'False' or 'Maybe')."
     rows = []
     for a in (0, .5, 1):
         for b in (0, .5, 1):
             for v in ((0, 0), (0, 1), (1, 0), (1, 1)):
                 o = {(0, 1): a, (1, 0): b}
+                said, unclear = [["True" if x else no for x in v] for no in ("False", "Maybe")]
                 rows.append(dict(a=a, b=b, v1=v[0], v2=v[1], paper=select(v, rank_scores(o, 2, "paper")) + 1,
                                  symmetric=select(v, rank_scores(o, 2, "symmetric")) + 1,
-                                 original=select(v, rank_scores(o, 2, "original"), combine="original") + 1))
+                                 original=select(v, rank_scores(o, 2, "original"), "original", raw=said) + 1,
+                                 original_unclear=select(v, rank_scores(o, 2, "original"), "original", raw=unclear) + 1))
     return rows
 
 # %% ../../nbs/70_papers.sure.ipynb #1b568225
@@ -192,6 +238,7 @@ class SuRe:
         _check_rule(parse); self.templates = _check_prompts(prompts)
         if rank_mode not in RANK_MODES or combine not in COMBINES: raise ValueError(f"rank_mode must be one of {RANK_MODES}, combine one of {COMBINES}")
         if rank_mode == "original" and k != 2: raise ValueError("rank_mode='original' ranks exactly 2 candidates (the original code's); use k=2")
+        if combine == "original" and k != 2: raise ValueError("combine='original' chooses between exactly 2 candidates (the original code's); use k=2")
         if k < 2: raise ValueError(f"k={k}: SuRe chooses between at least 2 candidates")
         if not (use_ranking or use_validity) and self.variant == "SuRe":
             raise ValueError("SuRe needs ranking, validity or both to choose; for Table 3's summaries-only row use SuReSummaries")
@@ -209,6 +256,7 @@ class SuRe:
                  judge_max_new_tokens=self.judge_max_new_tokens, parse=self.parse, rank_mode=self.rank_mode, combine=self.combine,
                  use_ranking=self.use_ranking, use_validity=self.use_validity, passage_words=self.passage_words, chat=self.chat,
                  prompts="paper (Appendix A)" if self.prompts == "paper" else self.prompts)
+        if "original" in (self.parse, self.combine): c.update(original_rules=2)  # exact since v2: never resumed into older runs
         if self.variant != "SuRe": c.update(variant=self.variant, answer_max_new_tokens=self.answer_max_new_tokens)
         return c
 
@@ -242,32 +290,42 @@ def _candidates(self: SuRe, st: SimpleNamespace) -> None:
     "Eq. 2: K candidates per question; `st.live` are the questions with at least two distinct ones."
     outs = self._gen([self._candidate_prompt(q, b, len(hs)) for q, b, hs in zip(st.questions, st.blocks, st.hits)],
                      self.candidate_max_new_tokens, stop=("\n\n",))
-    st.cands = []
+    st.cands, st.choices = [], []
     for i, c in enumerate(outs):
         cs, labelled = parse_candidates(c.text, self.k, self.parse)
         st.cands.append(cs); st.cost[i] += c.cost; st.tr[i].update(candidates_raw=c.text, candidates=cs, labelled=labelled)
+        st.choices.append(original_choices(c.text) if self.parse == "original" else cs)  # the summary prompt's Choices line
+        if st.choices[i] != cs: st.tr[i].update(choices=st.choices[i])
     st.live = [i for i, cs in enumerate(st.cands) if len(cs) >= 2]
     st.jobs = [(i, j) for i in st.live for j in range(len(st.cands[i]))]
 
 @patch
 def _summaries(self: SuRe, st: SimpleNamespace) -> None:
     "Eq. 3: one summary per candidate, conditioned on it (the prediction line names it with its label)."
-    outs = self._gen([render(self.templates["summary"], passages=st.blocks[i], question=st.questions[i], choices=format_choices(st.cands[i]),
-                             prediction=f"({chr(97 + j)}) {st.cands[i][j]}") for i, j in st.jobs], self.summary_max_new_tokens, stop=("[DONE]",))
-    st.summ = {}
-    for (i, j), c in zip(st.jobs, outs): st.summ[i, j] = strip_done(c.text); st.cost[i] += c.cost
+    na = [] if self.parse != "original" else [(i, j) for i, j in st.jobs if st.cands[i][j] == "N/A"]  # gen_summary.py L45-46
+    ask = [ij for ij in st.jobs if ij not in na]
+    outs = self._gen([render(self.templates["summary"], passages=st.blocks[i], question=st.questions[i], choices=format_choices(st.choices[i]),
+                             prediction=f"({chr(97 + j)}) {st.cands[i][j]}") for i, j in ask], self.summary_max_new_tokens, stop=("[DONE]",))
+    st.summ = {ij: "N/A" for ij in na}  # the original's stand-in for a summary it does not ask for
+    for (i, j), c in zip(ask, outs): st.summ[i, j] = strip_done(c.text); st.cost[i] += c.cost
     for i in st.live: st.tr[i]["summaries"] = [st.summ[i, j] for j in range(len(st.cands[i]))]
+    for i, j in na: st.tr[i].setdefault("no_summary", []).append(j)
 
 @patch
 def _validity(self: SuRe, st: SimpleNamespace) -> None:
     "Eq. 4: does each summary support its own candidate? (all 0 when validity is switched off)"
-    st.v = {i: [0] * len(st.cands[i]) for i in st.live}
+    st.v, st.vraw = {i: [0] * len(st.cands[i]) for i in st.live}, {i: [] for i in st.live}
     if not self.use_validity: return
-    outs = self._gen([render(self.templates["validity"], question=st.questions[i], prediction=st.cands[i][j], summary=st.summ[i, j]) for i, j in st.jobs],
-                     self.judge_max_new_tokens, stop=("\n",))
-    for (i, j), c in zip(st.jobs, outs):
-        st.v[i][j], clear = parse_validity(c.text, self.parse); st.cost[i] += c.cost
-        st.tr[i].setdefault("validity_raw", []).append(c.text); st.tr[i].setdefault("validity_clear", []).append(clear)
+    ask = [(i, j) for i, j in st.jobs if not (self.parse == "original" and st.summ[i, j] == "N/A")]  # verification.py L29-30
+    prompts = [render(self.templates["validity"], question=st.questions[i], prediction=st.cands[i][j], summary=st.summ[i, j])
+               for i, j in ask]
+    outs = dict(zip(ask, self._gen(prompts, self.judge_max_new_tokens, stop=("\n",))))
+    for i, j in st.jobs:
+        c = outs.get((i, j))
+        said = c.text if c else "False"  # the original's answer for an 'N/A' summary, unasked
+        st.v[i][j], clear = parse_validity(said, self.parse); st.vraw[i].append(said)
+        if c: st.cost[i] += c.cost
+        st.tr[i].setdefault("validity_raw", []).append(said); st.tr[i].setdefault("validity_clear", []).append(clear)
 
 @patch
 def _ranking(self: SuRe, st: SimpleNamespace) -> None:
@@ -298,16 +356,18 @@ def _single(self: SuRe, st: SimpleNamespace, i: int) -> str:
 
 @patch
 def _answers(self: SuRe, st: SimpleNamespace) -> list[str]:
-    "Eq. 6: the candidate maximising v + r, ties to the earlier one; a question with fewer than two candidates keeps its one."
+    "Eq. 6 or the original's combination: each question's chosen candidate (its one when it has fewer than two)."
     answers = []
     for i in range(len(st.questions)):
         if i not in st.live: answers.append(self._single(st, i)); continue
-        pick = select(st.v[i], st.r[i], self.combine, self.use_validity)
-        s = np.asarray(st.v[i], float) * self.use_validity + st.r[i]
+        raw = st.vraw[i] if self.combine == "original" and self.use_validity else None
+        pick = select(st.v[i], st.r[i], self.combine, self.use_validity, raw)
+        s = combine_scores(st.v[i], st.r[i], self.combine, self.use_validity, raw)
         tied = int(np.isclose(s, s[pick]).sum()) > 1
-        st.tr[i].update(v=st.v[i], r=st.r[i].tolist(), score=s.tolist(), chosen=pick,
-                        decided_by="tie: the earlier candidate" if tied else "validity + ranking" if self.use_validity and self.use_ranking else
-                                   "ranking" if self.use_ranking else "validity")
+        mixed = self.combine == "paper" or (raw is not None and original_validity(raw) is not None)  # the original may rank alone
+        how = ("tie: the earlier candidate" if tied else "validity + ranking" if self.use_validity and self.use_ranking and mixed
+               else "ranking" if self.use_ranking else "validity")
+        st.tr[i].update(v=st.v[i], r=st.r[i].tolist(), score=s.tolist(), chosen=pick, decided_by=how)
         answers.append(st.cands[i][pick])
     return answers
 
