@@ -38,16 +38,13 @@ def verdict_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-def scale_lines(runs: dict[str, dict]) -> list[str]:
-    "Each claim's two verdicts per reader, from the verdicts of one notebook's runs under several profiles (profile -> load_run)."
-    readers = {prof: r["results"].get("reader", prof) for prof, r in runs.items()}
-    keys = list(dict.fromkeys((v["claim"], v["dataset"]) for r in runs.values() for v in r["results"].get("verdict", [])))
-    by = {prof: {(v["claim"], v["dataset"]): v for v in r["results"].get("verdict", [])} for prof, r in runs.items()}
-    out = ["| claim | dataset | " + " | ".join(f"`{readers[p]}` ({p}): n, direction, size" for p in runs) + " |",
-           "|---|---|" + "---|" * len(runs)]
-    for k in keys:
-        cells = [f"{by[p][k]['n']}, {by[p][k]['direction']}, {by[p][k]['size']}" if k in by[p] else "not run" for p in runs]
-        out.append(f"| {k[0]} | {k[1]} | " + " | ".join(cells) + " |")
+def scale_lines(rows: list[dict]) -> list[str]:
+    "A run's reader-scale table (results.json's `reader_scale`): per claim, each reader's n, direction and size."
+    labels = [c[len("direction ("):-1] for c in rows[0] if c.startswith("direction (")]
+    out = ["| claim | dataset | " + " | ".join(f"`{l}`: n, direction, size" for l in labels) + " |", "|---|---|" + "---|" * len(labels)]
+    for r in rows:
+        cells = ["not run" if r.get(f"direction ({l})") is None else f"{r[f'n ({l})']}, {r[f'direction ({l})']}, {r[f'size ({l})']}" for l in labels]
+        out.append(f"| {r['claim']} | {r['dataset']} | " + " | ".join(cells) + " |")
     return out
 
 
@@ -96,9 +93,12 @@ def render(root: Path) -> str:
         if (scale / "results.json").is_file():
             r2 = load_run(scale)
             secs2 = sum(x.get("seconds", 0) for x in r2["results"].get("summaries", [])) / 60
-            out += [f"The same claims read by `{r2['results'].get('reader')}` (profile `paper-1.5b`, git `{r2['run']['git']['commit'][:10]}`, "
-                    f"{secs2:.0f} min of answering; `outputs/paper-1.5b/{f.name}/`), each reader's verdicts side by side:", ""]
-            out += scale_lines({"paper": r, "paper-1.5b": r2}) + [""]
+            out += [f"Reader scale: the same claims read by `{r2['results'].get('reader')}` (profile `paper-1.5b`, git "
+                    f"`{r2['run']['git']['commit'][:10]}`, {secs2:.0f} min of answering; `outputs/paper-1.5b/{f.name}/`), beside this run's "
+                    "reader on all its questions and on the 1.5B run's questions only:", ""]
+            rows = res.get("reader_scale") or []
+            out += (scale_lines(rows) if rows and len([c for c in rows[0] if c.startswith("direction (")]) > 1
+                    else ["(this run's reader-scale table predates the 1.5B run: rerun it to set them side by side)"]) + [""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -178,6 +178,13 @@ def render_bench(root: Path) -> str:
                 f"{d['settings']['n_agree']}` samples, gold paragraph given, `{d['settings']['template']}` prompt "
                 "(`outputs/bench/reader-lore-short.json`): " + "; ".join(
                     f"`{reader}` {name} EM {r['em']:.3f}, F1 {r['f1']:.3f}" for reader, opts in d["summary"].items() for name, r in opts.items()) + "."]
+    prec = _bench(root, "precision.json")
+    if prec:
+        out += ["", "`outputs/bench/precision.json` (`scripts/bench_precision.py`: the bare prefill forward pass, 2 × 512 tokens, one "
+                "record per CPU model): " + "; ".join(
+                    f"{r['cpu']['name']} ({cpu}; bf16 flags: {', '.join(r['cpu']['bf16_flags']) or 'none'}), `{r['reader']}` "
+                    f"float32 {r['float32']['prefill_tokens_per_s']:.0f} and bfloat16 {r['bfloat16']['prefill_tokens_per_s']:.0f} tokens/s, "
+                    f"bfloat16 at {r['bf16_x_fp32']:.2f}× float32 ({r['date']})" for cpu, r in prec.items()) + "."]
     for cf in sorted(bench.glob("compare-*.json")):
         c = json.loads(cf.read_text(encoding="utf-8"))
         out += ["", f"`outputs/bench/{cf.name}` (`scripts/compare_runs.py`): `{c['notebook']}` read by "

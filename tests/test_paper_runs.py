@@ -41,8 +41,10 @@ def test_committed_run_matches_its_profile(run):
     for row in results.get("verdict", []):  # every verdict says both things: its direction and its size
         assert row["direction"] in ("holds", "reversed", "undecided") and row["size"] in ("consistent", "smaller", "larger", "n/a"), row["claim"]
         if row["direction"] != "undecided" and row.get("n", 0) >= 10: assert (row["lo"] > 0) == (row["direction"] == "holds"), row["claim"]
+        if row["direction"] == "undecided" and row.get("n", 0) >= 10: assert row["lo"] <= 0 <= row["hi"], row["claim"]
         paper = row.get("paper")
         if paper is not None and row["size"] in ("smaller", "larger"): assert not row["lo"] <= paper <= row["hi"], row["claim"]
+        if row["size"] == "consistent": assert row["lo"] <= paper <= row["hi"], row["claim"]
 
 
 def test_readme_headlines_are_rendered_from_the_committed_runs():

@@ -11,7 +11,7 @@ from typing import Sequence
 from ..core import Corpus, Example
 
 # %% auto #0
-__all__ = ['TASKS', 'Task', 'parse_datasets', 'Prepared', 'task_of', 'prepare', 'given_contexts']
+__all__ = ['TASKS', 'Task', 'parse_datasets', 'task_limits', 'Prepared', 'task_of', 'prepare', 'given_contexts']
 
 # %% ../../nbs/05_data.tasks.ipynb #9ab929ce
 @dataclass(frozen=True)
@@ -77,6 +77,20 @@ def parse_datasets(spec: str, # "auto", or comma-separated task names / dataset:
         extra = f", or datasets / dataset:split pairs of ragkit.data.registry ({', '.join(DATASETS)})" if allowed == list(TASKS) else ""
         raise ValueError(f"datasets: unknown {bad}; choose from {', '.join(allowed)}{extra}, or 'auto'")
     return names
+
+# %% ../../nbs/05_data.tasks.ipynb #848834cf
+def task_limits(limits: str, # "task:n" pairs, comma-separated (e.g. "nq:40"); empty: every task takes `limit`
+                names: Sequence[str], # the run's task names
+                limit: int, # the sample size of every task not named
+                ) -> dict[str, int]:
+    "Each task's sample size: its own from `limits`, else `limit` (0 means all its questions)."
+    out = {n: limit for n in names}
+    for part in (p.strip() for p in limits.split(",") if p.strip()):
+        name, sep, n = part.rpartition(":")
+        if not sep or not n.strip().isdigit(): raise ValueError(f"limits={limits!r}: {part!r} is not task:n with n a whole number, e.g. 'nq:40'")
+        if name not in out: raise ValueError(f"limits={limits!r}: {name!r} is not one of this run's tasks ({', '.join(names)})")
+        out[name] = int(n)
+    return out
 
 # %% ../../nbs/05_data.tasks.ipynb #1f7576a2
 @dataclass

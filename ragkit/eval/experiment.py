@@ -18,8 +18,8 @@ from .evaluate import Evaluation, evaluate, json_safe
 from .metrics import paired_bootstrap
 
 # %% auto #0
-__all__ = ['MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'run_systems', 'ci', 'paper_table', 'cost_table', 'Claim',
-           'direction', 'size', 'verdict_sentence', 'verdict_row', 'verdict', 'what_reproduces', 'cost_saving',
+__all__ = ['MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
+           'Claim', 'direction', 'size', 'verdict_sentence', 'verdict_row', 'verdict', 'what_reproduces', 'cost_saving',
            'reader_scale', 'output_dir', 'save_figure']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
@@ -37,6 +37,20 @@ def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval
                                              name=name, n_boot=n_boot, seed=seed, batch_size=batch_size, progress=progress,
                                              config=dict(task=prepared.name, **(config or {})))
     return runs
+
+# %% ../../nbs/33_eval.experiment.ipynb #10087bad
+def restrict(ev: Evaluation, # an evaluation
+             qids, # a subset of the questions it answered
+             n_boot: int = 1000, seed: int = 0) -> Evaluation:
+    "`ev` on the questions `qids` only, its summary recomputed (`subset_of` says how many it had)."
+    from ragkit.eval.evaluate import summarize
+    keep = set(qids)
+    missing = keep - set(ev.table.qid)
+    if missing: raise ValueError(f"{ev.name} did not answer {len(missing)} of the {len(keep)} questions asked for (e.g. {sorted(missing)[:3]})")
+    if len(keep) == len(ev.table): return ev
+    t = ev.table[ev.table.qid.isin(keep)].reset_index(drop=True)
+    extra = {k: ev.summary[k] for k in ("fingerprint", "backends") if k in ev.summary}
+    return Evaluation(ev.name, t, summarize(t, list(ev.summary["metrics"]), ev.name, n_boot, seed, subset_of=len(ev.table), **extra), ev.path)
 
 # %% ../../nbs/33_eval.experiment.ipynb #f7e12394
 def ci(m: Mapping | Sequence, scale: float = 100.0, digits: int = 1) -> str:
@@ -62,13 +76,21 @@ def paper_table(runs: Mapping[tuple[str, str], Evaluation], # (dataset, system) 
         rows.append(row)
     return pd.DataFrame(rows)
 
+def _cut_share(t: pd.DataFrame) -> float:
+    "The share of a table's LM calls that stopped at their token budget (NaN when its rows record no finish reasons)."
+    fin = [(tr or {}).get("finish") for tr, n in zip(t.trace, t.lm_calls) if n] if "trace" in t else []  # rows that called the LM
+    if not fin or any(f is None for f in fin): return float("nan")
+    calls = sum(sum(f.values()) for f in fin)
+    return sum(f.get("length", 0) for f in fin) / calls if calls else float("nan")
+
 def cost_table(runs: Mapping[tuple[str, str], Evaluation]) -> pd.DataFrame:
-    "Mean LM calls, prompt tokens and generated tokens per question, and the cached share of calls, per (dataset, system)."
+    "Mean LM calls, prompt and generated tokens per question, the cached share of calls and the share cut by their budget, per (dataset, system)."
     rows = []
     for (d, s), ev in runs.items():
         t = ev.table
         rows.append(dict(dataset=d, system=s, n=len(t), lm_calls=t.lm_calls.mean(), prompt_tokens=t.prompt_tokens.mean(),
-                         tokens=t.tokens.mean(), cached=(t.cached_calls.sum() / t.lm_calls.sum()) if t.lm_calls.sum() else 0.0))
+                         tokens=t.tokens.mean(), cached=(t.cached_calls.sum() / t.lm_calls.sum()) if t.lm_calls.sum() else 0.0,
+                         cut_by_budget=_cut_share(t)))
     return pd.DataFrame(rows)
 
 # %% ../../nbs/33_eval.experiment.ipynb #1b9e02b1
@@ -95,7 +117,7 @@ def direction(lo: float, # the interval's lower end
               n: int | None = None, # questions compared: under MIN_N nothing is decided
               ) -> str:
     "holds if the interval lies above 0, reversed if below 0, else undecided (also under MIN_N questions)."
-    if n is not None and n < MIN_N: return "undecided"
+    if (n is not None and n < MIN_N) or _missing(lo) or _missing(hi): return "undecided"
     return "holds" if lo > 0 else "reversed" if hi < 0 else "undecided"
 
 def size(lo: float, # the interval's lower end
@@ -104,7 +126,7 @@ def size(lo: float, # the interval's lower end
          n: int | None = None, # questions compared: under MIN_N nothing is decided
          ) -> str:
     "consistent if the paper's difference lies in the interval, smaller / larger if the interval ends below / starts above it, else n/a."
-    if _missing(paper) or (n is not None and n < MIN_N): return "n/a"
+    if _missing(paper) or _missing(lo) or _missing(hi) or (n is not None and n < MIN_N): return "n/a"
     return "smaller" if hi < paper else "larger" if lo > paper else "consistent"
 
 # %% ../../nbs/33_eval.experiment.ipynb #6bba33e9
@@ -180,7 +202,7 @@ def what_reproduces(v: pd.DataFrame, # a verdict table
     parts = [head + f"of {_count(len(v), 'claim')}, the direction holds for {d.get('holds', 0)}, is reversed for {d.get('reversed', 0)} "
              f"and is undecided for {d.get('undecided', 0)} (the 95% interval spans 0, or under {MIN_N} questions); the paper's size is "
              f"consistent with ours for {s.get('consistent', 0)}, ruled out as smaller for {s.get('smaller', 0)} and as larger for "
-             f"{s.get('larger', 0)}, and not comparable for {s.get('n/a', 0)} (no paper number)."]
+             f"{s.get('larger', 0)}, and not comparable for {s.get('n/a', 0)} (no paper number, or under {MIN_N} questions)."]
     for label in DIRECTIONS: parts += [f"- *{label}* — {r.claim} on {r.dataset}: {r.verdict}" for r in v[v.direction == label].itertuples()]
     return "\n".join(parts)
 

@@ -133,6 +133,8 @@ def fit_document(lm, # the reader: its tokenizer counts the budget (words withou
     if tok is not None:
         ids = tok(joined, add_special_tokens=False).input_ids
         kept = joined if len(ids) <= budget else tok.decode(ids[:budget])
+        if not joined.startswith(kept) and getattr(tok, "is_fast", False):  # e.g. T5's SentencePiece: cut the text where token `budget` ends
+            kept = joined[:tok(joined, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"][budget - 1][1]]
     else:
         words = list(re.finditer(r"\S+", joined))
         kept = joined if len(words) <= budget else joined[:words[budget - 1].end()]
@@ -189,7 +191,11 @@ class Rechoose:
         if rule not in RULES: raise ValueError(f"rule={rule!r}; choose one of {', '.join(RULES)}")
         if "trace" not in lore.table: raise ValueError(f"{lore.name} has no trace column: Rechoose reads the candidates of a LoRE evaluation")
         self.lore, self.rule, self.merge = lore, rule, merge
-        self.rows = {r.question: r for r in lore.table.itertuples()}
+        self.rows = {}  # question -> its row; the same question twice must have the same golds, or the oracle could not tell them apart
+        for r in lore.table.itertuples():
+            if r.question in self.rows and sorted(self.rows[r.question].golds) != sorted(r.golds) and rule == "oracle":
+                raise ValueError(f"{r.question!r} is asked twice in {lore.name} with different gold answers: the oracle cannot tell which is meant")
+            self.rows.setdefault(r.question, r)
         self.name = name or lore.name.replace("LoRE", RULES[rule], 1)
 
     @property
@@ -213,8 +219,11 @@ class Rechoose:
             if not cands: out.append(Prediction("", trace=dict(rule=self.rule, error="the LoRE row has no candidates"))); continue
             pick = self._pick(cands, list(r.golds))
             used = [pick] if self.rule == "top1" else cands
-            cost = sum((Cost(1, c.prompt_tokens, c.tokens, 0, ((c.finish, 1),) if c.finish else ()) for c in used), Cost())
-            out.append(Prediction.charged(pick.answer, cost, raw=pick.raw, pids=[c.pid for c in used], trace=dict(rule=self.rule, chosen_rank=pick.context_rank)))
+            estimated = not any(c.prompt_tokens or c.finish for c in cands)  # a row from before candidates kept their own cost
+            if estimated: cost = Cost(len(used), round(r.prompt_tokens * len(used) / len(cands)), round(r.tokens * len(used) / len(cands)))
+            else: cost = sum((Cost(1, c.prompt_tokens, c.tokens, 0, ((c.finish, 1),) if c.finish else ()) for c in used), Cost())
+            out.append(Prediction.charged(pick.answer, cost, raw=pick.raw, pids=[c.pid for c in used],
+                                          trace=dict(rule=self.rule, chosen_rank=pick.context_rank, **(dict(cost_estimated=True) if estimated else {}))))
         return out
 
     def answer(self, question: str) -> Prediction:

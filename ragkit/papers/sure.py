@@ -234,7 +234,8 @@ class SuRe:
     def __init__(self, retriever, lm, n_passages: int = 10, k: int = 2, candidate_max_new_tokens: int = 32,
                  summary_max_new_tokens: int = 128, judge_max_new_tokens: int = 8, parse: str = "paper", rank_mode: str = "paper",
                  combine: str = "paper", use_ranking: bool = True, use_validity: bool = True, passage_words: int = 100,
-                 chat: bool = True, prompts: str = "paper", answer_max_new_tokens: int = 16, name: str | None = None):
+                 chat: bool = True, prompts: str = "paper", answer_max_new_tokens: int = 16, name: str | None = None,
+                 candidate_stop: Sequence[str] | None = None): # stop strings of the candidate call (None: the reply ends at its budget)
         _check_rule(parse); self.templates = _check_prompts(prompts)
         if rank_mode not in RANK_MODES or combine not in COMBINES: raise ValueError(f"rank_mode must be one of {RANK_MODES}, combine one of {COMBINES}")
         if rank_mode == "original" and k != 2: raise ValueError("rank_mode='original' ranks exactly 2 candidates (the original code's); use k=2")
@@ -246,6 +247,7 @@ class SuRe:
         self.candidate_max_new_tokens, self.summary_max_new_tokens, self.judge_max_new_tokens = candidate_max_new_tokens, summary_max_new_tokens, judge_max_new_tokens
         self.parse, self.rank_mode, self.combine, self.use_ranking, self.use_validity = parse, rank_mode, combine, use_ranking, use_validity
         self.passage_words, self.chat, self.prompts, self.answer_max_new_tokens = passage_words, chat, prompts, answer_max_new_tokens
+        self.candidate_stop = list(candidate_stop) if candidate_stop else None
         self.name = name or f"{self.variant} - {retriever.name}"
 
     @property
@@ -255,7 +257,7 @@ class SuRe:
                  candidate_max_new_tokens=self.candidate_max_new_tokens, summary_max_new_tokens=self.summary_max_new_tokens,
                  judge_max_new_tokens=self.judge_max_new_tokens, parse=self.parse, rank_mode=self.rank_mode, combine=self.combine,
                  use_ranking=self.use_ranking, use_validity=self.use_validity, passage_words=self.passage_words, chat=self.chat,
-                 prompts="paper (Appendix A)" if self.prompts == "paper" else self.prompts)
+                 prompts="paper (Appendix A)" if self.prompts == "paper" else self.prompts, candidate_stop=self.candidate_stop)
         if "original" in (self.parse, self.combine): c.update(original_rules=2)  # exact since v2: never resumed into older runs
         if self.variant != "SuRe": c.update(variant=self.variant, answer_max_new_tokens=self.answer_max_new_tokens)
         return c
@@ -289,11 +291,11 @@ def _candidate_prompt(self: SuRe, question: str, block: str, n: int) -> str:
 def _candidates(self: SuRe, st: SimpleNamespace) -> None:
     "Eq. 2: K candidates per question; `st.live` are the questions with at least two distinct ones."
     outs = self._gen([self._candidate_prompt(q, b, len(hs)) for q, b, hs in zip(st.questions, st.blocks, st.hits)],
-                     self.candidate_max_new_tokens, stop=("\n\n",))
+                     self.candidate_max_new_tokens, stop=self.candidate_stop)
     st.cands, st.choices = [], []
     for i, c in enumerate(outs):
         cs, labelled = parse_candidates(c.text, self.k, self.parse)
-        st.cands.append(cs); st.cost[i] += c.cost; st.tr[i].update(candidates_raw=c.text, candidates=cs, labelled=labelled)
+        st.cands.append(cs); st.cost[i] += c.cost; st.tr[i].update(candidates_raw=c.text, candidates=cs, labelled=labelled, candidates_finish=c.finish_reason)
         st.choices.append(original_choices(c.text) if self.parse == "original" else cs)  # the summary prompt's Choices line
         if st.choices[i] != cs: st.tr[i].update(choices=st.choices[i])
     st.live = [i for i, cs in enumerate(st.cands) if len(cs) >= 2]
