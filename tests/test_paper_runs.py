@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from ragkit.eval.experiment import no_difference_bound
 from ragkit.runner import find_notebook, load_profiles, project_root, resolve_parameters
 
 ROOT = project_root(Path(__file__).parent)
@@ -42,9 +43,10 @@ def test_committed_run_matches_its_profile(run):
         assert row["direction"] in ("holds", "reversed", "undecided") and row["size"] in ("consistent", "smaller", "larger", "n/a"), row["claim"]
         if row["direction"] != "undecided" and row.get("n", 0) >= 10: assert (row["lo"] > 0) == (row["direction"] == "holds"), row["claim"]
         if row["direction"] == "undecided" and row.get("n", 0) >= 10: assert row["lo"] <= 0 <= row["hi"], row["claim"]
-        paper = row.get("paper")
-        if paper is not None and row["size"] in ("smaller", "larger"): assert not row["lo"] <= paper <= row["hi"], row["claim"]
-        if row["size"] == "consistent": assert row["lo"] <= paper <= row["hi"], row["claim"]
+        paper, lo, hi = row.get("paper"), row["lo"], row["hi"]
+        if lo == hi == 0 and row.get("n"): lo, hi = -no_difference_bound(row["n"]), no_difference_bound(row["n"])  # no question differs
+        if paper is not None and row["size"] in ("smaller", "larger"): assert not lo <= paper <= hi, row["claim"]
+        if row["size"] == "consistent": assert lo <= paper <= hi, row["claim"]
 
 
 def test_readme_headlines_are_rendered_from_the_committed_runs():

@@ -19,8 +19,8 @@ from .metrics import paired_bootstrap
 
 # %% auto #0
 __all__ = ['MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
-           'Claim', 'direction', 'size', 'verdict_sentence', 'verdict_row', 'verdict', 'what_reproduces', 'cost_saving',
-           'reader_scale', 'output_dir', 'save_figure']
+           'Claim', 'direction', 'no_difference_bound', 'size', 'verdict_sentence', 'verdict_row', 'verdict',
+           'what_reproduces', 'cost_saving', 'reader_scale', 'output_dir', 'save_figure']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval.evaluate)
@@ -120,6 +120,11 @@ def direction(lo: float, # the interval's lower end
     if (n is not None and n < MIN_N) or _missing(lo) or _missing(hi): return "undecided"
     return "holds" if lo > 0 else "reversed" if hi < 0 else "undecided"
 
+def no_difference_bound(n: int, # questions compared, none of which differs
+                        ) -> float:
+    "The 95% bound, in points, on a mean score difference when no question of n differs (the rule of three: at most 3/n of questions could)."
+    return 300.0 / n
+
 def size(lo: float, # the interval's lower end
          hi: float, # its upper end
          paper: float | None = None, # the paper's own difference, in the same unit
@@ -127,6 +132,7 @@ def size(lo: float, # the interval's lower end
          ) -> str:
     "consistent if the paper's difference lies in the interval, smaller / larger if the interval ends below / starts above it, else n/a."
     if _missing(paper) or _missing(lo) or _missing(hi) or (n is not None and n < MIN_N): return "n/a"
+    if lo == hi == 0 and n: lo, hi = -no_difference_bound(n), no_difference_bound(n)
     return "smaller" if hi < paper else "larger" if lo > paper else "consistent"
 
 # %% ../../nbs/33_eval.experiment.ipynb #6bba33e9
@@ -144,7 +150,8 @@ def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 9
     iv = f"{_pts(ours, unit)} [{_pts(lo, unit)}, {_pts(hi, unit)}]" + ("" if unit == "%" else f" {unit}")
     if n is not None and n < MIN_N: return f"Undecided: {n} question{'s' * (n != 1)}, fewer than the {MIN_N} a verdict needs ({iv})."
     head = {"holds": f"The direction holds: {iv}, above 0", "reversed": f"The direction is reversed: {iv}, below 0",
-            "undecided": f"The direction is undecided: {iv}" + (", the same score on every question" if lo == hi == 0 else " spans 0")}[d]
+            "undecided": f"The direction is undecided: {iv}" + (f", the same score on every question (by the rule of three, within ±{no_difference_bound(n):.1f} at 95%)"
+                                                                 if lo == hi == 0 and n else ", the same score on every question" if lo == hi == 0 else " spans 0")}[d]
     tail = {"consistent": f"the paper's {_pts(paper, unit)} lies inside, so its size is consistent with ours",
             "smaller": f"an effect of the paper's size ({_pts(paper, unit)}) is ruled out: ours is smaller",
             "larger": f"an effect of the paper's size ({_pts(paper, unit)}) is ruled out: ours is larger",
