@@ -43,7 +43,7 @@ def scale_lines(rows: list[dict]) -> list[str]:
     labels = [c[len("direction ("):-1] for c in rows[0] if c.startswith("direction (")]
     out = ["| claim | dataset | " + " | ".join(f"`{l}`: n, direction, size" for l in labels) + " |", "|---|---|" + "---|" * len(labels)]
     for r in rows:
-        cells = ["not run" if r.get(f"direction ({l})") is None else f"{r[f'n ({l})']}, {r[f'direction ({l})']}, {r[f'size ({l})']}" for l in labels]
+        cells = ["not run" if r.get(f"direction ({l})") is None else f"{int(r[f'n ({l})'])}, {r[f'direction ({l})']}, {r[f'size ({l})']}" for l in labels]
         out.append(f"| {r['claim']} | {r['dataset']} | " + " | ".join(cells) + " |")
     return out
 
