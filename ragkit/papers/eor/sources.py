@@ -393,17 +393,18 @@ def _fake_handler(fake: FakeSerperServer):
 def eor_sources(corpus: Corpus,  # the passage corpus (Wikipedia paragraphs or 100-word chunks, with titles)
                 lm,  # the reader, for PK (anything with generate)
                 embedder=None,  # Wiki's Embedder (or a name); default: settings.embedder (MiniLM)
-                *, examples: Sequence | None = None,  # build Oracle from these examples ...
+                *, se_corpus: Corpus | None = None,  # SE's own collection (default: `corpus`), its passages grouped into pages
+                examples: Sequence | None = None,  # build Oracle from these examples ...
                 gold: Mapping[str, Sequence[str]] | None = None,  # ... with these qid -> pids (default: meta["gold_pids"])
                 serper: SerperClient | None = None,  # add the live Web source
                 wiki_depth: int = 20, se_pages: int = 10, hb_wiki: int = 20,  # depths when no truncation follows
                 pk_max_new_tokens: int = 256, bm25_backend: str = "bm25s", index: str = "Flat",
                 cache_dir=None, progress: bool = False) -> dict[str, SourceFn]:
-    "EoR's knowledge sources over `corpus`: Wiki, SE, PK, HB (+ Oracle, Web when asked)."
+    "EoR's knowledge sources: Wiki over `corpus`, SE over `se_corpus`'s pages, PK, HB (+ Oracle, Web when asked)."
     from ragkit.retrieve.dense import DenseRetriever, Embedder
     emb = embedder if embedder is not None and not isinstance(embedder, (str, Path)) else Embedder(embedder, cache_dir=cache_dir)
     wiki = WikiSource(DenseRetriever(corpus, emb, index, cache_dir=cache_dir, progress=progress), wiki_depth)
-    se = SESource(pages_from_corpus(corpus), depth=se_pages, backend=bm25_backend, cache_dir=cache_dir, progress=progress)
+    se = SESource(pages_from_corpus(corpus if se_corpus is None else se_corpus), depth=se_pages, backend=bm25_backend, cache_dir=cache_dir, progress=progress)
     pk = PKSource(lm, pk_max_new_tokens)
     out = {"Wiki": wiki, "SE": se, "PK": pk, "HB": HBSource(se, pk, wiki, hb_wiki)}
     if examples is not None: out["Oracle"] = OracleSource.from_examples(corpus, examples, gold)
