@@ -193,12 +193,14 @@ def _names(matrix, names, m: int) -> list[str]:
     if names is not None: return [str(x) for x in names]
     return [str(x) for x in matrix.index] if isinstance(matrix, pd.DataFrame) else [f"r{k}" for k in range(m)]
 
-def plot_rwr(matrix, names: Sequence[str] | None = None, title: str | None = None, cmap: str = "Blues"):
+def plot_rwr(matrix, names: Sequence[str] | None = None, title: str | None = None, cmap: str = "Blues",
+             ax=None,  # draw into this Axes (e.g. one panel of Figure 4); default: a new figure
+             fontsize: float = 8):  # size of the printed values
     "Heatmap of an [M, M] RWR matrix (Figures 1 and 4): ratios coloured 0..1, −1 cells grey, NaN cells hatched."
     m = np.asarray(matrix, dtype=float)
     if m.ndim != 2 or m.shape[0] != m.shape[1]: raise ValueError(f"matrix must be square [M, M]; got shape {m.shape}")
     k, names = len(m), _names(matrix, names, len(m))
-    fig, ax = plt.subplots(figsize=(0.6 * k + 2.6, 0.5 * k + 1.8))
+    fig, ax = plt.subplots(figsize=(0.6 * k + 2.6, 0.5 * k + 1.8)) if ax is None else (ax.figure, ax)
     cm = plt.get_cmap(cmap).with_extremes(bad="white")
     im = ax.imshow(np.ma.masked_where(np.isnan(m) | (m == -1), m), cmap=cm, vmin=0, vmax=1)
     for i, j in itertools.product(range(k), range(k)):
@@ -206,8 +208,8 @@ def plot_rwr(matrix, names: Sequence[str] | None = None, title: str | None = Non
         if np.isnan(v): ax.add_patch(Rectangle((j - .5, i - .5), 1, 1, fill=False, hatch="///", edgecolor="#cccccc", lw=0))
         elif v == -1:
             ax.add_patch(Rectangle((j - .5, i - .5), 1, 1, color="#9e9e9e"))
-            ax.text(j, i, "−1", ha="center", va="center", fontsize=8, color="white")
-        else: ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if v > .6 else "black")
+            ax.text(j, i, "−1", ha="center", va="center", fontsize=fontsize, color="white")
+        else: ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=fontsize, color="white" if v > .6 else "black")
     ax.set_xticks(range(k), names, rotation=60, ha="right"); ax.set_yticks(range(k), names)
     ax.set(xlabel="j (column): the retriever whose failures are counted", ylabel="i (row): the retriever that wins", title=title)
     fig.colorbar(im, ax=ax, fraction=.046, pad=.04)

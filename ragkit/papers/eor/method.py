@@ -319,11 +319,19 @@ class EoRFit:
     seconds: float = 0.0  # wall time of the search
     converged: bool = False  # scipy's success flag
     message: str = ""  # scipy's message
+    start_weights: np.ndarray | None = None  # ω^r at the start point (each retriever's training accuracy, clipped)
+    restart: int = 0  # which search gave the result: 0 the one from the start, k the k-th seeded restart
 
     @property
     def kept(self) -> list[str]:
         "Retrievers whose weight is above t: the ensemble actually used."
         return [r for r, w in zip(self.retrievers, self.retriever_weights) if w > self.t]
+
+    @property
+    def moved(self) -> list[str]:
+        "Retrievers whose weight the search moved from its start by more than 0.01."
+        if self.start_weights is None: return []
+        return [r for r, a, b in zip(self.retrievers, self.start_weights, self.retriever_weights) if abs(a - b) > 0.01]
 
     def to_dict(self) -> dict:
         "A JSON-ready summary: weights by name, kept retrievers, accuracies and cost."
@@ -331,7 +339,8 @@ class EoRFit:
                     retriever_weights={r: round(float(w), 6) for r, w in zip(self.retrievers, self.retriever_weights)},
                     kept=self.kept, threshold=self.threshold, pooling=self.pooling, s=self.s, t=self.t,
                     train_accuracy=self.train_accuracy, start_accuracy=self.start_accuracy, n_evals=self.n_evals,
-                    seconds=round(self.seconds, 3), converged=self.converged, message=self.message)
+                    seconds=round(self.seconds, 3), converged=self.converged, message=self.message, restart=self.restart, moved=self.moved,
+                    start_weights=None if self.start_weights is None else {r: round(float(w), 6) for r, w in zip(self.retrievers, self.start_weights)})
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #26089a59
 def _names(names, n: int, what: str, prefix: str) -> list[str]:
@@ -358,6 +367,8 @@ def train_eor(
     threshold_bounds: tuple[float, float] = (0.0, 0.3),  # bounds of the threshold when searched
     maxiter: int | None = None,  # Nelder-Mead iterations (None: scipy's 200 x number of variables)
     adaptive: bool = False,  # scipy's dimension-adapted Nelder-Mead parameters
+    restarts: int = 0,  # more searches from seeded random points within the bounds; the best training accuracy wins (ties: the earlier)
+    seed: int = 0,  # seed of the restart points
 ) -> EoRFit:
     "Search EoR's weights by bounded Nelder-Mead on cached responses (Section 4.2); deterministic."
     from scipy.optimize import minimize
@@ -380,14 +391,22 @@ def train_eor(
         ws = np.zeros(K); ws[free] = x[:F]
         return ws, x[F:F + M], (x[F + M] if search_threshold else threshold)
 
-    t0 = time.perf_counter()
-    res = minimize(lambda x: -obj.accuracy(*unpack(x)), x0, method="Nelder-Mead", bounds=list(zip(lo, hi)),
-                   options=dict(initial_simplex=initial_simplex(x0, F, start, lo, hi), maxiter=maxiter, adaptive=adaptive))
+    if restarts < 0: raise ValueError(f"restarts must be >= 0, got {restarts}")
+    def search(x):
+        "One bounded Nelder-Mead run from x with EoR's initial simplex around it."
+        return minimize(lambda v: -obj.accuracy(*unpack(v)), x, method="Nelder-Mead", bounds=list(zip(lo, hi)),
+                        options=dict(initial_simplex=initial_simplex(x, F, start, lo, hi), maxiter=maxiter, adaptive=adaptive))
+    t0, rng = time.perf_counter(), np.random.default_rng(seed)
+    res = search(x0); nfev, won = res.nfev, 0
+    for k in range(1, restarts + 1):  # a step-shaped objective can stall on the start's plateau: try other plateaus
+        r = search(lo + rng.random(len(lo)) * (hi - lo)); nfev += r.nfev
+        if r.fun < res.fun - 1e-12: res, won = r, k
     secs = time.perf_counter() - t0
     ws, wr, thr = unpack(np.clip(res.x, lo, hi))
     return EoRFit(metrics, retrievers, ws / ws.sum() if ws.sum() > 0 else ws, wr.copy(), float(thr), pooling, s, t,
                   train_accuracy=obj.accuracy(ws, wr, thr), start_accuracy=obj.accuracy(*unpack(x0)),
-                  n_evals=int(res.nfev), seconds=secs, converged=bool(res.success), message=str(res.message))
+                  n_evals=int(nfev), seconds=secs, converged=bool(res.success), message=str(res.message),
+                  start_weights=unpack(x0)[1].copy(), restart=won)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #830f163e
 def eor_predict(S: np.ndarray, fit: EoRFit) -> np.ndarray:
