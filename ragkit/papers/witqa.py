@@ -16,12 +16,12 @@ import pandas as pd
 from ..eval.metrics import as_golds, contains_match, bootstrap_ci
 
 # %% auto #0
-__all__ = ['MATCH_RULES', 'SR_BINS', 'GROUPS', 'ROUTES', 'QGEN_PROMPT', 'FEEDBACK', 'PV_BINS', 'PAPER_AGREEMENT',
+__all__ = ['MATCH_RULES', 'SR_BINS', 'GROUPS', 'ROUTES', 'QUESTION_STOP', 'QGEN_PROMPT', 'FEEDBACK', 'PV_BINS', 'PAPER_AGREEMENT',
            'substring_match', 'witqa_match', 'bin_labels', 'bin_of', 'bins_of', 'accuracy_by_bin', 'head_tail',
            'agreement_ratio', 'retrieves', 'Thresholds', 'fit_thresholds', 'selective_splits', 'selective_integration',
            'mean_std', 'mallen_adaptive', 'Vanilla', 'RALM', 'GenRead', 'popularity_table', 'subject_of',
-           'corpus_popularity', 'load_retrieved_passages', 'check_criteria', 'feedback', 'roundtrip_question',
-           'render_qgen', 'group_difference', 'popqa_views', 'question_means']
+           'proper_words', 'question_subject', 'corpus_popularity', 'load_retrieved_passages', 'check_criteria',
+           'feedback', 'roundtrip_question', 'render_qgen', 'group_difference', 'popqa_views', 'question_means']
 
 # %% ../../nbs/80_papers.witqa.ipynb #f8b74d94
 def substring_match(prediction: str, # the reader's answer, raw
@@ -341,26 +341,58 @@ def popularity_table(runs: dict, # system name -> Evaluation (same questions)
 
 # %% ../../nbs/80_papers.witqa.ipynb #45183048
 import re
+from collections import Counter
 from ..eval.metrics import normalize_answer, has_answer, _normalize  # _normalize: uncached, for long passages
 
 def subject_of(title: str) -> str:
     "A Wikipedia title without its trailing parenthetical: 'Mercury (planet)' -> 'Mercury'."
     return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
 
-def corpus_popularity(examples: Sequence, # Examples whose meta names the subject
+QUESTION_STOP = frozenset("a an the of in on at to for from by with and or is are was were be been did does do has have had "
+                          "who whom whose what which when where why how".split())  # never at the edge of a subject n-gram
+
+def proper_words(corpus, share: float = 0.7, min_count: int = 2) -> frozenset:
+    "Lower-cased words the corpus capitalises in at least `share` of their (at least `min_count`) occurrences."
+    cap, tot = Counter(), Counter()
+    for p in corpus:
+        for w in re.findall(r"[A-Za-z][\w'-]*", p.text):
+            tot[w.lower()] += 1; cap[w.lower()] += w[0].isupper()
+    return frozenset(w for w, n in tot.items() if n >= min_count and cap[w] / n >= share)
+
+def question_subject(question: str, # the question text
+                     proper: frozenset, # proper_words of the corpus
+                     df, # n-gram (normalised) -> passages holding it
+                     ) -> tuple[str, str]:
+    "(subject, rule): the question's rarest proper-noun n-gram found in the corpus, else its rarest word found there."
+    w = normalize_answer(question).split()
+    grams = [(w[i:i + n], i) for n in (4, 3, 2, 1) for i in range(len(w) - n + 1)]
+    grams = [(g, i) for g, i in grams if g[0] not in QUESTION_STOP and g[-1] not in QUESTION_STOP]
+    for rule, ok in (("proper noun", lambda g: all(x in proper or x in QUESTION_STOP for x in g)), ("rarest word", lambda g: len(g) == 1)):
+        c = [(df(" ".join(g)), -len(g), i, " ".join(g)) for g, i in grams if ok(g)]
+        c = [x for x in c if x[0] > 0]
+        if c: return min(c)[3], rule
+    return "", "none"
+
+def corpus_popularity(examples: Sequence, # Examples (with meta naming the subject, unless subject="question")
                       corpus, # the Corpus to count in
-                      subject_key: str = "title", # the meta field holding the subject
+                      subject: str = "question", # "question": an entity in the question (question_subject); else a meta field naming it
                       ) -> pd.DataFrame:
-    "Per question (index: qid): the subject, s_count (passages mentioning it) and so_count (of those, passages holding a gold answer)."
+    "Per question (index: qid): the subject, how it was found, s_count (passages mentioning it) and so_count (of those, holding a gold answer)."
     texts = [f" {_normalize(passage_text(p))} " for p in corpus]
-    mentions, rows = {}, []
+    found: dict[str, list[int]] = {}
+    def hits(key: str) -> list[int]:
+        "Passages holding the normalised n-gram `key` (memoised)."
+        if key not in found: found[key] = [i for i, t in enumerate(texts) if f" {key} " in t] if key.strip() else []
+        return found[key]
+    proper = proper_words(corpus) if subject == "question" else frozenset()
+    rows = []
     for e in examples:
-        if subject_key not in e.meta: raise KeyError(f"example {e.qid} has no meta[{subject_key!r}] naming its subject")
-        subj = subject_of(e.meta[subject_key]); key = f" {normalize_answer(subj)} "
-        if key not in mentions: mentions[key] = [i for i, t in enumerate(texts) if key in t] if key.strip() else []
-        hits = mentions[key]
-        so = sum(has_answer(texts[i], list(e.answers)) for i in hits)
-        rows.append(dict(qid=e.qid, subject=subj, s_count=len(hits), so_count=int(so)))
+        if subject == "question": subj, rule = question_subject(e.question, proper, lambda g: len(hits(g)))
+        else:
+            if subject not in e.meta: raise KeyError(f"example {e.qid} has no meta[{subject!r}] naming its subject; use subject='question'")
+            subj, rule = subject_of(e.meta[subject]), f"meta[{subject!r}]"
+        h = hits(normalize_answer(subj))
+        rows.append(dict(qid=e.qid, subject=subj, subject_rule=rule, s_count=len(h), so_count=int(sum(has_answer(texts[i], list(e.answers)) for i in h))))
     return pd.DataFrame(rows).set_index("qid")
 
 # %% ../../nbs/80_papers.witqa.ipynb #75181c65
