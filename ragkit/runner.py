@@ -17,9 +17,9 @@ from .config import load_settings, check_data_dir, Settings, DEFAULTS, ENV_PREFI
 __all__ = ['PROFILES', 'STALE', 'project_root', 'find_notebook', 'load_profiles', 'profile_params', 'parse_value',
            'notebook_parameters', 'parameter_notes', 'notebook_params', 'notebook_defaults', 'check_value',
            'check_datasets', 'check_parameters', 'resolve_parameters', 'overrides_hash', 'run_dir', 'stale_files',
-           'clear_run_dir', 'git_revision', 'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state',
-           'prepare_run_dir', 'kernel_env', 'RunFailed', 'failure_info', 'run_notebook', 'select_notebooks',
-           'reproduce', 'status_lines', 'main']
+           'clear_run_dir', 'git_revision', 'portable_path', 'portable_settings', 'run_record', 'write_json',
+           'read_run', 'pid_alive', 'run_state', 'prepare_run_dir', 'kernel_env', 'RunFailed', 'failure_info',
+           'portable_notebook', 'run_notebook', 'select_notebooks', 'reproduce', 'status_lines', 'main']
 
 # %% ../nbs/09_runner.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -216,6 +216,22 @@ def git_revision(root: Path) -> dict:
     rev = _git("rev-parse", "HEAD")
     return dict(commit=rev, dirty=bool(_git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)outputs")) if rev else None)
 
+def portable_path(p: Path | str | None, # a path (made absolute first)
+                  root: Path, # the project root
+                  ) -> str | None:
+    "`p` as a record should hold it: `~/…` under the home folder (outside `root`), else relative to `root`."
+    if p is None: return None
+    p, root, home = Path(p).expanduser().resolve(), Path(root).resolve(), Path.home().resolve()
+    if not p.is_relative_to(root) and p.is_relative_to(home): return str(Path("~") / p.relative_to(home))
+    return os.path.relpath(p, root)
+
+def portable_settings(s: Settings, root: Path) -> dict:
+    "The settings for a record: folders by portable_path, the settings file named relative to `root`."
+    d = s.to_dict()
+    for k in ("data_dir", "cache_dir", "outputs_dir"): d[k] = portable_path(d[k], root) if d.get(k) else d.get(k)
+    d["source"] = " + ".join(portable_path(x, root) if x.startswith("/") else x for x in s.source.split(" + "))
+    return d
+
 def run_record(notebook: str, profile: str, params: dict, settings: Settings, root: Path,
                overrides: dict | None = None, # the -p values
                out: Path | None = None, # the run folder
@@ -226,8 +242,8 @@ def run_record(notebook: str, profile: str, params: dict, settings: Settings, ro
         try: return version(p)
         except PackageNotFoundError: return None
     return dict(notebook=notebook, profile=profile, status="running", pid=os.getpid(), host=socket.gethostname(),
-                started=_now(), out=str(out) if out else None, overrides=overrides or {}, params=params,
-                git=git_revision(root), settings=settings.to_dict(), python=sys.version.split()[0],
+                started=_now(), out=portable_path(out, root) if out else None, overrides=overrides or {}, params=params,
+                git=git_revision(root), settings=portable_settings(settings, root), python=sys.version.split()[0],
                 packages={p: _v(p) for p in ("ragkit", "torch", "transformers", "papermill", "nbdev")})
 
 def write_json(path: Path, obj) -> None:
@@ -390,6 +406,17 @@ def _describe(rec: dict) -> str:
     where = f" in cell {c['index']} (In [{c.get('exec_count')}]: {c.get('source')})" if c.get("index") is not None else ""
     return f"failed{where} after {rec.get('seconds')} s: {rec.get('error')}: {rec.get('message')}"
 
+def portable_notebook(path: Path, # an executed notebook
+                      root: Path, # the project root
+                      ) -> None:
+    "Rewrite the paths papermill records in an executed notebook's metadata (input_path, output_path) by portable_path."
+    try: doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError): return  # nothing written (the run failed before papermill saved it)
+    pm_meta = doc.get("metadata", {}).get("papermill", {})
+    for k in ("input_path", "output_path"):
+        if isinstance(pm_meta.get(k), str) and pm_meta[k].startswith("/"): pm_meta[k] = portable_path(pm_meta[k], root)
+    Path(path).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
 def run_notebook(notebook: str, # e.g. "50_data.cards"
                  profile: str = "smoke", # smoke, demo, paper, paper-1.5b or full (nbs/profiles.toml)
                  params: dict | None = None, # overrides, as with -p
@@ -408,7 +435,8 @@ def run_notebook(notebook: str, # e.g. "50_data.cards"
     overrides = {k: resolved[k] for k in (params or {})}
     folder = Path(out).expanduser().resolve() if out else run_dir(nb.stem, profile, settings, overrides)
     prepare_run_dir(folder, explicit=out is not None)
-    resolved["out_dir"] = str(folder)
+    inside = folder.is_relative_to(Path(root).resolve())  # the notebook's cwd is nbs/: a folder in the project is named from there
+    resolved["out_dir"] = os.path.relpath(folder, Path(root).resolve() / "nbs") if inside else str(folder)
     write_json(folder / "params.json", resolved)
     rec = run_record(nb.stem, profile, resolved, settings, root, overrides, folder)
     write_json(folder / "run.json", rec)
@@ -428,6 +456,7 @@ def run_notebook(notebook: str, # e.g. "50_data.cards"
         rec.update(status="failed", **failure_info(e, nb))
         raise RunFailed(f"{nb.stem} {_describe({**rec, 'seconds': round(time.time() - t0, 1)})}; see {folder / nb.name}") from e
     finally:
+        portable_notebook(folder / nb.name, root)
         rec.update(finished=_now(), seconds=round(time.time() - t0, 1))
         write_json(folder / "run.json", rec)
         say(f"{nb.stem}: {_describe(rec)} -> {folder}")

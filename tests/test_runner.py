@@ -110,7 +110,20 @@ def test_the_kernel_sees_the_runners_settings(tmp_path, monkeypatch):
     out = run_notebook("t", "smoke", settings=s, root=d, progress=False)
     seen = json.loads((out / "seen.json").read_text())
     assert (seen["data_dir"], seen["outputs_dir"]) == (str(tmp_path / "data"), str(tmp_path / "outputs"))
-    assert read_run(out)["settings"]["data_dir"] == str(tmp_path / "data")
+    assert read_run(out)["settings"]["data_dir"] == "../data"  # recorded relative to the project root (tmp_path / "p"), not as this machine's path
+
+
+def test_a_run_inside_the_project_records_no_absolute_path(tmp_path):
+    "The run folder under the project's outputs/: the notebook gets out_dir relative to nbs/, the records relative to the root."
+    d = project(tmp_path / "p", 'import json, pathlib\npathlib.Path(out_dir, "results.json").write_text(json.dumps({"out_dir": out_dir}))')
+    s = load_settings(env={"RAGKIT_OUTPUTS_DIR": str(d / "outputs")})
+    out = run_notebook("t", "smoke", settings=s, root=d, progress=False)
+    assert out == d / "outputs" / "smoke" / "t" and (out / "results.json").is_file()  # written where the runner said, from cwd nbs/
+    assert json.loads((out / "params.json").read_text())["out_dir"] == "../outputs/smoke/t"
+    rec = read_run(out)
+    assert rec["out"] == "outputs/smoke/t" and rec["settings"]["outputs_dir"] == "outputs"
+    texts = [(out / f).read_text() for f in ("params.json", "run.json", "results.json", "t.ipynb")]
+    assert not any(str(tmp_path) in t for t in texts), "a record holds this machine's path"
 
 
 def test_failing_cell_recorded(tmp_path, settings):
