@@ -24,6 +24,7 @@ import argparse, json, os, platform, random, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+from ragkit.runner import portable_path  # the output path as the record holds it (no machine path)
 OPTIONS = {  # name -> how the reader runs
     "fp32": dict(backend="transformers", dtype="float32", threads=2, batch_size=8),
     "bf16": dict(backend="transformers", dtype="bfloat16", threads=2, batch_size=8),
@@ -160,7 +161,7 @@ def main(argv=None):
     import torch, transformers
     doc = dict(machine=dict(cpus=len(os.sched_getaffinity(0)), processor=platform.processor(), python=platform.python_version(),
                             torch=torch.__version__, transformers=transformers.__version__),
-               settings=vars(args), reference="fp32 (transformers, 2 threads, batches of at most 8 prompts and 1,024 padded tokens) of the same reader, same run",
+               settings={**vars(args), "out": portable_path(args.out, ROOT)}, reference="fp32 (transformers, 2 threads, batches of at most 8 prompts and 1,024 padded tokens) of the same reader, same run",
                summary=summarize(results), results=results)
     out.write_text(json.dumps(doc, indent=1) + "\n"); partial.unlink(missing_ok=True)
     print(json.dumps(doc["summary"], indent=1))

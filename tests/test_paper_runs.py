@@ -49,6 +49,26 @@ def test_committed_run_matches_its_profile(run):
         if row["size"] == "consistent": assert lo <= paper <= hi, row["claim"]
 
 
+def _absolute_strings(obj, where=""):
+    "Every string in a JSON tree that is an absolute path, with where it is."
+    if isinstance(obj, str): return [(where, obj)] if obj.startswith("/") else []
+    if isinstance(obj, dict): return [x for k, v in obj.items() for x in _absolute_strings(v, f"{where}.{k}")]
+    if isinstance(obj, list): return [x for i, v in enumerate(obj) for x in _absolute_strings(v, f"{where}[{i}]")]
+    return []
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
+def test_committed_records_hold_no_machine_path(run):
+    "params.json, run.json, results.json and the executed notebook's parameters and metadata name no absolute path."
+    for name in ("params", "run", "results"):
+        bad = _absolute_strings(_strict(run / f"{name}.json"))
+        assert not bad, f"{run.name}/{name}.json holds absolute paths, e.g. {bad[0]}: re-render the run (ragkit run {run.name} --profile {run.parent.name})"
+    nb = json.loads((run / f"{run.name}.ipynb").read_text(encoding="utf-8"))
+    injected = [c for c in nb["cells"] if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
+    bad = _absolute_strings(nb["metadata"].get("papermill", {})) + [("injected", l) for c in injected for l in c["source"] if '= "/' in l]
+    assert not bad, f"{run.name}.ipynb holds absolute paths, e.g. {bad[0]}"
+
+
 def test_readme_headlines_are_rendered_from_the_committed_runs():
     spec = importlib.util.spec_from_file_location("headlines", ROOT / "scripts" / "headlines.py")
     h = importlib.util.module_from_spec(spec); spec.loader.exec_module(h)
