@@ -7,12 +7,12 @@ Docs: https://github.com/ragkit/ragkit/config.html.md"""
 
 # %% ../nbs/01_config.ipynb #0bc6f72e
 from __future__ import annotations
-import configparser, os
+import configparser, os, re
 from dataclasses import dataclass, replace, asdict
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['DEFAULTS', 'ENV_PREFIX', 'REMOVED', 'Settings', 'find_settings_file', 'load_settings', 'setting_origin',
+__all__ = ['DEFAULTS', 'ENV_PREFIX', 'REMOVED', 'Settings', 'read_ini', 'find_settings_file', 'load_settings', 'setting_origin',
            'check_data_dir', 'require_data_dir']
 
 # %% ../nbs/01_config.ipynb #f244b218
@@ -37,12 +37,19 @@ class Settings:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
 
 # %% ../nbs/01_config.ipynb #08b6dd63
+def read_ini(p: Path) -> configparser.ConfigParser:
+    "The parsed ini file `p`; a ValueError naming the file and the line when it is malformed."
+    cp = configparser.ConfigParser()
+    try: cp.read(p, encoding="utf-8")
+    except configparser.Error as e:
+        line = re.search(r"\[line\s+(\d+)\]", str(e))
+        raise ValueError(f"{p}{', line ' + line[1] if line else ''}: not a valid settings file ({type(e).__name__}); each line is "
+                         f"`key = value` under [ragkit], a key at most once, and comments start with #") from None
+    return cp
+
 def _is_ragkit_ini(p: Path) -> bool:
     "True if `p` is an ini file with a [ragkit] section."
-    if not p.is_file(): return False
-    cp = configparser.ConfigParser()
-    cp.read(p, encoding="utf-8")
-    return cp.has_section("ragkit")
+    return p.is_file() and read_ini(p).has_section("ragkit")
 
 def find_settings_file(start: Path | str | None = None) -> Path | None:
     "The settings.ini in force, or None."
@@ -67,8 +74,7 @@ def load_settings(path: Path | str | None = None, env: dict | None = None) -> Se
     base = {k: Path.cwd() for k in DEFAULTS}  # relative paths hang off the file for file values, the cwd for env values
     if path is not None:
         if not _is_ragkit_ini(path): raise FileNotFoundError(f"settings file {path} does not exist or has no [ragkit] section")
-        cp = configparser.ConfigParser()
-        cp.read(path, encoding="utf-8")
+        cp = read_ini(path)
         for k in set(cp["ragkit"]) & set(REMOVED): raise ValueError(f"{path}: `{k}` is no longer read; {REMOVED[k]}. Delete the line.")
         unknown = set(cp["ragkit"]) - set(DEFAULTS)
         if unknown: raise ValueError(f"{path}: unknown key(s) {sorted(unknown)} in [ragkit]; known keys: {sorted(DEFAULTS)}")
@@ -81,6 +87,10 @@ def load_settings(path: Path | str | None = None, env: dict | None = None) -> Se
     for k in REMOVED:
         if env.get(ENV_PREFIX + k.upper()) is not None:
             raise ValueError(f"${ENV_PREFIX}{k.upper()} is set but no longer read: {REMOVED[k]}. Unset it.")
+    for k in ("cache_dir", "outputs_dir", "reader", "embedder"):  # empty would silently mean the current folder or no model
+        if not str(vals[k]).strip():
+            where = f"${ENV_PREFIX}{k.upper()}" if env.get(ENV_PREFIX + k.upper()) is not None else f"`{k}` in {path}"
+            raise ValueError(f"{where} is set but empty; unset it (the default is {DEFAULTS[k]!r}) or give a value")
     data_dir = _resolve(vals["data_dir"], base["data_dir"]) if vals["data_dir"].strip() else None
     return Settings(data_dir=data_dir, cache_dir=_resolve(vals["cache_dir"], base["cache_dir"]),
                     outputs_dir=_resolve(vals["outputs_dir"], base["outputs_dir"]),

@@ -148,7 +148,8 @@ def rouge_l(
 # %% ../../nbs/30_eval.metrics.ipynb #a27055d6
 @lru_cache(maxsize=1 << 14)
 def _regex(pattern: str) -> re.Pattern:
-    "The compiled, NFC-normalised gold pattern."
+    "The compiled, NFC-normalised gold pattern; an error for an empty one (it would match every prediction)."
+    if not pattern.strip(): raise ValueError(f"gold answer {pattern!r} is empty: as a regular expression it matches every prediction; drop it from the golds")
     try: return re.compile(unicodedata.normalize("NFC", pattern), re.IGNORECASE | re.UNICODE | re.MULTILINE)
     except re.error as e: raise ValueError(f"gold answer {pattern!r} is not a valid regular expression: {e}") from None
 
@@ -230,6 +231,8 @@ def _scores(values: Iterable[float], name: str = "values") -> np.ndarray:
 def _resample(m: int, n: int, seed: int) -> np.ndarray:
     "An (n, m) matrix of example indices drawn with replacement."
     if n < 1: raise ValueError(f"n (number of bootstrap resamples) must be >= 1, got {n}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer (it seeds numpy's generator), got {seed!r}")
     return np.random.default_rng(seed).integers(0, m, size=(n, m), dtype=np.int32 if m < 2**31 else np.int64)
 
 def bootstrap_ci(

@@ -54,15 +54,19 @@ def _plain(v):
 # %% ../../nbs/22_retrieve.fusion.ipynb #759c52b8
 def rrf(runs: Sequence[Sequence[str | Hit]], k: int = 60, depth: int | None = None) -> list[Hit]:
     "Fuse ranked lists of pids or Hits by reciprocal rank fusion; Hits sorted by fused score, ties by pid."
-    if k < 0: raise ValueError(f"rrf: k must be >= 0, got {k}")
-    if isinstance(runs, (str, Hit)) or any(isinstance(r, (str, Hit)) for r in runs):
+    if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k) or k < 0: raise ValueError(f"rrf: k must be a finite number >= 0, got {k!r}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise ValueError(f"rrf: depth must be a positive integer (hits taken per run) or None for all, got {depth!r}")
+    runs = [runs] if isinstance(runs, (str, Hit)) else list(runs)  # a generator of runs is read once, here
+    if any(isinstance(r, (str, Hit)) for r in runs):
         raise TypeError(f"rrf takes a list of ranked lists, e.g. rrf([['p1', 'p2'], ['p2', 'p3']]); got {runs!r:.80} "
                         "(a single ranking must be wrapped in a list: rrf([ranking]))")
-    contrib: dict[str, list[float]] = {}
+    runs, contrib = [list(r) for r in runs], {}  # contrib: pid -> its 1 / (k + rank) terms
     for run in runs:
         seen = set()
         for rank, item in enumerate(run[:depth] if depth else run, 1):
             pid = item.pid if isinstance(item, Hit) else item
+            if not isinstance(pid, str) or not pid: raise ValueError(f"rrf: run item at rank {rank} has pid {pid!r}; every pid is a non-empty string")
             if pid in seen: continue
             seen.add(pid); contrib.setdefault(pid, []).append(1.0 / (k + rank))
     fused = [Hit(pid, math.fsum(sorted(c))) for pid, c in contrib.items()]

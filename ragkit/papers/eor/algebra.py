@@ -56,7 +56,7 @@ term      := SOURCE ["@RR"] ["@" k]               (rerank binds tighter than tru
 SOURCE    := Wiki | SE | PK | HB | ReFree | Oracle | Web   (case-insensitive); k := integer >= 1
 precedence: @RR > @k > & > @CP;  ReFree stands alone.   e.g. Wiki@10, SE@RR@5&Wiki@5@CP, HB@RR@10"""
 
-_TERM = re.compile(r"(?P<src>[A-Za-z]+)(?P<rr>@RR)?(?:@(?P<k>\d+))?", re.IGNORECASE)
+_TERM = re.compile(r"(?P<src>[A-Za-z]+)(?P<rr>@RR)?(?:@(?P<k>[0-9]+))?", re.IGNORECASE)  # ASCII digits only: SE@１０ is refused
 _CANON = {s.lower(): s for s in EOR_SOURCES}
 
 def _bad(expr: str, why: str) -> ValueError:
