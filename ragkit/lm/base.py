@@ -7,7 +7,7 @@ Docs: https://github.com/ragkit/ragkit/lm.base.html.md"""
 
 # %% ../../nbs/11_lm.base.ipynb #e37fc7a7
 from __future__ import annotations
-import dataclasses, math, os, re, time
+import dataclasses, math, os, re, sys, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Sequence
@@ -17,8 +17,9 @@ from ..core import stable_hash, Cost
 from .models import resolve_model, reader_dir, model_fingerprint, hub_snapshot
 
 # %% auto #0
-__all__ = ['DTYPE_ALIASES', 'Completion', 'find_stop', 'tokens_covering', 'LM', 'check_prompts', 'FakeLM', 'TransformersLM',
-           'int8_dynamic', 'length_batches', 'left_pad', 'pick_tokens']
+__all__ = ['DTYPE_ALIASES', 'DEVICE_BATCH', 'Completion', 'find_stop', 'tokens_covering', 'LM', 'check_prompts', 'FakeLM',
+           'resolve_device', 'TransformersLM', 'int8_dynamic', 'length_batches', 'left_pad', 'pick_tokens',
+           'continuation_logprobs', 'HostTensorWatch']
 
 # %% ../../nbs/11_lm.base.ipynb #37006f3e
 @dataclass
@@ -132,14 +133,30 @@ def score_batch(self: FakeLM, prompts, continuations, chat=True):
 
 # %% ../../nbs/11_lm.base.ipynb #694c24fa
 DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}  # short name -> torch dtype name
+DEVICE_BATCH = {"cpu": (8, 1024)}  # device type -> (rows, padded prompt tokens) per pass; other devices: 64 rows, capped by memory
+
+def resolve_device(device: str = "cpu") -> str:
+    "A torch device name for `device` (cpu, cuda, cuda:N, mps or auto); a clear error for one this machine lacks."
+    d = str(device).strip().lower()
+    if d == "auto": return "cuda" if torch.cuda.is_available() else "cpu"
+    try: kind = torch.device(d).type
+    except RuntimeError: raise ValueError(f"device {device!r} is not a torch device; use cpu, cuda, cuda:N or auto") from None
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r}: torch {torch.__version__} sees no CUDA GPU here; use device='cpu' (or 'auto', "
+                         f"which picks the GPU when there is one), or install a CUDA build of torch")
+    if kind == "cuda" and torch.device(d).index is not None and torch.device(d).index >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s), numbered from 0")
+    if kind == "mps" and not torch.backends.mps.is_available(): raise ValueError(f"device {device!r}: torch sees no Apple GPU (MPS) here")
+    if kind not in ("cpu", "cuda", "mps"): raise ValueError(f"device {device!r}: ragkit reads on cpu, cuda or mps")
+    return d
 
 class TransformersLM(LM):
     "A local transformers model (causal or seq2seq; GGUF via ragkit.lm.models) behind the LM interface."
     def __init__(self, name_or_path: str | Path = "smollm2-135m-instruct",  # registry name, local path or hub id
-                 batch_size: int = 8,  # prompts per forward pass
-                 max_batch_tokens: int | None = 1024,  # and padded prompt tokens per pass (rows × longest); None: no cap
+                 batch_size: int | None = None,  # prompts per forward pass; default: 8 on a CPU, 64 on a GPU
+                 max_batch_tokens: int | None | str = "auto",  # and padded tokens per pass (rows × longest); auto: 1,024 on a CPU, what memory holds on a GPU; None: no cap
                  max_length: int = 2048,  # prompt + new tokens must fit; longer prompts are an error
-                 device: str = "cpu",  # torch device
+                 device: str = "cpu",  # cpu, cuda, cuda:N, mps, or auto (the GPU when there is one)
                  dtype: str = "float32",  # torch dtype of the weights at run time, or "int8-dynamic" (per-channel int8 Linear layers)
                  threads: int | None = None,  # torch threads; default: the cores this process may use
                  cache_dir: Path | str | None = None):  # where the dequantised GGUF copy lives; default: settings
@@ -148,8 +165,11 @@ class TransformersLM(LM):
         dtype = DTYPE_ALIASES.get(dtype, dtype)  # the benchmark's short names (bf16, fp32, fp16) name the same precisions
         if dtype != "int8-dynamic" and not isinstance(getattr(torch, dtype, None), torch.dtype):
             raise ValueError(f"dtype {dtype!r} is neither a torch dtype (float32, bfloat16, float16) nor 'int8-dynamic'")
-        self.resolved, self.batch_size, self.max_length, self.device, self.dtype = resolve_model(name_or_path), batch_size, max_length, device, dtype
-        self.max_batch_tokens = max_batch_tokens
+        device = resolve_device(device)
+        if dtype == "int8-dynamic" and not device.startswith("cpu"): raise ValueError("dtype 'int8-dynamic' runs on the CPU only; use bfloat16 on a GPU")
+        rows, cap = DEVICE_BATCH.get(torch.device(device).type, (64, "memory"))
+        self.resolved, self.max_length, self.device, self.dtype = resolve_model(name_or_path), max_length, device, dtype
+        self.batch_size, self.max_batch_tokens = batch_size or rows, (cap if max_batch_tokens == "auto" else max_batch_tokens)
         src = reader_dir(name_or_path, cache_dir)
         self.seq2seq = bool(getattr(AutoConfig.from_pretrained(src), "is_encoder_decoder", False))
         self._src, self._auto, self._model = src, (AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM), None
@@ -184,8 +204,9 @@ def _weights_fingerprint(self: TransformersLM, cache_dir=None) -> str:
 
 @patch(as_prop=True)
 def identity(self: TransformersLM) -> str:
-    "Model name and weights fingerprint: the model's part of a cache key."
-    return f"{self.resolved.spec.name}@{self._fingerprint[:12]}" + ("" if self.dtype == "float32" else f":{self.dtype}")
+    "Model name and weights fingerprint, with the precision and device type when they are not the CPU's float32: the model's part of a cache key."
+    kind = torch.device(self.device).type
+    return f"{self.resolved.spec.name}@{self._fingerprint[:12]}" + ("" if self.dtype == "float32" else f":{self.dtype}") + ("" if kind == "cpu" else f":{kind}")
 
 # %% ../../nbs/11_lm.base.ipynb #188af544
 @patch
@@ -222,11 +243,11 @@ def length_batches(lengths: Sequence[int], # token count of each prompt
         else: out.append([i])
     return out
 
-def left_pad(seqs: list[list[int]], pad_id: int):
-    "Left-padded ids, attention mask and position ids as torch tensors."
+def left_pad(seqs: list[list[int]], pad_id: int, device=None):
+    "Left-padded ids, attention mask and position ids as torch tensors on `device` (default: the CPU)."
     n = max(map(len, seqs))
-    ids = torch.tensor([[pad_id] * (n - len(s)) + list(s) for s in seqs])
-    mask = torch.tensor([[0] * (n - len(s)) + [1] * len(s) for s in seqs])
+    ids = torch.tensor([[pad_id] * (n - len(s)) + list(s) for s in seqs], device=device)
+    mask = torch.tensor([[0] * (n - len(s)) + [1] * len(s) for s in seqs], device=device)
     return ids, mask, (mask.cumsum(-1) - 1).clamp(min=0)
 
 # %% ../../nbs/11_lm.base.ipynb #45aa0f25
@@ -271,21 +292,43 @@ def _eos_ids(self: TransformersLM) -> set[int]:
     return {i for i in ids if i is not None}
 
 @patch
+def _holds_stop(self: TransformersLM, ids: list[int], stop: Sequence[str]) -> bool:
+    "Whether the decoded `ids` hold a stop string: a short tail is decoded each step, the whole text only to confirm a hit."
+    longest, w = max(map(len, stop)), max(map(len, stop)) + 2
+    while True:  # a stop string new at this step ends in its last few characters; widen until the tail covers them
+        tail = self.tok.decode(ids[-w:], skip_special_tokens=True)
+        if w >= len(ids) or len(tail) >= longest + 8: break
+        w *= 2
+    return find_stop(tail, stop) is not None and find_stop(self.tok.decode(ids, skip_special_tokens=True), stop) is not None
+
+@patch
 def _decode_batch(self: TransformersLM, seqs, max_new_tokens, stop, temperature, generator):
     "Token ids, log-probs and finish reason per row of one batch."
-    eos, n = self._eos_ids(), len(seqs)
-    out_ids, out_lp, done = [[] for _ in seqs], [[] for _ in seqs], [None] * n
-    logits, past, state = self._prefill(*left_pad(seqs, self.pad_id))
+    dev, eos, n = self.model.device, torch.tensor(sorted(self._eos_ids()), device=self.model.device), len(seqs)
+    logits, past, state = self._prefill(*left_pad(seqs, self.pad_id, dev))
+    done = torch.zeros(n, dtype=torch.bool, device=dev)  # rows that stopped: fed padding, later outputs ignored
+    ended = torch.zeros_like(done)  # rows that stopped at an end-of-sequence token (not kept)
+    steps, ids = [], [[] for _ in seqs] if stop else None  # ids: host copies of kept tokens, only for stop strings
+    stopped = [False] * n
     for step in range(max_new_tokens):
         nxt, lp = pick_tokens(logits, temperature, generator)
-        for i, (t, l) in enumerate(zip(nxt.tolist(), lp.tolist())):
-            if done[i]: continue
-            if t in eos: done[i] = "eos"; continue
-            out_ids[i].append(t); out_lp[i].append(l)
-            if stop and find_stop(self.tok.decode(out_ids[i], skip_special_tokens=True), stop) is not None: done[i] = "stop"
-        if all(done) or step == max_new_tokens - 1: break
-        logits, past, state = self._step(torch.where(torch.tensor([d is not None for d in done]), self.pad_id, nxt), past, state)
-    return [(o, l, d or "length") for o, l, d in zip(out_ids, out_lp, done)]
+        at_eos = torch.isin(nxt, eos) & ~done
+        keep = ~done & ~at_eos
+        steps.append((nxt, lp, keep))
+        ended |= at_eos; done = done | at_eos
+        if stop:  # one host copy of the step's tokens; each live row decodes a short tail, not its whole output
+            for i, (t, k) in enumerate(zip(nxt.tolist(), keep.tolist())):
+                if k: ids[i].append(t); stopped[i] = self._holds_stop(ids[i], stop)
+            if any(stopped): done = done | torch.tensor(stopped, device=dev)
+        if step == max_new_tokens - 1 or bool(done.all()): break
+        logits, past, state = self._step(torch.where(done, self.pad_id, nxt), past, state)
+    toks, lps, kept = (torch.stack(x, 1).tolist() for x in zip(*steps))  # one copy to the host per batch
+    out = []
+    for i, e in enumerate(ended.tolist()):
+        m = sum(kept[i])  # a row's kept tokens are a prefix: once stopped it stays stopped
+        out.append((toks[i][:m], lps[i][:m], "eos" if e else "stop" if stopped[i] else "length"))
+    return out
+
 
 # %% ../../nbs/11_lm.base.ipynb #cd8cfe36
 @patch
@@ -301,15 +344,28 @@ def _completion(self: TransformersLM, ids: list[int], lps: list[float], reason: 
 
 # %% ../../nbs/11_lm.base.ipynb #6f019c85
 @patch
+def _token_cap(self: TransformersLM) -> int | None:
+    "Padded tokens per pass: the cap set, or on a GPU what half its free memory holds (KV cache and activations per token)."
+    if self.max_batch_tokens != "memory": return self.max_batch_tokens
+    c = self.model.config
+    pick = lambda *names: next(v for n in names if (v := getattr(c, n, None)))
+    hidden, layers, heads = pick("hidden_size", "d_model"), pick("num_hidden_layers", "num_layers"), pick("num_attention_heads", "num_heads")
+    kv_dim = (getattr(c, "num_key_value_heads", None) or heads) * (getattr(c, "head_dim", None) or getattr(c, "d_kv", None) or hidden // heads)
+    per_token = self.model.dtype.itemsize * (2 * layers * kv_dim + 6 * hidden + 3 * (getattr(c, "intermediate_size", None) or getattr(c, "d_ff", None) or 4 * hidden))
+    dev = torch.device(self.device)
+    free = torch.cuda.mem_get_info(dev)[0] if dev.type == "cuda" else 8 * 2**30  # mps reports no free memory: assume 8 GiB
+    return max(int(0.5 * free / per_token), self.max_length)
+
+@patch
 def generate(self: TransformersLM, prompts: list[str], max_new_tokens: int = 32, stop: Sequence[str] | None = None,
               temperature: float = 0.0, seed: int = 0, chat: bool = True) -> list[Completion]:
     "One completion per prompt, in the order given."
     from tqdm.auto import tqdm
     prompts, stop = check_prompts(prompts), [stop] if isinstance(stop, str) else stop
     seqs = self._encode_all(prompts, chat, max_new_tokens)
-    gen = torch.Generator().manual_seed(seed) if temperature > 0 else None
+    gen = torch.Generator(device=self.model.device).manual_seed(seed) if temperature > 0 else None
     out: list[Completion | None] = [None] * len(prompts)
-    batches = length_batches([len(s) for s in seqs], self.batch_size, self.max_batch_tokens)
+    batches = length_batches([len(s) for s in seqs], self.batch_size, self._token_cap())
     with torch.no_grad():
         for b in tqdm(batches, desc="generate", disable=len(batches) <= 1, leave=False):
             rows = self._decode_batch([seqs[i] for i in b], max_new_tokens, stop, temperature, gen)
@@ -317,22 +373,31 @@ def generate(self: TransformersLM, prompts: list[str], max_new_tokens: int = 32,
     return out
 
 # %% ../../nbs/11_lm.base.ipynb #acf2ad91
+def continuation_logprobs(logits, # (rows, positions, vocab): the positions that predict each row's continuation
+                          conts: list[list[int]], # each row's continuation ids
+                          right_aligned: bool, # continuations end at the last position (causal) or start at the first (seq2seq)
+                          ) -> list[float]:
+    "Summed log-prob of each row's continuation tokens, gathered on the logits' device and copied to the host once."
+    lp, width = torch.log_softmax(logits.float(), -1), logits.shape[1]
+    pad = lambda c: [0] * (width - len(c)) + c if right_aligned else c + [0] * (width - len(c))
+    got = lp.gather(-1, torch.tensor([pad(c) for c in conts], dtype=torch.long, device=logits.device)[..., None]).squeeze(-1).tolist()
+    return [sum(g[width - len(c):] if right_aligned else g[:len(c)]) for g, c in zip(got, conts)]
+
 @patch
 def _teacher_forced(self: TransformersLM, pairs: list[tuple[list[int], list[int]]]) -> list[float]:
     "Summed continuation log-probs for (prompt ids, continuation ids) pairs in one batch."
+    dev = self.model.device
     if self.seq2seq:
-        enc_ids, enc_mask, _ = left_pad([p for p, _ in pairs], self.pad_id)
+        enc_ids, enc_mask, _ = left_pad([p for p, _ in pairs], self.pad_id, dev)
         start = self.model.config.decoder_start_token_id
         dec = [[start] + c for _, c in pairs]
-        dec_ids = torch.tensor([d + [self.pad_id] * (max(map(len, dec)) - len(d)) for d in dec])
+        dec_ids = torch.tensor([d + [self.pad_id] * (max(map(len, dec)) - len(d)) for d in dec], device=dev)
         logits = self.model(input_ids=enc_ids, attention_mask=enc_mask, decoder_input_ids=dec_ids).logits
-        lp = torch.log_softmax(logits.float(), -1)
-        return [sum(lp[i, j, t].item() for j, t in enumerate(c)) for i, (_, c) in enumerate(pairs)]
-    ids, mask, pos = left_pad([p + c for p, c in pairs], self.pad_id)
+        return continuation_logprobs(logits, [c for _, c in pairs], right_aligned=False)
+    ids, mask, pos = left_pad([p + c for p, c in pairs], self.pad_id, dev)
     keep = 1 + max(len(c) for _, c in pairs)  # only the positions that predict continuation tokens (right-aligned)
     logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=keep).logits
-    lp = torch.log_softmax(logits.float(), -1)
-    return [sum(lp[i, keep - len(c) - 1 + j, t].item() for j, t in enumerate(c)) for i, (_, c) in enumerate(pairs)]
+    return continuation_logprobs(logits[:, :-1], [c for _, c in pairs], right_aligned=True)
 
 @patch
 def score_batch(self: TransformersLM, prompts: list[str], continuations: list[str], chat: bool = True) -> list[float]:
@@ -342,6 +407,21 @@ def score_batch(self: TransformersLM, prompts: list[str], continuations: list[st
     pairs = [(p, c) for p, c in zip(self._encode_all(prompts, chat, 0), conts)]
     out = [0.0] * len(pairs)
     with torch.no_grad():
-        for b in length_batches([len(p) + len(c) for p, c in pairs], self.batch_size, self.max_batch_tokens):
+        for b in length_batches([len(p) + len(c) for p, c in pairs], self.batch_size, self._token_cap()):
             for i, s in zip(b, self._teacher_forced([pairs[i] for i in b])): out[i] = s
     return out
+
+# %% ../../nbs/11_lm.base.ipynb #5294ad00
+class HostTensorWatch(torch.overrides.TorchFunctionMode):
+    "Records each tensor that code under `prefix` creates with a factory function and no `device=` (it would land on the CPU)."
+    FACTORIES = {torch.tensor, torch.as_tensor, torch.zeros, torch.ones, torch.full, torch.empty, torch.arange, torch.rand,
+                 torch.randn, torch.randint, torch.eye, torch.linspace}
+    def __init__(self, prefix: str | tuple = "ragkit"):  # module names watched (a notebook's own cells run in __main__)
+        super().__init__(); self.prefix, self.seen = prefix, []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in self.FACTORIES and kwargs.get("device") is None:
+            f = sys._getframe(1)
+            if f.f_globals.get("__name__", "").startswith(self.prefix): self.seen.append(f"{f.f_globals['__name__']}:{f.f_lineno} {func.__name__}")
+        return func(*args, **kwargs)

@@ -257,8 +257,11 @@ class FakeOpenAIServer:
                  default: str = "",  # the answer to prompts missing from `answers`
                  logprob: float = -0.1,  # log-prob of every generated token
                  echo: bool = True,  # honour `echo` on /completions (vLLM does, llama.cpp does not)
-                 delay: Callable[[str], float] | None = None):  # seconds to wait before answering a prompt
+                 delay: Callable[[str], float] | None = None,  # seconds to wait before answering a prompt
+                 models: Sequence[str] | None = ("fake",),  # ids listed by GET /models; None: that route answers 404
+                 logprobs: bool = True):  # send per-token log-probs when asked (False: a server that never does)
         self.answers, self.default, self.logprob, self.echo, self.delay = answers or {}, default, logprob, echo, delay
+        self.models, self.logprobs = (list(models) if models is not None else None), logprobs
         self.replies: deque[FakeReply] = deque()
         self.requests: list[FakeRequest] = []
         self.active = self.max_active = 0
@@ -285,6 +288,15 @@ def _prompt_of(body) -> str:
     msgs = body.get("messages") or [{}]
     return msgs[-1].get("content", "") if "messages" in body else str(body.get("prompt", ""))
 
+def _list_models(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
+    "Answer GET /models with the fake's model ids (404 when it lists none)."
+    with fake._lock: fake.requests.append(FakeRequest("GET", h.path, dict(h.headers.items()), ""))
+    ok = fake.models is not None and urlsplit(h.path).path.endswith("/models")
+    out = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.models]} if ok else {"error": {"message": "not found"}}
+    data = json.dumps(out).encode()
+    h.send_response(200 if ok else 404); h.send_header("Content-Type", "application/json"); h.send_header("Content-Length", str(len(data)))
+    h.end_headers(); h.wfile.write(data)
+
 def _serve(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
     "Handle one POST on behalf of `fake`."
     raw = h.rfile.read(int(h.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
@@ -300,7 +312,9 @@ def _serve(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
         out = reply.body
         if out is None:
             if not isinstance(body, dict): out, reply = {"error": {"message": "body is not JSON"}}, FakeReply(400)
-            else: out = _fake_reply(body, urlsplit(h.path).path.endswith("/chat/completions"), fake.answer(prompt), fake.logprob, fake.echo)
+            else:
+                out = _fake_reply(body, urlsplit(h.path).path.endswith("/chat/completions"), fake.answer(prompt), fake.logprob, fake.echo)
+                if not fake.logprobs: out["choices"][0]["logprobs"] = None
         data = (out if isinstance(out, str) else json.dumps(out)).encode()
         h.send_response(reply.status)
         h.send_header("Content-Type", "application/json" if isinstance(out, dict) else "text/html")
@@ -317,6 +331,7 @@ class _Handler(BaseHTTPRequestHandler):
     fake: FakeOpenAIServer
     protocol_version = "HTTP/1.1"
     def do_POST(self): _serve(self.fake, self)
+    def do_GET(self): _list_models(self.fake, self)
     def log_message(self, *a): pass  # quiet
 
 @patch
@@ -353,13 +368,16 @@ class OpenAILM(LM):
                  chat: bool = True,  # default endpoint: /chat/completions (True) or /completions (False)
                  logprobs: bool = True,  # ask for per-token log-probs
                  chat_format: Callable[[str], str] | None = None,  # renders a prompt as chat text, for score(chat=True)
-                 extra_body: dict | None = None):  # extra JSON fields merged into every request (e.g. {"top_p": 1})
+                 extra_body: dict | None = None,  # extra JSON fields merged into every request (e.g. {"top_p": 1})
+                 revision: str = ""):  # what the served weights are (a commit, a fingerprint, a date): part of `identity`
         if not isinstance(model, str) or not model: raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
         if concurrency < 1 or max_retries < 0 or timeout <= 0:
             raise ValueError(f"need concurrency >= 1, max_retries >= 0, timeout > 0; got {concurrency}, {max_retries}, {timeout}")
         self.model, self._url, self.api_key_env = model, resolve_base_url(base_url), api_key_env
         self.concurrency, self.timeout, self.max_retries, self.backoff, self.max_wait = concurrency, timeout, max_retries, backoff, max_wait
         self.chat, self.logprobs, self.chat_format, self.extra_body = chat, logprobs, chat_format, dict(extra_body or {})
+        if revision and not re.fullmatch(r"[\w.:+-]+", revision): raise ValueError(f"revision {revision!r}: use letters, digits and . _ : + - only")
+        self.revision = revision
         self.requests = self.retries = 0
         self._client, self._lock = None, threading.Lock()
         guard_secrets(self)
@@ -371,11 +389,11 @@ class OpenAILM(LM):
 
     @property
     def identity(self) -> str:
-        "Model name and public base URL (never credentials), with markers for settings that change outputs."
+        "Served model name and revision (never the URL, never credentials), with markers for settings that change outputs."
         marks = ([] if self.chat else ["completions"]) + ([] if self.logprobs else ["nologprobs"])
         if self.chat_format: marks.append("fmt=" + getattr(self.chat_format, "__name__", "custom"))
         if self.extra_body: marks.append("extra=" + stable_hash(json.dumps(self.extra_body, sort_keys=True), n=8))
-        return f"openai:{self.model}@{public_url(self._url)}" + "".join(":" + m for m in marks)
+        return f"openai:{self.model}" + (f"#{self.revision}" if self.revision else "") + "".join(":" + m for m in marks)
 
     def __repr__(self) -> str:
         return f"OpenAILM({self.model!r}, {self.base_url!r}, concurrency={self.concurrency}, key from ${self.api_key_env})"
@@ -462,6 +480,24 @@ def _post(self: OpenAILM, path: str, body: dict) -> dict:
         log.warning(redact(f"POST {path}: {err}; retry {attempt + 1}/{self.max_retries} in {wait:.2f} s", secrets))
         with self._lock: self.retries += 1
         time.sleep(wait)
+
+# %% ../../nbs/13_lm.openai.ipynb #11945f00
+@patch
+def served_models(self: OpenAILM, timeout: float = 1.0) -> list[str] | None:
+    "Ids of the models the endpoint serves (GET /models), within `timeout` s and without retries; None if it has no such route."
+    key = self._api_key(); secrets = [key, *self._secrets()]
+    try: r = self._client_().get(endpoint(self._url, "/models"), headers={"Authorization": f"Bearer {key}"} if key else {}, timeout=timeout)
+    except httpx.TransportError as e:
+        raise OpenAIError(redact(f"cannot reach {self.base_url} ({type(e).__name__}: {str(e) or 'no reply'}); start the server, "
+                                 f"or fix the base URL", secrets), None, "/models") from None
+    if r.status_code == 404: return None
+    if r.status_code != 200:
+        hint = _HINTS.get(r.status_code, "").replace("{env}", str(self.api_key_env))
+        raise OpenAIError(redact(f"GET /models at {self.base_url} failed with HTTP {r.status_code}: {server_message(r.text)}"
+                                 + (f" ({hint})" if hint else ""), secrets), r.status_code, "/models")
+    try: data = r.json().get("data")
+    except (ValueError, AttributeError): data = None
+    return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(data, list) else None
 
 # %% ../../nbs/13_lm.openai.ipynb #88db40f4
 @patch

@@ -29,8 +29,11 @@ class Embedder:
                  batch_size: int = 64, normalize: bool = True,  # L2-normalise, so inner product = cosine
                  max_seq_length: int = 256,  # word pieces kept per text (MiniLM's own limit is 256)
                  threads: int = 2,  # torch CPU threads
-                 cache_dir: Path | str | None = None):  # where the weights fingerprint is remembered
+                 cache_dir: Path | str | None = None,  # where the weights fingerprint is remembered
+                 device: str = "cpu"):  # cpu, cuda, cuda:N, mps or auto: where the encoder runs (a GPU's vectors are cached apart)
+        from ragkit.lm.base import resolve_device
         settings = load_settings()
+        self.device = resolve_device(device)
         self.name = name or settings.embedder
         self.batch_size, self.normalize, self.max_seq_length, self.threads = batch_size, normalize, max_seq_length, threads
         self.cache_dir = Path(cache_dir or settings.cache_dir)
@@ -44,7 +47,7 @@ class Embedder:
             import torch
             from sentence_transformers import SentenceTransformer
             torch.set_num_threads(self.threads)
-            self._model = SentenceTransformer(str(self.resolved.path), device="cpu")
+            self._model = SentenceTransformer(str(self.resolved.path), device=self.device)
             self._model.max_seq_length = self.max_seq_length
         return self._model
 
@@ -60,11 +63,12 @@ def _weights_path(self: Embedder) -> Path:
 
 @patch(as_prop=True)
 def id(self: Embedder) -> str:
-    "Everything that changes the vectors: name, weights sha256[:12], max length, normalisation."
+    "Everything that changes the vectors: name, weights sha256[:12], max length, normalisation, and a device other than the CPU."
     if self._id is None:
         sha = model_fingerprint(self._weights_path(), self.cache_dir)[:12]
         name = re.sub(r"[^A-Za-z0-9.]+", "-", self.resolved.spec.name).strip("-")
-        self._id = f"{name}-{sha}-L{self.max_seq_length}{'n' if self.normalize else 'u'}"
+        kind = self.device.split(":")[0]
+        self._id = f"{name}-{sha}-L{self.max_seq_length}{'n' if self.normalize else 'u'}" + ("" if kind == "cpu" else f"-{kind}")
     return self._id
 
 # %% ../../nbs/20_retrieve.dense.ipynb #6baa71d1

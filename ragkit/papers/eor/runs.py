@@ -163,11 +163,11 @@ class GridRun:
 def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "Wiki@10,SE@4,PK,SE@RR@10,SE@2&Wiki@5@CP,ReFree",
                max_passages: int = 200, pk_max_new_tokens: int = 32, cp_max_new_tokens: int = 32, max_new_tokens: int = 24,
                reader: str = "", batch_size: int = 16, n_boot: int = 1000, seed: int = 0, out_dir=None, progress: bool = True,
-               dtype: str = "float32", se_corpus: str = "") -> GridRun:  # se_corpus: see parse_se_corpus
+               dtype: str = "float32", se_corpus: str = "",  # se_corpus: see parse_se_corpus
+               device: str = "cpu") -> GridRun:  # where the reader and Wiki's embedder run (reader: any spec build_reader takes)
     "Answer every sampled question of `datasets` with every EoR retriever on the cached reader (defaults: the smoke grid)."
-    from ragkit.config import load_settings
-    from ragkit.lm.base import TransformersLM
-    from ragkit.lm.cache import CachedLM
+    from ragkit.lm.backends import build_reader
+    from ragkit.retrieve.dense import Embedder
     from ragkit.papers.eor.algebra import EOR_RETRIEVERS
     from ragkit.papers.eor.sources import eor_sources, eor_retrievers
     from ragkit.data.tasks import parse_datasets, prepare
@@ -177,13 +177,12 @@ def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "Wiki@1
     bad = [n for n in names if n not in EOR_RETRIEVERS]
     if bad: raise ValueError(f"retrievers: unknown {bad}; choose from {', '.join(EOR_RETRIEVERS)} or 'all'")
     tasks, se_names = parse_datasets(datasets, EOR_TASKS, auto=["demo", "nq"]), parse_se_corpus(se_corpus)
-    settings = load_settings()
-    lm = CachedLM(TransformersLM(reader or settings.reader, dtype=dtype), settings.cache_dir / "lm" / "eor.sqlite")
+    lm, emb = build_reader(reader, cache="eor", device=device, dtype=dtype), Embedder(device=device)
     grids, has_ans, evals = [], [], {}
     for ds in tasks:
         prep = prepare(ds, limit, seed, max_passages)
         se = se_collection(se_names.get(ds, []), prep.corpus)
-        srcs = eor_sources(prep.corpus, lm, se_corpus=se, pk_max_new_tokens=pk_max_new_tokens)
+        srcs = eor_sources(prep.corpus, lm, emb, se_corpus=se, pk_max_new_tokens=pk_max_new_tokens)
         rets = eor_retrievers(names, prep.corpus, lm, sources=srcs, cp_max_new_tokens=cp_max_new_tokens)
         cfg = dict(corpus=f"{prep.corpus.name}#{prep.corpus.hash[:16]}", se_corpus=f"{se.name}#{se.hash[:16]}",
                    pk_max_new_tokens=pk_max_new_tokens, cp_max_new_tokens=cp_max_new_tokens)
