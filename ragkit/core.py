@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 # %% auto #0
 __all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'Cost', 'DataError', 'missing_file', 'DamagedFile',
-           'open_text', 'read_json', 'read_jsonl', 'row_error']
+           'open_text', 'read_json', 'read_jsonl', 'row_error', 'OneOf', 'AtLeast', 'rule_problems']
 
 # %% ../nbs/00_core.ipynb #c1cd6d79
 @dataclass
@@ -184,3 +184,37 @@ def read_jsonl(path: Path | str, how: str = "") -> Iterator[tuple[int, dict]]:
 def row_error(path: Path | str, line: int, what: str) -> DataError:
     "The error for a row that parsed but lacks what the loader needs."
     return DataError(f"{path}:{line}: {what}")
+
+# %% ../nbs/00_core.ipynb #c709f108
+@dataclass(frozen=True)
+class OneOf:
+    "A parameter rule: the value is one of `values` (with `many`, a comma-separated list of them; `also`: single values allowed besides)."
+    values: tuple
+    many: bool = False
+    also: tuple = ()
+
+    def problem(self, v) -> str | None:
+        "What is wrong with `v`, or None."
+        items = [s.strip() for s in str(v).split(",") if s.strip()] if self.many and isinstance(v, str) else [v]
+        if self.many and v in self.also: return None
+        bad = [x for x in items if x not in self.values and x not in self.also]
+        if not bad: return None
+        what = "each comma-separated item must be" if self.many else "must be"
+        return f"{', '.join(map(repr, bad))}: {what} one of {', '.join(map(str, self.values + self.also))}"
+
+@dataclass(frozen=True)
+class AtLeast:
+    "A parameter rule: a number no smaller than `lo` (sizes, counts, budgets)."
+    lo: float
+
+    def problem(self, v) -> str | None:
+        "What is wrong with `v`, or None."
+        import math
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= self.lo
+        return None if ok else f"{v!r}: must be a number at least {self.lo}"
+
+def rule_problems(rules: dict, # parameter -> OneOf or AtLeast
+                  params: dict, # the values, e.g. a notebook's resolved parameters
+                  ) -> list[tuple[str, str]]:
+    "(parameter, what is wrong) for every value in `params` that breaks its rule."
+    return [(k, msg) for k, r in rules.items() if k in params and (msg := r.problem(params[k]))]

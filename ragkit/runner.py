@@ -12,15 +12,16 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from .config import load_settings, check_data_dir, Settings, DEFAULTS, ENV_PREFIX
+from .core import rule_problems
 
 # %% auto #0
 __all__ = ['PROFILES', 'STALE', 'project_root', 'find_notebook', 'load_profiles', 'profile_params', 'parse_value',
            'notebook_parameters', 'parameter_notes', 'notebook_params', 'notebook_defaults', 'check_value',
-           'check_datasets', 'check_reader_params', 'check_parameters', 'resolve_parameters', 'overrides_hash',
-           'run_dir', 'stale_files', 'clear_run_dir', 'git_revision', 'portable_path', 'portable_settings',
-           'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state', 'prepare_run_dir', 'kernel_env',
-           'RunFailed', 'failure_info', 'portable_notebook', 'run_notebook', 'select_notebooks', 'reproduce',
-           'status_lines', 'main']
+           'check_datasets', 'exported_module', 'check_declared', 'check_reader_params', 'check_parameters',
+           'resolve_parameters', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir', 'git_revision',
+           'portable_path', 'portable_settings', 'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state',
+           'prepare_run_dir', 'kernel_env', 'RunFailed', 'failure_info', 'portable_notebook', 'run_notebook',
+           'select_notebooks', 'reproduce', 'status_lines', 'main']
 
 # %% ../nbs/09_runner.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -151,6 +152,25 @@ def check_datasets(nb: str, # the notebook's name, for the message
     try: parse_datasets(spec)
     except (ValueError, TypeError) as e: raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {e}") from None
 
+# %% ../nbs/09_runner.ipynb #201caa7c
+def exported_module(nb_path: Path) -> str | None:
+    "The module a notebook exports (its `#| default_exp`), e.g. 'papers.lore'; None when it exports none."
+    for c in json.loads(Path(nb_path).read_text(encoding="utf-8"))["cells"]:
+        if m := re.search(r"^#\|\s*default_exp\s+(\S+)", "".join(c.get("source", [])), re.M): return m[1]
+    return None
+
+def check_declared(nb_path: Path, # the notebook
+                   params: dict, # its resolved parameters
+                   origin: dict, # parameter -> where its value came from (absent: the notebook's default)
+                   ) -> None:
+    "Fail now, naming parameter, value, origin and what is allowed, if a value breaks the rules the notebook's module declares."
+    import importlib
+    name = exported_module(nb_path)
+    try: rules = getattr(importlib.import_module(f"ragkit.{name}"), "PARAMETER_RULES", {}) if name else {}
+    except ImportError: return  # a module that does not import: the notebook will say why
+    for k, msg in rule_problems(rules, params):
+        raise ValueError(f"{Path(nb_path).stem}: parameter {k!r} from {origin.get(k, 'the notebook default')}: {msg}")
+
 # %% ../nbs/09_runner.ipynb #950ccf19
 def check_reader_params(nb: str, # the notebook's name
                         params: dict, # its resolved parameters
@@ -189,6 +209,7 @@ def resolve_parameters(nb_path: Path, # the notebook file
         for k, v in vals.items(): resolved[k], origin[k] = check_value(nb_path.stem, k, v, defaults[k], where, notes.get(k, "")), where
     if isinstance(resolved.get("datasets"), str):
         check_datasets(nb_path.stem, resolved["datasets"], origin.get("datasets", "the notebook's default"))
+    check_declared(nb_path, resolved, origin)
     return resolved
 
 # %% ../nbs/09_runner.ipynb #6d6a3203
@@ -289,12 +310,16 @@ def run_state(rec: dict) -> str:
 # %% ../nbs/09_runner.ipynb #d375e073
 def prepare_run_dir(out: Path, # the run folder
                     explicit: bool = False, # named by the user with --out
+                    notebook: str | None = None, # the notebook about to run there (a folder holding another's run is refused)
                     ) -> list[str]:
     "Check `out` may take a new run, delete the previous run's top-level files, create it; return the names removed."
     out, rec = Path(out), read_run(out)
     if rec.get("status") == "running" and run_state(rec) == "running" and rec.get("pid") != os.getpid():
         raise ValueError(f"{out} is in use by another run (pid {rec.get('pid')} on {rec.get('host')}, started {rec.get('started')}); "
                          "wait for it to finish, or choose another folder with --out")
+    if notebook and rec.get("notebook") not in (None, notebook):
+        raise ValueError(f"{out} holds a run of {rec['notebook']} (its run.json), not of {notebook}; a run clears its folder's files, "
+                         "so choose another folder with --out (or delete that one yourself)")
     if explicit and not rec and stale_files(out):
         raise ValueError(f"--out {out} holds files but no run.json, so it is not a ragkit run folder; refusing to clear it. "
                          "Choose a new or empty folder.")
@@ -450,7 +475,7 @@ def run_notebook(notebook: str, # e.g. "50_data.cards"
         reader_line = check_reader_params(nb.stem, resolved)  # a reader that cannot serve the run fails before any folder is touched
     overrides = {k: resolved[k] for k in (params or {})}
     folder = Path(out).expanduser().resolve() if out else run_dir(nb.stem, profile, settings, overrides)
-    prepare_run_dir(folder, explicit=out is not None)
+    prepare_run_dir(folder, explicit=out is not None, notebook=nb.stem)
     inside = folder.is_relative_to(Path(root).resolve())  # the notebook's cwd is nbs/: a folder in the project is named from there
     resolved["out_dir"] = os.path.relpath(folder, Path(root).resolve() / "nbs") if inside else str(folder)
     write_json(folder / "params.json", resolved)

@@ -20,7 +20,8 @@ from .metrics import METRICS, bootstrap_ci, paired_bootstrap
 __all__ = ['DEFAULT_METRICS', 'LABELS', 'COLUMNS', 'TAIL', 'Prediction', 'as_prediction', 'method_name', 'slug', 'check_method',
            'ask', 'resolve_metrics', 'error_text', 'score_row', 'make_row', 'answer_chunk', 'ClosedBook', 'json_safe',
            'dumps', 'append_rows', 'read_rows', 'lm_counters', 'summarize', 'Evaluation', 'check_examples', 'chunks',
-           'method_config', 'run_key', 'run_folder', 'evaluate', 'compare', 'summary_table', 'write_results']
+           'code_fingerprint', 'method_config', 'run_key', 'run_folder', 'evaluate', 'compare', 'summary_table',
+           'write_results']
 
 # %% ../../nbs/31_eval.evaluate.ipynb #77c4b536
 @dataclass
@@ -307,13 +308,25 @@ def _table(rows: list[dict], metrics: Sequence[str]) -> pd.DataFrame:
     return t.astype({m: float for m in metrics} | dict(lm_calls=int, prompt_tokens=int, tokens=int, cached_calls=int, seconds=float))
 
 # %% ../../nbs/31_eval.evaluate.ipynb #be03dc04
+def code_fingerprint(method) -> str:
+    "12 hex digits of what a method without `config` computes: a function's code and the values it holds, or its class's answer code."
+    def code(f):
+        c = getattr(f, "__code__", None)
+        if c is None: return repr(f)
+        held = [c_.cell_contents for c_ in (getattr(f, "__closure__", None) or ())] + list(getattr(f, "__defaults__", None) or ())
+        return "|".join([c.co_code.hex(), repr(c.co_consts), repr(c.co_names), repr(held)])
+    if getattr(method, "__code__", None) is not None: parts = [code(method)]
+    else:  # an instance: its class's code only (its attributes change as it answers: counters, caches)
+        parts = [code(getattr(type(method), n)) for n in ("answer", "answer_batch", "__call__") if callable(getattr(type(method), n, None))]
+    return stable_hash("\x00".join(parts), n=12)
+
 def method_config(method) -> dict:
-    "What determines `method`'s answers: its `config` (a dict or a method returning one), else its class or function name."
+    "What determines `method`'s answers: its `config` (a dict or a method returning one), else its name and a fingerprint of its code and state."
     cfg = getattr(method, "config", None)
     if callable(cfg): cfg = cfg()
     if cfg is None:
         f = method if callable(method) and not hasattr(method, "answer") and not hasattr(method, "answer_batch") else type(method)
-        return {"callable": f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', type(f).__name__)}"}
+        return {"callable": f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', type(f).__name__)}", "code": code_fingerprint(method)}
     if not isinstance(cfg, dict): raise TypeError(f"{type(method).__name__}.config must be a dict, got {type(cfg).__name__}")
     return json_safe(cfg)
 
@@ -340,7 +353,7 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
              n_boot: int = 1000, # bootstrap resamples for the confidence intervals
              seed: int = 0, # seed of the bootstrap
              resume: bool = True, # reuse rows already in examples.jsonl instead of recomputing them
-             retry_errors: bool = False, # with resume, ask again the questions whose stored row is an error
+             retry_errors: bool = True, # with resume, ask again the questions whose stored row is an error (False: keep the errors)
              progress: bool = True, # show a progress bar
              config: dict | None = None, # settings that change the answers beyond the method's own `config` (part of the resume key)
              ) -> Evaluation:

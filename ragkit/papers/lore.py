@@ -14,8 +14,8 @@ from ..retrieve.fusion import rrf
 from ..eval.metrics import normalize_answer
 
 # %% auto #0
-__all__ = ['RULES', 'lor_score', 'Candidate', 'score_candidates', 'choose', 'LoRE', 'tokenizer_of', 'fit_document', 'NaiveRAG',
-           'Rechoose', 'bias_rows']
+__all__ = ['RULES', 'PARAMETER_RULES', 'lor_score', 'Candidate', 'score_candidates', 'choose', 'LoRE', 'tokenizer_of',
+           'fit_document', 'NaiveRAG', 'Rechoose', 'bias_rows']
 
 # %% ../../nbs/40_papers.lore.ipynb #9d27c7c0
 def lor_score(mean_score, context_rank, w1: float = 0.8, w2: float = 0.2):
@@ -229,6 +229,16 @@ class Rechoose:
     def answer(self, question: str) -> Prediction:
         "The answer to one question."
         return self.answer_batch([question])[0]
+
+# %% ../../nbs/40_papers.lore.ipynb #dbd15778
+from ..core import AtLeast, OneOf
+from ..lm.reader import TEMPLATES
+PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them before the kernel
+    limit=AtLeast(0), max_passages=AtLeast(0), k=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),
+    naive_max_tokens=AtLeast(0), naive_full=OneOf(("BM25", "FAISS", "Ensemble"), many=True), merge=OneOf(("best", "none")),
+    template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), context_words=AtLeast(0), max_length=AtLeast(16),
+    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), bm25_backend=OneOf(("bm25s", "rank_bm25")),
+    bias_match=OneOf(("contains", "em", "f1")), n_boot=AtLeast(1), seed=AtLeast(0))
 
 # %% ../../nbs/40_papers.lore.ipynb #73dc5ab8
 import pandas as pd

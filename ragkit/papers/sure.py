@@ -14,11 +14,11 @@ import numpy as np
 from ..lm.reader import clean_line
 
 # %% auto #0
-__all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'RERANKERS', 'PAPER_TABLE1', 'PAPER_TABLE3',
-           'PAPER_TABLE4', 'original_choices', 'parse_candidates', 'strip_done', 'parse_validity', 'parse_preference',
-           'original_pair', 'rank_scores', 'original_validity', 'combine_scores', 'select', 'k2_cases', 'cut_words',
-           'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'SuReCandidates', 'parse_rankgpt',
-           'sliding_window', 'Rerank1', 'sure_diagnostics', 'oracle', 'sure_claims']
+__all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'RERANKERS', 'PARAMETER_RULES', 'PAPER_TABLE1',
+           'PAPER_TABLE3', 'PAPER_TABLE4', 'original_choices', 'parse_candidates', 'strip_done', 'parse_validity',
+           'parse_preference', 'original_pair', 'rank_scores', 'original_validity', 'combine_scores', 'select',
+           'k2_cases', 'cut_words', 'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred',
+           'SuReCandidates', 'parse_rankgpt', 'sliding_window', 'Rerank1', 'sure_diagnostics', 'oracle', 'sure_claims']
 
 # %% ../../nbs/70_papers.sure.ipynb #925fd090
 RULES = ("paper", "original", "flashrag")
@@ -614,6 +614,14 @@ def answer_batch(self: Rerank1, questions: list[str]) -> list[Prediction]:
 def answer(self: Rerank1, question: str) -> Prediction:
     "The answer to one question."
     return self.answer_batch([question])[0]
+
+# %% ../../nbs/70_papers.sure.ipynb #5550e99f
+from ..core import AtLeast, OneOf
+PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their type; `ragkit run` checks them before the kernel
+    limit=AtLeast(0), n_passages=AtLeast(1), k=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
+    summary_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), passage_words=AtLeast(1), max_passages=AtLeast(0),
+    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES),
+    combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)), extras_limit=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0))
 
 # %% ../../nbs/70_papers.sure.ipynb #6424900b
 import pandas as pd

@@ -16,12 +16,13 @@ import pandas as pd
 from ..eval.metrics import as_golds, contains_match, bootstrap_ci
 
 # %% auto #0
-__all__ = ['MATCH_RULES', 'SR_BINS', 'GROUPS', 'ROUTES', 'QUESTION_STOP', 'QGEN_PROMPT', 'FEEDBACK', 'PV_BINS', 'PAPER_AGREEMENT',
-           'substring_match', 'witqa_match', 'bin_labels', 'bin_of', 'bins_of', 'accuracy_by_bin', 'head_tail',
-           'agreement_ratio', 'retrieves', 'Thresholds', 'fit_thresholds', 'selective_splits', 'selective_integration',
-           'mean_std', 'mallen_adaptive', 'Vanilla', 'RALM', 'GenRead', 'popularity_table', 'subject_of',
-           'proper_words', 'question_subject', 'corpus_popularity', 'load_retrieved_passages', 'check_criteria',
-           'feedback', 'roundtrip_question', 'render_qgen', 'group_difference', 'popqa_views', 'question_means']
+__all__ = ['MATCH_RULES', 'SR_BINS', 'GROUPS', 'ROUTES', 'QUESTION_STOP', 'QGEN_PROMPT', 'FEEDBACK', 'PARAMETER_RULES', 'PV_BINS',
+           'PAPER_AGREEMENT', 'substring_match', 'witqa_match', 'bin_labels', 'bin_of', 'bins_of', 'accuracy_by_bin',
+           'head_tail', 'agreement_ratio', 'retrieves', 'Thresholds', 'fit_thresholds', 'selective_splits',
+           'selective_integration', 'mean_std', 'mallen_adaptive', 'Vanilla', 'RALM', 'GenRead', 'popularity_table',
+           'subject_of', 'proper_words', 'question_subject', 'corpus_popularity', 'load_retrieved_passages',
+           'check_criteria', 'feedback', 'roundtrip_question', 'render_qgen', 'group_difference', 'popqa_views',
+           'question_means']
 
 # %% ../../nbs/80_papers.witqa.ipynb #f8b74d94
 def substring_match(prediction: str, # the reader's answer, raw
@@ -511,6 +512,13 @@ def group_difference(a: Sequence[float], # 0/1 scores of group A (e.g. popular f
     d = a[rng.integers(0, len(a), (n_boot, len(a)))].mean(1) - b[rng.integers(0, len(b), (n_boot, len(b)))].mean(1)
     lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
     return dict(delta=float(a.mean() - b.mean()), lo=float(lo), hi=float(hi), n=len(a) + len(b))
+
+# %% ../../nbs/80_papers.witqa.ipynb #edd9b389
+from ..core import AtLeast, OneOf
+PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them before the kernel
+    limit=AtLeast(0), systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True), match=OneOf(tuple(MATCH_RULES)),
+    max_new_tokens=AtLeast(1), genread_tokens=AtLeast(1), context_words=AtLeast(0), dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))),
+    route=OneOf(tuple(ROUTES)), n_seeds=AtLeast(1), train_frac=AtLeast(0), mallen_boot=AtLeast(1), n_boot=AtLeast(1), qgen=AtLeast(0), seed=AtLeast(0))
 
 # %% ../../nbs/80_papers.witqa.ipynb #8ddb5f39
 def popqa_views(examples: Sequence) -> pd.DataFrame:

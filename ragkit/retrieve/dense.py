@@ -8,6 +8,7 @@ Docs: https://github.com/ragkit/ragkit/retrieve.dense.html.md"""
 # %% ../../nbs/20_retrieve.dense.ipynb #b0388523
 from __future__ import annotations
 import hashlib, json, os, re, shutil, tempfile, time, warnings
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 import numpy as np
@@ -154,6 +155,16 @@ def _stored(path: Path, meta_file: Path, corpus: Corpus) -> np.ndarray | None:
         raise DamagedFile(path, f"embedding store has shape {emb.shape}, its sidecar says ({len(corpus)}, {meta.get('dims')})", fix)
     return emb
 
+@contextmanager
+def _exclusive(lock: Path):
+    "Hold an exclusive lock on the file `lock` while inside (POSIX flock; released if the process dies)."
+    import fcntl
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try: yield
+        finally: fcntl.flock(f, fcntl.LOCK_UN)
+
 def embed_corpus(corpus: Corpus, embedder, cache_dir: Path | str | None = None,
                  shard_size: int = 2048,  # passages per resumable shard
                  progress: bool = True) -> np.ndarray:
@@ -162,6 +173,12 @@ def embed_corpus(corpus: Corpus, embedder, cache_dir: Path | str | None = None,
     meta_file = path.with_suffix(".json")
     if path.is_file() and meta_file.is_file() and (stored := _stored(path, meta_file, corpus)) is not None: return stored
     if len(corpus) == 0: raise ValueError(f"corpus {corpus.name!r} is empty: nothing to embed")
+    with _exclusive(path.with_suffix(".lock")):  # one process embeds; another waits, then reads what it stored
+        if path.is_file() and meta_file.is_file() and (stored := _stored(path, meta_file, corpus)) is not None: return stored
+        return _embed_and_store(corpus, embedder, path, meta_file, shard_size, progress)
+
+def _embed_and_store(corpus: Corpus, embedder, path: Path, meta_file: Path, shard_size: int, progress: bool) -> np.ndarray:
+    "Embed `corpus` shard by shard, join the shards into `path` and write its sidecar (under the store's lock)."
     t0, parts = time.perf_counter(), path.with_suffix(".parts")
     files = _embed_shards(corpus, embedder, parts, shard_size, progress)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.npy")
