@@ -7,7 +7,7 @@ Docs: https://github.com/ragkit/ragkit/eval.evaluate.html.md"""
 
 # %% ../../nbs/31_eval.evaluate.ipynb #5b45e2c5
 from __future__ import annotations
-import json, math, os, re, time, warnings
+import json, math, numbers, os, re, time, warnings
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -35,6 +35,13 @@ class Prediction:
     trace: dict = field(default_factory=dict)  # anything else worth keeping: candidates, scores, prompts
     prompt_tokens: int = 0  # prompt tokens read for this question (the prefill, most of the compute)
     cached_calls: int = 0  # of `lm_calls`, how many the LM cache answered
+
+    def __post_init__(self):
+        for f in ("lm_calls", "tokens", "prompt_tokens", "cached_calls"):  # a NaN or negative count would poison every cost table
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 or v != int(v):
+                raise ValueError(f"Prediction.{f} must be a non-negative whole number, got {v!r}")
+            setattr(self, f, int(v))
 
     @classmethod
     def charged(cls, answer: str, cost: Cost, **kw) -> "Prediction":

@@ -6,7 +6,7 @@ Docs: https://github.com/ragkit/ragkit/lm.cache.html.md"""
 
 # %% ../../nbs/12_lm.cache.ipynb #c23ab8d0
 from __future__ import annotations
-import dataclasses, json, sqlite3, threading, time
+import dataclasses, json, sqlite3, threading, time, warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
@@ -53,6 +53,14 @@ class _Store:
     def _checked(self):
         "Turn SQLite's 'not a database' / 'malformed' errors into a DamagedFile that says what to do."
         try: yield
+        except sqlite3.OperationalError as e:
+            if "unable to open database file" in str(e):
+                raise OSError(f"cannot open the LM cache {self.path} ({e}): check that its folder exists and is writable "
+                              "(the cache_dir setting, $RAGKIT_CACHE_DIR)") from None
+            if "no such table" in str(e) or "no such column" in str(e):
+                raise DamagedFile(self.path, f"an SQLite database, but not ragkit's LM cache ({e})",
+                                  "move it away or delete it; the next run starts a new cache there") from None
+            raise
         except sqlite3.DatabaseError as e:
             if not _is_damage(e): raise
             raise DamagedFile(self.path, f"not a readable SQLite database ({e})",
@@ -95,6 +103,15 @@ def _completion(d: dict) -> Completion:
     "A Completion from its stored dict."
     return Completion(**{k: v for k, v in d.items() if k in _FIELDS})
 
+def _parsed(rows: dict, parse, path) -> dict:
+    "Each stored value parsed; a value that does not parse is dropped (so it is computed again) with a warning naming the file."
+    out, bad = {}, 0
+    for k, v in rows.items():
+        try: out[k] = parse(json.loads(v))
+        except (ValueError, TypeError, KeyError): bad += 1
+    if bad: warnings.warn(f"{path}: {bad} damaged LM cache row(s) ignored; their answers are computed again and stored over them")
+    return out
+
 # %% ../../nbs/12_lm.cache.ipynb #f0eebfd9
 class CachedLM:
     "Wrap any LM with a persistent content-addressed cache of its completions and scores."
@@ -113,7 +130,7 @@ class CachedLM:
         settings = dict(max_new_tokens=max_new_tokens, stop=list(stop) if stop else None, temperature=temperature,
                         seed=seed if temperature else None, **kw)
         keys = [cache_key("generate", self.identity, p, settings, sample if temperature else 0) for p in prompts]
-        found = {k: dataclasses.replace(_completion(json.loads(v)), cached=True) for k, v in self.store.get_many(list(dict.fromkeys(keys))).items()}
+        found = _parsed(self.store.get_many(list(dict.fromkeys(keys))), lambda d: dataclasses.replace(_completion(d), cached=True), self.store.path)
         todo = list(dict.fromkeys((k, p) for k, p in zip(keys, prompts) if k not in found))  # unique misses, in order
         for i in range(0, len(todo), self.chunk):
             part = todo[i:i + self.chunk]
@@ -129,8 +146,8 @@ class CachedLM:
     def score(self, prompt: str, continuation: str, **kw) -> float:
         "Teacher-forced log-probability of `continuation` after `prompt`, cached."
         key = cache_key("score", self.identity, prompt + "\x00" + continuation, kw)
-        got = self.store.get_many([key])
-        if key in got: self.hits += 1; return json.loads(got[key])
+        got = _parsed(self.store.get_many([key]), float, self.store.path)
+        if key in got: self.hits += 1; return got[key]
         v = float(self.lm.score(prompt, continuation, **kw))
         self.store.put_many([(key, self.identity, json.dumps(v))]); self.misses += 1; self.calls += 1
         return v
