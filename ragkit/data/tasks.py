@@ -11,7 +11,7 @@ from typing import Sequence
 from ..core import Corpus, Example
 
 # %% auto #0
-__all__ = ['TASKS', 'Task', 'parse_datasets', 'task_limits', 'Prepared', 'task_of', 'prepare', 'given_contexts']
+__all__ = ['TASKS', 'Task', 'parse_datasets', 'TaskChoice', 'task_limits', 'Prepared', 'task_of', 'prepare', 'given_contexts']
 
 # %% ../../nbs/05_data.tasks.ipynb #9ab929ce
 @dataclass(frozen=True)
@@ -77,6 +77,19 @@ def parse_datasets(spec: str, # "auto", or comma-separated task names / dataset:
         extra = f", or datasets / dataset:split pairs of ragkit.data.registry ({', '.join(DATASETS)})" if allowed == list(TASKS) else ""
         raise ValueError(f"datasets: unknown {bad}; choose from {', '.join(allowed)}{extra}, or 'auto'")
     return names
+
+@dataclass(frozen=True)
+class TaskChoice:
+    "A parameter rule (see ragkit.core.OneOf) for a `datasets`-style value: what parse_datasets accepts with these `allowed` tasks."
+    allowed: tuple | None = None  # the task names the notebook accepts (None: every task and dataset:split pair)
+    optional: bool = False  # an empty value is allowed (it skips what the parameter drives)
+
+    def problem(self, v) -> str | None:
+        "What is wrong with `v`, or None."
+        if self.optional and isinstance(v, str) and not v.strip(): return None
+        try: parse_datasets(v, list(self.allowed) if self.allowed else None)
+        except (ValueError, TypeError, FileNotFoundError) as e: return str(e)
+        return None
 
 # %% ../../nbs/05_data.tasks.ipynb #848834cf
 def task_limits(limits: str, # "task:n" pairs, comma-separated (e.g. "nq:40"); empty: every task takes `limit`

@@ -232,9 +232,10 @@ class Rechoose:
 
 # %% ../../nbs/40_papers.lore.ipynb #dbd15778
 from ..core import AtLeast, OneOf
+from ..data.tasks import TaskChoice
 from ..lm.reader import TEMPLATES
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them before the kernel
-    limit=AtLeast(0), max_passages=AtLeast(0), k=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),
+    datasets=TaskChoice(("demo", "squad", "narrativeqa")), limit=AtLeast(0), max_passages=AtLeast(0), k=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),
     naive_max_tokens=AtLeast(0), naive_full=OneOf(("BM25", "FAISS", "Ensemble"), many=True), merge=OneOf(("best", "none")),
     template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), context_words=AtLeast(0), max_length=AtLeast(16),
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), bm25_backend=OneOf(("bm25s", "rank_bm25")),

@@ -617,8 +617,9 @@ def answer(self: Rerank1, question: str) -> Prediction:
 
 # %% ../../nbs/70_papers.sure.ipynb #5550e99f
 from ..core import AtLeast, OneOf
+from ..data.tasks import TaskChoice
 PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their type; `ragkit run` checks them before the kernel
-    limit=AtLeast(0), n_passages=AtLeast(1), k=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
+    datasets=TaskChoice(("demo", "nq", "hotpotqa", "retrievalqa")), closed_book=TaskChoice(optional=True), limit=AtLeast(0), n_passages=AtLeast(1), k=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
     summary_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), passage_words=AtLeast(1), max_passages=AtLeast(0),
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES),
     combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)), extras_limit=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0))

@@ -515,8 +515,9 @@ def group_difference(a: Sequence[float], # 0/1 scores of group A (e.g. popular f
 
 # %% ../../nbs/80_papers.witqa.ipynb #edd9b389
 from ..core import AtLeast, OneOf
+from ..data.tasks import TaskChoice
 PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them before the kernel
-    limit=AtLeast(0), systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True), match=OneOf(tuple(MATCH_RULES)),
+    datasets=TaskChoice(("demo", "nq", "popqa", "retrievalqa", "witqa")), limit=AtLeast(0), systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True), match=OneOf(tuple(MATCH_RULES)),
     max_new_tokens=AtLeast(1), genread_tokens=AtLeast(1), context_words=AtLeast(0), dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))),
     route=OneOf(tuple(ROUTES)), n_seeds=AtLeast(1), train_frac=AtLeast(0), mallen_boot=AtLeast(1), n_boot=AtLeast(1), qgen=AtLeast(0), seed=AtLeast(0))
 

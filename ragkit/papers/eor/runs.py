@@ -18,7 +18,7 @@ from ...eval.metrics import contains_match, exact_match, has_answer
 from ...lm.reader import read_batch
 
 # %% auto #0
-__all__ = ['GRID_COLUMNS', 'PARAMETER_RULES', 'EOR_TASKS', 'RetrieverReader', 'collect', 'grid_matrix', 'has_answer_at_k',
+__all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'RetrieverReader', 'collect', 'grid_matrix', 'has_answer_at_k',
            'parse_se_corpus', 'se_collection', 'whole_pages', 'corpus_support', 'GridRun', 'build_grid', 'save_grid',
            'load_grid']
 
@@ -144,16 +144,17 @@ def corpus_support(examples: Sequence[Example], corpus, ks: Sequence[int] = (1, 
     return out.assign(collection=[size[s][0] for s in out.source], items=[size[s][1] for s in out.source],
                       collection_hash=[size[s][2] for s in out.source])
 
-# %% ../../../nbs/62_papers.eor.runs.ipynb #a70f2750
-from ...core import AtLeast, OneOf
-from .algebra import EOR_RETRIEVERS
-PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them before the kernel
-    limit=AtLeast(0), retrievers=OneOf(tuple(EOR_RETRIEVERS), many=True, also=("all",)), max_passages=AtLeast(0),
-    pk_max_new_tokens=AtLeast(1), cp_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")),
-    device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), batch_size=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0))
-
 # %% ../../../nbs/62_papers.eor.runs.ipynb #067ed9c5
 EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # ragkit.data.tasks.TASKS this notebook runs on; `auto` picks demo and nq
+
+# %% ../../../nbs/62_papers.eor.runs.ipynb #a70f2750
+from ...core import AtLeast, OneOf
+from ...data.tasks import TaskChoice
+from .algebra import EOR_RETRIEVERS
+PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them before the kernel
+    datasets=TaskChoice(tuple(EOR_TASKS)), support=TaskChoice(tuple(EOR_TASKS), optional=True), limit=AtLeast(0), retrievers=OneOf(tuple(EOR_RETRIEVERS), many=True, also=("all",)), max_passages=AtLeast(0),
+    pk_max_new_tokens=AtLeast(1), cp_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")),
+    device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), batch_size=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0))
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #5fed437d
 import time
