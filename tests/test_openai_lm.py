@@ -267,3 +267,16 @@ def test_real_server_agrees_with_transformers(real_url, monkeypatch):
     hf = TransformersLM("smollm2-135m-instruct").generate(["The capital of France is"], max_new_tokens=2, chat=False)[0]
     assert ll.text == hf.text and ll.token_ids == hf.token_ids
     assert ll.logprobs == pytest.approx(hf.logprobs, abs=0.1)
+
+
+def test_a_secret_under_any_query_name_or_in_the_path_stays_out_of_logs_and_repr(srv, caplog):
+    "A credential the URL carries under a name that does not look like one (?subscription=) or as a path token is masked everywhere."
+    sub, tok = "SUB-SECRET-789", "tok9a8b7c6d5e4f3g2h1"
+    url = srv.base_url.replace("/v1", f"/{tok}/v1") + f"?subscription={sub}&api-version=1"
+    with caplog.at_level(logging.DEBUG):
+        lm = client(url, max_retries=0)
+        try: lm.generate(["Q"])
+        except Exception as e: caplog.records.append(logging.makeLogRecord({"msg": str(e)}))
+        shown = [repr(lm), lm.base_url, lm.identity, *(r.getMessage() for r in caplog.records)]
+    assert not [s for s in shown if sub in s or tok in s], shown
+    assert "api-version=1" in lm.base_url

@@ -24,11 +24,11 @@ from .base import LM, Completion, check_prompts, find_stop, tokens_covering, _fa
 log = logging.getLogger("ragkit.lm.openai")
 
 # %% auto #0
-__all__ = ['log', 'DEFAULT_BASE_URL', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'secret_param', 'public_url', 'redact_url',
-           'basic_auth', 'url_secrets', 'OpenAIError', 'mask', 'redact', 'server_message', 'live_secrets',
-           'redact_record', 'guard_secrets', 'backoff_wait', 'retry_after', 'parse_logprobs', 'map_finish',
-           'to_completion', 'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM', 'mask_json',
-           'usage_prompt_tokens', 'echo_logprob', 'chatml', 'llama_cpp_server']
+__all__ = ['log', 'DEFAULT_BASE_URL', 'SAFE_PARAMS', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'secret_param',
+           'secret_segment', 'public_url', 'redact_url', 'basic_auth', 'url_secrets', 'OpenAIError', 'mask', 'redact',
+           'server_message', 'live_secrets', 'redact_record', 'guard_secrets', 'backoff_wait', 'retry_after',
+           'parse_logprobs', 'map_finish', 'to_completion', 'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM',
+           'mask_json', 'usage_prompt_tokens', 'echo_logprob', 'chatml', 'llama_cpp_server']
 
 # %% ../../nbs/13_lm.openai.ipynb #592a2660
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -48,24 +48,34 @@ def endpoint(base_url: str, path: str) -> str:
     return urlunsplit((p.scheme, p.netloc, p.path.rstrip("/") + path, p.query, ""))
 
 # %% ../../nbs/13_lm.openai.ipynb #51b3f8d7
-_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|pwd|sig|auth|code|credential|session")
+SAFE_PARAMS = frozenset({"api-version", "api_version", "version", "format"})  # query parameters known to carry no credential
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|pwd|sig|auth|code|credential|session")  # names that say they carry one
 
 def secret_param(name: str) -> bool:
-    "Whether a query parameter's name says it carries a credential (api-key, api_key, key, token, sig, ...)."
-    return bool(_SECRET_NAME.search(name))
+    "Whether a query parameter may carry a credential: every one but the known-harmless SAFE_PARAMS (api-version, ...)."
+    return unquote_plus(name).strip().lower() not in SAFE_PARAMS
+
+def secret_segment(seg: str) -> bool:
+    "Whether a URL path segment looks like a token (16+ characters mixing letters and digits, or 32+ of anything)."
+    s = unquote(seg)
+    return len(s) >= 32 or (len(s) >= 16 and any(c.isdigit() for c in s) and any(c.isalpha() for c in s))
+
+def _path(path: str) -> str:
+    "`path` with token-like segments replaced by '***'."
+    return "/".join("***" if secret_segment(s) else s for s in path.split("/"))
 
 def public_url(url: str) -> str:
-    "The URL without user info, query string or fragment: safe to show, log or hash."
+    "The URL without user info, query string, fragment or token-like path segments: safe to show or log."
     p = urlsplit(url)
     host = (p.hostname or "") + (f":{p.port}" if p.port else "")
-    return urlunsplit((p.scheme, host, p.path, "", ""))
+    return urlunsplit((p.scheme, host, _path(p.path), "", ""))
 
 def redact_url(url: str) -> str:
-    "`url` as it may be shown: user info and credential-named query values replaced by '***', fragment dropped."
+    "`url` as it may be shown: user info, every query value but SAFE_PARAMS' and token-like path segments replaced by '***'."
     p = urlsplit(url)
     netloc = ("***@" if "@" in p.netloc else "") + p.netloc.rsplit("@", 1)[-1]
-    q = "&".join(f"{kv.split('=', 1)[0]}=***" if secret_param(unquote_plus(kv.split("=", 1)[0])) else kv for kv in p.query.split("&") if kv)
-    return urlunsplit((p.scheme, netloc, p.path, q, ""))
+    q = "&".join(f"{kv.split('=', 1)[0]}=***" if secret_param(kv.split("=", 1)[0]) else kv for kv in p.query.split("&") if kv)
+    return urlunsplit((p.scheme, netloc, _path(p.path), q, ""))
 
 def basic_auth(url: str) -> str | None:
     "The Basic-auth credential (base64 of 'user:password') that a URL's user info becomes; None without user info."
@@ -74,10 +84,12 @@ def basic_auth(url: str) -> str | None:
     return base64.b64encode(f"{unquote(p.username or '')}:{unquote(p.password or '')}".encode()).decode()
 
 def url_secrets(url: str) -> list[str]:
-    "Password, user name (raw and decoded) and credential-named query values of a URL: strings to redact."
+    "Password, user name, credential-named query values, other values but SAFE_PARAMS' of 8+ characters, token-like path segments: strings to redact."
     p = urlsplit(url)
     info = [s for s in (p.password, p.username) if s]
-    return list(dict.fromkeys([*info, *map(unquote, info), *(v for k, v in parse_qsl(p.query) if secret_param(k))]))
+    segs = [s for s in p.path.split("/") if s and secret_segment(s)]
+    return list(dict.fromkeys([*info, *map(unquote, info), *(v for k, v in parse_qsl(p.query) if v and (_SECRET_NAME.search(k) or (secret_param(k) and len(v) >= 8))),
+                               *segs, *map(unquote, segs)]))
 
 # %% ../../nbs/13_lm.openai.ipynb #1f740970
 class OpenAIError(RuntimeError):
