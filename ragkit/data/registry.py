@@ -22,8 +22,8 @@ __all__ = ['POPQA_COLUMNS', 'WITQA_COLUMNS', 'EQ_RELATIONS', 'DEMO_SPLITS', 'DAT
            'parse_dpr_tsv', 'parse_squad', 'hotpot_meta', 'parse_hotpot', 'read_table', 'popqa_meta',
            'parse_popqa_table', 'flashrag_popqa_meta', 'witqa_meta', 'parse_witqa', 'parse_witqa_disamb',
            'relation_files', 'parse_entityquestions', 'parse_eq_longtail', 'load_demo', 'DatasetSpec', 'register',
-           'github_raw', 'get_spec', 'resolve_split', 'data_path', 'load_dataset', 'available', 'dataset_table',
-           'sample_examples']
+           'github_raw', 'get_spec', 'resolve_split', 'data_path', 'load_dataset', 'check_loaded', 'available',
+           'dataset_table', 'sample_examples']
 
 # %% ../../nbs/02_data.registry.ipynb #0e113f29
 def make_example(prefix: str,  # "<name>/<split>"
@@ -479,7 +479,23 @@ def load_dataset(name: str,  # a key of `DATASETS`, e.g. "nq-open"
             if path is None: raise
             raise DamagedFile(e.path, e.why, f"download it again from {spec.source_for(split)} (dataset {name!r}, split {split!r}) "
                                               f"and save it over {e.path}") from None
+    check_loaded(exs, f"{name}/{split}", path if split is not None else None, spec.source_for(split) if split is not None else "")
     return exs[:limit] if limit else exs
+
+def check_loaded(exs: list, # the parsed examples
+                 what: str, # e.g. "nq-open/dev"
+                 path: Path | None, # the file they came from
+                 source: str = "", # where it can be obtained again
+                 ) -> None:
+    "A DataError naming the file when it held no question, or when a question id occurs twice (a file appended to itself, say)."
+    where = f"{path} ({what})" if path else what
+    again = f"; download it again from {source}" if source else ""
+    if not exs: raise DataError(f"{where}: holds no question: the file is empty or not in the format this dataset's parser reads{again}")
+    seen, dup = set(), []
+    for e in exs:
+        if e.qid in seen: dup.append(e.qid)
+        seen.add(e.qid)
+    if dup: raise DataError(f"{where}: {len(dup)} question id(s) occur more than once (e.g. {dup[:3]}): rows are duplicated{again}")
 
 # %% ../../nbs/02_data.registry.ipynb #ddca8ee8
 def _root(data_dir: Path | str | None) -> Path | None:
