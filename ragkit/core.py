@@ -1,4 +1,6 @@
-"""The four nouns every ragkit notebook speaks in: `Example`, `Passage`, `Corpus` and `Hit`.
+"""The four nouns every ragkit notebook speaks in: `Example`, `Passage`, `Corpus` and `Hit`; the `Cost` of LM
+work; content-derived ids; data-file errors that name the file, the line and the fix; and the parameter rules
+(`OneOf`, `AtLeast`) a notebook declares for its values.
 
 Docs: https://github.com/ragkit/ragkit/core.html.md"""
 

@@ -28,3 +28,12 @@ def test_papermill_reads_every_parameter(nb, caplog):
         pm.inspect_notebook(str(nb))
     bad = [r.getMessage() for r in caplog.records if "Unable to parse" in r.getMessage()]
     assert not bad, f"{nb.name}: {bad}; reword that line's comment (here '=', '<=' and '>=' in comments tripped papermill's parser)"
+
+
+def test_package_docstring_names_every_module():
+    "ragkit/__init__.py's module list is complete: a reader who opens the package first sees every module."
+    import ragkit
+    root = Path(ragkit.__file__).parent
+    mods = {".".join(p.relative_to(root.parent).with_suffix("").parts) for p in root.rglob("*.py") if p.name not in ("__init__.py", "_modidx.py")}
+    missing = sorted(m for m in mods if f"`{m}`" not in ragkit.__doc__)
+    assert not missing, f"ragkit/__init__.py's docstring does not list {missing}"

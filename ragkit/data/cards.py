@@ -1,4 +1,5 @@
-"""Counts, question and answer lengths, and fact popularity of every dataset ragkit can load: the first reproduced analysis.
+"""Counts, question and answer lengths, and fact popularity of every dataset ragkit can load: the first
+reproduced analysis.
 
 Docs: https://github.com/ragkit/ragkit/data.cards.html.md"""
 

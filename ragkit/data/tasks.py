@@ -1,4 +1,6 @@
-"""One registry of what a paper notebook runs on — a question set, the corpus it is answered over and where its gold passages come from — one parser for the `datasets` parameter, and `prepare`: a seeded sample, the corpus restricted and capped.
+"""One registry of what a paper notebook runs on — a question set, the corpus it is answered over and where its
+gold passages come from — one parser for the `datasets` parameter, and `prepare`: a seeded sample, the corpus
+restricted and capped.
 
 Docs: https://github.com/ragkit/ragkit/data.tasks.html.md"""
 

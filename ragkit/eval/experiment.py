@@ -1,4 +1,5 @@
-"""One way to run a paper's experiment on prepared tasks: systems through `evaluate`, the paper's numbers beside ours, a cost table, a verdict per claim, and one writer for results and figures.
+"""One way to run a paper's experiment on prepared tasks: systems through `evaluate`, the paper's numbers beside
+ours, a cost table, a verdict per claim, and one writer for results and figures.
 
 Docs: https://github.com/ragkit/ragkit/eval.experiment.html.md"""
 

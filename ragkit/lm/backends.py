@@ -1,4 +1,6 @@
-"""`build_reader(reader, cache=..., device=..., dtype=...)`: one spec names any reader — a registry model, a local folder, a hub id or an OpenAI-compatible server — and one function builds it, cached; `check_reader` says before a run starts whether it can serve it.
+"""`build_reader(reader, cache=..., device=..., dtype=...)`: one spec names any reader — a registry model, a
+local folder, a hub id or an OpenAI-compatible server — and one function builds it, cached; `check_reader`
+says before a run starts whether it can serve it.
 
 Docs: https://github.com/ragkit/ragkit/lm.backends.html.md"""
 

@@ -1,4 +1,5 @@
-"""`CachedLM(lm, path)`: a content-addressed SQLite cache around any language model, safe for two processes and for a killed run.
+"""`CachedLM(lm, path)`: a content-addressed SQLite cache around any language model, safe for two processes and
+for a killed run.
 
 Docs: https://github.com/ragkit/ragkit/lm.cache.html.md"""
 

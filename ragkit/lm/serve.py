@@ -1,4 +1,5 @@
-"""`ragkit serve MODEL`: set up vLLM in its own virtual environment and serve a registry model on 127.0.0.1 with the OpenAI API; every paper notebook then reads through it with `-p reader openai:...`.
+"""`ragkit serve MODEL`: set up vLLM in its own virtual environment and serve a registry model on 127.0.0.1 with
+the OpenAI API; every paper notebook then reads through it with `-p reader openai:...`.
 
 Docs: https://github.com/ragkit/ragkit/lm.serve.html.md"""
 

@@ -1,4 +1,5 @@
-"""BM25 and dense retrieval fused by RRF, one greedy answer per retrieved context, the answer chosen by LoR = 0.8·Mean Score + 0.2/Context Rank.
+"""BM25 and dense retrieval fused by RRF, one greedy answer per retrieved context, the answer chosen by LoR =
+0.8·Mean Score + 0.2/Context Rank.
 
 Docs: https://github.com/ragkit/ragkit/papers.lore.html.md"""
 

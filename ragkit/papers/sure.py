@@ -1,4 +1,5 @@
-"""Candidates from the retrieved passages, one summary per candidate conditioned on it, a validity check and pairwise ranking of the summaries, and the candidate whose summary wins.
+"""Candidates from the retrieved passages, one summary per candidate conditioned on it, a validity check and
+pairwise ranking of the summaries, and the candidate whose summary wins.
 
 Docs: https://github.com/ragkit/ragkit/papers.sure.html.md"""
 

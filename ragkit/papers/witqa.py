@@ -1,4 +1,6 @@
-"""WITQA's accuracy rule, the popularity bins and head/tail groups, passage accuracy and its agreement with the reader, selective memory integration and Mallen et al.'s adaptive retrieval, the four QA systems and the round-trip question generation.
+"""WITQA's accuracy rule, the popularity bins and head/tail groups, passage accuracy and its agreement with the
+reader, selective memory integration and Mallen et al.'s adaptive retrieval, the four QA systems and the
+round-trip question generation.
 
 Docs: https://github.com/ragkit/ragkit/papers.witqa.html.md"""
 

@@ -1,4 +1,5 @@
-"""One shape for every retriever, reciprocal rank fusion, and EoR's retriever names (`SE@RR@5&Wiki@5@CP`) parsed into pipelines.
+"""One shape for every retriever, reciprocal rank fusion, and EoR's retriever names (`SE@RR@5&Wiki@5@CP`) parsed
+into pipelines.
 
 Docs: https://github.com/ragkit/ragkit/retrieve.fusion.html.md"""
 

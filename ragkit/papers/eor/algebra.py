@@ -1,4 +1,5 @@
-"""EoR's retriever names (`SE@RR@5&Wiki@5@CP`) parsed into pipelines of knowledge sources and operators, with the cost of every step.
+"""EoR's retriever names (`SE@RR@5&Wiki@5@CP`) parsed into pipelines of knowledge sources and operators, with the
+cost of every step.
 
 Docs: https://github.com/ragkit/ragkit/papers.eor.algebra.html.md"""
 
