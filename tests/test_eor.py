@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 import pytest
 
-from ragkit.config import load_settings
 from ragkit.papers.eor.method import (POOLINGS, EoRFit, EoRObjective, chosen, correct_matrix, eor_predict, similarity_tensor, top_r,
                         train_eor, vote, vote_batch)
 
@@ -56,10 +55,8 @@ def test_ties_and_all_zero_go_to_the_first_kept_candidate():
 
 
 @pytest.fixture(scope="module")
-def popqa_answers():
+def popqa_answers(data_dir):
     "12 questions x 5 'responses' built from real PopQA gold answers: aliases (agree) and other questions' answers."
-    data_dir = load_settings().data_dir
-    if data_dir is None: pytest.skip("no data dir: set RAGKIT_DATA_DIR to ../shared/data to test on real PopQA answers")
     from ragkit.data.registry import load_dataset
     exs = [e for e in load_dataset("popqa", "test-1k", data_dir=data_dir) if len(e.answers) >= 2][:13]
     rows = [[e.answers[0], e.answers[1], e.answers[0], nxt.answers[0], ""] for e, nxt in zip(exs, exs[1:])]

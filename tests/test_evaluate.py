@@ -7,7 +7,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never hang on hub look-ups
 
 import pytest
 
-from ragkit.config import load_settings
 from ragkit.core import Example
 from ragkit.data.registry import load_dataset
 from ragkit.eval.evaluate import Prediction, compare, evaluate, read_rows, run_folder, summary_table, write_results
@@ -17,9 +16,8 @@ SCORED = ["qid", "question", "golds", "prediction", "raw", "pids", "exact_match"
 
 
 @pytest.fixture(scope="module")
-def nq():
+def nq(data_dir):
     "The NQ-open dev examples (3,610), or skip without a data dir."
-    if load_settings().data_dir is None: pytest.skip("no data dir configured (set RAGKIT_DATA_DIR=/work/shared/data)")
     return load_dataset("nq-open", split="dev")
 
 

@@ -7,7 +7,6 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from ragkit.config import load_settings
 from ragkit.eval.metrics import (METRICS, METRIC_CARDS, bootstrap_ci, contains_match, exact_match, f1_score, has_answer,
                             metric_card, normalize_answer, paired_bootstrap, regex_match, rouge_l)
 
@@ -41,18 +40,14 @@ def ref_max(fn, pred, golds):
 
 
 # --- real data ---
-def _squad_dev():
-    data_dir = load_settings().data_dir
-    if data_dir is None: pytest.skip("no data dir configured (set RAGKIT_DATA_DIR or data_dir in settings.ini)")
-    path = data_dir / "squad_v1.1" / "dev-v1.1.json"
-    if not path.is_file(): pytest.skip(f"{path} not found")
-    return json.loads(path.read_text(encoding="utf-8"))
+def _squad_dev(data_file):
+    return json.loads(data_file("squad_v1.1/dev-v1.1.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
-def squad_cases():
+def squad_cases(data_file):
     "(context, answers) for every SQuAD v1.1 dev question."
-    d = _squad_dev()
+    d = _squad_dev(data_file)
     return [(p["context"], [a["text"] for a in qa["answers"]]) for art in d["data"] for p in art["paragraphs"] for qa in p["qas"]]
 
 
@@ -86,11 +81,8 @@ def test_has_answer_finds_squad_spans_in_their_context(squad_cases):
     assert rate > 0.97, rate
 
 
-def test_curated_trec_patterns_all_compile():
-    data_dir = load_settings().data_dir
-    if data_dir is None: pytest.skip("no data dir configured (set RAGKIT_DATA_DIR or data_dir in settings.ini)")
-    path = data_dir / "dpr_open_qa" / "topics.dpr.curated.test.txt"
-    if not path.is_file(): pytest.skip(f"{path} not found")
+def test_curated_trec_patterns_all_compile(data_file):
+    path = data_file("dpr_open_qa/topics.dpr.curated.test.txt")
     rows = [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines() if l.strip()]
     assert len(rows) == 694
     for r in rows: regex_match("placeholder answer", r["answer"])  # raises ValueError naming a bad pattern

@@ -3,7 +3,6 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never hang on hub look-ups
 import importlib.util
 import pytest
-from ragkit.config import load_settings
 from ragkit.core import Passage
 from ragkit.lm.base import FakeLM
 from ragkit.lm.reader import TEMPLATES, PAPER_FILES, in_paper, printed_text, render, postprocess, read, read_batch
@@ -16,11 +15,10 @@ NAMES = ["eor-pk", "eor-cp", "eor-refree-chatgpt", "eor-refree-llama2", "eor-rag
          "lore-context", "lore-naive", "lore-short"]
 
 
-def papers_dir():
+@pytest.fixture(scope="module")
+def papers_dir(data_dir):
     "The folder of paper texts beside the data dir (../shared/papers), or skip."
-    data = load_settings().data_dir
-    if data is None: pytest.skip("no data dir configured (set RAGKIT_DATA_DIR); the papers sit beside it")
-    d = data.parent / "papers"
+    d = data_dir.parent / "papers"
     if not d.is_dir(): pytest.skip(f"{d} not found")
     return d
 
@@ -31,10 +29,10 @@ def test_names():
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if TEMPLATES[n].verbatim])
-def test_word_for_word(name):
+def test_word_for_word(name, papers_dir):
     "Each verbatim template occurs in its paper (white space collapsed, placeholders spelled as printed)."
     t = TEMPLATES[name]
-    assert in_paper(t, papers_dir()), f"{name}: {printed_text(t)!r} not in {PAPER_FILES[t.paper]}"
+    assert in_paper(t, papers_dir), f"{name}: {printed_text(t)!r} not in {PAPER_FILES[t.paper]}"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -6,7 +6,6 @@ import os
 import numpy as np
 import pytest
 
-from ragkit.config import load_settings
 from ragkit.eval.metrics import contains_match, f1_score
 from ragkit.eval.semantic import (BEMMatcher, BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher, Matcher, NLIMatcher,
                              as_metric, available_matchers, pairwise, pairwise_contains, pairwise_f1)
@@ -19,10 +18,8 @@ def offline(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def popqa_pairs():
+def popqa_pairs(data_dir):
     "200 real answer pairs: 100 (first gold, alias) matches and 100 (first gold, next question's gold) non-matches."
-    data_dir = load_settings().data_dir
-    if data_dir is None: pytest.skip("no data dir: set RAGKIT_DATA_DIR to ../shared/data to test on real PopQA answers")
     from ragkit.data.registry import load_dataset
     exs = load_dataset("popqa", "test-1k", data_dir=data_dir)
     pos = [(e.answers[0], e.answers[1]) for e in exs if len(e.answers) > 1][:100]
