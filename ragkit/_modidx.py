@@ -1310,4 +1310,5 @@ d = { 'settings': { 'branch': 'main',
                                'ragkit.runner.select_notebooks': ('runner.html#select_notebooks', 'ragkit/runner.py'),
                                'ragkit.runner.stale_files': ('runner.html#stale_files', 'ragkit/runner.py'),
                                'ragkit.runner.status_lines': ('runner.html#status_lines', 'ragkit/runner.py'),
+                               'ragkit.runner.toy_project': ('runner.html#toy_project', 'ragkit/runner.py'),
                                'ragkit.runner.write_json': ('runner.html#write_json', 'ragkit/runner.py')}}}

@@ -15,13 +15,25 @@ from .config import load_settings, check_data_dir, Settings, DEFAULTS, ENV_PREFI
 from .core import rule_problems
 
 # %% auto #0
-__all__ = ['PROFILES', 'STALE', 'project_root', 'find_notebook', 'load_profiles', 'profile_params', 'parse_value',
+__all__ = ['PROFILES', 'STALE', 'toy_project', 'project_root', 'find_notebook', 'load_profiles', 'profile_params', 'parse_value',
            'notebook_parameters', 'parameter_notes', 'notebook_params', 'notebook_defaults', 'check_value',
            'check_datasets', 'exported_module', 'check_declared', 'check_reader_params', 'check_parameters',
            'resolve_parameters', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir', 'git_revision',
            'portable_path', 'portable_settings', 'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state',
            'prepare_run_dir', 'kernel_env', 'RunFailed', 'failure_info', 'portable_notebook', 'run_notebook',
            'select_notebooks', 'reproduce', 'status_lines', 'main']
+
+# %% ../nbs/09_runner.ipynb #4cc5f094
+def toy_project(d, params_src, *cells, profiles='[reproduce]\nnotebooks = ["t"]\n'):
+    "A TEST HELPER: write nbs/profiles.toml and nbs/t.ipynb (a parameters cell, then `cells`) under `d`; return `d`."
+    import nbformat
+    d = Path(d); (d / "nbs").mkdir(parents=True, exist_ok=True)
+    (d / "nbs" / "profiles.toml").write_text(profiles)
+    c0 = nbformat.v4.new_code_cell(params_src); c0.metadata["tags"] = ["parameters"]
+    nb = nbformat.v4.new_notebook(cells=[c0, *[nbformat.v4.new_code_cell(c) for c in cells]])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "python3", "language": "python"}
+    nbformat.write(nb, d / "nbs" / "t.ipynb")
+    return d
 
 # %% ../nbs/09_runner.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:

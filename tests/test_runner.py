@@ -3,11 +3,11 @@
 import json, os, re, signal
 from pathlib import Path
 
-import nbformat, pytest
+import pytest
 
 from ragkit import runner
 from ragkit.config import load_settings
-from ragkit.runner import (RunFailed, check_value, find_notebook, load_profiles, main, notebook_defaults, overrides_hash,
+from ragkit.runner import (RunFailed, toy_project, check_value, find_notebook, load_profiles, main, notebook_defaults, overrides_hash,
                            project_root, read_run, reproduce, resolve_parameters, run_dir, run_notebook, status_lines)
 
 PARAMS = 'n = 1\nword = "smoke"\nrate = 0.5\nout_dir = ""'
@@ -17,13 +17,7 @@ PROFILES = '[reproduce]\nnotebooks = ["t", "u"]\n[t.demo]\nn = 2\nword = "demo"\
 
 def project(d: Path, *cells: str, params: str = PARAMS, profiles: str = PROFILES) -> Path:
     "A project root under `d`: nbs/profiles.toml and nbs/t.ipynb (a parameters cell, then `cells`)."
-    (d / "nbs").mkdir(parents=True, exist_ok=True)
-    (d / "nbs" / "profiles.toml").write_text(profiles)
-    c0 = nbformat.v4.new_code_cell(params); c0.metadata["tags"] = ["parameters"]
-    nb = nbformat.v4.new_notebook(cells=[c0, *[nbformat.v4.new_code_cell(c) for c in cells]])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "python3", "language": "python"}
-    nbformat.write(nb, d / "nbs" / "t.ipynb")
-    return d
+    return toy_project(d, params, *cells, profiles=profiles)
 
 
 @pytest.fixture
