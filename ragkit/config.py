@@ -8,7 +8,7 @@ Docs: https://github.com/ragkit/ragkit/config.html.md"""
 # %% ../nbs/01_config.ipynb #0bc6f72e
 from __future__ import annotations
 import configparser, os, re
-from dataclasses import dataclass, replace, asdict
+from dataclasses import dataclass, asdict
 from pathlib import Path
 
 # %% auto #0

@@ -7,10 +7,8 @@ Docs: https://github.com/ragkit/ragkit/data.cards.html.md"""
 
 # %% ../../nbs/50_data.cards.ipynb #46252ebe
 from __future__ import annotations
-import json, math
-from pathlib import Path
+import math
 import numpy as np, pandas as pd
-import matplotlib
 import matplotlib.pyplot as plt
 import seaborn as sns
 from ..core import Example

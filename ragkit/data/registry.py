@@ -8,7 +8,7 @@ Docs: https://github.com/ragkit/ragkit/data.registry.html.md"""
 # %% ../../nbs/02_data.registry.ipynb #ec3b3580
 from __future__ import annotations
 import ast, csv, difflib, json, re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator

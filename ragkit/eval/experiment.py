@@ -8,14 +8,13 @@ Docs: https://github.com/ragkit/ragkit/eval.experiment.html.md"""
 # %% ../../nbs/33_eval.experiment.ipynb #c76166a5
 from __future__ import annotations
 import math, tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
-from ..core import Corpus, Example
 from ..data.tasks import Prepared
-from .evaluate import Evaluation, evaluate, json_safe
+from .evaluate import Evaluation, evaluate
 from .metrics import paired_bootstrap
 
 # %% auto #0

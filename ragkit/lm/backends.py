@@ -16,7 +16,7 @@ from ..config import load_settings
 from .base import DTYPE_ALIASES, TransformersLM, resolve_device
 from .cache import CachedLM
 from .models import resolve_model
-from .openai import OpenAILM, OpenAIError, redact, resolve_base_url, url_secrets
+from .openai import OpenAILM, redact, resolve_base_url, url_secrets
 
 # %% auto #0
 __all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_NEEDS', 'ReaderSpec', 'parse_reader', 'cache_path', 'build_reader',

@@ -7,7 +7,7 @@ Docs: https://github.com/ragkit/ragkit/lm.base.html.md"""
 
 # %% ../../nbs/11_lm.base.ipynb #e37fc7a7
 from __future__ import annotations
-import dataclasses, math, os, re, sys, time
+import dataclasses, math, os, re, sys
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Sequence

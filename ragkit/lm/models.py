@@ -7,8 +7,8 @@ Docs: https://github.com/ragkit/ragkit/lm.models.html.md"""
 
 # %% ../../nbs/10_lm.models.ipynb #50df05cb
 from __future__ import annotations
-import hashlib, importlib.util, json, os, re, shutil, sys, tempfile, time
-from dataclasses import dataclass, replace
+import hashlib, importlib.util, json, os, re, shutil, sys, tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from ..config import load_settings
 

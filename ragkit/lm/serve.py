@@ -7,7 +7,7 @@ Docs: https://github.com/ragkit/ragkit/lm.serve.html.md"""
 
 # %% ../../nbs/16_lm.serve.ipynb #ee8fd335
 from __future__ import annotations
-import os, shutil, signal, subprocess, sys, time
+import os, signal, subprocess, sys, time
 from contextlib import contextmanager
 from pathlib import Path
 from ..config import load_settings

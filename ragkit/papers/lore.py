@@ -7,11 +7,9 @@ Docs: https://github.com/ragkit/ragkit/papers.lore.html.md"""
 
 # %% ../../nbs/40_papers.lore.ipynb #50fa9441
 from __future__ import annotations
-import math
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, asdict
 from typing import Sequence
 import numpy as np
-from ..retrieve.fusion import rrf
 from ..eval.metrics import normalize_answer
 
 # %% auto #0

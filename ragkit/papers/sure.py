@@ -8,7 +8,6 @@ Docs: https://github.com/ragkit/ragkit/papers.sure.html.md"""
 # %% ../../nbs/70_papers.sure.ipynb #c06db5ed
 from __future__ import annotations
 import re
-from dataclasses import dataclass, field
 from itertools import permutations
 from typing import Sequence
 import numpy as np

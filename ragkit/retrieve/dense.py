@@ -7,7 +7,7 @@ Docs: https://github.com/ragkit/ragkit/retrieve.dense.html.md"""
 
 # %% ../../nbs/20_retrieve.dense.ipynb #b0388523
 from __future__ import annotations
-import hashlib, json, os, re, shutil, tempfile, time, warnings
+import hashlib, json, os, re, shutil, time, warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence

@@ -7,11 +7,10 @@ Docs: https://github.com/ragkit/ragkit/retrieve.fusion.html.md"""
 
 # %% ../../nbs/22_retrieve.fusion.ipynb #25b9676d
 from __future__ import annotations
-import math, re
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Protocol, Sequence
+import math
+from typing import Iterable, Sequence
 from tqdm.auto import tqdm
-from ..core import Corpus, Hit, Cost
+from ..core import Corpus, Hit
 
 # %% auto #0
 __all__ = ['Retriever', 'rrf', 'FusedRetriever', 'FakeRetriever']

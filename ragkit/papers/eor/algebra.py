@@ -7,9 +7,9 @@ Docs: https://github.com/ragkit/ragkit/papers.eor.algebra.html.md"""
 
 # %% ../../../nbs/60_papers.eor.algebra.ipynb #3ad5c29c
 from __future__ import annotations
-import math, re
+import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Callable, Sequence
 from ...core import Cost
 
 # %% auto #0

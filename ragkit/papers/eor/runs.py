@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 import pandas as pd
-from ...core import Corpus, Cost, Example
+from ...core import Corpus, Example
 from ...eval.evaluate import Prediction, evaluate
 from ...eval.metrics import contains_match, exact_match, has_answer
 from ...lm.reader import read_batch
@@ -157,8 +157,6 @@ PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond th
     device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), batch_size=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0))
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #5fed437d
-import time
-
 @dataclass
 class GridRun:
     "The response grid of a run, with each (dataset, retriever) Evaluation, the has-answer table, the reader and the parameters."
