@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 from ..config import load_settings
-from .base import DTYPE_ALIASES, TransformersLM, resolve_device
+from .base import TransformersLM, resolve_device, resolve_dtype
 from .cache import CachedLM
 from .models import resolve_model
 from .openai import OpenAILM, redact, resolve_base_url, url_secrets
@@ -78,13 +78,6 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
 # %% ../../nbs/15_lm.backends.ipynb #d887cac3
 READER_NEEDS = {"40_papers.lore": ("logprobs",)}  # notebook -> what it needs of its reader beyond text
 
-def _check_dtype(dtype: str) -> None:
-    "A ValueError for a precision TransformersLM does not take."
-    d = DTYPE_ALIASES.get(dtype, dtype)
-    import torch
-    if d != "int8-dynamic" and not isinstance(getattr(torch, d, None), torch.dtype):
-        raise ValueError(f"dtype {dtype!r} is neither a torch dtype (float32, bfloat16, float16) nor 'int8-dynamic'")
-
 def check_reader(reader: str = "", # the spec, as build_reader takes it
                  device: str = "cpu", # local models: the device asked for
                  dtype: str = "float32", # local models: the precision asked for
@@ -95,9 +88,8 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
     "One line naming the reader, or an error saying why it cannot serve this run and what to do."
     s = parse_reader(reader)
     if s.kind == "local":
-        dev = resolve_device(device); _check_dtype(dtype)
-        if dtype == "int8-dynamic" and not dev.startswith("cpu"): raise ValueError("dtype 'int8-dynamic' runs on the CPU only; use bfloat16 on a GPU")
-        return f"{s.model} on {dev} in {DTYPE_ALIASES.get(dtype, dtype)}"
+        dev = resolve_device(device)
+        return f"{s.model} on {dev} in {resolve_dtype(dtype, dev)}"
     lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, max_retries=0, timeout=max(timeout, 30.0), revision=s.revision)
     with lm:
         served = lm.served_models(timeout)

@@ -18,8 +18,8 @@ from .models import resolve_model, reader_dir, model_fingerprint, hub_snapshot
 
 # %% auto #0
 __all__ = ['DTYPE_ALIASES', 'DEVICE_BATCH', 'Completion', 'find_stop', 'tokens_covering', 'LM', 'check_prompts', 'FakeLM',
-           'resolve_device', 'TransformersLM', 'int8_dynamic', 'length_batches', 'left_pad', 'pick_tokens',
-           'continuation_logprobs', 'HostTensorWatch']
+           'resolve_device', 'resolve_dtype', 'TransformersLM', 'int8_dynamic', 'length_batches', 'left_pad',
+           'pick_tokens', 'continuation_logprobs', 'HostTensorWatch']
 
 # %% ../../nbs/11_lm.base.ipynb #37006f3e
 @dataclass
@@ -150,6 +150,16 @@ def resolve_device(device: str = "cpu") -> str:
     if kind not in ("cpu", "cuda", "mps"): raise ValueError(f"device {device!r}: ragkit reads on cpu, cuda or mps")
     return d
 
+def resolve_dtype(dtype: str = "float32", # a torch dtype name, a short name (fp32, bf16, fp16) or "int8-dynamic"
+                  device: str = "cpu", # the resolved device: int8-dynamic runs on the CPU only
+                  ) -> str:
+    "The precision's torch name (short names are aliases); a clear error for one torch lacks or one this device cannot run."
+    dtype = DTYPE_ALIASES.get(dtype, dtype)
+    if dtype != "int8-dynamic" and not isinstance(getattr(torch, dtype, None), torch.dtype):
+        raise ValueError(f"dtype {dtype!r} is neither a torch dtype (float32, bfloat16, float16) nor 'int8-dynamic'")
+    if dtype == "int8-dynamic" and not device.startswith("cpu"): raise ValueError("dtype 'int8-dynamic' runs on the CPU only; use bfloat16 on a GPU")
+    return dtype
+
 class TransformersLM(LM):
     "A local transformers model (causal or seq2seq; GGUF via ragkit.lm.models) behind the LM interface."
     def __init__(self, name_or_path: str | Path = "smollm2-135m-instruct",  # registry name, local path or hub id
@@ -162,11 +172,8 @@ class TransformersLM(LM):
                  cache_dir: Path | str | None = None):  # where the dequantised GGUF copy lives; default: settings
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
         torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
-        dtype = DTYPE_ALIASES.get(dtype, dtype)  # the benchmark's short names (bf16, fp32, fp16) name the same precisions
-        if dtype != "int8-dynamic" and not isinstance(getattr(torch, dtype, None), torch.dtype):
-            raise ValueError(f"dtype {dtype!r} is neither a torch dtype (float32, bfloat16, float16) nor 'int8-dynamic'")
         device = resolve_device(device)
-        if dtype == "int8-dynamic" and not device.startswith("cpu"): raise ValueError("dtype 'int8-dynamic' runs on the CPU only; use bfloat16 on a GPU")
+        dtype = resolve_dtype(dtype, device)
         rows, cap = DEVICE_BATCH.get(torch.device(device).type, (64, "memory"))
         self.resolved, self.max_length, self.device, self.dtype = resolve_model(name_or_path), max_length, device, dtype
         self.batch_size, self.max_batch_tokens = batch_size or rows, (cap if max_batch_tokens == "auto" else max_batch_tokens)
