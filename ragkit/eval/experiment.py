@@ -7,20 +7,23 @@ Docs: https://github.com/ragkit/ragkit/eval.experiment.html.md"""
 
 # %% ../../nbs/33_eval.experiment.ipynb #c76166a5
 from __future__ import annotations
-import math, tempfile
+import math, tempfile, warnings
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 from ..data.tasks import Prepared
-from .evaluate import Evaluation, evaluate
+from .evaluate import Evaluation, evaluate, write_results
 from .metrics import paired_bootstrap
+from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
-           'Claim', 'direction', 'no_difference_bound', 'size', 'verdict_sentence', 'verdict_row', 'verdict',
-           'what_reproduces', 'cost_saving', 'reader_scale', 'output_dir', 'save_figure']
+__all__ = ['MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN', 'run_systems', 'restrict',
+           'ci', 'paper_table', 'cost_table', 'Statistic', 'contrast', 'Claim', 'direction', 'no_difference_bound',
+           'size', 'verdict_sentence', 'verdict_row', 'compared', 'verdict', 'what_reproduces', 'cost_saving',
+           'reader_scale', 'output_dir', 'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval.evaluate)
@@ -93,6 +96,41 @@ def cost_table(runs: Mapping[tuple[str, str], Evaluation]) -> pd.DataFrame:
                          cut_by_budget=_cut_share(t)))
     return pd.DataFrame(rows)
 
+# %% ../../nbs/33_eval.experiment.ipynb #91f2a418
+@dataclass(frozen=True)
+class Statistic:
+    "A claim's own statistic of question indices, bootstrapped over questions (within each stratum, when given)."
+    fn: Callable[[np.ndarray], float]  # question indices -> the statistic on those questions (positive: the claim holds)
+    n: int  # the questions it is computed over
+    strata: tuple = ()  # a label per question: resampled within each label, in order of first appearance
+    scale: float = 100.0  # the factor to the claim's unit (100: a difference of 0/1 scores in points)
+
+    def draws(self, n_boot: int, seed: int) -> np.ndarray:
+        "An (n_boot, n) matrix of question indices drawn with replacement (within each stratum)."
+        rng, lab = np.random.default_rng(seed), np.asarray(self.strata)
+        if not self.strata: return rng.integers(0, self.n, (n_boot, self.n))
+        groups = [np.flatnonzero(lab == g) for g in dict.fromkeys(self.strata)]
+        return np.concatenate([g[rng.integers(0, len(g), (n_boot, len(g)))] for g in groups], axis=1)
+
+    def bootstrap(self, n_boot: int = 1000, seed: int = 0) -> dict:
+        "The estimate, its 95% percentile interval and the share of resamples at or below 0, in the claim's unit."
+        with warnings.catch_warnings():  # a resample without, say, any failure of a retriever gives NaN: it is dropped
+            warnings.simplefilter("ignore", RuntimeWarning)
+            est = float(self.fn(np.arange(self.n)))
+            boots = np.array([self.fn(ix) for ix in self.draws(n_boot, seed)], dtype=float) * self.scale
+        boots = boots[~np.isnan(boots)]
+        lo, hi = np.quantile(boots, [0.025, 0.975]) if len(boots) else (np.nan, np.nan)
+        return dict(ours=est * self.scale, lo=float(lo), hi=float(hi), n=self.n, p_value=float((boots <= 0).mean()) if len(boots) else np.nan)
+
+def contrast(scores: Sequence[float], # a score per question (0/1 correctness, or any number)
+             head: Sequence[bool], # True where the question is in the head group (e.g. popular facts)
+             ) -> Statistic:
+    "mean(head) − mean(tail) of `scores`, each group resampled on its own: a head-versus-tail contrast."
+    s, h = np.asarray(scores, dtype=float), np.asarray(head, dtype=bool)
+    if h.all() or not h.any(): raise ValueError(f"both groups need questions, got {int(h.sum())} head and {int((~h).sum())} tail")
+    v, lab = np.concatenate([s[h], s[~h]]), np.r_[np.ones(h.sum(), bool), np.zeros((~h).sum(), bool)]
+    return Statistic(lambda ix: v[ix][lab[ix]].mean() - v[ix][~lab[ix]].mean(), len(v), tuple(lab))
+
 # %% ../../nbs/33_eval.experiment.ipynb #1b9e02b1
 @dataclass(frozen=True)
 class Claim:
@@ -104,6 +142,8 @@ class Claim:
     metric: str = "f1"  # a metric column of both evaluations
     paper: float | None = None  # the paper's difference a - b in points (None: no number for this dataset)
     source: str = ""  # where the paper says it: table and section
+    unit: str = "points"  # the unit of `paper` and of our estimate: points (×100 of a score), % or any unit name
+    statistic: Statistic | None = None  # the claim's own statistic (None: mean a − b of `metric`, paired over questions)
 
 MIN_N = 10  # fewer questions than this decide nothing: a bootstrap over one question has an interval of one point
 DIRECTIONS, SIZES = ("holds", "reversed", "undecided"), ("consistent", "smaller", "larger", "n/a")
@@ -176,22 +216,29 @@ def _scores(x, metric: str) -> pd.Series:
     "Per-question scores by qid from an Evaluation or a Series."
     return x.scores(metric) if isinstance(x, Evaluation) else pd.Series(x, dtype=float)
 
+def compared(c: Claim, # a claim without a statistic: a beats b on c.metric
+             runs: Mapping[tuple[str, str], Evaluation | pd.Series], # (dataset, system) -> Evaluation, or per-qid scores
+             n_boot: int = 1000, seed: int = 0) -> dict | None:
+    "The paired bootstrap of mean a − b in points against the best rival on our run; None when a system did not run."
+    bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
+    if any((c.dataset, s) not in runs for s in (c.a, *bs)): return None
+    a, cand = _scores(runs[c.dataset, c.a], c.metric), {s: _scores(runs[c.dataset, s], c.metric) for s in bs}
+    b = max(cand, key=lambda s: (cand[s].mean(), -bs.index(s)))  # the best rival on our run
+    if set(a.index) != set(cand[b].index): raise ValueError(f"{c.claim}: {c.a} and {b} scored different questions on {c.dataset}")
+    pb = paired_bootstrap(a.values, cand[b][a.index].values, n=n_boot, seed=seed)
+    return dict(ours=pb["delta"] * 100, lo=pb["lo"] * 100, hi=pb["hi"] * 100, n=len(a), p_value=pb["p_value"], b=b)
+
 def verdict(claims: Sequence[Claim], # the paper's claims
-            runs: Mapping[tuple[str, str], Evaluation | pd.Series], # (dataset, system) -> Evaluation, or per-qid scores
+            runs: Mapping[tuple[str, str], Evaluation | pd.Series] | None = None, # (dataset, system) -> Evaluation or per-qid scores
             n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    "One row per claim whose systems ran: our difference in points with its paired-bootstrap interval, the paper's, both verdicts."
+    "One row per claim that could be judged: our estimate with its bootstrap interval, the paper's number, both verdicts."
     rows = []
     for c in claims:
-        bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
-        if any((c.dataset, s) not in runs for s in (c.a, *bs)): continue
-        a = _scores(runs[c.dataset, c.a], c.metric)
-        cand = {s: _scores(runs[c.dataset, s], c.metric) for s in bs}
-        b_name = max(cand, key=lambda s: (cand[s].mean(), -bs.index(s)))  # the best rival on our run
-        b = cand[b_name]
-        if set(a.index) != set(b.index): raise ValueError(f"{c.claim}: {c.a} and {b_name} scored different questions on {c.dataset}")
-        pb = paired_bootstrap(a.values, b[a.index].values, n=n_boot, seed=seed)
-        rows.append(verdict_row(c.claim, c.dataset, pb["delta"] * 100, pb["lo"] * 100, pb["hi"] * 100, c.paper, c.source,
-                                metric=c.metric, a=c.a, b=b_name, n=len(a), p_value=pb["p_value"]))
+        r = c.statistic.bootstrap(n_boot, seed) if c.statistic else compared(c, runs or {}, n_boot, seed)
+        if r is None: continue
+        b = r.get("b", c.b if isinstance(c.b, str) else ", ".join(c.b))
+        rows.append(verdict_row(c.claim, c.dataset, r["ours"], r["lo"], r["hi"], c.paper, c.source, c.unit,
+                                metric=c.metric, a=c.a, b=b, n=r["n"], p_value=r["p_value"]))
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
 
 # %% ../../nbs/33_eval.experiment.ipynb #6f55b40f
@@ -214,24 +261,19 @@ def what_reproduces(v: pd.DataFrame, # a verdict table
     return "\n".join(parts)
 
 # %% ../../nbs/33_eval.experiment.ipynb #37ce4c1a
-from .metrics import _resample
-
 def cost_saving(claim: str, dataset: str, # the claim in words, and where it is checked
                 a: Evaluation, b: Evaluation, # the system claimed cheaper, and the one it is compared with (same questions)
                 source: str = "", # where the paper says it
                 paper: float | None = None, # the paper's saving in percent, if it gives one
-                n_boot: int = 1000, seed: int = 0) -> dict:
-    "A verdict row: the percent of B's reader tokens (prompt + generated) that A saves per question, with a paired bootstrap interval."
+                ) -> Claim:
+    "The claim 'A costs less than B': the percent of B's reader tokens (prompt + generated) that A saves, over questions."
     ta, tb = (e.table.set_index("qid") for e in (a, b))
     if set(ta.index) != set(tb.index): raise ValueError(f"{claim}: {a.name} and {b.name} answered different questions on {dataset}")
     ca = (ta.prompt_tokens + ta.tokens).astype(float).values
     cb = (tb.prompt_tokens + tb.tokens).astype(float)[ta.index].values
     if cb.sum() == 0: raise ValueError(f"{claim}: {b.name} recorded no reader tokens, so no saving can be computed")
-    idx = _resample(len(ca), n_boot, seed)
-    boots = 100 * (1 - ca[idx].sum(1) / np.maximum(cb[idx].sum(1), 1e-12))
-    lo, hi = np.quantile(boots, [0.025, 0.975])
-    return verdict_row(claim, dataset, float(100 * (1 - ca.sum() / cb.sum())), float(lo), float(hi), paper, source, unit="%",
-                       metric="reader tokens", a=a.name, b=b.name, n=len(ca), p_value=float((boots <= 0).mean()))
+    saving = lambda ix: 100 * (1 - ca[ix].sum() / max(cb[ix].sum(), 1e-12))
+    return Claim(claim, dataset, a.name, b.name, "reader tokens", paper, source, "%", Statistic(saving, len(ca), scale=1.0))
 
 # %% ../../nbs/33_eval.experiment.ipynb #0f5e4d48
 def reader_scale(tables: Mapping[str, pd.DataFrame | Sequence[dict]], # reader label -> that run's verdict table (or its rows from results.json)
@@ -260,3 +302,85 @@ def save_figure(fig, out: Path | str, name: str, dpi: int = 110) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi, bbox_inches="tight", metadata={"Software": None})
     return path.name
+
+# %% ../../nbs/33_eval.experiment.ipynb #c933a858
+SAMPLING = ("limit", "seed", "max_passages", "context_words")  # the parameters ragkit.data.tasks.prepare takes, where a notebook has them
+READING = ("device", "dtype", "max_length")  # the parameters ragkit.lm.backends.build_reader takes beside the reader spec
+
+class Experiment:
+    "A paper notebook's run, from its parameters to its closing paragraph: `.params`, `.out`, `.lm`, `.tasks`, `.finish`."
+    def __init__(self, params: dict, # the parameters in force (see ragkit.runner.notebook_params)
+                 paper: str = "ragkit", # the paper's short name: its reader's LM cache and the prefix of a temporary run folder
+                 ):
+        self.params, self.paper, self.tasks, self.figures = dict(params), paper, {}, []
+        self.seed, self.n_boot = self.params.get("seed", 0), self.params.get("n_boot", 1000)
+        self.out = output_dir(self.params.get("out_dir", ""), f"{paper}-")
+
+    @classmethod
+    def from_notebook(cls, ns: dict, # the notebook's globals(), once its parameters cell has run
+                      notebook: str, # the notebook's name, e.g. "62_papers.eor.runs" (its paper: "eor")
+                      ) -> Experiment:
+        "The experiment of `notebook`, with the parameters in force in its namespace."
+        from ragkit.runner import notebook_params
+        return cls(notebook_params(ns, notebook), notebook.split(".")[1] if "." in notebook else notebook)
+
+    @cached_property
+    def lm(self):
+        "The reader the `reader` parameter names, built once (ragkit.lm.backends.build_reader) inside the paper's LM cache."
+        from ragkit.lm.backends import build_reader
+        return build_reader(self.params.get("reader", ""), cache=self.paper, **{k: self.params[k] for k in READING if k in self.params})
+
+    def datasets(self, allowed: Sequence[str], # the tasks this notebook can run
+                 auto: Sequence[str] | None = None, # those `auto` picks when their data is present (default: allowed)
+                 ) -> list[str]:
+        "The task names of the `datasets` parameter, checked against `allowed`."
+        from ragkit.data.tasks import parse_datasets
+        return parse_datasets(self.params.get("datasets", "demo"), allowed, auto)
+
+    def prepare(self, name: str, **kw) -> Prepared:
+        "Task `name` sampled with the notebook's parameters (`kw` overrides them), kept in `.tasks`."
+        from ragkit.data.tasks import prepare
+        self.tasks[name] = prepare(name, **({k: self.params[k] for k in SAMPLING if k in self.params} | kw))
+        return self.tasks[name]
+
+    def run(self, systems: Mapping[str, object], # name -> method
+            prepared: Prepared, # the task they answer
+            metrics: Sequence[str] = ("exact_match", "f1"), **kw) -> dict[tuple[str, str], Evaluation]:
+        "Every system on `prepared`, into the run folder, resumable (see run_systems)."
+        return run_systems(systems, prepared, metrics, self.out, n_boot=self.n_boot, seed=self.seed, **kw)
+
+    def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None) -> pd.DataFrame:
+        "The verdict table of `claims` on `runs`, with the notebook's bootstrap size and seed."
+        return verdict(claims, runs, self.n_boot, self.seed)
+
+    def save(self, fig, name: str) -> str:
+        "Save `fig` into the run folder as `<name>.png`, listed in results.json's figures; its file name."
+        self.figures.append(save_figure(fig, self.out, name)); return self.figures[-1]
+
+# %% ../../nbs/33_eval.experiment.ipynb #de40e6da
+VERDICT_SHOWN = ["claim", "dataset", "n", "ours", "lo", "hi", "paper", "direction", "size", "unit"]
+
+@patch
+def setting(self: Experiment, extra: str = "") -> str:
+    "Who read what: the reader's identity, `extra`, and the questions of each prepared task."
+    reader = [f"reader {self.lm.identity}"] if "lm" in self.__dict__ else []
+    return ", ".join(reader + ([extra] if extra else []) + [f"{len(p.examples)} {d} questions" for d, p in self.tasks.items()])
+
+@patch
+def finish(self: Experiment,
+           runs: Mapping[tuple[str, str], Evaluation] | Sequence = (), # the evaluations (their summaries go to results.json)
+           claims: Sequence[Claim] | pd.DataFrame = (), # the paper's claims, or their verdict table
+           setting: str = "", # added to the setting the closing paragraph names (e.g. the accuracy rule)
+           reader: str | None = None, # the reader's identity (default: .lm's, when it was built)
+           **tables) -> str:
+    "Judge `claims`, write results.json with `tables`, show the verdict; the closing paragraph (markdown)."
+    from IPython.display import display
+    self.verdict_table = v = claims if isinstance(claims, pd.DataFrame) else self.verdict(claims, runs if isinstance(runs, Mapping) else None)
+    self.found = what_reproduces(v, self.setting(setting))
+    evs = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
+    reader = reader if reader is not None else self.lm.identity if "lm" in self.__dict__ else self.params.get("reader", "")
+    questions = {d: [e.qid for e in p.examples] for d, p in self.tasks.items()}
+    self.results = write_results(self.out, evs, dict(parameters=self.params, reader=reader, verdict=v, what_reproduces=self.found,
+                                                     figures=self.figures, **({"questions": questions} if questions else {}), **tables))
+    display(v[[c for c in VERDICT_SHOWN if c in v]].round(2))
+    return self.found

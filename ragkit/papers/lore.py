@@ -8,13 +8,14 @@ Docs: https://github.com/ragkit/ragkit/papers.lore.html.md"""
 # %% ../../nbs/40_papers.lore.ipynb #50fa9441
 from __future__ import annotations
 from dataclasses import dataclass, asdict
-from typing import Sequence
+from typing import Mapping, Sequence
 import numpy as np
 from ..eval.metrics import normalize_answer
 
 # %% auto #0
-__all__ = ['RULES', 'PARAMETER_RULES', 'lor_score', 'Candidate', 'score_candidates', 'choose', 'LoRE', 'tokenizer_of',
-           'fit_document', 'NaiveRAG', 'Rechoose', 'bias_rows']
+__all__ = ['RULES', 'PARAMETER_RULES', 'RETRIEVERS', 'PAPER_TABLE1', 'COST_SOURCE', 'lor_score', 'Candidate', 'score_candidates',
+           'choose', 'LoRE', 'tokenizer_of', 'fit_document', 'NaiveRAG', 'Rechoose', 'lore_retrievers', 'lore_systems',
+           'lore_ablations', 'paper_rows', 'bias_rows', 'lore_claims', 'lore_cost_claims']
 
 # %% ../../nbs/40_papers.lore.ipynb #9d27c7c0
 def lor_score(mean_score, context_rank, w1: float = 0.8, w2: float = 0.2):
@@ -240,6 +241,67 @@ PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their 
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), bm25_backend=OneOf(("bm25s", "rank_bm25")),
     bias_match=OneOf(("contains", "em", "f1")), n_boot=AtLeast(1), seed=AtLeast(0))
 
+# %% ../../nbs/40_papers.lore.ipynb #e6982fc6
+from ..core import Corpus
+from ..retrieve.fusion import Retriever
+
+RETRIEVERS = ("BM25", "FAISS", "Ensemble")  # LoRE's retrievers (Section 3.2), in Table 1's order
+
+def lore_retrievers(corpus: Corpus, # the task's corpus
+                    device: str = "cpu", # where the dense encoder runs
+                    bm25_backend: str = "bm25s", # "bm25s" or "rank_bm25" (identical scores)
+                    rrf_k: int = 60, # the RRF constant
+                    depth: int = 100, # hits per retriever before fusion
+                    ) -> tuple[Retriever, Retriever, Retriever]:
+    "BM25, FAISS (MiniLM) and their reciprocal-rank-fused Ensemble over `corpus`."
+    from ragkit.retrieve.bm25 import BM25Retriever
+    from ragkit.retrieve.dense import DenseRetriever, Embedder
+    from ragkit.retrieve.fusion import FusedRetriever
+    bm25 = BM25Retriever(corpus, bm25_backend, progress=False, name="BM25")
+    dense = DenseRetriever(corpus, Embedder(device=device), progress=False, name="FAISS")
+    return bm25, dense, FusedRetriever([bm25, dense], k=rrf_k, depth=depth, name="Ensemble")
+
+def _names(v: str | Sequence[str]) -> list[str]:
+    "A comma-separated string or a sequence of names, as a list."
+    return [x.strip() for x in (v.split(",") if isinstance(v, str) else v) if x.strip()]
+
+def lore_systems(retrievers: Sequence[Retriever], # each retriever gets its systems (see lore_retrievers)
+                 lm, # the reader
+                 naive_max_tokens: int = 512, # Naive-<budget>: the paper's baseline as read (joined contexts cut to this many tokens); 0 skips it
+                 naive_full: str | Sequence[str] = RETRIEVERS, # retrievers whose Naive (all k contexts in one prompt) runs
+                 merge: str = "best", # LoRE's duplicate answers: keep their best LoR, or "none"
+                 **kw) -> dict[str, object]:
+    "Name -> system of LoRE's Table 1: Naive-<budget> on each retriever, then per retriever Naive (where asked) and LoRE."
+    if naive_max_tokens and naive_max_tokens < 32:
+        raise ValueError(f"naive_max_tokens={naive_max_tokens}: too few to hold a question and a context; use 512 (a T5 encoder's) or 0 to skip Naive-512")
+    w = {x: kw.pop(x) for x in ("w1", "w2") if x in kw}  # LoR weights: LoRE's alone
+    cut = [NaiveRAG(r, lm, max_input_tokens=naive_max_tokens, **kw) for r in retrievers] if naive_max_tokens else []
+    full = _names(naive_full)
+    per = [m for r in retrievers for m in ([NaiveRAG(r, lm, **kw)] if r.name in full else []) + [LoRE(r, lm, merge=merge, **w, **kw)]]
+    return {m.name: m for m in cut + per}
+
+def lore_ablations(runs: Mapping, # (task, system) -> Evaluation, holding the task's LoRE runs
+                   task: str, # the task
+                   merge: str = "best", # as LoRE's
+                   ) -> dict[str, Rechoose]:
+    "Name -> Top-1, MeanProb and Best-of-k re-chosen from each LoRE run of `task` (no LM call)."
+    lores = [ev for (d, s), ev in runs.items() if d == task and s.startswith("LoRE - ")]
+    return {m.name: m for ev in lores for m in (Rechoose(ev, rule, merge) for rule in RULES)}
+
+# %% ../../nbs/40_papers.lore.ipynb #b6354659
+_T1 = {  # LoRE paper, Table 1: (EM, F1, ROUGE-L) in %, T5-large reader
+    ("squad", "Naive - BM25"): (19.41, 34.78, 31.90), ("squad", "Naive - FAISS"): (26.40, 42.80, 39.40),
+    ("squad", "Naive - Ensemble"): (38.62, 54.32, 50.30), ("squad", "LoRE - BM25"): (56.66, 63.91, 59.30),
+    ("squad", "LoRE - FAISS"): (57.28, 65.19, 60.10), ("squad", "LoRE - Ensemble"): (61.45, 69.27, 64.80),
+    ("narrativeqa", "Naive - BM25"): (0.00, 3.33, 2.34), ("narrativeqa", "Naive - FAISS"): (0.00, 3.23, 2.32),
+    ("narrativeqa", "Naive - Ensemble"): (0.00, 3.29, 2.33), ("narrativeqa", "LoRE - BM25"): (31.99, 48.92, 41.39),
+    ("narrativeqa", "LoRE - FAISS"): (27.68, 42.55, 35.41), ("narrativeqa", "LoRE - Ensemble"): (31.23, 47.92, 40.37)}
+PAPER_TABLE1 = {k: dict(zip(["exact_match", "f1", "rouge_l"], v)) for k, v in _T1.items()}  # (task, system) -> {metric: % in the paper}
+
+def paper_rows(naive: str = "Naive-512") -> dict:
+    "PAPER_TABLE1 keyed by our system names: the paper's naive rows sit beside `naive`, our reading of its baseline."
+    return {(d, s.replace("Naive - ", f"{naive} - ")): v for (d, s), v in PAPER_TABLE1.items()}
+
 # %% ../../nbs/40_papers.lore.ipynb #73dc5ab8
 import pandas as pd
 from ..eval.metrics import exact_match, contains_match, f1_score
@@ -256,3 +318,42 @@ def bias_rows(ev, golds_by_qid: dict[str, list[str]]) -> pd.DataFrame:
                              em=exact_match(a, g) if a.strip() else 0.0, contains=contains_match(a, g) if a.strip() else 0.0,
                              f1=f1_score(a, g) if a.strip() else 0.0))
     return pd.DataFrame(rows)
+
+# %% ../../nbs/40_papers.lore.ipynb #7e951149
+from ..eval.experiment import Claim, cost_saving
+
+def lore_claims(datasets, naive: str = "Naive-512", metric: str = "f1") -> list[Claim]:
+    "LoRE's Table 1 orderings against the paper's baseline (as read), then against ragkit's, then its two ablations, on `datasets`."
+    def paper(d, a, bs):
+        have = [(d, s) in PAPER_TABLE1 for s in (a, *bs)]
+        return PAPER_TABLE1[d, a][metric] - max(PAPER_TABLE1[d, b][metric] for b in bs) if all(have) else None
+    def keep(c): return c.paper is None or c.paper > 0  # where the paper's own table does not show it, it is not the paper's claim
+    t1, mech = "LoRE Table 1, Section 4.1.3", "LoRE Section 3.3.4 (LoR = 0.8 Mean Score + 0.2 / Context Rank); ragkit's ablation"
+    out = []
+    for d in datasets:
+        ours = []
+        for r in RETRIEVERS:
+            ours.append(Claim(f"LoRE-{r} > {naive}-{r} (the paper's baseline, as read)", d, f"LoRE - {r}", (f"{naive} - {r}",), metric,
+                             paper(d, f"LoRE - {r}", [f"Naive - {r}"]), t1))
+        bs = tuple(f"{naive} - {r}" for r in ("BM25", "FAISS"))
+        ours.append(Claim(f"{naive}-Ensemble > best single {naive}", d, f"{naive} - Ensemble", bs, metric,
+                         paper(d, "Naive - Ensemble", ["Naive - BM25", "Naive - FAISS"]), t1))
+        ours.append(Claim("LoRE-Ensemble > best single LoRE", d, "LoRE - Ensemble", ("LoRE - BM25", "LoRE - FAISS"), metric,
+                         paper(d, "LoRE - Ensemble", ["LoRE - BM25", "LoRE - FAISS"]), t1))
+        out += [c for c in ours if keep(c)]
+        out += [Claim(f"LoRE-{r} > Naive-{r} (all k contexts at once: ragkit's baseline)", d, f"LoRE - {r}", (f"Naive - {r}",), metric, None,
+                      "ragkit (the paper has no such baseline)") for r in RETRIEVERS]
+        out += [Claim(f"LoR beats reading the top context ({r}): the logits add to the rank term", d, f"LoRE - {r}", (f"Top-1 - {r}",), metric, None, mech)
+                for r in RETRIEVERS]
+        out += [Claim(f"the rank term adds to the logits ({r}): LoRE > MeanProb", d, f"LoRE - {r}", (f"MeanProb - {r}",), metric, None, mech)
+                for r in RETRIEVERS]
+    return out
+
+COST_SOURCE = ("LoRE Section 1 ('reduces the computational overhead typically associated with re-ranking'): the paper compares with "
+               "re-rankers, which ragkit does not run, and gives no number")
+
+def lore_cost_claims(runs: Mapping, # (task, system) -> Evaluation
+                     ) -> list[Claim]:
+    "LoRE-Ensemble costs less than reading its k contexts at once (Naive-Ensemble), on each task where both ran."
+    return [cost_saving("LoRE-Ensemble costs less than reading its k contexts at once (Naive-Ensemble)", d, ev, runs[d, "Naive - Ensemble"], COST_SOURCE)
+            for (d, s), ev in runs.items() if s == "LoRE - Ensemble" and (d, "Naive - Ensemble") in runs]
