@@ -18,9 +18,9 @@ from ...eval.metrics import contains_match, exact_match, has_answer
 from ...lm.reader import read_batch
 
 # %% auto #0
-__all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'RetrieverReader', 'collect', 'grid_matrix', 'has_answer_at_k',
-           'parse_se_corpus', 'se_collection', 'whole_pages', 'corpus_support', 'GridRun', 'build_grid', 'save_grid',
-           'load_grid']
+__all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'PAPER_BEM_NQ', 'PAPER_EM_NQ', 'RetrieverReader', 'collect',
+           'grid_matrix', 'has_answer_at_k', 'parse_se_corpus', 'se_collection', 'whole_pages', 'corpus_support',
+           'GridRun', 'build_grid', 'save_grid', 'load_grid', 'top_single', 'retriever_claims']
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #d7e3b91c
 class RetrieverReader:
@@ -170,9 +170,9 @@ class GridRun:
 
 def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "Wiki@10,SE@4,PK,SE@RR@10,SE@2&Wiki@5@CP,ReFree",
                max_passages: int = 200, pk_max_new_tokens: int = 32, cp_max_new_tokens: int = 32, max_new_tokens: int = 24,
-               reader: str = "", batch_size: int = 16, n_boot: int = 1000, seed: int = 0, out_dir=None, progress: bool = True,
+               reader="", batch_size: int = 16, n_boot: int = 1000, seed: int = 0, out_dir=None, progress: bool = True,
                dtype: str = "float32", se_corpus: str = "",  # se_corpus: see parse_se_corpus
-               device: str = "cpu") -> GridRun:  # where the reader and Wiki's embedder run (reader: any spec build_reader takes)
+               device: str = "cpu") -> GridRun:  # where the reader and Wiki's embedder run (reader: any spec build_reader takes, or a built reader)
     "Answer every sampled question of `datasets` with every EoR retriever on the cached reader (defaults: the smoke grid)."
     from ragkit.lm.backends import build_reader
     from ragkit.retrieve.dense import Embedder
@@ -185,7 +185,8 @@ def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "Wiki@1
     bad = [n for n in names if n not in EOR_RETRIEVERS]
     if bad: raise ValueError(f"retrievers: unknown {bad}; choose from {', '.join(EOR_RETRIEVERS)} or 'all'")
     tasks, se_names = parse_datasets(datasets, EOR_TASKS, auto=["demo", "nq"]), parse_se_corpus(se_corpus)
-    lm, emb = build_reader(reader, cache="eor", device=device, dtype=dtype), Embedder(device=device)
+    lm = build_reader(reader, cache="eor", device=device, dtype=dtype) if isinstance(reader, str) else reader
+    emb = Embedder(device=device)
     grids, has_ans, evals = [], [], {}
     for ds in tasks:
         prep = prepare(ds, limit, seed, max_passages)
@@ -224,3 +225,26 @@ def load_grid(spec: str, # a run folder of 62_papers.eor.runs, a sibling noteboo
     res = json.loads(rp.read_text(encoding="utf-8"))
     grid = pd.read_json(gp, orient="records", lines=True, dtype=False)
     return GridRun(grid, {}, pd.DataFrame(res.get("has_answer", [])), res["reader"], _order(list(dict.fromkeys(grid.retriever))), res["parameters"])
+
+# %% ../../../nbs/62_papers.eor.runs.ipynb #b6f8338b
+import numpy as np
+from ...eval.experiment import Claim
+
+PAPER_BEM_NQ = {"Wiki@10": 62.2, "SE@1": 54.0}  # EoR Section 2.2 (Figure 1 text), NQ, ChatGPT, BEM: typed from the paper
+PAPER_EM_NQ = {"Top R": 49.60, "ReFree": 44.60}  # EoR Table 1, NQ, ChatGPT, EM: typed from the paper
+
+def top_single(per_ret: pd.DataFrame, # accuracy per (dataset, retriever)
+               dataset: str) -> str:
+    "The most accurate retriever of a dataset other than ReFree (the first in grid order on ties): the paper's Top R."
+    sub = per_ret[(per_ret.dataset == dataset) & (per_ret.retriever != "ReFree")]
+    return str(sub.retriever.iloc[int(np.argmax(sub.accuracy.to_numpy()))])
+
+def retriever_claims(datasets: Sequence[str], # the grid's datasets
+                     per_ret: pd.DataFrame, # accuracy per (dataset, retriever), for Top R
+                     ) -> list[Claim]:
+    "Wiki@10 > SE@1 (NQ only: the paper's top and lowest there) and Top R > ReFree, per dataset."
+    out = [Claim("the top retriever beats the lowest (Wiki@10 > SE@1)", "nq", "Wiki@10", "SE@1", "correct",
+                 PAPER_BEM_NQ["Wiki@10"] - PAPER_BEM_NQ["SE@1"], "EoR Section 2.2, text beside Figure 1 (NQ, ChatGPT, BEM)")] if "nq" in datasets else []
+    return out + [Claim(f"retrieval helps (Top R = {top_single(per_ret, d)}, best on these questions, > ReFree)", d, top_single(per_ret, d), "ReFree",
+                        "correct", PAPER_EM_NQ["Top R"] - PAPER_EM_NQ["ReFree"] if d == "nq" else None,
+                        "EoR Table 1 (NQ, ChatGPT, EM; Top R picked on the test set)") for d in datasets]
