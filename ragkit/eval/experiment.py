@@ -361,10 +361,17 @@ class Experiment:
 VERDICT_SHOWN = ["claim", "dataset", "n", "ours", "lo", "hi", "paper", "direction", "size", "unit"]
 
 @patch
-def setting(self: Experiment, extra: str = "") -> str:
+def reader(self: Experiment) -> str:
+    "The reader's identity when `.lm` was built, else the `reader` parameter as given."
+    return self.lm.identity if "lm" in self.__dict__ else self.params.get("reader", "")
+
+@patch
+def setting(self: Experiment, extra: str = "", # more words, e.g. the accuracy rule
+            reader: str | None = None, # the reader's identity (default: see `reader`)
+            ) -> str:
     "Who read what: the reader's identity, `extra`, and the questions of each prepared task."
-    reader = [f"reader {self.lm.identity}"] if "lm" in self.__dict__ else []
-    return ", ".join(reader + ([extra] if extra else []) + [f"{len(p.examples)} {d} questions" for d, p in self.tasks.items()])
+    reader = self.reader() if reader is None else reader
+    return ", ".join(([f"reader {reader}"] if reader else []) + ([extra] if extra else []) + [f"{len(p.examples)} {d} questions" for d, p in self.tasks.items()])
 
 @patch
 def finish(self: Experiment,
@@ -376,9 +383,9 @@ def finish(self: Experiment,
     "Judge `claims`, write results.json with `tables`, show the verdict; the closing paragraph (markdown)."
     from IPython.display import display
     self.verdict_table = v = claims if isinstance(claims, pd.DataFrame) else self.verdict(claims, runs if isinstance(runs, Mapping) else None)
-    self.found = what_reproduces(v, self.setting(setting))
+    reader = self.reader() if reader is None else reader
+    self.found = what_reproduces(v, self.setting(setting, reader))
     evs = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
-    reader = reader if reader is not None else self.lm.identity if "lm" in self.__dict__ else self.params.get("reader", "")
     questions = {d: [e.qid for e in p.examples] for d, p in self.tasks.items()}
     self.results = write_results(self.out, evs, dict(parameters=self.params, reader=reader, verdict=v, what_reproduces=self.found,
                                                      figures=self.figures, **({"questions": questions} if questions else {}), **tables))

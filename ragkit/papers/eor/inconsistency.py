@@ -17,10 +17,10 @@ import seaborn as sns
 from ...eval.metrics import has_answer, normalize_answer
 
 # %% auto #0
-__all__ = ['ERRORS', 'REPORT_COLUMNS', 'rwr', 'mrwr', 'mrlr', 'error_indicators', 'answer_in_doc', 'doc_indicators',
+__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PAPER_PAIR', 'rwr', 'mrwr', 'mrlr', 'error_indicators', 'answer_in_doc', 'doc_indicators',
            'long_answer_mask', 'error_condition', 'error_rwr', 'decomposition_table', 'pool_oracle',
            'upper_bound_table', 'plot_rwr', 'plot_mrlr', 'plot_accuracy', 'plot_upper_bound', 'question_grid',
-           'inconsistency_report', 'summary_frame']
+           'inconsistency_report', 'summary_frame', 'report_record', 'inconsistency_claims']
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #c3260491
 def _binary(x, name: str = "correct", min_rows: int = 2) -> np.ndarray:
@@ -330,3 +330,52 @@ def summary_frame(report: dict[str, dict]) -> pd.DataFrame:
     return pd.concat([pd.DataFrame(dict(dataset=d, retriever=r["retrievers"], accuracy=r["accuracy"].to_numpy(),
                                         mrwr=r["mrwr"].to_numpy(), mrlr=r["mrlr"].to_numpy())) for d, r in report.items()],
                      ignore_index=True)
+
+# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #aa3ea6c8
+def _plain_frame(v):
+    "A frame or series as nested dicts (NaN as None), an array as a list; anything else as it is."
+    if isinstance(v, (pd.DataFrame, pd.Series)): return v.where(v.notna(), None).to_dict()
+    return v.tolist() if isinstance(v, np.ndarray) else v
+
+def report_record(r: dict, # one dataset's report (see inconsistency_report)
+                  ) -> dict:
+    "The report with frames and arrays as plain dicts and lists, without the upper-bound pools."
+    return {k: ({e: _plain_frame(x) for e, x in v.items()} if isinstance(v, dict) else _plain_frame(v)) for k, v in r.items() if k != "upper_bound"}
+
+# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #8cde64ed
+from ...eval.experiment import Claim, Statistic
+
+def _pair_rwr(i: int, j: int):
+    "RWR(i, j) of a [M, N] 0/1 matrix: of j's failures, the share i answers (NaN when j never fails)."
+    return lambda c: rwr(c)[i, j]
+
+def _worst_best(c: np.ndarray) -> tuple[int, int]:
+    "Rows of the least and the most accurate retriever (the first on ties)."
+    acc = c.mean(1); return int(np.argmin(acc)), int(np.argmax(acc))
+
+def _on_questions(c: np.ndarray, # a [M, N] 0/1 matrix: retrievers x questions
+                  stat, # matrix -> float
+                  ) -> Statistic:
+    "`stat` of the matrix's columns, as a statistic of question indices (bootstrapped over questions)."
+    return Statistic(lambda ix: stat(c[:, ix]), c.shape[1])
+
+PAPER_PAIR = ("SE@1", "Wiki@10")  # EoR Section 2.2: the lowest-ranked and the top retriever on NQ with ChatGPT
+
+def _dataset_claims(d: str, g: pd.DataFrame) -> list[Claim]:
+    "Section 2's claims on one dataset's responses."
+    q = question_grid(g); c, names = q["correct"].astype(float), q["retrievers"]
+    w, b = _worst_best(c)
+    on = lambda claim, stat, paper, source: Claim(claim, d, "", "", "correct", paper, source, statistic=_on_questions(c, stat))
+    pair = [on("SE@1 answers some of Wiki@10's failures (RWR(SE@1, Wiki@10) > 0; the paper's pair)",
+               _pair_rwr(names.index(PAPER_PAIR[0]), names.index(PAPER_PAIR[1])), 26.0, "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM)")
+            ] if set(PAPER_PAIR) <= set(names) else []
+    return [on("retrievers are inconsistent (mean MRLR > 0)", lambda x: np.nanmean(mrlr(x)), 16.0, "EoR Section 2.2, Figure 2 ('more than 16%', BEM)"),
+            *pair,
+            on(f"the worst retriever beats the best somewhere (RWR({names[w]}, {names[b]}) > 0; the pair picked on this grid)", _pair_rwr(w, b), 26.0,
+               "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM; there the worst and best are SE@1 and Wiki@10)"),
+            on("oracle over all retrievers > best single", lambda x: x.max(0).mean() - x.mean(1).max(), None, "EoR Section 3, Figure 5")]
+
+def inconsistency_claims(frame: pd.DataFrame, # a response grid (dataset, qid, retriever, correct, ...)
+                         ) -> list[Claim]:
+    "Section 2's claims per dataset of a response grid, each a statistic of the question indices (judged by `verdict`)."
+    return [c for d, g in frame.groupby("dataset", sort=False) for c in _dataset_claims(d, g)]
