@@ -10,15 +10,18 @@ from __future__ import annotations
 import time, warnings
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Mapping, Sequence
 import numpy as np
 from ...eval.metrics import contains_match
 from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher, Matcher
 
 # %% auto #0
-__all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'sim_weights_of', 'retriever_weights_of', 'vote',
-           'vote_batch', 'metric_key', 'check_answers', 'similarity_tensor', 'correct_matrix', 'EoRObjective',
-           'initial_simplex', 'EoRFit', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks', 'cross_fit']
+__all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'PAPER_TABLE1', 'PAPER_NAME', 'PAPER_SYSTEM', 'ANCHOR',
+           'ANCHOR_SRC', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key', 'check_answers',
+           'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit', 'train_eor',
+           'eor_predict', 'top_r', 'chosen', 'train_masks', 'cross_fit', 'EoRData', 'eor_data', 'system_mrlr', 'reads',
+           'eor_systems', 'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_claims',
+           'mrlr_claims']
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c1229ae6
 TIE = 1e-12  # scores within this of the best count as tied (ties go to the first candidate)
@@ -471,3 +474,149 @@ def cross_fit(
         fits.append(train_eor(S[m], correct[m], **train_kw))
         pick[te], top[te] = eor_predict(S[te], fits[-1]), top_r(correct[m])
     return fits, pick, top
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #d2c03577
+import pandas as pd
+from ...eval.evaluate import Evaluation, summarize
+from .inconsistency import mrlr
+
+@dataclass
+class EoRData:
+    "One dataset of a response grid as EoR reads it: answers and their correctness as [questions × retrievers], in grid order."
+    dataset: str  # the dataset
+    names: list[str]  # the retrievers, in grid order (ReFree last)
+    qids: list[str]  # the questions, in grid order
+    questions: list[str]  # their text
+    answers: list[list[str]]  # [N][M]: each retriever's answer
+    golds: list[list[str]]  # [N]: the gold answers
+    correct: np.ndarray  # bool [N, M]: whole-word containment of a gold answer (the paper's "Acc")
+    em: np.ndarray  # bool [N, M]: exact match
+
+def eor_data(frame: pd.DataFrame, # one dataset's rows of a response grid (see 62_papers.eor.runs)
+             names: Sequence[str], # its retrievers in grid order
+             ) -> EoRData:
+    "One dataset's responses as [questions × retrievers] in grid order."
+    order = list(dict.fromkeys(frame.qid))
+    wide = lambda col: frame.pivot(index="qid", columns="retriever", values=col).loc[order, list(names)]
+    first, answers = frame.drop_duplicates("qid").set_index("qid").loc[order], wide("answer").to_numpy().tolist()
+    golds = first.golds.tolist()
+    return EoRData(str(frame.dataset.iloc[0]), list(names), order, first.question.tolist(), answers, golds,
+                   correct_matrix(answers, golds), wide("em").to_numpy(bool))
+
+def system_mrlr(correct_te: np.ndarray, # bool [N, M]: the retrievers' correctness on the test questions
+                row: np.ndarray, # bool [N]: the system's
+                ) -> float:
+    "MRLR of a system's test correctness `row` among the retrievers' rows (eq. 3)."
+    return float(mrlr(np.vstack([correct_te.T, row[None]]))[-1])
+
+def reads(correct_te: np.ndarray, # bool [N, M] on the test questions
+          idx: np.ndarray, # [N]: the retriever each test question reads
+          ) -> np.ndarray:
+    "The system's correctness per test question: retriever idx[n]'s on question n."
+    return correct_te[np.arange(len(idx)), idx]
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #b91d254f
+def eor_systems(d: EoRData, # the dataset
+                masks: Sequence[np.ndarray], # the train masks of cross_fit
+                pick: np.ndarray, # EoR's choice per question, -1 where untested (cross_fit)
+                top: np.ndarray, # each fold's Top-R per question, -1 where untested
+                ) -> dict[str, tuple[str, np.ndarray]]:
+    "Name -> (Table 1's label, the retriever each test question reads): ReFree, Top-R (cross-fitted), Top-R on test, EoR."
+    te = pick >= 0
+    refree, r_te = d.names.index("ReFree") if "ReFree" in d.names else len(d.names) - 1, top_r(d.correct[te])
+    picks = pd.Series([d.names[top_r(d.correct[m])] for m in masks]).value_counts(sort=False)  # Top-R of each fold
+    top_name = picks.index[0] if len(picks) == 1 else "per fold: " + ", ".join(f"{r} ×{c}" for r, c in picks.items())
+    return {"ReFree": ("ReFree", np.full(te.sum(), refree)), "Top-R": (f"Top-R ({top_name})", top[te]),
+            "Top-R on test": (f"Top-R on test ({d.names[r_te]})", np.full(te.sum(), r_te)), "EoR": ("EoR", pick[te])}
+
+def system_evaluation(d: EoRData, # the dataset
+                      label: str, # the system's label in Table 1
+                      idx: np.ndarray, # the retriever each test question reads
+                      te: np.ndarray, # bool [N]: the test questions
+                      sem, # the semantic matcher (a ragkit.eval.semantic Matcher)
+                      n_boot: int = 1000, seed: int = 0) -> Evaluation:
+    "The system on the test questions as an Evaluation: accuracy, EM and the semantic match per question, and its MRLR."
+    rows, ok = np.flatnonzero(te), reads(d.correct[te], idx)
+    t = pd.DataFrame(dict(qid=[d.qids[r] for r in rows], accuracy=ok.astype(float), EM=reads(d.em[te], idx).astype(float),
+                          **{sem.name: [float(sem.match(d.answers[r][i], d.golds[r])) for r, i in zip(rows, idx)]}, error=None, seconds=0.0))
+    return Evaluation(label, t, summarize(t, ["accuracy", "EM", sem.name], label, n_boot, seed, dataset=d.dataset,
+                                          MRLR=system_mrlr(d.correct[te], ok)))
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #d604b5f5
+from ...eval.experiment import paper_table
+
+PAPER_TABLE1 = {  # EoR paper, Table 1: (BEM, EM, MRLR) per (base model, system, dataset)
+    ("Llama2-chat7B", "ReFree"): {"NQ": (34.35, 26.70, 23.64), "WebQ": (51.82, 38.34, 24.47), "TriviaQA": (55.57, 51.29, 48.84)},
+    ("Llama2-chat7B", "Top R"): {"NQ": (55.57, 46.32, 16.33), "WebQ": (56.25, 43.16, 15.66), "TriviaQA": (77.34, 72.50, 20.11)},
+    ("Llama2-chat7B", "EoR"): {"NQ": (58.92, 50.22, 12.36), "WebQ": (59.45, 46.16, 10.66), "TriviaQA": (80.62, 75.85, 10.62)},
+    ("Llama2-chat13B", "ReFree"): {"NQ": (46.43, 35.84, 32.84), "WebQ": (58.76, 44.88, 19.44), "TriviaQA": (66.36, 60.54, 47.92)},
+    ("Llama2-chat13B", "Top R"): {"NQ": (62.30, 50.94, 15.40), "WebQ": (62.20, 49.11, 11.48), "TriviaQA": (82.37, 75.99, 18.69)},
+    ("Llama2-chat13B", "EoR"): {"NQ": (64.24, 53.07, 12.05), "WebQ": (60.63, 47.19, 12.86), "TriviaQA": (83.80, 77.77, 11.68)},
+    ("ChatGPT", "ReFree"): {"NQ": (52.40, 44.60, 25.46), "WebQ": (59.20, 46.00, 20.69), "TriviaQA": (81.60, 76.8, 37.90)},
+    ("ChatGPT", "Top R"): {"NQ": (60.20, 49.60, 16.15), "WebQ": (61.00, 49.20, 18.63), "TriviaQA": (84.40, 80.60, 23.08)},
+    ("ChatGPT", "EoR"): {"NQ": (63.00, 52.80, 12.97), "WebQ": (61.60, 50.60, 13.38), "TriviaQA": (87.40, 83.00, 12.00)}}
+PAPER_NAME = {"nq": "NQ", "webq": "WebQ", "triviaqa": "TriviaQA"}  # our task -> the paper's column
+PAPER_SYSTEM = {"ReFree": "ReFree", "Top-R": "Top R", "Top-R on test": "Top R", "EoR": "EoR"}  # our system -> the paper's row
+
+def paper_row(d: str, s: str, model: str = "ChatGPT") -> dict:
+    "The paper's Table 1 numbers for our (task, system) as {BEM, EM, MRLR}; {} off the paper's tasks."
+    return dict(zip(("BEM", "EM", "MRLR"), PAPER_TABLE1[model, PAPER_SYSTEM[s]][PAPER_NAME[d]])) if d in PAPER_NAME else {}
+
+def eor_table1(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> system_evaluation
+               sem_name: str, # the semantic match's metric name
+               model: str = "ChatGPT", # the paper's reader whose row sits beside ours
+               ) -> pd.DataFrame:
+    "Table 1: ours (mean [lo, hi] ×100) beside the paper's `model` row: its EM by our Acc, its BEM by our semantic match, MRLR by MRLR."
+    paper = {k: paper_row(*k, model) for k in runs}
+    t = paper_table(runs, {k: {"accuracy": p["EM"], sem_name: p["BEM"]} for k, p in paper.items() if p}, ["accuracy", "EM", sem_name],
+                    labels={"accuracy": "Acc", "EM": "EM (strict)", sem_name: f"{sem_name} / BEM"})
+    t.insert(2, "reads", [ev.name for ev in runs.values()])
+    return t.assign(**{"MRLR (ours)": [round(ev.summary["MRLR"] * 100, 2) for ev in runs.values()],
+                       "MRLR (paper)": [p.get("MRLR") for p in paper.values()]})
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #b3a20a75
+def table2_rows(d: EoRData, fits: Sequence[EoRFit], masks: Sequence[np.ndarray], # a dataset and its cross-fit
+                te: np.ndarray, # bool [N]: the test questions
+                eor_idx: np.ndarray, # the retriever EoR chose per test question
+                ) -> list[dict]:
+    "Table 2's rows: per retriever its train and test accuracy, learned weight and kept share (means over folds); then EoR's."
+    c = d.correct
+    rows = [dict(dataset=d.dataset, retriever=nm, train=np.mean([c[m][:, j].mean() for m in masks]), test=c[te][:, j].mean(),
+                 weight=np.mean([f.retriever_weights[j] for f in fits]), kept=np.mean([nm in f.kept for f in fits])) for j, nm in enumerate(d.names)]
+    return rows + [dict(dataset=d.dataset, retriever="EoR", train=np.mean([f.train_accuracy for f in fits]),
+                        test=float(reads(c[te], eor_idx).mean()), weight=np.nan, kept=1.0)]
+
+def cost_rows(frame: pd.DataFrame, # one dataset's rows of a response grid
+              names: Sequence[str], fits: Sequence[EoRFit]) -> list[dict]:
+    "LM calls, prompt and generated tokens per question of each retriever, and of EoR (all its kept retrievers, mean over folds)."
+    cost = frame.groupby("retriever", sort=False)[["lm_calls", "prompt_tokens", "tokens"]].mean().loc[list(names)]
+    kept = pd.concat([cost.loc[f.kept].sum() for f in fits], axis=1).mean(axis=1)
+    ds = str(frame.dataset.iloc[0])
+    return cost.assign(dataset=ds).reset_index().to_dict("records") + [dict(retriever="EoR (all kept retrievers)", dataset=ds, **kept.to_dict())]
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #c912c88b
+from ...eval.experiment import Claim, Statistic
+
+ANCHOR, ANCHOR_SRC = "ChatGPT", "EoR Table 1, Section 4.4 (ChatGPT, EM)"
+
+def _paper(d: str, a: str, b: str, col: int = 1) -> float | None:
+    "The paper's Table 1 difference a − b (ChatGPT; col 1: EM, 2: MRLR) for dataset d, None off the paper's datasets."
+    n = PAPER_NAME.get(d)
+    return round(PAPER_TABLE1[(ANCHOR, a)][n][col] - PAPER_TABLE1[(ANCHOR, b)][n][col], 2) if n else None
+
+def eor_claims(datasets: Sequence[str]) -> list[Claim]:
+    "EoR > Top-R (on test: the paper's; cross-fitted: ours) and EoR > ReFree per dataset, anchored on Table 1's ChatGPT EM."
+    return [c for d in datasets for c in (
+        Claim("EoR > Top-R on test (the paper's Top R: best on the test questions)", d, "EoR", "Top-R on test", "accuracy", _paper(d, "EoR", "Top R"), ANCHOR_SRC),
+        Claim("EoR > Top-R (chosen on the training folds)", d, "EoR", "Top-R", "accuracy", _paper(d, "EoR", "Top R"), ANCHOR_SRC),
+        Claim("EoR > ReFree", d, "EoR", "ReFree", "accuracy", _paper(d, "EoR", "ReFree"), ANCHOR_SRC))]
+
+def mrlr_claims(d: str, # the dataset
+                correct_te: np.ndarray, # bool [N, M]: the retrievers' correctness on the test questions
+                rows: Mapping[str, np.ndarray], # system -> its correctness per test question ("EoR", "Top-R on test", "Top-R")
+                ) -> list[Claim]:
+    "'EoR reduces MRLR' against both Top-Rs: MRLR(Top-R) − MRLR(EoR) in points, a statistic of the test questions."
+    diff = lambda top: lambda ix: system_mrlr(correct_te[ix], rows[top][ix]) - system_mrlr(correct_te[ix], rows["EoR"][ix])
+    return [Claim(f"EoR reduces MRLR against {top} ({label})", d, "EoR", top, "MRLR", _paper(d, "Top R", "EoR", 2),
+                  "EoR Table 1, Section 4.4 (ChatGPT, MRLR)", statistic=Statistic(diff(top), len(rows["EoR"])))
+            for top, label in [("Top-R on test", "the paper's Top R"), ("Top-R", "chosen on the training folds")]]
