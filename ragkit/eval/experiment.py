@@ -379,12 +379,13 @@ def finish(self: Experiment,
            claims: Sequence[Claim] | pd.DataFrame = (), # the paper's claims, or their verdict table
            setting: str = "", # added to the setting the closing paragraph names (e.g. the accuracy rule)
            reader: str | None = None, # the reader's identity (default: .lm's, when it was built)
+           note: str = "", # a paragraph added after the computed one (e.g. how often a method's mechanism decided)
            **tables) -> str:
     "Judge `claims`, write results.json with `tables`, show the verdict; the closing paragraph (markdown)."
     from IPython.display import display
     self.verdict_table = v = claims if isinstance(claims, pd.DataFrame) else self.verdict(claims, runs if isinstance(runs, Mapping) else None)
     reader = self.reader() if reader is None else reader
-    self.found = what_reproduces(v, self.setting(setting, reader))
+    self.found = what_reproduces(v, self.setting(setting, reader)) + (f"\n\n{note}" if note else "")
     evs = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
     questions = {d: [e.qid for e in p.examples] for d, p in self.tasks.items()}
     self.results = write_results(self.out, evs, dict(parameters=self.params, reader=reader, verdict=v, what_reproduces=self.found,

@@ -18,7 +18,8 @@ __all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'RERA
            'PAPER_TABLE3', 'PAPER_TABLE4', 'original_choices', 'parse_candidates', 'strip_done', 'parse_validity',
            'parse_preference', 'original_pair', 'rank_scores', 'original_validity', 'combine_scores', 'select',
            'k2_cases', 'cut_words', 'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred',
-           'SuReCandidates', 'parse_rankgpt', 'sliding_window', 'Rerank1', 'sure_diagnostics', 'oracle', 'sure_claims']
+           'SuReCandidates', 'parse_rankgpt', 'sliding_window', 'Rerank1', 'sure_retriever', 'sure_systems',
+           'sure_extras', 'sure_diagnostics', 'oracle', 'sure_claims', 'fig4a_claims']
 
 # %% ../../nbs/70_papers.sure.ipynb #925fd090
 RULES = ("paper", "original", "flashrag")
@@ -624,6 +625,37 @@ PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their 
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES),
     combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)), extras_limit=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0))
 
+# %% ../../nbs/70_papers.sure.ipynb #ad107275
+def sure_retriever(prep, # a prepared task (ragkit.data.tasks.prepare)
+                   ):
+    "The task's own given passages in their order (GivenContexts), or BM25 over its corpus."
+    from ragkit.retrieve.bm25 import BM25Retriever, GivenContexts
+    return GivenContexts(prep.corpus, prep.given, name="Given") if prep.given else BM25Retriever(prep.corpus, progress=False, name="BM25")
+
+def sure_systems(retriever, lm, # where passages come from, and the reader
+                 max_new_tokens: int = 16, # Base's (and SuRe's final) answer budget
+                 **common) -> dict[str, object]:
+    "Table 1's systems: no retrieval, Base (the N passages, then the answer) and SuRe, with SuRe's settings `common`."
+    shared = dict(max_new_tokens=max_new_tokens, chat=common.get("chat", True), prompts=common.get("prompts", "paper"))
+    return {"No retrieval": Base(None, lm, n_passages=0, **shared),
+            "Base": Base(retriever, lm, n_passages=common.get("n_passages", 10), passage_words=common.get("passage_words", 100), name="Base", **shared),
+            "SuRe": SuRe(retriever, lm, name="SuRe", answer_max_new_tokens=max_new_tokens, **common)}
+
+def sure_extras(retriever, lm, # where passages come from, and the reader
+                sure: SuRe, # Table 1's SuRe (its chosen summary ranks Table 4's passages)
+                max_new_tokens: int = 16, # the answer budget
+                table3: bool = True, oracle_k3: bool = True, table4: bool = True, # which tables' rows to build
+                embedder=None, # Table 4's sentence encoder
+                **common) -> dict[str, object]:
+    "Tables 3, 4 and 6's systems: the ablations, the K = 3 candidates and the one-passage rerankers."
+    more = {s: make(retriever, lm, name=s, answer_max_new_tokens=max_new_tokens, **common) for s, make in TABLE3_SYSTEMS.items()} if table3 else {}
+    if oracle_k3: more["Candidates (K=3)"] = SuReCandidates(retriever, lm, name="Candidates (K=3)", answer_max_new_tokens=max_new_tokens,
+                                                            **(common | dict(k=3, rank_mode="paper", combine="paper")))
+    get = lambda key, default: common.get(key, default)
+    return more | ({row: Rerank1(retriever, lm, by=by, embedder=embedder, sure=sure, n_passages=get("n_passages", 10), passage_words=get("passage_words", 100),
+                                 max_new_tokens=max_new_tokens, summary_max_new_tokens=get("summary_max_new_tokens", 128), chat=get("chat", True),
+                                 prompts=get("prompts", "paper"), name=row) for by, row in RERANKERS.items()} if table4 else {})
+
 # %% ../../nbs/70_papers.sure.ipynb #6424900b
 import pandas as pd
 from ..eval.metrics import exact_match, f1_score, normalize_answer
@@ -709,3 +741,12 @@ def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
                      "SuRe Table 4, Section 4.3") for d in datasets
                for name, b in (("rerank by SuRe > BM25 top-1 (EM)", "BM25"), ("rerank by SuRe > by generic summary (EM)", "Sent-enc (Gen)"))]
     return cl
+
+def fig4a_claims(datasets: Sequence[str], # tasks that ran with retrieval
+                 n_passages: int, # Table 1's N
+                 grid_ns: Sequence[int], # the other N that Base and SuRe ran at
+                 ) -> list[Claim]:
+    "Figure 4a's 'SuRe gains already at N = 5' on each task, where N = 5 ran."
+    sys = lambda s: s if n_passages == 5 else f"{s} (N=5)"
+    return [Claim("SuRe > Base at N=5 (EM)", d, sys("SuRe"), (sys("Base"),), "exact_match", None,
+                  "SuRe Figure 4a, Section 4.3 (the text; the figure prints no numbers)") for d in datasets if 5 in grid_ns or n_passages == 5]
