@@ -28,6 +28,7 @@ Modules:
 - `ragkit.papers.lore`: BM25 and dense retrieval fused by RRF, one greedy answer per retrieved context, the answer chosen by LoR = 0.8·Mean Score + 0.2/Context Rank.
 - `ragkit.papers.sure`: Candidates from the retrieved passages, one summary per candidate conditioned on it, a validity check and pairwise ranking of the summaries, and the candidate whose summary wins.
 - `ragkit.papers.witqa`: WITQA's accuracy rule, the popularity bins and head/tail groups, passage accuracy and its agreement with the reader, selective memory integration and Mallen et al.'s adaptive retrieval, the four QA systems and the round-trip question generation.
+- `ragkit.report`: `ragkit report`: README's generated blocks rendered from the committed run folders and benchmark files, the timing records behind them, answer agreement between two runs, and executed notebooks made portable.
 - `ragkit.retrieve.bm25`: Sparse retrieval with one tokeniser and one scoring formula, two backends: `rank_bm25` (the reference) and `bm25s` (fast), an index persisted per corpus, and the agreement between the two measured.
 - `ragkit.retrieve.dense`: MiniLM sentence embeddings computed once per (corpus, model) and stored on disk, searched with FAISS through `index_factory` strings: exact inner product by default, HNSW or IVF for large corpora.
 - `ragkit.retrieve.fusion`: One shape for every retriever, reciprocal rank fusion, and EoR's retriever names (`SE@RR@5&Wiki@5@CP`) parsed into pipelines.

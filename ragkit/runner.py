@@ -20,7 +20,8 @@ __all__ = ['PROFILES', 'STALE', 'toy_project', 'project_root', 'find_notebook', 
            'check_datasets', 'exported_module', 'check_declared', 'check_reader_params', 'check_parameters',
            'resolve_parameters', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir', 'git_revision',
            'portable_path', 'portable_settings', 'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state',
-           'prepare_run_dir', 'kernel_env', 'RunFailed', 'failure_info', 'portable_notebook', 'run_notebook',
+           'prepare_run_dir', 'kernel_env', 'drop_progress', 'path_rules', 'portable_text', 'clean_output',
+           'clean_outputs', 'settings_dirs', 'tidy_notebook', 'RunFailed', 'failure_info', 'run_notebook',
            'select_notebooks', 'reproduce', 'status_lines', 'main']
 
 # %% ../nbs/09_runner.ipynb #4cc5f094
@@ -425,6 +426,90 @@ def _streaming(nb_path: Path, stream: bool, progress: bool):
     finally:
         log.removeHandler(h); h.close(); log.setLevel(old[0]); log.propagate = old[1]
 
+# %% ../nbs/09_runner.ipynb #75b58a3d
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal control codes (nested tqdm bars move the cursor up with ESC[A)
+_BAR = re.compile(r"\d+%\|.*\||\[[\d:]+(?:<[\d:?]*)?,\s*[^\]]*/\w+[^\]]*\]|^\s*Loading weights\b")  # '37%|###|' or '[00:01<00:02, 4.99it/s]'
+_IPROGRESS = re.compile(r"^[^\n]*TqdmWarning: IProgress not found[^\n]*\n(?:[ \t]+[^\n]*\n)?", re.M)
+
+def _is_bar(line: str) -> bool:
+    "True if the line only draws: every frame between carriage returns a progress bar, or control codes and no text."
+    plain = _ANSI.sub("", line)
+    frames = [f for f in plain.split("\r") if f.strip()]
+    return all(_BAR.search(f) for f in frames) if frames else (plain != line or "\r" in line)
+
+def drop_progress(text: str) -> str:
+    "A stderr text without its progress-bar lines and tqdm's IProgress warning; '' when nothing else is left."
+    kept = "".join(l for l in re.split(r"(?<=\n)", _IPROGRESS.sub("", text)) if not _is_bar(l))
+    return kept if _ANSI.sub("", kept).strip() else ""
+
+# %% ../nbs/09_runner.ipynb #993f42d5
+_CELL_FILE = re.compile(r"(?:/[^\s'\"<>:]*)?/ipykernel_\d+/\d+\.py")  # the file a kernel compiles a cell into
+
+def path_rules(root: Path, # the project root
+               dirs: dict | None = None, # name -> folder (data_dir, cache_dir, outputs_dir), see settings_dirs
+               ) -> list[tuple[re.Pattern, str]]:
+    "(pattern, replacement) pairs that make a text's machine paths portable, the most specific path first."
+    under = lambda p, q: Path(os.path.abspath(p)).is_relative_to(os.path.abspath(q))
+    places = [(p, f"<{k}>") for k, p in (dirs or {}).items() if p and not under(p, root)] + [(root, ""), (Path.home(), "~")]
+    forms = {(v, r) for p, r in places for v in (os.path.abspath(p), os.path.realpath(p)) if v != "/"}
+    rules = [(_CELL_FILE, "<cell>")]
+    for p, r in sorted(forms, key=lambda x: (-len(x[0]), x)):
+        rules += [(re.compile(re.escape(p) + "/"), f"{r}/" if r else ""), (re.compile(re.escape(p) + r"(?![\w.\-/])"), r or ".")]
+    return rules
+
+def portable_text(text: str, rules: list) -> str:
+    "`text` with every machine path rewritten by `rules` (path_rules)."
+    for pat, rep in rules: text = pat.sub(lambda m: rep, text)
+    return text
+
+# %% ../nbs/09_runner.ipynb #16abd146
+def _text(v) -> str:
+    "A notebook text field as one string (nbformat stores it as a string or a list of lines)."
+    return "".join(v) if isinstance(v, list) else v
+
+def _like(v, s: str):
+    "`s` in the form of the field `v`: a list of lines if `v` was a list."
+    return [l for l in re.split(r"(?<=\n)", s) if l] if isinstance(v, list) else s
+
+def clean_output(o: dict, rules: list) -> dict | None:
+    "One cell output made portable (bars dropped, paths rewritten); None for a stderr output that held only progress."
+    kind, fix = o.get("output_type"), lambda v: _like(v, portable_text(_text(v), rules))
+    if kind == "stream" and o.get("name") == "stderr":
+        text = drop_progress(_text(o["text"]))
+        return {**o, "text": _like(o["text"], portable_text(text, rules))} if text else None
+    if kind == "stream": return {**o, "text": fix(o["text"])}
+    if kind == "error": return {**o, "evalue": portable_text(o.get("evalue", ""), rules), "traceback": [portable_text(l, rules) for l in o.get("traceback", [])]}
+    if "data" not in o: return o
+    return {**o, "data": {k: fix(v) if k.startswith("text/") and isinstance(v, (str, list)) else v for k, v in o["data"].items()}}
+
+def clean_outputs(nb: dict, # an executed notebook, as parsed JSON (changed in place)
+                  root: Path, # the project root it ran in
+                  dirs: dict | None = None, # name -> folder for path_rules (settings_dirs)
+                  ) -> dict:
+    "The notebook with every cell's outputs made portable by clean_output; returns `nb`."
+    rules = path_rules(root, dirs)
+    for c in nb.get("cells", []):
+        if "outputs" in c: c["outputs"] = [x for o in c["outputs"] if (x := clean_output(o, rules)) is not None]
+    return nb
+
+def settings_dirs(s: Settings) -> dict:
+    "The folders of settings `s` that path_rules names: data_dir, cache_dir and outputs_dir."
+    return {k: getattr(s, k) for k in ("data_dir", "cache_dir", "outputs_dir")}
+
+def tidy_notebook(path: Path, # an executed notebook
+                  root: Path, # the project root it ran in
+                  dirs: dict | None = None, # name -> folder for path_rules (settings_dirs)
+                  ) -> bool:
+    "Make a saved executed notebook portable in place: papermill's paths by portable_path, outputs by clean_outputs; True if it changed."
+    try: old = Path(path).read_text(encoding="utf-8"); doc = json.loads(old)
+    except (OSError, ValueError): return False  # nothing written (the run failed before papermill saved it)
+    pm_meta = doc.get("metadata", {}).get("papermill", {})
+    for k in ("input_path", "output_path"):
+        if isinstance(pm_meta.get(k), str) and pm_meta[k].startswith("/"): pm_meta[k] = portable_path(pm_meta[k], root)
+    new = json.dumps(clean_outputs(doc, root, dirs), indent=1, ensure_ascii=False) + "\n"
+    if new != old: Path(path).write_text(new, encoding="utf-8")
+    return new != old
+
 # %% ../nbs/09_runner.ipynb #8aa71215
 class RunFailed(Exception):
     "A notebook run that started and failed; the run folder's run.json has the details."
@@ -457,16 +542,27 @@ def _describe(rec: dict) -> str:
     where = f" in cell {c['index']} (In [{c.get('exec_count')}]: {c.get('source')})" if c.get("index") is not None else ""
     return f"failed{where} after {rec.get('seconds')} s: {rec.get('error')}: {rec.get('message')}"
 
-def portable_notebook(path: Path, # an executed notebook
-                      root: Path, # the project root
-                      ) -> None:
-    "Rewrite the paths papermill records in an executed notebook's metadata (input_path, output_path) by portable_path."
-    try: doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError): return  # nothing written (the run failed before papermill saved it)
-    pm_meta = doc.get("metadata", {}).get("papermill", {})
-    for k in ("input_path", "output_path"):
-        if isinstance(pm_meta.get(k), str) and pm_meta[k].startswith("/"): pm_meta[k] = portable_path(pm_meta[k], root)
-    Path(path).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+def _plan(notebook: str, profile: str, params: dict | None, settings: Settings, root: Path,
+          out: Path | str | None, # the run folder (--out), or None for run_dir(...)
+          ) -> tuple[Path, Path, dict, dict, str]:
+    "Every check, then the run folder prepared: (notebook file, folder, resolved parameters, overrides, reader line)."
+    check_data_dir(settings)
+    nb = find_notebook(notebook, root)
+    with _environ(kernel_env(settings)):
+        resolved = resolve_parameters(nb, profile, params, root)
+        reader_line = check_reader_params(nb.stem, resolved)  # a reader that cannot serve the run fails before any folder is touched
+    overrides = {k: resolved[k] for k in (params or {})}
+    folder = Path(out).expanduser().resolve() if out else run_dir(nb.stem, profile, settings, overrides)
+    prepare_run_dir(folder, explicit=out is not None, notebook=nb.stem)
+    inside = folder.is_relative_to(Path(root).resolve())  # the notebook's cwd is nbs/: a folder in the project is named from there
+    resolved["out_dir"] = os.path.relpath(folder, Path(root).resolve() / "nbs") if inside else str(folder)
+    return nb, folder, resolved, overrides, reader_line
+
+def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: Path, stream: bool, progress: bool) -> None:
+    "Execute the notebook with papermill into `folder`: cwd nbs/, the settings passed on by kernel_env, SIGTERM as an interrupt."
+    import papermill as pm  # after the checks: its import alone takes seconds
+    with _sigterm_raises(), _environ(kernel_env(settings)), _streaming(nb, stream, progress) as kw:
+        pm.execute_notebook(str(nb), str(folder / nb.name), parameters=resolved, kernel_name="python3", cwd=str(root / "nbs"), **kw)
 
 def run_notebook(notebook: str, # e.g. "50_data.cards"
                  profile: str = "smoke", # smoke, demo, paper, paper-1.5b or full (nbs/profiles.toml)
@@ -478,18 +574,8 @@ def run_notebook(notebook: str, # e.g. "50_data.cards"
                  stream: bool = False, # echo the notebook's own output and [cell i/n] to stderr instead of the counter
                  ) -> Path:
     "Execute `notebook` with papermill under `profile` (+ `params` overrides) into its run folder; return the folder."
-    root = root or project_root()
-    settings = settings or load_settings()
-    check_data_dir(settings)
-    nb = find_notebook(notebook, root)
-    with _environ(kernel_env(settings)):
-        resolved = resolve_parameters(nb, profile, params, root)
-        reader_line = check_reader_params(nb.stem, resolved)  # a reader that cannot serve the run fails before any folder is touched
-    overrides = {k: resolved[k] for k in (params or {})}
-    folder = Path(out).expanduser().resolve() if out else run_dir(nb.stem, profile, settings, overrides)
-    prepare_run_dir(folder, explicit=out is not None, notebook=nb.stem)
-    inside = folder.is_relative_to(Path(root).resolve())  # the notebook's cwd is nbs/: a folder in the project is named from there
-    resolved["out_dir"] = os.path.relpath(folder, Path(root).resolve() / "nbs") if inside else str(folder)
+    root, settings = root or project_root(), settings or load_settings()
+    nb, folder, resolved, overrides, reader_line = _plan(notebook, profile, params, settings, root, out)
     write_json(folder / "params.json", resolved)
     rec = run_record(nb.stem, profile, resolved, settings, root, overrides, folder)
     write_json(folder / "run.json", rec)
@@ -498,10 +584,7 @@ def run_notebook(notebook: str, # e.g. "50_data.cards"
     if reader_line: say(f"reader: {reader_line}")
     t0 = time.time()
     try:
-        import papermill as pm  # after the checks: its import alone takes seconds
-        with _sigterm_raises(), _environ(kernel_env(settings)), _streaming(nb, stream, progress) as kw:
-            pm.execute_notebook(str(nb), str(folder / nb.name), parameters=resolved, kernel_name="python3",
-                                cwd=str(root / "nbs"), **kw)
+        _execute(nb, folder, resolved, settings, root, stream, progress)
         rec["status"] = "ok"
     except KeyboardInterrupt as e:
         rec.update(status="interrupted", signal="SIGTERM" if e.args == ("SIGTERM",) else "SIGINT")
@@ -510,7 +593,7 @@ def run_notebook(notebook: str, # e.g. "50_data.cards"
         rec.update(status="failed", **failure_info(e, nb))
         raise RunFailed(f"{nb.stem} {_describe({**rec, 'seconds': round(time.time() - t0, 1)})}; see {folder / nb.name}") from e
     finally:
-        portable_notebook(folder / nb.name, root)
+        tidy_notebook(folder / nb.name, root, settings_dirs(settings))
         rec.update(finished=_now(), seconds=round(time.time() - t0, 1))
         write_json(folder / "run.json", rec)
         say(f"{nb.stem}: {_describe(rec)} -> {folder}")
@@ -596,6 +679,7 @@ def _parser():
     sv.add_argument("--threads", type=int, help="CPU build: OpenMP threads (default: the cores this process may use)")
     sv.add_argument("--max-model-len", type=int, default=2048, help="prompt + answer tokens")
     sv.epilog = "Arguments after -- go to vLLM as they are, e.g. ragkit serve MODEL --build cuda -- --tensor-parallel-size 4"
+    sub.add_parser("report", help="README's generated blocks, timing records, run comparisons, portable executed notebooks (ragkit report --help)")
     return ap
 
 def _reproduce(a) -> int:
@@ -618,6 +702,9 @@ def _list(a) -> int:
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `ragkit` command."
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["report"]:  # its own parser, in a module imported only for it
+        from ragkit.report import main as report_main
+        return report_main(argv[1:])
     extra = argv[argv.index("--") + 1:] if argv[:1] == ["serve"] and "--" in argv else []  # ragkit serve ... -- <vLLM arguments>
     a = _parser().parse_args(argv[:len(argv) - len(extra) - bool(extra)] if extra else argv)
     try:

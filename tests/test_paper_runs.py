@@ -1,10 +1,11 @@
 "The committed reference runs (outputs/paper/<notebook>/ and outputs/paper-1.5b/<notebook>/): they parse, they ran their profile, and README shows them."
-import importlib.util, json
+import json, re
 from pathlib import Path
 
 import pytest
 
 from ragkit.eval.experiment import no_difference_bound
+from ragkit.report import render_readme
 from ragkit.runner import find_notebook, load_profiles, project_root, resolve_parameters
 
 ROOT = project_root(Path(__file__).parent)
@@ -69,8 +70,29 @@ def test_committed_records_hold_no_machine_path(run):
     assert not bad, f"{run.name}.ipynb holds absolute paths, e.g. {bad[0]}"
 
 
+MACHINE_PATH = re.compile(r"(?<![\w.~<>-])/(?:work|home|tmp|root|Users|private|var/folders)/|" + re.escape(str(ROOT)))  # a machine's folders
+
+
+def _text_of(f: Path) -> str:
+    "A committed file's text as this test greps it: an executed notebook without its image data (base64 may spell anything)."
+    if f.suffix != ".ipynb": return f.read_bytes().decode("utf-8", errors="replace")
+    nb = json.loads(f.read_text(encoding="utf-8"))
+    for o in (o for c in nb["cells"] for o in c.get("outputs", []) if "data" in o):
+        o["data"] = {k: v for k, v in o["data"].items() if not k.startswith("image/")}
+    return json.dumps(nb, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
+def test_no_machine_path_in_committed_runs(run):
+    "No file of a committed run names a folder of the machine that ran it (in an executed notebook: its outputs neither)."
+    bad = []
+    for f in sorted(p for p in run.rglob("*") if p.is_file()):
+        text = _text_of(f)
+        if m := MACHINE_PATH.search(text): bad.append(f"{f.relative_to(ROOT)}: ...{text[max(0, m.start() - 60):m.end() + 40]!r}")
+    assert not bad, (f"{len(bad)} file(s) name a machine path, e.g. {bad[0]}; make them portable with "
+                     f"`ragkit report clean {run.relative_to(ROOT)}` or re-render the run (ragkit run {run.name} --profile {run.parent.name})")
+
+
 def test_readme_headlines_are_rendered_from_the_committed_runs():
-    spec = importlib.util.spec_from_file_location("headlines", ROOT / "scripts" / "headlines.py")
-    h = importlib.util.module_from_spec(spec); spec.loader.exec_module(h)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert h.render_readme(readme, ROOT) == readme, "README's headline or timing block is stale: run scripts/headlines.py --write"
+    assert render_readme(readme, ROOT) == readme, "README's generated blocks are stale: run `ragkit report readme --write`"

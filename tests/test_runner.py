@@ -3,7 +3,7 @@
 import json, os, re, signal
 from pathlib import Path
 
-import pytest
+import nbformat, pytest
 
 from ragkit import runner
 from ragkit.config import load_settings
@@ -193,6 +193,29 @@ def test_stream_shows_the_notebooks_own_output(tmp_path, settings, capsys):
     assert "    loop: 100%|" in err and "3/3 [" in err and "\r" not in err
     assert f"t: ok in" in err and str(settings.outputs_dir / "smoke" / "t") in err
     assert "TQDM_MININTERVAL" not in os.environ
+    saved = (settings.outputs_dir / "smoke" / "t" / "t.ipynb").read_text()  # the terminal had the bar; the saved notebook keeps only the print
+    assert "hello from the notebook" in saved and "loop:" not in saved and "IProgress" not in saved
+
+
+def test_clean_outputs_drops_progress_and_rewrites_machine_paths(tmp_path):
+    "A synthetic executed notebook: bars and tqdm's IProgress warning go, other warnings stay with portable paths, images are untouched."
+    root, home = tmp_path / "proj", Path.home()
+    out = lambda **k: nbformat.v4.new_output(**k)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("run()")])
+    nb.cells[0].outputs = [
+        out(output_type="stream", name="stderr", text=f"{root}/.venv/lib/python3.11/site-packages/tqdm/auto.py:21: TqdmWarning: IProgress not found. "
+            "Please update jupyter and ipywidgets.\n  from .autonotebook import tqdm as notebook_tqdm\n"),
+        *[out(output_type="stream", name="stderr", text=f"\rNaive - BM25: {i}%|#| {i}/100 [00:01<00:02, 4.99it/s]") for i in range(0, 101, 25)],
+        out(output_type="stream", name="stderr", text="\rLoading weights: 100%|##| 103/103 [00:00<00:00, 25710.49it/s]"),
+        out(output_type="stream", name="stderr", text="\x1b[A"), out(output_type="stream", name="stderr", text="\n"),
+        out(output_type="stream", name="stdout", text=f"results in {root}/outputs/paper/t and {home}/notes\n"),
+        out(output_type="stream", name="stderr", text="/tmp/ipykernel_19492/3565495412.py:24: UserWarning: no NLI matcher\n  warnings.warn(msg)\n"),
+        out(output_type="stream", name="stderr", text="reading /srv/data/squad.json\n"),
+        out(output_type="display_data", data={"text/plain": f"{root}", "image/png": "iVBOR/tmp/x"})]
+    got = runner.clean_outputs(json.loads(nbformat.writes(nb)), root, {"data_dir": Path("/srv/data"), "outputs_dir": root / "outputs"})
+    texts = ["".join(o["text"]) if "text" in o else {k: "".join(v) for k, v in o["data"].items()} for o in got["cells"][0]["outputs"]]
+    assert texts == ["results in outputs/paper/t and ~/notes\n", "<cell>:24: UserWarning: no NLI matcher\n  warnings.warn(msg)\n",
+                     "reading <data_dir>/squad.json\n", {"text/plain": ".", "image/png": "iVBOR/tmp/x"}]
 
 
 def test_reproduce_only_that_matches_nothing_is_an_error(root, monkeypatch, capsys, no_kernel):
