@@ -8,8 +8,9 @@ Docs: https://github.com/ragkit/ragkit/data.tasks.html.md"""
 
 # %% ../../nbs/05_data.tasks.ipynb #d0a02977
 from __future__ import annotations
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 from ..core import Corpus, Example
 
 # %% auto #0
@@ -136,15 +137,21 @@ def prepare(name: str, # a task name (see TASKS) or dataset:split
             seed: int = 0, # the sample's seed
             max_passages: int = 0, # corpus cap, gold passages kept; 0: the whole corpus
             context_words: int = 0, # cut each passage to this many words; 0: whole
+            where: Mapping | None = None, # sample only questions whose meta holds these values (a given-context corpus stays the task's)
+            corpus: Corpus | None = None, # answer over this corpus instead of the task's (e.g. WITQA's pooled supporting passages)
             ) -> Prepared:
     "The sampled questions and the prepared corpus of task `name`."
     from ragkit.data.registry import load_dataset, sample_examples
     from ragkit.data.corpora import load_with_gold, restrict_corpus, cap_words
     for p, v in dict(limit=limit, max_passages=max_passages, context_words=context_words, seed=seed).items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 0: raise ValueError(f"{p} must be a non-negative integer, got {v!r}")
-    t = task_of(name)
-    exs = sample_examples(load_dataset(t.dataset, t.split), limit, seed)
-    if t.contexts: return given_contexts(t, exs, context_words)
+    t, every = task_of(name), None
+    exs = every = load_dataset(t.dataset, t.split)
+    if where: exs = [e for e in exs if all(e.meta.get(k) == v for k, v in where.items())]
+    if where and not exs: raise ValueError(f"task {name!r}: no question has meta {dict(where)}")
+    exs = sample_examples(exs, limit, seed)
+    if corpus is not None: return Prepared(t, exs, corpus)
+    if t.contexts: return dataclasses.replace(given_contexts(t, every if where else exs, context_words), examples=exs)
     if t.corpus is None: return Prepared(t, exs, None)
     full, corpus_gold = load_with_gold(t.corpus)  # one parse of the corpus file gives both
     golds = {e.qid: e.meta.get("gold_pids", []) for e in exs} if t.gold == "meta" else corpus_gold if t.gold == "corpus" else {}

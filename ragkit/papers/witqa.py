@@ -18,13 +18,15 @@ import pandas as pd
 from ..eval.metrics import as_golds, contains_match, bootstrap_ci
 
 # %% auto #0
-__all__ = ['MATCH_RULES', 'SR_BINS', 'GROUPS', 'ROUTES', 'QUESTION_STOP', 'QGEN_PROMPT', 'FEEDBACK', 'PARAMETER_RULES', 'PV_BINS',
-           'PAPER_AGREEMENT', 'substring_match', 'witqa_match', 'bin_labels', 'bin_of', 'bins_of', 'accuracy_by_bin',
-           'head_tail', 'agreement_ratio', 'retrieves', 'Thresholds', 'fit_thresholds', 'selective_splits',
-           'selective_integration', 'mean_std', 'mallen_adaptive', 'Vanilla', 'RALM', 'GenRead', 'popularity_table',
-           'subject_of', 'proper_words', 'question_subject', 'corpus_popularity', 'load_retrieved_passages',
-           'check_criteria', 'feedback', 'roundtrip_question', 'render_qgen', 'group_difference', 'popqa_views',
-           'question_means']
+__all__ = ['MATCH_RULES', 'SR_BINS', 'GROUPS', 'ROUTES', 'QUESTION_STOP', 'QGEN_PROMPT', 'FEEDBACK', 'PARAMETER_RULES',
+           'WITQA_TASKS', 'GOLD_KIND', 'PV_BINS', 'COUNTED', 'PAPER_AGREEMENT', 'ORACLE_WHAT', 'substring_match',
+           'witqa_match', 'bin_labels', 'bin_of', 'bins_of', 'accuracy_by_bin', 'head_tail', 'agreement_ratio',
+           'retrieves', 'Thresholds', 'fit_thresholds', 'selective_splits', 'selective_integration', 'mean_std',
+           'mallen_adaptive', 'Vanilla', 'RALM', 'GenRead', 'popularity_table', 'subject_of', 'proper_words',
+           'question_subject', 'corpus_popularity', 'load_retrieved_passages', 'check_criteria', 'feedback',
+           'roundtrip_question', 'render_qgen', 'popqa_views', 'passage_pid', 'supporting_corpus', 'task_options',
+           'task_popularity', 'gold_passage', 'oracle_retriever', 'file_retriever', 'witqa_retrievers', 'witqa_systems',
+           'question_means', 'popular_claim', 'agreement_claim', 'counted_claims', 'witqa_claims']
 
 # %% ../../nbs/80_papers.witqa.ipynb #f8b74d94
 def substring_match(prediction: str, # the reader's answer, raw
@@ -503,18 +505,6 @@ def render_qgen(context: str, subject: str, relation: str, obj: str, description
     "Figure 10's question-generation prompt for one triple."
     return QGEN_PROMPT.format(context=context, subject=subject, relation=relation, object=obj, description=description or relation)
 
-# %% ../../nbs/80_papers.witqa.ipynb #f924a662
-def group_difference(a: Sequence[float], # 0/1 scores of group A (e.g. popular facts)
-                     b: Sequence[float], # 0/1 scores of group B (rare facts)
-                     n_boot: int = 1000, seed: int = 0, alpha: float = 0.05) -> dict:
-    "mean(a) - mean(b) with a percentile interval from resampling each group independently."
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if not len(a) or not len(b): raise ValueError(f"both groups need questions, got {len(a)} and {len(b)}")
-    rng = np.random.default_rng(seed)
-    d = a[rng.integers(0, len(a), (n_boot, len(a)))].mean(1) - b[rng.integers(0, len(b), (n_boot, len(b)))].mean(1)
-    lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
-    return dict(delta=float(a.mean() - b.mean()), lo=float(lo), hi=float(hi), n=len(a) + len(b))
-
 # %% ../../nbs/80_papers.witqa.ipynb #edd9b389
 from ..core import AtLeast, OneOf
 from ..data.tasks import TaskChoice
@@ -535,13 +525,177 @@ def popqa_views(examples: Sequence) -> pd.DataFrame:
         rows.append(dict(qid=e.qid, s_pop=pop[pid]["s_pop"], relation=pop[pid]["relation"], subject=pop[pid]["subj"]))
     return pd.DataFrame(rows).set_index("qid")
 
+# %% ../../nbs/80_papers.witqa.ipynb #cd7e31fa
+from functools import lru_cache
+from ..core import Corpus, Passage
+from ..data.corpora import cap_words, gold_pids
+from ..retrieve.bm25 import BM25Retriever, GivenContexts
+
+def passage_pid(e) -> str:
+    "The pid of a WITQA question's supporting passage."
+    return f"{e.qid}#passage"
+
+def supporting_corpus(examples, words: int = 0) -> Corpus:
+    "Every WITQA supporting passage, one per question (the pooled corpus BM25 and the Oracle read here)."
+    return cap_words(Corpus([Passage(passage_pid(e), e.meta.get("subject_label", ""), e.meta["passage"]) for e in examples], "witqa-passages"), words)
+
+WITQA_TASKS = {  # what each task needs from ragkit.data.tasks.prepare beyond the notebook's parameters
+    "retrievalqa": dict(where={"data_source": "popqa"}),  # RetrievalQA's PopQA questions (page views), with the given contexts of all
+    "popqa": dict(context_words=0), "witqa": dict(context_words=0)}  # closed-book PopQA; WITQA over its pooled supporting passages
+
+def task_options(name: str, # a WITQA task
+                 context_words: int = 0, # the notebook's passage cut
+                 ) -> dict:
+    "prepare's arguments for task `name`: WITQA_TASKS, and WITQA's pooled supporting passages as its corpus."
+    from ragkit.data.registry import load_dataset
+    opts = dict(WITQA_TASKS.get(name, {}))
+    if name == "witqa": opts["corpus"] = supporting_corpus(load_dataset("witqa", "test"), context_words)
+    return opts
+
+def task_popularity(name: str, prep) -> pd.DataFrame | None:
+    "A task's popularity columns: PopQA's page views for RetrievalQA's PopQA questions, corpus counts for demo and NQ."
+    if name == "retrievalqa": return popqa_views(prep.examples)
+    return None if name in ("popqa", "witqa") else corpus_popularity(prep.examples, prep.corpus, subject="question")
+
+GOLD_KIND = {"demo": "answer-string passage (the first passage of the question's matched article that holds an answer)",
+             "nq": "annotated gold passage (the DPR passage holding NQ's annotated answer, lost-in-the-middle's isgold)",
+             "witqa": "supporting passage (WITQA's extracted_text)"}
+
+@lru_cache(maxsize=1)
+def _nq_gold() -> dict:
+    "NQ's gold pids per question (read once)."
+    return gold_pids("nq-gold", words=None)
+
+def gold_passage(name: str, e) -> list[str]:
+    "The pid the Oracle reads for example e of task `name` (see GOLD_KIND for what it is)."
+    if name == "demo": return e.meta["gold_pids"][:1]
+    return _nq_gold()[e.qid][:1] if name == "nq" else [passage_pid(e)]
+
+def oracle_retriever(name: str, prep) -> GivenContexts:
+    "The Oracle's retriever: each question's gold passage (the first question's, when a question repeats)."
+    gold = {}
+    for e in prep.examples: gold.setdefault(e.question, gold_passage(name, e))
+    return GivenContexts(prep.corpus, gold, order="given", name="Oracle")
+
+def file_retriever(path: str, prep) -> GivenContexts:
+    "The top passage of each question from a retrieved-passages file (DPR-style JSONL), as 'File'."
+    ret = load_retrieved_passages(path, prep.examples, k=1)
+    table = {e.question: [p.pid for p in ret[e.qid]] for e in prep.examples}
+    return GivenContexts(Corpus([p for ps in ret.values() for p in ps], "witqa-retrieved"), table, order="given", name="File")
+
+# %% ../../nbs/80_papers.witqa.ipynb #3e05f93c
+def witqa_retrievers(name: str, prep, # the task, prepared
+                     chosen: Sequence[str] = ("vanilla", "bm25", "oracle"), # the systems asked for (see PARAMETER_RULES)
+                     embedder: str = "", device: str = "cpu", # the dense encoder and where it runs
+                     retrieved: str = "", # witqa only: a retrieved-passages file read as File@1
+                     ) -> dict:
+    "RALM name -> the retriever whose top passage it reads, for the chosen systems task `name` can run."
+    from ragkit.retrieve.dense import DenseRetriever, Embedder
+    out = {}
+    if prep.corpus is not None and name in ("demo", "nq", "witqa"):
+        if "bm25" in chosen: out["BM25@1"] = BM25Retriever(prep.corpus, progress=False, name="BM25")
+        if "dense" in chosen: out["Dense@1"] = DenseRetriever(prep.corpus, Embedder(embedder or None, device=device), name="Dense")
+        if "oracle" in chosen: out["Oracle"] = oracle_retriever(name, prep)
+    if name == "witqa" and retrieved: out["File@1"] = file_retriever(retrieved, prep)
+    if prep.given and name == "retrievalqa" and ({"bm25", "dense"} & set(chosen)):
+        out["Given@1"] = GivenContexts(prep.corpus, prep.given, order="given", name="Given")
+    return out
+
+def witqa_systems(name: str, prep, lm, # the task, prepared, and the reader
+                  chosen: Sequence[str] = ("vanilla", "bm25", "oracle"), # the systems asked for
+                  max_new_tokens: int = 16, chat: bool = True, genread_tokens: int = 150, # answer and GenRead document budgets
+                  **retrievers) -> dict:
+    "Name -> system of task `name`: Vanilla, a RALM on each retriever (see witqa_retrievers) and GenRead, of the chosen ones."
+    ralms = {s: RALM(r, lm, 1, max_new_tokens, chat, name=s) for s, r in witqa_retrievers(name, prep, chosen, **retrievers).items()}
+    return {"Vanilla": Vanilla(lm, max_new_tokens, chat), **ralms, **({"GenRead": GenRead(lm, genread_tokens, max_new_tokens, chat)} if "genread" in chosen else {})}
+
 # %% ../../nbs/80_papers.witqa.ipynb #e44800c1
 PV_BINS = (1, 10, 100, 1_000, 10_000, 100_000)  # ragkit's page-view bins (decades) for Figure 4's analogue
+COUNTED = {  # the tasks with two counts: which columns play S-R and S, how to label them, what thresholds are fitted per
+    "demo": dict(sr="so_count", s="s_count", by=None, sr_label="S–O co-occurrence in the demo corpus (the triple-count analogue)",
+                 s_label="S count in the demo corpus"),
+    "nq": dict(sr="so_count", s="s_count", by=None, sr_label="S–O co-occurrence in the NQ gold corpus (the triple-count analogue)",
+               s_label="S count in the NQ gold corpus"),
+    "witqa": dict(sr="sr_count", s="s_count", by="relation", sr_label="S-R count (WITQA)", s_label="S count (WITQA)")}
 
 # %% ../../nbs/80_papers.witqa.ipynb #0390dd03
 PAPER_AGREEMENT = {"BM25": 85.5, "Contriever": 82.4, "GTR-large": 88.5, "GTR-xl": 88.4, "BGE": 88.7, "Oracle": 93.1}  # WITQA Figure 8 (%)
 
 # %% ../../nbs/80_papers.witqa.ipynb #91da69b5
+from ..eval.experiment import Claim, Statistic, contrast
+
 def question_means(rows: pd.DataFrame, cols: Sequence[str] = ("selective", "vanilla", "ralm")) -> pd.DataFrame:
     "Per question (row), the mean of each 0/1 column over the splits where it was in the test half."
     return rows[rows.half == "test"].groupby("row")[list(cols)].mean()
+
+def popular_claim(claim: str, d: str, # the claim in words, and the task
+                  t: pd.DataFrame, col: str, # the task's popularity table and the count that splits it at its median
+                  match: str, source: str) -> Claim | None:
+    "Vanilla's accuracy above against at or below the median of `col`, a head-versus-tail contrast (None if a side is empty)."
+    head = (t[col] > t[col].median()).to_numpy()
+    if head.all() or not head.any(): return None
+    return Claim(claim, d, "Vanilla (head)", "Vanilla (tail)", match, None, source, statistic=contrast(t.Vanilla.to_numpy(float), head))
+
+def agreement_claim(r, # a row of the agreement table (dataset, system, agreement, chance, passage accuracy, the paper's ratio)
+                    t: pd.DataFrame, match: str) -> Claim | None:
+    "Figure 8: a RALM's correctness follows its passage beyond chance (agreement minus chance); None when a passage is always or never right."
+    if r.passage_accuracy in (0.0, 1.0): return None  # then agreement is the reader's accuracy and equals chance
+    a, b = t[r.system].to_numpy(float), t[f"{r.system} passage"].to_numpy(float)
+    excess = lambda ix: (a[ix] == b[ix]).mean() - (a[ix].mean() * b[ix].mean() + (1 - a[ix].mean()) * (1 - b[ix].mean()))
+    paper = f"; the paper's {r.paper:.1f}%" if r.paper is not None and not pd.isna(r.paper) else "; no paper number for this retriever"
+    return Claim(f"{r.system}'s correctness follows its passage beyond chance (agreement {r.agreement * 100:.1f}%, chance {r.chance * 100:.1f}%{paper}; "
+                 f"passage: {r.passage})", r.dataset, r.system, f"{r.system} passage", match, None,
+                 "WITQA §4.4, Figure 8 (agreement ratios 85.5% for BM25, 93.1% for the Oracle)", statistic=Statistic(excess, len(a)))
+
+# %% ../../nbs/80_papers.witqa.ipynb #5c2a1f06
+ORACLE_WHAT = {"nq": "The gold passage beats retrieval (Oracle: NQ's annotated gold passage",
+               "demo": "An answer-string passage beats retrieval (Oracle: the demo's answer-string passage, not a verified supporting one"}
+
+def counted_claims(d: str, t: pd.DataFrame, r: str | None, # a counted task, its popularity table (with `group`), its RALM
+                   match: str) -> tuple[list[Claim], list[Claim], dict]:
+    "A counted task's two-system claims, its popularity contrasts, and the scores the comparisons read."
+    pairs, scores = [], {}
+    if r:
+        pairs.append(Claim(f"Retrieval helps a small reader ({r} > Vanilla)", d, r, "Vanilla", match, None,
+                           "WITQA Figure 6, §4.3: retrievers add up to 49.2 points for small and medium readers"))
+        for gname, a, text in [("tail-tail", r, f"Retrieval helps on tail-tail facts ({r} > Vanilla)"),
+                               ("head-head", f"{r} passage", f"A small reader's recall trails {r.split('@')[0]}'s passage accuracy even on head-head facts")]:
+            sub = t[t.group == gname]
+            if len(sub) and a in sub:
+                scores |= {(f"{d} {gname}", s): sub[s] for s in (a, "Vanilla")}
+                pairs.append(Claim(text, f"{d} {gname}", a, "Vanilla", match, None, "WITQA Figure 9, §4.4"))
+    if "Oracle" in t and r:
+        what = ORACLE_WHAT.get(d, "The supporting passage beats retrieval (Oracle: WITQA's supporting passage")
+        pairs.append(Claim(f"{what}; Oracle > {r})", d, "Oracle", r, match, None, "WITQA Figure 6, §4.3 (the Oracle reads the fact's supporting passage)"))
+    c = COUNTED[d]  # S–O co-occurrence also measures retrievability; S count does not
+    pops = [popular_claim(f"A reader recalls popular facts better (Vanilla, {lab} above vs at or below the median)", d, t, col, match,
+                          "WITQA Figures 3 and 5, §4.2") for col, lab in ((c["sr"], c["sr_label"].split(" (")[0]), (c["s"], c["s_label"]))]
+    return pairs, [p for p in pops if p], scores
+
+def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table (systems as 0/1 columns; counted tasks with `group`)
+                 ralm_of: Mapping[str, str | None], # task -> its RALM (None: none ran)
+                 sel_rows: Mapping[str, pd.DataFrame], # task -> selective integration's per-split rows
+                 agree: pd.DataFrame, # the agreement table (Figure 8)
+                 match: str, # the accuracy rule
+                 ) -> tuple[list[Claim], dict]:
+    "Every WITQA claim this run can test (two-system comparisons first, then those with their own statistic) and the scores compared."
+    pairs, stats, scores = [], [], {}
+    for d in [d for d in COUNTED if d in tables]:
+        t, r = tables[d].set_index("qid"), ralm_of[d]
+        scores |= {(d, s): t[s] for s in (r, "Vanilla", "Oracle") if s and s in t}
+        p, s, sc = counted_claims(d, t, r, match); pairs += p; stats += s; scores |= sc
+        if d in sel_rows:
+            qm = question_means(sel_rows[d])
+            scores |= {(f"{d} selective", s_): qm[col] for col, s_ in [("selective", "Selective"), ("vanilla", "Vanilla"), ("ralm", r)]}
+            pairs.append(Claim("Selective integration beats both baselines", f"{d} selective", "Selective", ("Vanilla", r), match, None,
+                               "WITQA Figure 14, App. C.2.2: +7.7 to +10.1 over the baselines for Llama-2-70B, GPT-3.5 and GPT-4"))
+    if "retrievalqa" in tables and "Given@1" in tables["retrievalqa"]:
+        t = tables["retrievalqa"].set_index("qid")
+        scores |= {("retrievalqa", s): t[s] for s in ("Given@1", "Vanilla")}
+        pairs.append(Claim(f"Retrieval helps on rare facts (Given@1 > Vanilla, PopQA page views {t.s_pop.min()}–{t.s_pop.max()})", "retrievalqa",
+                           "Given@1", "Vanilla", match, None, "WITQA Figure 7, §4.4; Mallen et al. 2023"))
+    if "popqa" in tables:
+        stats.append(popular_claim("A reader recalls facts about popular subjects better (page views above vs at or below the median)", "popqa",
+                                   tables["popqa"], "s_pop", match, "Mallen et al. 2023 (WITQA's Figure 4 finds accuracy not monotone in page views)"))
+    stats += [agreement_claim(r_, tables[r_.dataset], match) for r_ in agree.itertuples()]
+    return pairs + [c for c in stats if c], scores
