@@ -23,7 +23,7 @@ from fastcore.basics import patch
 __all__ = ['MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN', 'run_systems', 'restrict',
            'ci', 'paper_table', 'cost_table', 'Statistic', 'contrast', 'Claim', 'direction', 'no_difference_bound',
            'size', 'verdict_sentence', 'verdict_row', 'compared', 'verdict', 'what_reproduces', 'cost_saving',
-           'reader_scale', 'output_dir', 'save_figure', 'Experiment']
+           'reader_scale', 'beside_readers', 'output_dir', 'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval.evaluate)
@@ -288,6 +288,29 @@ def reader_scale(tables: Mapping[str, pd.DataFrame | Sequence[dict]], # reader l
                                     f"ours ({reader})": [f"{_pts(o, x)} [{_pts(l, x)}, {_pts(h, x)}]" for o, l, h, x in zip(t.ours, t.lo, t.hi, u)],
                                     f"direction ({reader})": t.direction, f"size ({reader})": t["size"]}).set_index(["claim", "dataset"]))
     return pd.concat(frames, axis=1).reset_index() if frames else pd.DataFrame()
+
+# %% ../../nbs/33_eval.experiment.ipynb #e7e1f001
+def beside_readers(out: Path, # this run's folder: outputs/<profile>/<notebook>
+                   profiles: str, # other profiles whose run of the notebook to set beside it, comma-separated
+                   reader: str, # this run's reader identity
+                   v: pd.DataFrame, # this run's verdict table
+                   runs: Mapping[tuple[str, str], Evaluation], # this run's evaluations
+                   judge: Callable[[Mapping], pd.DataFrame], # runs -> verdict table (this run's claims)
+                   n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    "reader_scale of this run's verdicts beside each other profile's run, and this reader judged again on that run's questions."
+    import json
+    tables, ours = {reader: v}, {}
+    for (d, _), ev in runs.items(): ours.setdefault(d, set()).update(ev.table.qid)  # every question the run asked of task d
+    for prof in [x.strip() for x in profiles.split(",") if x.strip()]:
+        f = Path(out).parent.parent / prof / Path(out).name / "results.json"
+        if not f.is_file(): print(f"no run of profile {prof} beside this one: run `ragkit run {Path(out).name} --profile {prof}` to compare readers"); continue
+        other = json.loads(f.read_text(encoding="utf-8")); tables[f"{other['reader']} ({prof})"] = other["verdict"]
+        theirs = {d: set(q) for d, q in other.get("questions", {}).items()}
+        if not theirs or not all(d in ours and q <= ours[d] for d, q in theirs.items()):
+            print(f"the {prof} run's questions are not a subset of this run's: no same-question comparison"); continue
+        tables[f"{reader} on the {prof} questions"] = judge({k: restrict(ev, theirs[k[0]], n_boot, seed) for k, ev in runs.items()
+                                                            if k[0] in theirs and theirs[k[0]] <= set(ev.table.qid)})
+    return reader_scale(tables)
 
 # %% ../../nbs/33_eval.experiment.ipynb #9d777dab
 def output_dir(out_dir: str | Path, # the `out_dir` parameter; empty: a new temporary folder

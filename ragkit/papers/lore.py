@@ -241,7 +241,7 @@ PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their 
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), bm25_backend=OneOf(("bm25s", "rank_bm25")),
     bias_match=OneOf(("contains", "em", "f1")), n_boot=AtLeast(1), seed=AtLeast(0))
 
-# %% ../../nbs/40_papers.lore.ipynb #e6982fc6
+# %% ../../nbs/40_papers.lore.ipynb #cdc661c3
 from ..core import Corpus
 from ..retrieve.fusion import Retriever
 

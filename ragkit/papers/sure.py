@@ -625,7 +625,7 @@ PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their 
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES),
     combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)), extras_limit=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0))
 
-# %% ../../nbs/70_papers.sure.ipynb #ad107275
+# %% ../../nbs/70_papers.sure.ipynb #41010448
 def sure_retriever(prep, # a prepared task (ragkit.data.tasks.prepare)
                    ):
     "The task's own given passages in their order (GivenContexts), or BM25 over its corpus."
