@@ -32,6 +32,7 @@ Modules:
 - `ragkit.retrieve.bm25`: Sparse retrieval with one tokeniser and one scoring formula, two backends: `rank_bm25` (the reference) and `bm25s` (fast), an index persisted per corpus, and the agreement between the two measured.
 - `ragkit.retrieve.dense`: MiniLM sentence embeddings computed once per (corpus, model) and stored on disk, searched with FAISS through `index_factory` strings: exact inner product by default, HNSW or IVF for large corpora.
 - `ragkit.retrieve.fusion`: One shape for every retriever, reciprocal rank fusion, and EoR's retriever names (`SE@RR@5&Wiki@5@CP`) parsed into pipelines.
-- `ragkit.runner`: `ragkit run` and `ragkit reproduce`: papermill executes a notebook with a named parameter profile into its own folder under `outputs/`, never in place, and records what ran."""
+- `ragkit.runner`: `ragkit run` and `ragkit reproduce`: papermill executes a notebook with a named parameter profile into its own folder under `outputs/`, never in place, and records what ran.
+- `ragkit.secrets`: What a credential looks like in a URL, how every message, log record and stored reply is kept free of one, and the one guard that keeps any library's log lines clean: shared by every client that holds a key (`OpenAILM`, `SerperClient`)."""
 
 __version__ = "0.1.0"

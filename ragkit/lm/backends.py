@@ -16,7 +16,8 @@ from ..config import load_settings
 from .base import TransformersLM, resolve_device, resolve_dtype
 from .cache import CachedLM
 from .models import resolve_model
-from .openai import OpenAILM, redact, resolve_base_url, url_secrets
+from .openai import OpenAILM, resolve_base_url
+from ..secrets import redact, url_secrets
 
 # %% auto #0
 __all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_NEEDS', 'ReaderSpec', 'parse_reader', 'cache_path', 'build_reader',

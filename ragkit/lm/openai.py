@@ -8,27 +8,26 @@ Docs: https://github.com/ragkit/ragkit/lm.openai.html.md"""
 
 # %% ../../nbs/13_lm.openai.ipynb #2fa652b0
 from __future__ import annotations
-import base64, dataclasses, email.utils, json, logging, os, random, re, threading, time, weakref
+import base64, dataclasses, email.utils, json, logging, os, random, re, threading, time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Sequence
-from urllib.parse import urlsplit, urlunsplit, parse_qsl, quote, quote_plus, unquote, unquote_plus
+from urllib.parse import urlsplit, urlunsplit, quote
 import httpx
 from fastcore.basics import patch
 from ..core import stable_hash
+from ..secrets import basic_auth, guard_secrets, mask, mask_json, public_url, redact, redact_url, url_secrets
 from .base import LM, Completion, check_prompts, find_stop, tokens_covering, _fake_completion
 
 log = logging.getLogger("ragkit.lm.openai")
 
 # %% auto #0
-__all__ = ['log', 'DEFAULT_BASE_URL', 'SAFE_PARAMS', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'secret_param',
-           'secret_segment', 'public_url', 'redact_url', 'basic_auth', 'url_secrets', 'OpenAIError', 'mask', 'redact',
-           'server_message', 'live_secrets', 'redact_record', 'guard_secrets', 'backoff_wait', 'retry_after',
-           'parse_logprobs', 'map_finish', 'to_completion', 'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM',
-           'mask_json', 'usage_prompt_tokens', 'echo_logprob', 'chatml', 'llama_cpp_server']
+__all__ = ['log', 'DEFAULT_BASE_URL', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'OpenAIError', 'server_message',
+           'backoff_wait', 'retry_after', 'parse_logprobs', 'map_finish', 'to_completion', 'FakeReply', 'FakeRequest',
+           'FakeOpenAIServer', 'OpenAILM', 'usage_prompt_tokens', 'echo_logprob', 'chatml', 'llama_cpp_server']
 
 # %% ../../nbs/13_lm.openai.ipynb #592a2660
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -47,74 +46,12 @@ def endpoint(base_url: str, path: str) -> str:
     p = urlsplit(base_url)
     return urlunsplit((p.scheme, p.netloc, p.path.rstrip("/") + path, p.query, ""))
 
-# %% ../../nbs/13_lm.openai.ipynb #51b3f8d7
-SAFE_PARAMS = frozenset({"api-version", "api_version", "version", "format"})  # query parameters known to carry no credential
-_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|pwd|sig|auth|code|credential|session")  # names that say they carry one
-
-def secret_param(name: str) -> bool:
-    "Whether a query parameter may carry a credential: every one but the known-harmless SAFE_PARAMS (api-version, ...)."
-    return unquote_plus(name).strip().lower() not in SAFE_PARAMS
-
-def secret_segment(seg: str) -> bool:
-    "Whether a URL path segment looks like a token (16+ characters mixing letters and digits, or 32+ of anything)."
-    s = unquote(seg)
-    return len(s) >= 32 or (len(s) >= 16 and any(c.isdigit() for c in s) and any(c.isalpha() for c in s))
-
-def _path(path: str) -> str:
-    "`path` with token-like segments replaced by '***'."
-    return "/".join("***" if secret_segment(s) else s for s in path.split("/"))
-
-def public_url(url: str) -> str:
-    "The URL without user info, query string, fragment or token-like path segments: safe to show or log."
-    p = urlsplit(url)
-    host = (p.hostname or "") + (f":{p.port}" if p.port else "")
-    return urlunsplit((p.scheme, host, _path(p.path), "", ""))
-
-def redact_url(url: str) -> str:
-    "`url` as it may be shown: user info, every query value but SAFE_PARAMS' and token-like path segments replaced by '***'."
-    p = urlsplit(url)
-    netloc = ("***@" if "@" in p.netloc else "") + p.netloc.rsplit("@", 1)[-1]
-    q = "&".join(f"{kv.split('=', 1)[0]}=***" if secret_param(kv.split("=", 1)[0]) else kv for kv in p.query.split("&") if kv)
-    return urlunsplit((p.scheme, netloc, _path(p.path), q, ""))
-
-def basic_auth(url: str) -> str | None:
-    "The Basic-auth credential (base64 of 'user:password') that a URL's user info becomes; None without user info."
-    p = urlsplit(url)
-    if not (p.username or p.password): return None
-    return base64.b64encode(f"{unquote(p.username or '')}:{unquote(p.password or '')}".encode()).decode()
-
-def url_secrets(url: str) -> list[str]:
-    "Password, user name, credential-named query values, other values but SAFE_PARAMS' of 8+ characters, token-like path segments: strings to redact."
-    p = urlsplit(url)
-    info = [s for s in (p.password, p.username) if s]
-    segs = [s for s in p.path.split("/") if s and secret_segment(s)]
-    return list(dict.fromkeys([*info, *map(unquote, info), *(v for k, v in parse_qsl(p.query) if v and (_SECRET_NAME.search(k) or (secret_param(k) and len(v) >= 8))),
-                               *segs, *map(unquote, segs)]))
-
 # %% ../../nbs/13_lm.openai.ipynb #1f740970
 class OpenAIError(RuntimeError):
     "A request to an OpenAI-compatible endpoint failed; the message names status, path and the server's reason."
     def __init__(self, message: str, status: int | None = None, path: str = "", attempts: int = 1):
         super().__init__(message)
         self.status, self.path, self.attempts = status, path, attempts
-
-def mask(text: str, secrets: Sequence[str | None]) -> str:
-    "`text` with every secret, as is or URL-encoded, replaced by '***'."
-    forms = {f for s in secrets if s for f in (s, quote(s, safe=""), quote_plus(s))}
-    for s in sorted(forms, key=len, reverse=True): text = text.replace(s, "***")
-    return text
-
-_URL = re.compile(r"https?://[^\s'\"<>]+")
-
-def _safe_url(m: re.Match) -> str:
-    "A matched URL, redacted (left as is if it does not parse)."
-    try: return redact_url(m.group(0))
-    except ValueError: return m.group(0)
-
-def redact(text: str, secrets: Sequence[str | None]) -> str:
-    "`text` with every secret, every URL's credentials and anything after 'Bearer ' replaced by '***'."
-    text = mask(_URL.sub(_safe_url, text), secrets)
-    return re.sub(r"(?i)(bearer\s+)\S+", r"\1***", text)
 
 def server_message(body: str, limit: int = 300) -> str:
     "The human-readable reason in an error reply, whatever its shape, cut to `limit` characters."
@@ -126,39 +63,6 @@ def server_message(body: str, limit: int = 300) -> str:
         if e is not None: body = e if isinstance(e, str) else json.dumps(e)
     body = " ".join(str(body).split())
     return body if len(body) <= limit else body[:limit] + "..."
-
-# %% ../../nbs/13_lm.openai.ipynb #658d8871
-_guarded, _guard_lock = weakref.WeakSet(), threading.RLock()
-
-def live_secrets() -> list[str]:
-    "The secrets of every guarded client, each read now."
-    with _guard_lock: holders = list(_guarded)
-    return [s for h in holders for s in h._secrets() if s]
-
-def redact_record(r: logging.LogRecord, secrets: Sequence[str]) -> logging.LogRecord:
-    "`r` with `secrets` (and URL credentials, Bearer tokens) masked in its message and its exception text."
-    try: msg = r.getMessage()
-    except Exception: return r  # a malformed record: logging reports it itself
-    if (red := redact(msg, secrets)) != msg: r.msg, r.args = red, ()
-    if r.exc_info and r.exc_info[0] is not None:
-        text = logging.Formatter().formatException(r.exc_info)
-        if (red := redact(text, secrets)) != text: r.exc_text = red
-    return r
-
-def _redacting(make: Callable) -> Callable:
-    "A log-record factory that redacts the live secrets in every record `make` creates."
-    def factory(*args, **kw):
-        r = make(*args, **kw)
-        return redact_record(r, s) if (s := live_secrets()) else r
-    factory.redacts_secrets = live_secrets  # which registry it reads: a second copy of this code (a reload, a notebook) has its own
-    return factory
-
-def guard_secrets(holder) -> None:
-    "Keep `holder._secrets()` out of every log record of this process, whichever logger makes it (httpx, httpcore, ...)."
-    with _guard_lock:
-        _guarded.add(holder)
-        if getattr(logging.getLogRecordFactory(), "redacts_secrets", None) is not live_secrets:
-            logging.setLogRecordFactory(_redacting(logging.getLogRecordFactory()))
 
 # %% ../../nbs/13_lm.openai.ipynb #775154e9
 def backoff_wait(attempt: int, backoff: float, key: str = "", max_wait: float = 60.0) -> float:
@@ -456,12 +360,6 @@ def _check_reply(r: httpx.Response) -> dict:
         raise ValueError(f"reply has no 'choices' ({why})")
     return j
 
-def mask_json(obj, secrets: Sequence[str]):
-    "Parsed JSON `obj` with every secret in its strings masked (keys and values)."
-    if isinstance(obj, str): return mask(obj, secrets)
-    if isinstance(obj, list): return [mask_json(v, secrets) for v in obj]
-    if isinstance(obj, dict): return {mask(k, secrets): mask_json(v, secrets) for k, v in obj.items()}
-    return obj
 
 # %% ../../nbs/13_lm.openai.ipynb #f4fa45cd
 @patch

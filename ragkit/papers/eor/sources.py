@@ -19,7 +19,7 @@ from ...core import Corpus, Cost, Passage, stable_hash
 from .algebra import EOR_RETRIEVERS, Chunk, Compress, Document, Pipeline, SourceFn
 from ...retrieve.fusion import Retriever
 from ...lm.reader import read_batch
-from ...lm.openai import basic_auth, guard_secrets, mask_json, redact, redact_url, url_secrets
+from ...secrets import basic_auth, guard_secrets, mask_json, redact, redact_url, url_secrets
 from urllib.parse import urlsplit, urlunsplit
 
 log = logging.getLogger("ragkit.papers.eor.sources")
