@@ -3,7 +3,7 @@
 Modules:
 
 - `ragkit.config`: Where data, caches and outputs live, and which models are the defaults: read from `settings.ini`, overridden by `RAGKIT_*` environment variables.
-- `ragkit.core`: The four nouns every ragkit notebook speaks in: `Example`, `Passage`, `Corpus` and `Hit`; the `Cost` of LM work; content-derived ids; data-file errors that name the file, the line and the fix; and the parameter rules (`OneOf`, `AtLeast`) a notebook declares for its values.
+- `ragkit.core`: The nouns every ragkit notebook speaks in: `Example`, `Passage`, `Corpus` and `Hit`; the `Cost` of LM work; the shapes every floor builds on (`Prediction`, `Method`, `Retriever`); content-derived ids; data-file errors that name the file, the line and the fix; and the parameter rules (`OneOf`, `AtLeast`) a notebook declares for its values.
 - `ragkit.data.cards`: Counts, question and answer lengths, and fact popularity of every dataset ragkit can load: the first reproduced analysis.
 - `ragkit.data.corpora`: `load_corpus(name)` for every passage collection ragkit retrieves over: SQuAD paragraphs, the NQ gold passages, HotpotQA paragraphs, RetrievalQA contexts, NarrativeQA summaries, their union and the built-in `demo` Wikipedia slice; DPR-style 100-word chunking, content-derived pids, duplicates dropped and counted.
 - `ragkit.data.demo`: A small real corpus and question set built from two PyPI archives alone: Wikipedia articles from the `gensim` wheel, DPR open-domain questions from the `pyserini` wheel, kept when a question names an article that holds its answer.

@@ -1,6 +1,6 @@
-"""The four nouns every ragkit notebook speaks in: `Example`, `Passage`, `Corpus` and `Hit`; the `Cost` of LM
-work; content-derived ids; data-file errors that name the file, the line and the fix; and the parameter rules
-(`OneOf`, `AtLeast`) a notebook declares for its values.
+"""The nouns every ragkit notebook speaks in: `Example`, `Passage`, `Corpus` and `Hit`; the `Cost` of LM work;
+the shapes every floor builds on (`Prediction`, `Method`, `Retriever`); content-derived ids; data-file errors that
+name the file, the line and the fix; and the parameter rules (`OneOf`, `AtLeast`) a notebook declares for its values.
 
 Docs: https://github.com/ragkit/ragkit/core.html.md"""
 
@@ -8,13 +8,15 @@ Docs: https://github.com/ragkit/ragkit/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #4d40c6c9
 from __future__ import annotations
-import hashlib, json
+import hashlib, json, math, numbers
 from dataclasses import dataclass, field, asdict
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterable, Iterator, NamedTuple, Sequence
+from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'Cost', 'DataError', 'missing_file', 'DamagedFile',
-           'open_text', 'read_json', 'read_jsonl', 'row_error', 'OneOf', 'AtLeast', 'rule_problems']
+__all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'Cost', 'Prediction', 'plain', 'Method',
+           'Retriever', 'DataError', 'missing_file', 'DamagedFile', 'open_text', 'read_json', 'read_jsonl', 'row_error',
+           'OneOf', 'AtLeast', 'rule_problems']
 
 # %% ../nbs/00_core.ipynb #c1cd6d79
 @dataclass
@@ -115,6 +117,94 @@ class Cost:
     def to_dict(self) -> dict:
         "A JSON-ready dict (finish as {reason: requests})."
         return {**asdict(self), "finish": dict(self.finish)}
+
+# %% ../nbs/00_core.ipynb #3057a582
+@dataclass
+class Prediction:
+    "A method's answer to one question, with what it cost and what it read."
+    answer: str  # the answer that is scored
+    raw: str = ""  # the raw LM output the answer was cut from
+    pids: list[str] = field(default_factory=list)  # ids of the passages the method read, in rank order
+    lm_calls: int = 0  # LM requests this answer took (answered from the cache or not)
+    tokens: int = 0  # tokens generated for this question
+    trace: dict = field(default_factory=dict)  # anything else worth keeping: candidates, scores, prompts
+    prompt_tokens: int = 0  # prompt tokens read for this question (the prefill, most of the compute)
+    cached_calls: int = 0  # of `lm_calls`, how many the LM cache answered
+
+    def __post_init__(self):
+        for f in ("lm_calls", "tokens", "prompt_tokens", "cached_calls"):  # a NaN or negative count would poison every cost table
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 or v != int(v):
+                raise ValueError(f"Prediction.{f} must be a non-negative whole number, got {v!r}")
+            setattr(self, f, int(v))
+
+    @classmethod
+    def charged(cls, answer: str, cost: Cost, **kw) -> "Prediction":
+        "A Prediction whose cost columns come from `cost`, with its finish reasons in the trace."
+        trace = dict(kw.pop("trace", None) or {})
+        if cost.finish: trace.setdefault("finish", dict(cost.finish))
+        return cls(answer, lm_calls=cost.calls, tokens=cost.tokens, prompt_tokens=cost.prompt_tokens, cached_calls=cost.cached,
+                   trace=trace, **kw)
+
+    @property
+    def cost(self) -> Cost:
+        "What this answer cost, finish reasons included."
+        return Cost(self.lm_calls, self.prompt_tokens, self.tokens, self.cached_calls, tuple(sorted((self.trace or {}).get("finish", {}).items())))
+
+# %% ../nbs/00_core.ipynb #5674378d
+def plain(v):
+    "`v` as JSON-ready data for a config: primitives as they are, objects by their `config`, `identity` or `id`."
+    if v is None or isinstance(v, (bool, int, float, str)): return v
+    if isinstance(v, (list, tuple)): return [plain(x) for x in v]
+    if isinstance(v, dict): return {str(k): plain(x) for k, x in v.items()}
+    for attr in ("config", "identity", "id"):
+        x = getattr(v, attr, None)
+        if isinstance(x, (dict, str)): return plain(x)
+    raise TypeError(f"{type(v).__name__} has no config, identity or id to describe it in a run fingerprint")
+
+class Method:
+    "A question-answering method: `answer_batch(questions)` gives one Prediction each; `answer` and `config` come with it."
+    config_keys: tuple = ()  # attributes that change an answer, in the order `config` lists them (`lm` is listed as `reader`)
+    name: str = "method"
+
+    def answer_batch(self, questions: list[str]) -> list[Prediction]:
+        "One Prediction per question, in order."
+        raise NotImplementedError
+
+    def answer(self, question: str) -> Prediction:
+        "The answer to one question."
+        return self.answer_batch([question])[0]
+
+    @property
+    def config(self) -> dict | None:
+        "Everything that changes an answer (a run's resume key): each of `config_keys`, the reader by its identity; None without keys."
+        if not self.config_keys: return None
+        return {("reader" if k == "lm" else k): plain(getattr(self, k).identity if k == "lm" else getattr(self, k)) for k in self.config_keys}
+
+# %% ../nbs/00_core.ipynb #38000eca
+class Retriever:
+    "Base retriever: `search(query, k) -> list[Hit]` best first; text is looked up in `self.corpus` by pid."
+    corpus: Corpus
+    name: str = "retriever"
+    config_keys: tuple = ()  # attributes that change the rankings, besides the corpus (each subclass names its own)
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        "The top-`k` hits for `query`, best first."
+        raise NotImplementedError
+
+    def batch_search(self, queries: Sequence[str], k: int = 10, progress: bool = True) -> list[list[Hit]]:
+        "`search` for each query, in order."
+        return [self.search(q, k) for q in tqdm(queries, desc=self.name, disable=not progress or len(queries) < 2)]
+
+    def passages(self, hits: Iterable[Hit]):
+        "The corpus passages of `hits`, in order."
+        return [self.corpus[h.pid] for h in hits]
+
+    @property
+    def config(self) -> dict:
+        "What determines this retriever's rankings: its class, its corpus's hash and its `config_keys` (for run fingerprints)."
+        return dict(type=type(self).__name__, corpus=f"{self.corpus.name}#{self.corpus.hash[:16]}",
+                    **{k: plain(getattr(self, k)) for k in self.config_keys})
 
 # %% ../nbs/00_core.ipynb #03487bba
 import gzip, io, zlib

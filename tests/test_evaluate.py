@@ -9,7 +9,8 @@ import pytest
 
 from ragkit.core import Example
 from ragkit.data.registry import load_dataset
-from ragkit.eval.evaluate import Prediction, compare, evaluate, read_rows, run_folder, summary_table, write_results
+from ragkit.core import Prediction
+from ragkit.eval.evaluate import compare, evaluate, read_rows, run_folder, summary_table, write_results
 from ragkit.eval.metrics import bootstrap_ci, normalize_answer
 
 SCORED = ["qid", "question", "golds", "prediction", "raw", "pids", "exact_match", "contains_match", "f1", "error"]

@@ -7,54 +7,21 @@ Docs: https://github.com/ragkit/ragkit/eval.evaluate.html.md"""
 
 # %% ../../nbs/31_eval.evaluate.ipynb #5b45e2c5
 from __future__ import annotations
-import json, math, numbers, os, re, time, warnings
-from dataclasses import dataclass, field, asdict
+import json, math, os, re, time, warnings
+from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 import pandas as pd
 from tqdm.auto import tqdm
-from ..core import Cost, Example, row_error, stable_hash
+from ..core import Example, Prediction, row_error, stable_hash
 from .metrics import METRICS, bootstrap_ci, paired_bootstrap
 
 # %% auto #0
-__all__ = ['DEFAULT_METRICS', 'LABELS', 'COLUMNS', 'TAIL', 'Prediction', 'as_prediction', 'method_name', 'slug', 'check_method',
-           'ask', 'resolve_metrics', 'error_text', 'score_row', 'make_row', 'answer_chunk', 'ClosedBook', 'json_safe',
-           'dumps', 'append_rows', 'read_rows', 'lm_counters', 'summarize', 'Evaluation', 'check_examples', 'chunks',
+__all__ = ['DEFAULT_METRICS', 'LABELS', 'COLUMNS', 'TAIL', 'as_prediction', 'method_name', 'slug', 'check_method', 'ask',
+           'resolve_metrics', 'error_text', 'score_row', 'make_row', 'answer_chunk', 'ClosedBook', 'json_safe', 'dumps',
+           'append_rows', 'read_rows', 'lm_counters', 'summarize', 'Evaluation', 'check_examples', 'chunks',
            'code_fingerprint', 'method_config', 'run_key', 'run_folder', 'evaluate', 'compare', 'summary_table',
            'write_results']
-
-# %% ../../nbs/31_eval.evaluate.ipynb #77c4b536
-@dataclass
-class Prediction:
-    "A method's answer to one question, with what it cost and what it read."
-    answer: str  # the answer that is scored
-    raw: str = ""  # the raw LM output the answer was cut from
-    pids: list[str] = field(default_factory=list)  # ids of the passages the method read, in rank order
-    lm_calls: int = 0  # LM requests this answer took (answered from the cache or not)
-    tokens: int = 0  # tokens generated for this question
-    trace: dict = field(default_factory=dict)  # anything else worth keeping: candidates, scores, prompts
-    prompt_tokens: int = 0  # prompt tokens read for this question (the prefill, most of the compute)
-    cached_calls: int = 0  # of `lm_calls`, how many the LM cache answered
-
-    def __post_init__(self):
-        for f in ("lm_calls", "tokens", "prompt_tokens", "cached_calls"):  # a NaN or negative count would poison every cost table
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 or v != int(v):
-                raise ValueError(f"Prediction.{f} must be a non-negative whole number, got {v!r}")
-            setattr(self, f, int(v))
-
-    @classmethod
-    def charged(cls, answer: str, cost: Cost, **kw) -> "Prediction":
-        "A Prediction whose cost columns come from `cost`, with its finish reasons in the trace."
-        trace = dict(kw.pop("trace", None) or {})
-        if cost.finish: trace.setdefault("finish", dict(cost.finish))
-        return cls(answer, lm_calls=cost.calls, tokens=cost.tokens, prompt_tokens=cost.prompt_tokens, cached_calls=cost.cached,
-                   trace=trace, **kw)
-
-    @property
-    def cost(self) -> Cost:
-        "What this answer cost, finish reasons included."
-        return Cost(self.lm_calls, self.prompt_tokens, self.tokens, self.cached_calls, tuple(sorted((self.trace or {}).get("finish", {}).items())))
 
 # %% ../../nbs/31_eval.evaluate.ipynb #e7850c62
 def as_prediction(out) -> Prediction:

@@ -8,18 +8,18 @@ Docs: https://github.com/ragkit/ragkit/lm.openai.html.md"""
 
 # %% ../../nbs/13_lm.openai.ipynb #2fa652b0
 from __future__ import annotations
-import base64, dataclasses, email.utils, json, logging, os, random, re, threading, time
+import dataclasses, email.utils, json, logging, os, random, re, threading, time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Sequence
-from urllib.parse import urlsplit, urlunsplit, quote
+from urllib.parse import urlsplit, urlunsplit
 import httpx
 from fastcore.basics import patch
 from ..core import stable_hash
-from ..secrets import basic_auth, guard_secrets, mask, mask_json, public_url, redact, redact_url, url_secrets
+from ..secrets import basic_auth, guard_secrets, mask_json, public_url, redact, redact_url, url_secrets
 from .base import LM, Completion, check_prompts, find_stop, tokens_covering, _fake_completion
 
 log = logging.getLogger("ragkit.lm.openai")

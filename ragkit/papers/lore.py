@@ -62,7 +62,7 @@ def choose(cands: Sequence[Candidate], merge: str = "best") -> Candidate | None:
 
 # %% ../../nbs/40_papers.lore.ipynb #4221a337
 from ..core import Cost
-from ..eval.evaluate import Prediction
+from ..core import Prediction
 from ..lm.reader import read_batch
 
 def _doc(p) -> str:
@@ -243,7 +243,7 @@ PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their 
 
 # %% ../../nbs/40_papers.lore.ipynb #cdc661c3
 from ..core import Corpus
-from ..retrieve.fusion import Retriever
+from ..core import Retriever
 
 RETRIEVERS = ("BM25", "FAISS", "Ensemble")  # LoRE's retrievers (Section 3.2), in Table 1's order
 

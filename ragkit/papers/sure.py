@@ -203,7 +203,7 @@ def k2_cases() -> list[dict]:
 
 # %% ../../nbs/70_papers.sure.ipynb #1b568225
 from ..core import Cost
-from ..eval.evaluate import Prediction
+from ..core import Prediction
 from ..lm.reader import render, format_passages, format_choices, postprocess
 
 def cut_words(text: str, n: int) -> str:

@@ -250,7 +250,7 @@ def mallen_adaptive(table: pd.DataFrame, # one row per question: page views, rel
                 adaptive_pm=float(2 * df["adaptive"].std(ddof=0) / np.sqrt(n - n_train)))
 
 # %% ../../nbs/80_papers.witqa.ipynb #17bb27be
-from ..eval.evaluate import Prediction
+from ..core import Prediction
 from ..lm.reader import render, postprocess
 from ..retrieve.bm25 import passage_text
 

@@ -16,7 +16,7 @@ from fastcore.basics import patch
 from tqdm.auto import tqdm
 from ..config import load_settings
 from ..core import Corpus, Hit, Passage, stable_hash
-from .fusion import Retriever
+from ..core import Retriever
 
 # %% auto #0
 __all__ = ['STOPWORDS', 'BACKENDS', 'porter', 'tokenize', 'passage_text', 'bm25_reference', 'RankBM25Backend', 'BM25sBackend',

@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 from ..config import load_settings
 from ..core import Corpus, DamagedFile, Hit, Passage
 from ..lm.models import hub_snapshot, model_fingerprint, resolve_model
-from .fusion import Retriever
+from ..core import Retriever
 
 # %% auto #0
 __all__ = ['METRICS', 'Embedder', 'HashingEmbedder', 'passage_input', 'embedding_path', 'embed_corpus', 'new_index', 'fill_index',

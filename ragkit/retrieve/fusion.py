@@ -8,48 +8,12 @@ Docs: https://github.com/ragkit/ragkit/retrieve.fusion.html.md"""
 # %% ../../nbs/22_retrieve.fusion.ipynb #25b9676d
 from __future__ import annotations
 import math
-from typing import Iterable, Sequence
+from typing import Sequence
 from tqdm.auto import tqdm
-from ..core import Corpus, Hit
+from ..core import Corpus, Hit, Retriever
 
 # %% auto #0
-__all__ = ['Retriever', 'rrf', 'FusedRetriever', 'FakeRetriever']
-
-# %% ../../nbs/22_retrieve.fusion.ipynb #5b6a08ff
-class Retriever:
-    "Base retriever: `search(query, k) -> list[Hit]` best first; text is looked up in `self.corpus` by pid."
-    corpus: Corpus
-    name: str = "retriever"
-
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        "The top-`k` hits for `query`, best first."
-        raise NotImplementedError
-
-    def batch_search(self, queries: Sequence[str], k: int = 10, progress: bool = True) -> list[list[Hit]]:
-        "`search` for each query, in order."
-        return [self.search(q, k) for q in tqdm(queries, desc=self.name, disable=not progress or len(queries) < 2)]
-
-    def passages(self, hits: Iterable[Hit]):
-        "The corpus passages of `hits`, in order."
-        return [self.corpus[h.pid] for h in hits]
-
-    config_keys: tuple = ()  # attributes that change the rankings, besides the corpus (each subclass names its own)
-
-    @property
-    def config(self) -> dict:
-        "What determines this retriever's rankings: its class, its corpus's hash and its `config_keys` (for run fingerprints)."
-        return dict(type=type(self).__name__, corpus=f"{self.corpus.name}#{self.corpus.hash[:16]}",
-                    **{k: _plain(getattr(self, k)) for k in self.config_keys})
-
-def _plain(v):
-    "`v` as JSON-ready data for a config: primitives as they are, objects by their `config`, `identity` or `id`."
-    if v is None or isinstance(v, (bool, int, float, str)): return v
-    if isinstance(v, (list, tuple)): return [_plain(x) for x in v]
-    if isinstance(v, dict): return {str(k): _plain(x) for k, x in v.items()}
-    for attr in ("config", "identity", "id"):
-        x = getattr(v, attr, None)
-        if isinstance(x, (dict, str)): return _plain(x)
-    raise TypeError(f"{type(v).__name__} has no config, identity or id to describe it in a run fingerprint")
+__all__ = ['rrf', 'FusedRetriever', 'FakeRetriever']
 
 # %% ../../nbs/22_retrieve.fusion.ipynb #759c52b8
 def rrf(runs: Sequence[Sequence[str | Hit]], k: int = 60, depth: int | None = None) -> list[Hit]:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Sequence
 import pandas as pd
 from ...core import Corpus, Example
-from ...eval.evaluate import Prediction, evaluate
+from ...core import Prediction
+from ...eval.evaluate import evaluate
 from ...eval.metrics import contains_match, exact_match, has_answer
 from ...lm.reader import read_batch
 

@@ -17,7 +17,7 @@ import numpy as np
 from fastcore.basics import patch
 from ...core import Corpus, Cost, Passage, stable_hash
 from .algebra import EOR_RETRIEVERS, Chunk, Compress, Document, Pipeline, SourceFn
-from ...retrieve.fusion import Retriever
+from ...core import Retriever
 from ...lm.reader import read_batch
 from ...secrets import basic_auth, guard_secrets, mask_json, redact, redact_url, url_secrets
 from urllib.parse import urlsplit, urlunsplit
