@@ -61,27 +61,30 @@ def choose(cands: Sequence[Candidate], merge: str = "best") -> Candidate | None:
     return pool[order[0]]
 
 # %% ../../nbs/40_papers.lore.ipynb #4221a337
-from ..core import Cost
-from ..core import Prediction
+from fastcore.basics import store_attr
+from ..core import Cost, Method, Prediction
 from ..lm.reader import read_batch
 
 def _doc(p) -> str:
     "A context as the reader sees it: the passage text."
     return p.text
 
-class LoRE:
+class LoRE(Method):
     "Logit-ranked retriever ensemble: one answer per retrieved context, chosen by LoR (Sanniboina et al., 2024)."
-    def __init__(self, retriever, lm, k: int = 5, w1: float = 0.8, w2: float = 0.2, template: str = "lore-context",
-                 chat: bool | None = True, max_new_tokens: int = 16, stop=("\n",), merge: str = "best", name: str | None = None):
-        self.retriever, self.lm, self.k, self.w1, self.w2 = retriever, lm, k, w1, w2  # k: contexts read per question
-        self.template, self.chat, self.max_new_tokens, self.stop, self.merge = template, chat, max_new_tokens, stop, merge
-        self.name = name or f"LoRE - {retriever.name}"
-
-    @property
-    def config(self) -> dict:
-        "Everything that changes an answer (the resume key of `ragkit.eval.evaluate`): reader, retriever with its corpus, and settings."
-        return dict(reader=self.lm.identity, retriever=self.retriever.config, k=self.k, w1=self.w1, w2=self.w2, template=self.template,
-                    chat=self.chat, max_new_tokens=self.max_new_tokens, stop=list(self.stop or []), merge=self.merge)
+    config_keys = ("lm", "retriever", "k", "w1", "w2", "template", "chat", "max_new_tokens", "stop", "merge")
+    def __init__(self, retriever, # where the contexts come from (any ragkit.core.Retriever)
+                 lm, # the reader: one answer, with its token log-probabilities, per context
+                 k: int = 5, # contexts read per question (one answer each)
+                 w1: float = 0.8, # LoR weight of the answer's mean token probability (Section 3.3.4)
+                 w2: float = 0.2, # LoR weight of 1 / its context's rank
+                 template: str = "lore-context", # the reader's prompt (ragkit.lm.reader)
+                 chat: bool | None = True, # wrap prompts in the reader's chat template
+                 max_new_tokens: int = 16, # answer budget
+                 stop=("\n",), # where an answer ends
+                 merge: str = "best", # duplicate answers keep their best LoR ("best") or stay separate ("none")
+                 name: str | None = None): # the system's name (default "LoRE - <retriever>")
+        store_attr("retriever,lm,k,w1,w2,template,chat,max_new_tokens,merge")
+        self.stop, self.name = tuple(stop or ()), name or f"LoRE - {retriever.name}"
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, every (question, context) pair read in one batched call."
@@ -102,10 +105,6 @@ class LoRE:
         trace = dict(candidates=[asdict(c) for c in cands], chosen_rank=best.context_rank if best else None)
         return Prediction.charged(best.answer if best else "", sum((c for _, c in cands_cost), Cost()), raw=best.raw if best else "",
                                   pids=[h.pid for h in hits], trace=trace)
-
-    def answer(self, question: str) -> Prediction:
-        "The answer to one question."
-        return self.answer_batch([question])[0]
 
 # %% ../../nbs/40_papers.lore.ipynb #e37e52a6
 import re
@@ -144,20 +143,26 @@ def fit_document(lm, # the reader: its tokenizer counts the budget (words withou
     return kept, dict(contexts_seen=seen, contexts_whole=whole, input_tokens=count(render(t, **prompt_fields(t, question, kept))),
                       unit="tokens" if tok is not None else "words")
 
-class NaiveRAG:
+class NaiveRAG(Method):
     "Retrieve-then-read baseline: the top-k contexts concatenated into one prompt, optionally cut to an input budget."
-    def __init__(self, retriever, lm, k: int = 5, template: str = "lore-context", chat: bool | None = True,
-                 max_new_tokens: int = 16, stop=("\n",), name: str | None = None,
+    config_keys = ("lm", "retriever", "k", "template", "chat", "max_new_tokens", "stop")
+    def __init__(self, retriever, # where the contexts come from
+                 lm, # the reader
+                 k: int = 5, # contexts joined into the prompt, best first
+                 template: str = "lore-context", # the reader's prompt
+                 chat: bool | None = True, # wrap prompts in the reader's chat template
+                 max_new_tokens: int = 16, # answer budget
+                 stop=("\n",), # where an answer ends
+                 name: str | None = None, # the system's name (default "Naive[-<budget>] - <retriever>")
                  max_input_tokens: int | None = None): # cut the joined contexts so the prompt fits this many tokens (None: read all k)
-        self.retriever, self.lm, self.k, self.template, self.chat = retriever, lm, k, template, chat
-        self.max_new_tokens, self.stop, self.max_input_tokens = max_new_tokens, stop, max_input_tokens
+        store_attr("retriever,lm,k,template,chat,max_new_tokens,max_input_tokens")
+        self.stop = tuple(stop or ())
         self.name = name or (f"Naive-{max_input_tokens} - {retriever.name}" if max_input_tokens else f"Naive - {retriever.name}")
 
     @property
     def config(self) -> dict:
-        "Everything that changes an answer: reader, retriever with its corpus, and settings."
-        c = dict(reader=self.lm.identity, retriever=self.retriever.config, k=self.k, template=self.template, chat=self.chat,
-                 max_new_tokens=self.max_new_tokens, stop=list(self.stop or []))
+        "Method's config, and the input budget with its unit when the contexts are cut."
+        c = Method.config.fget(self)
         if self.max_input_tokens: c.update(max_input_tokens=self.max_input_tokens, unit="tokens" if tokenizer_of(self.lm) is not None else "words")
         return c
 
@@ -173,16 +178,12 @@ class NaiveRAG:
         return [Prediction.charged(rd.answer, rd.completion.cost, raw=rd.raw, pids=[h.pid for h in hs], trace=dict(mean_score=rd.completion.mean_prob, **x))
                 for rd, hs, x in zip(reads, hits, kept)]
 
-    def answer(self, question: str) -> Prediction:
-        "The answer to one question."
-        return self.answer_batch([question])[0]
-
 # %% ../../nbs/40_papers.lore.ipynb #51539d43
 from ..eval.metrics import f1_score as _f1, exact_match as _em
 
 RULES = {"top1": "Top-1", "mean_prob": "MeanProb", "oracle": "Best-of-k"}  # rule -> the system name's prefix
 
-class Rechoose:
+class Rechoose(Method):
     "Another choice among a finished LoRE run's candidates, with no LM call: an ablation, or the best-of-k oracle."
     def __init__(self, lore, # a finished LoRE Evaluation (its trace holds every candidate)
                  rule: str = "top1", # top1 (the top context's answer), mean_prob (LoR with w2 0) or oracle (best F1 against the golds)
@@ -225,10 +226,6 @@ class Rechoose:
             out.append(Prediction.charged(pick.answer, cost, raw=pick.raw, pids=[c.pid for c in used],
                                           trace=dict(rule=self.rule, chosen_rank=pick.context_rank, **(dict(cost_estimated=True) if estimated else {}))))
         return out
-
-    def answer(self, question: str) -> Prediction:
-        "The answer to one question."
-        return self.answer_batch([question])[0]
 
 # %% ../../nbs/40_papers.lore.ipynb #dbd15778
 from ..core import AtLeast, OneOf

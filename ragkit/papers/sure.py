@@ -17,7 +17,7 @@ from ..lm.reader import clean_line
 __all__ = ['RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'RERANKERS', 'PARAMETER_RULES', 'PAPER_TABLE1',
            'PAPER_TABLE3', 'PAPER_TABLE4', 'original_choices', 'parse_candidates', 'strip_done', 'parse_validity',
            'parse_preference', 'original_pair', 'rank_scores', 'original_validity', 'combine_scores', 'select',
-           'k2_cases', 'cut_words', 'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred',
+           'k2_cases', 'cut_words', 'SuRe', 'SuReState', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred',
            'SuReCandidates', 'parse_rankgpt', 'sliding_window', 'Rerank1', 'sure_retriever', 'sure_systems',
            'sure_extras', 'sure_diagnostics', 'oracle', 'sure_claims', 'fig4a_claims']
 
@@ -202,8 +202,9 @@ def k2_cases() -> list[dict]:
     return rows
 
 # %% ../../nbs/70_papers.sure.ipynb #1b568225
-from ..core import Cost
-from ..core import Prediction
+from dataclasses import dataclass, field
+from fastcore.basics import store_attr
+from ..core import Cost, Hit, Method, Passage, Prediction
 from ..lm.reader import render, format_passages, format_choices, postprocess
 
 def cut_words(text: str, n: int) -> str:
@@ -211,10 +212,9 @@ def cut_words(text: str, n: int) -> str:
     w = text.split()
     return text if not n or len(w) <= n else " ".join(w[:n])
 
-def _passages(retriever, hits, words: int) -> list:
-    "The retrieved passages of one question as (title, text) objects the SuRe prompts format."
-    from types import SimpleNamespace
-    return [SimpleNamespace(title=retriever.corpus[h.pid].title, text=cut_words(retriever.corpus[h.pid].text, words)) for h in hits]
+def _passages(retriever, hits, words: int) -> list[Passage]:
+    "The retrieved passages of one question, each cut to `words` words, as the SuRe prompts format them."
+    return [Passage(h.pid, retriever.corpus[h.pid].title, cut_words(retriever.corpus[h.pid].text, words)) for h in hits]
 
 # %% ../../nbs/70_papers.sure.ipynb #5fab1531
 PROMPTS = {"paper": dict(candidates="sure-candidates", summary="sure-summary", validity="sure-validity", rank="sure-rank",
@@ -229,13 +229,26 @@ def _check_prompts(prompts: str) -> dict:
     if prompts not in PROMPTS: raise ValueError(f"prompts={prompts!r}; choose one of {', '.join(PROMPTS)} (Appendix A as printed, the original code's, or its open-LLM variant's)")
     return PROMPTS[prompts]
 
-class SuRe:
+class SuRe(Method):
     "Summarised retrieval with answer candidates (Kim et al., ICLR 2024): candidates, conditional summaries, validity, ranking."
     variant = "SuRe"  # the Table 3 ablations are subclasses with another variant
-    def __init__(self, retriever, lm, n_passages: int = 10, k: int = 2, candidate_max_new_tokens: int = 32,
-                 summary_max_new_tokens: int = 128, judge_max_new_tokens: int = 8, parse: str = "paper", rank_mode: str = "paper",
-                 combine: str = "paper", use_ranking: bool = True, use_validity: bool = True, passage_words: int = 100,
-                 chat: bool = True, prompts: str = "paper", answer_max_new_tokens: int = 16, name: str | None = None,
+    def __init__(self, retriever, # where the N passages come from
+                 lm, # the reader of every step
+                 n_passages: int = 10, # N: passages read per question (the paper: 10)
+                 k: int = 2, # K: answer candidates (the paper: 2)
+                 candidate_max_new_tokens: int = 32, # budget of the candidate reply (step 1, Eq. 2)
+                 summary_max_new_tokens: int = 128, # budget of each conditional summary (step 2, Eq. 3)
+                 judge_max_new_tokens: int = 8, # budget of each validity and ranking judgement (steps 3 and 4)
+                 parse: str = "paper", # how replies are read: paper, original or flashrag (RULES)
+                 rank_mode: str = "paper", # Eq. 5 as printed (paper), symmetric, or the original code's
+                 combine: str = "paper", # Eq. 6 (paper) or the original code's combination
+                 use_ranking: bool = True, # step 4 takes part in the choice (False: Table 3's validity-only ablations)
+                 use_validity: bool = True, # step 3 takes part in the choice
+                 passage_words: int = 100, # each passage cut to this many words
+                 chat: bool = True, # wrap prompts in the reader's chat template
+                 prompts: str = "paper", # prompt set: paper (Appendix A), original or openllm (PROMPTS)
+                 answer_max_new_tokens: int = 16, # budget of an ablation's final answer (SumAndPred, MCQ)
+                 name: str | None = None, # the system's name (default "<variant> - <retriever>")
                  candidate_stop: Sequence[str] | None = None): # stop strings of the candidate call (None: the reply ends at its budget)
         _check_rule(parse); self.templates = _check_prompts(prompts)
         if rank_mode not in RANK_MODES or combine not in COMBINES: raise ValueError(f"rank_mode must be one of {RANK_MODES}, combine one of {COMBINES}")
@@ -244,10 +257,7 @@ class SuRe:
         if k < 2: raise ValueError(f"k={k}: SuRe chooses between at least 2 candidates")
         if not (use_ranking or use_validity) and self.variant == "SuRe":
             raise ValueError("SuRe needs ranking, validity or both to choose; for Table 3's summaries-only row use SuReSummaries")
-        self.retriever, self.lm, self.n_passages, self.k = retriever, lm, n_passages, k
-        self.candidate_max_new_tokens, self.summary_max_new_tokens, self.judge_max_new_tokens = candidate_max_new_tokens, summary_max_new_tokens, judge_max_new_tokens
-        self.parse, self.rank_mode, self.combine, self.use_ranking, self.use_validity = parse, rank_mode, combine, use_ranking, use_validity
-        self.passage_words, self.chat, self.prompts, self.answer_max_new_tokens = passage_words, chat, prompts, answer_max_new_tokens
+        store_attr(but="name,candidate_stop")
         self.candidate_stop = list(candidate_stop) if candidate_stop else None
         self.name = name or f"{self.variant} - {retriever.name}"
 
@@ -268,15 +278,31 @@ class SuRe:
         return self.lm.generate(prompts, max_new_tokens=max_new_tokens, stop=stop, chat=self.chat) if prompts else []
 
 # %% ../../nbs/70_papers.sure.ipynb #4d09b2d9
-from types import SimpleNamespace
 from fastcore.basics import patch
 
+@dataclass
+class SuReState:
+    "One batch on its way through SuRe's steps: what was retrieved, then what each step adds, per question."
+    questions: list[str]  # the batch
+    hits: list[list[Hit]]  # each question's retrieved passages
+    blocks: list[str]  # ... formatted as the prompts' passage block
+    tr: list[dict]  # each question's trace (what it read, each step's raw replies and verdicts)
+    cost: list[Cost]  # ... and what it has cost so far
+    cands: list[list[str]] = field(default_factory=list)  # step 1: the distinct candidates
+    choices: list = field(default_factory=list)  # the summary prompt's Choices line per question
+    live: list[int] = field(default_factory=list)  # questions with at least two candidates: the ones SuRe chooses for
+    jobs: list[tuple[int, int]] = field(default_factory=list)  # (question, candidate) pairs to summarise
+    summ: dict = field(default_factory=dict)  # step 2: (question, candidate) -> conditional summary
+    v: dict = field(default_factory=dict)  # step 3: question -> validity per candidate
+    vraw: dict = field(default_factory=dict)  # ... and the raw judgements
+    r: dict = field(default_factory=dict)  # step 4: question -> ranking score per candidate
+
 @patch
-def _retrieve(self: SuRe, questions: list[str]) -> SimpleNamespace:
+def _retrieve(self: SuRe, questions: list[str]) -> SuReState:
     "The batch's state: retrieved passages as prompt blocks, an empty trace and cost per question."
     hits = self.retriever.batch_search(questions, self.n_passages, progress=False)
-    return SimpleNamespace(questions=questions, hits=hits, blocks=[format_passages(_passages(self.retriever, hs, self.passage_words)) for hs in hits],
-                           tr=[dict(pids=[h.pid for h in hs]) for hs in hits], cost=[Cost() for _ in questions])
+    return SuReState(questions, hits, [format_passages(_passages(self.retriever, hs, self.passage_words)) for hs in hits],
+                     [dict(pids=[h.pid for h in hs]) for hs in hits], [Cost() for _ in questions])
 
 _COUNT = "two three four five six seven eight nine ten".split()
 
@@ -289,7 +315,7 @@ def _candidate_prompt(self: SuRe, question: str, block: str, n: int) -> str:
     return render("sure-candidates-k", n=n, count=_COUNT[self.k - 2], form=form, passages=block, question=question)
 
 @patch
-def _candidates(self: SuRe, st: SimpleNamespace) -> None:
+def _candidates(self: SuRe, st: SuReState) -> None:
     "Eq. 2: K candidates per question; `st.live` are the questions with at least two distinct ones."
     outs = self._gen([self._candidate_prompt(q, b, len(hs)) for q, b, hs in zip(st.questions, st.blocks, st.hits)],
                      self.candidate_max_new_tokens, stop=self.candidate_stop)
@@ -303,7 +329,7 @@ def _candidates(self: SuRe, st: SimpleNamespace) -> None:
     st.jobs = [(i, j) for i in st.live for j in range(len(st.cands[i]))]
 
 @patch
-def _summaries(self: SuRe, st: SimpleNamespace) -> None:
+def _summaries(self: SuRe, st: SuReState) -> None:
     "Eq. 3: one summary per candidate, conditioned on it (the prediction line names it with its label)."
     na = [] if self.parse != "original" else [(i, j) for i, j in st.jobs if st.cands[i][j] == "N/A"]  # gen_summary.py L45-46
     ask = [ij for ij in st.jobs if ij not in na]
@@ -315,7 +341,7 @@ def _summaries(self: SuRe, st: SimpleNamespace) -> None:
     for i, j in na: st.tr[i].setdefault("no_summary", []).append(j)
 
 @patch
-def _validity(self: SuRe, st: SimpleNamespace) -> None:
+def _validity(self: SuRe, st: SuReState) -> None:
     "Eq. 4: does each summary support its own candidate? (all 0 when validity is switched off)"
     st.v, st.vraw = {i: [0] * len(st.cands[i]) for i in st.live}, {i: [] for i in st.live}
     if not self.use_validity: return
@@ -331,7 +357,7 @@ def _validity(self: SuRe, st: SimpleNamespace) -> None:
         st.tr[i].setdefault("validity_raw", []).append(said); st.tr[i].setdefault("validity_clear", []).append(clear)
 
 @patch
-def _ranking(self: SuRe, st: SimpleNamespace) -> None:
+def _ranking(self: SuRe, st: SuReState) -> None:
     "Eq. 5: every ordered pair of summaries, the first shown as 'Passage 1' (all 0 when ranking is switched off)."
     st.r = {i: np.zeros(len(st.cands[i])) for i in st.live}
     if not self.use_ranking: return
@@ -352,13 +378,13 @@ def _ranking(self: SuRe, st: SimpleNamespace) -> None:
         st.tr[i].update(rank_raw={f"{a}>{b}": raw[i, a, b] for a, b in ab}, rank_credit={f"{a}>{b}": outcomes[a, b] for a, b in ab}, rank_clear=clear)
 
 @patch
-def _single(self: SuRe, st: SimpleNamespace, i: int) -> str:
+def _single(self: SuRe, st: SuReState, i: int) -> str:
     "The answer of a question with fewer than two distinct candidates: its one, or nothing (a documented deviation)."
     st.tr[i].update(decided_by="one candidate" if st.cands[i] else "no candidate")
     return st.cands[i][0] if st.cands[i] else ""
 
 @patch
-def _answers(self: SuRe, st: SimpleNamespace) -> list[str]:
+def _answers(self: SuRe, st: SuReState) -> list[str]:
     "Eq. 6 or the original's combination: each question's chosen candidate (its one when it has fewer than two)."
     answers = []
     for i in range(len(st.questions)):
@@ -382,25 +408,27 @@ def answer_batch(self: SuRe, questions: list[str]) -> list[Prediction]:
     return [Prediction.charged(a, c, raw=t.get("candidates_raw", ""), pids=t["pids"], trace=t) for a, c, t in zip(answers, st.cost, st.tr)]
 
 @patch
-def _run(self: SuRe, st: SimpleNamespace) -> list[str]:
+def _run(self: SuRe, st: SuReState) -> list[str]:
     "The four steps of SuRe."
     self._candidates(st); self._summaries(st); self._validity(st); self._ranking(st)
     return self._answers(st)
 
-@patch
-def answer(self: SuRe, question: str) -> Prediction:
-    "The answer to one question."
-    return self.answer_batch([question])[0]
 
 # %% ../../nbs/70_papers.sure.ipynb #e05ab8fc
-class Base:
+class Base(Method):
     "SuRe's baselines: read the top N passages and answer (Appendix A.5); N = 0 answers with no retrieval."
-    def __init__(self, retriever=None, lm=None, n_passages: int = 10, max_new_tokens: int = 16, passage_words: int = 100,
-                 chat: bool = True, prompts: str = "paper", name: str | None = None):
+    def __init__(self, retriever=None, # where the N passages come from (None: no retrieval)
+                 lm=None, # the reader
+                 n_passages: int = 10, # N (0: the no-retrieval row)
+                 max_new_tokens: int = 16, # answer budget (at most three words are asked for)
+                 passage_words: int = 100, # each passage cut to this many words
+                 chat: bool = True, # wrap prompts in the reader's chat template
+                 prompts: str = "paper", # prompt set (PROMPTS)
+                 name: str | None = None): # the system's name (default "No retrieval" or "Base - <retriever>")
         if lm is None: raise ValueError("Base needs a reader: Base(retriever, lm, n_passages)")
         self.templates, self.prompts = _check_prompts(prompts), prompts
         self.retriever, self.lm, self.n_passages = retriever if n_passages else None, lm, n_passages if retriever is not None else 0
-        self.max_new_tokens, self.passage_words, self.chat = max_new_tokens, passage_words, chat
+        store_attr("max_new_tokens,passage_words,chat")
         self.name = name or ("No retrieval" if not self.n_passages else f"Base - {retriever.name}")
 
     @property
@@ -419,9 +447,6 @@ class Base:
         outs = self.lm.generate(prompts, max_new_tokens=self.max_new_tokens, stop=("\n\n",), chat=self.chat)
         return [Prediction.charged(postprocess(c.text), c.cost, raw=c.text, pids=[h.pid for h in hs]) for c, hs in zip(outs, hits)]
 
-    def answer(self, question: str) -> Prediction:
-        "The answer to one question."
-        return self.answer_batch([question])[0]
 
 # %% ../../nbs/70_papers.sure.ipynb #98a6d593
 def _labelled_summaries(summaries: Sequence[str]) -> str:
@@ -431,7 +456,7 @@ def _labelled_summaries(summaries: Sequence[str]) -> str:
 class SuReSummaries(SuRe):
     "Table 3's '+ conditional summarizations': Base with the K conditional summaries appended (ragkit's prompt; the paper prints none)."
     variant = "+ conditional summaries"
-    def _run(self, st: SimpleNamespace) -> list[str]:
+    def _run(self, st: SuReState) -> list[str]:
         "Candidates and summaries, then one answer read from the passages and all summaries."
         self._candidates(st); self._summaries(st)
         outs = self._gen([render("sure-summaries-base", passages=st.blocks[i], summaries=_labelled_summaries(st.tr[i]["summaries"]),
@@ -452,7 +477,7 @@ def mcq_answer(raw: str, # the reader's answer to the MCQ prompt
 class SuReMCQ(SuRe):
     "Table 3's 'MCQ prompt' (Appendix A.7): the K candidates as choices of a multiple-choice Base prompt."
     variant = "MCQ prompt"
-    def _run(self, st: SimpleNamespace) -> list[str]:
+    def _run(self, st: SuReState) -> list[str]:
         "Candidates, then one multiple-choice answer."
         self._candidates(st)
         outs = self._gen([render("sure-mcq", passages=st.blocks[i], question=st.questions[i], choices=format_choices(st.cands[i])) for i in st.live],
@@ -464,7 +489,7 @@ class SuReMCQ(SuRe):
 class SumAndPred(SuRe):
     "Table 3's 'Sum-and-pred (Gen)': a generic summary of the passages (Appendix A.6), then an answer read from it (original notebook)."
     variant = "Sum-and-pred (Gen)"
-    def _run(self, st: SimpleNamespace) -> list[str]:
+    def _run(self, st: SuReState) -> list[str]:
         "Two calls per question: the generic summary, then the answer."
         outs = self._gen([render("sure-generic-summary", passages=b, question=q) for q, b in zip(st.questions, st.blocks)],
                          self.summary_max_new_tokens, stop=("[DONE]",))
@@ -477,7 +502,7 @@ class SumAndPred(SuRe):
 class SuReCandidates(SuRe):
     "SuRe's first step alone, answering with the first candidate: the candidates Table 6's oracle is computed from (any K)."
     variant = "candidates only"
-    def _run(self, st: SimpleNamespace) -> list[str]:
+    def _run(self, st: SuReState) -> list[str]:
         "One call per question: the K candidates."
         self._candidates(st)
         for t in st.tr: t.update(decided_by="first candidate (candidates only)")
@@ -514,24 +539,29 @@ def sliding_window(order: list[int], # current ranking (passage indices), best f
 
 RERANKERS = {"bm25": "BM25", "question": "Sent-enc (q)", "llm": "LLM-rerank", "generic": "Sent-enc (Gen)", "sure": "Sent-enc (SuRe)"}
 
-class Rerank1:
+class Rerank1(Method):
     "SuRe's Table 4 (§4.3): rerank the N retrieved passages, keep the top one and answer from it with Base's prompt (N = 1)."
-    def __init__(self, retriever, lm, by: str = "sure", # one of RERANKERS: bm25, question, llm, generic, sure
+    def __init__(self, retriever, # where the N passages come from
+                 lm, # the reader
+                 by: str = "sure", # one of RERANKERS: bm25, question, llm, generic, sure
                  embedder=None, # sentence encoder for the 'Sent-enc' rows (default: settings.embedder)
                  sure: SuRe | None = None, # the SuRe whose chosen summary ranks the passages (by='sure')
-                 n_passages: int = 10, passage_words: int = 100, max_new_tokens: int = 16, summary_max_new_tokens: int = 128,
-                 rank_max_new_tokens: int = 48, window: int = 5, step: int = 3, rankgpt_rule: str = "rankgpt",
-                 chat: bool = True, prompts: str = "paper", name: str | None = None):
+                 n_passages: int = 10, # N: passages reranked
+                 passage_words: int = 100, # each passage cut to this many words
+                 max_new_tokens: int = 16, # answer budget
+                 summary_max_new_tokens: int = 128, # budget of the generic summary (by='generic')
+                 rank_max_new_tokens: int = 48, # budget of each RankGPT window's ranking (by='llm')
+                 window: int = 5, step: int = 3, # RankGPT's sliding window and its step (by='llm')
+                 rankgpt_rule: str = "rankgpt", # how a RankGPT reply is parsed
+                 chat: bool = True, # wrap prompts in the reader's chat template
+                 prompts: str = "paper", # prompt set (PROMPTS)
+                 name: str | None = None): # the system's name (default: the row's name in RERANKERS)
         if by not in RERANKERS: raise ValueError(f"by={by!r}; choose one of {', '.join(RERANKERS)}")
         if by == "sure" and sure is None: raise ValueError("by='sure' ranks by SuRe's chosen summary: pass sure=SuRe(...)")
-        self.retriever, self.lm, self.by, self.sure, self.templates = retriever, lm, by, sure, _check_prompts(prompts)
         if by in ("question", "generic", "sure") and embedder is None:
             from ragkit.retrieve.dense import Embedder
             embedder = Embedder()
-        self.embedder, self.n_passages, self.passage_words, self.max_new_tokens = embedder, n_passages, passage_words, max_new_tokens
-        self.summary_max_new_tokens, self.rank_max_new_tokens, self.window, self.step = summary_max_new_tokens, rank_max_new_tokens, window, step
-        self.rankgpt_rule, self.chat, self.prompts = rankgpt_rule, chat, prompts
-        self.name = name or RERANKERS[by]
+        store_attr(but="name"); self.templates, self.name = _check_prompts(prompts), name or RERANKERS[by]
 
     @property
     def config(self) -> dict:
@@ -611,10 +641,6 @@ def answer_batch(self: Rerank1, questions: list[str]) -> list[Prediction]:
         preds.append(Prediction.charged(postprocess(c.text), cost[i], raw=c.text, pids=[tr[i]["top_pid"]] if tr[i]["pids"] else [], trace=tr[i]))
     return preds
 
-@patch
-def answer(self: Rerank1, question: str) -> Prediction:
-    "The answer to one question."
-    return self.answer_batch([question])[0]
 
 # %% ../../nbs/70_papers.sure.ipynb #5550e99f
 from ..core import AtLeast, OneOf
