@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 import pandas as pd
 from tqdm.auto import tqdm
-from ..core import Example, Prediction, row_error, stable_hash
+from ..core import Example, Method, Prediction, row_error, stable_hash
 from .metrics import METRICS, bootstrap_ci, paired_bootstrap
 
 # %% auto #0
@@ -134,7 +134,7 @@ def answer_chunk(method, chunk: list[Example], metrics: dict[str, Callable]) -> 
     for ex in chunk: yield make_row(ex, *_timed(method, ex.question), metrics)
 
 # %% ../../nbs/31_eval.evaluate.ipynb #9bddd074
-class ClosedBook:
+class ClosedBook(Method):
     "A closed-book method: the LM's first line for a short prompt; a worked example of the method interface."
     def __init__(self, lm, # anything with generate(prompts, max_new_tokens, stop) -> [Completion]
                  max_new_tokens: int = 16, # answer length limit
@@ -157,10 +157,6 @@ class ClosedBook:
         "One Prediction per question from one batched generate call."
         outs = self.lm.generate([self.prompt(q) for q in questions], max_new_tokens=self.max_new_tokens, stop=["\n"])
         return [Prediction.charged(o.text.strip().removesuffix("."), o.cost, raw=o.text) for o in outs]
-
-    def answer(self, question: str) -> Prediction:
-        "The Prediction for one question."
-        return self.answer_batch([question])[0]
 
 # %% ../../nbs/31_eval.evaluate.ipynb #a217c923
 def _jsonable(o):

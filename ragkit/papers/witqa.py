@@ -250,7 +250,8 @@ def mallen_adaptive(table: pd.DataFrame, # one row per question: page views, rel
                 adaptive_pm=float(2 * df["adaptive"].std(ddof=0) / np.sqrt(n - n_train)))
 
 # %% ../../nbs/80_papers.witqa.ipynb #17bb27be
-from ..core import Prediction
+from fastcore.basics import store_attr
+from ..core import Method, Prediction
 from ..lm.reader import render, postprocess
 from ..retrieve.bm25 import passage_text
 
@@ -258,12 +259,14 @@ def _context(p) -> str:
     "A passage as the reader sees it (and passage accuracy scores it): its title on a line of its own, then its text."
     return f"{p.title}\n{p.text}" if p.title else p.text
 
-class Vanilla:
+class Vanilla(Method):
     "WITQA's closed-book reader (Figure 11)."
     template = "witqa-vanilla"
     def __init__(self, lm, # the reader: generate(prompts, max_new_tokens, stop, chat=...) -> [Completion]
-                 max_new_tokens: int = 16, chat: bool = True, name: str = "Vanilla"):
-        self.lm, self.max_new_tokens, self.chat, self.name = lm, max_new_tokens, chat, name
+                 max_new_tokens: int = 16, # answer budget
+                 chat: bool = True, # wrap prompts in the reader's chat template
+                 name: str = "Vanilla"): # the system's name
+        store_attr()
 
     @property
     def config(self) -> dict:
@@ -288,14 +291,15 @@ class Vanilla:
             preds.append(Prediction.charged(postprocess(o.text), cost, raw=o.text, pids=ps, trace={} if c is None else dict(context=c)))
         return preds
 
-    def answer(self, question: str) -> Prediction:
-        "The answer to one question."
-        return self.answer_batch([question])[0]
-
 class RALM(Vanilla):
     "WITQA's retrieval-augmented reader (Figure 12): the top-k passages of `retriever` as the context; over gold passages, the Oracle."
     template = "witqa-context"
-    def __init__(self, retriever, lm, k: int = 1, max_new_tokens: int = 16, chat: bool = True, name: str | None = None):
+    def __init__(self, retriever, # whose top-k passages are the context (GivenContexts over gold passages: the Oracle)
+                 lm, # the reader
+                 k: int = 1, # passages read (the paper: 1)
+                 max_new_tokens: int = 16, # answer budget
+                 chat: bool = True, # wrap prompts in the reader's chat template
+                 name: str | None = None): # the system's name (default "<retriever>@<k>")
         if k < 1: raise ValueError(f"k must be at least 1 (Vanilla is the closed-book reader), got {k}")
         super().__init__(lm, max_new_tokens, chat, name or f"{retriever.name}@{k}")
         self.retriever, self.k = retriever, k
@@ -310,7 +314,11 @@ class RALM(Vanilla):
 class GenRead(Vanilla):
     "GenRead as WITQA runs it: the reader writes a background document (Figure 13), then answers from it (Figure 12)."
     template = "witqa-context"
-    def __init__(self, lm, doc_tokens: int = 150, max_new_tokens: int = 16, chat: bool = True, name: str = "GenRead"):
+    def __init__(self, lm, # the reader, which also writes the document
+                 doc_tokens: int = 150, # the document's budget (Mallen et al.'s code: 150)
+                 max_new_tokens: int = 16, # answer budget
+                 chat: bool = True, # wrap prompts in the reader's chat template
+                 name: str = "GenRead"): # the system's name
         super().__init__(lm, max_new_tokens, chat, name)
         self.doc_tokens = doc_tokens
 

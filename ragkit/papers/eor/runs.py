@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Sequence
 import pandas as pd
 from ...core import Corpus, Example
-from ...core import Prediction
+from ...core import Method, Prediction
 from ...eval.evaluate import evaluate
 from ...eval.metrics import contains_match, exact_match, has_answer
 from ...lm.reader import read_batch
@@ -24,10 +24,15 @@ __all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'PAPER_BEM_NQ', 'PAPE
            'GridRun', 'build_grid', 'save_grid', 'load_grid', 'top_single', 'retriever_claims']
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #d7e3b91c
-class RetrieverReader:
+class RetrieverReader(Method):
     "One EoR retriever (a ragkit.papers.eor.algebra.Pipeline) followed by the reader."
-    def __init__(self, pipeline, lm, template: str = "eor-rag-llama2", refree_template: str = "eor-refree-llama2",
-                 max_new_tokens: int = 24, stop=("\n",), chat: bool | None = True):
+    def __init__(self, pipeline, # the retriever: it writes each question's document (its name is the system's)
+                 lm, # the reader
+                 template: str = "eor-rag-llama2", # the reader's prompt with the document (EoR's Llama-2 prompt)
+                 refree_template: str = "eor-refree-llama2", # ... and without one (ReFree)
+                 max_new_tokens: int = 24, # answer budget
+                 stop=("\n",), # where an answer ends
+                 chat: bool | None = True): # wrap prompts in the reader's chat template
         self.pipeline, self.lm, self.name = pipeline, lm, pipeline.name
         self.template = refree_template if pipeline.name == "ReFree" else template
         self.max_new_tokens, self.stop, self.chat = max_new_tokens, stop, chat
@@ -45,10 +50,6 @@ class RetrieverReader:
                            self.max_new_tokens, self.stop, chat=self.chat)
         return [Prediction.charged(r.answer, d.cost + r.completion.cost, raw=r.raw, pids=d.pids, trace=dict(document=d.text, trace=d.trace))
                 for r, d in zip(reads, docs)]
-
-    def answer(self, question: str) -> Prediction:
-        "The answer to one question."
-        return self.answer_batch([question])[0]
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #0e96851b
 GRID_COLUMNS = ["dataset", "qid", "question", "golds", "retriever", "answer", "raw", "document", "pids", "correct",
