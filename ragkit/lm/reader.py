@@ -1,5 +1,6 @@
-"""The four papers' prompt templates kept as data, word for word; `read(lm, question, document, template)` answers
-one question, `read_batch` many in one `lm.generate` call; answers are post-processed and the raw output is kept.
+"""Prompt templates kept as data, word for word, in one registry each paper's module adds its own to;
+`read(lm, question, document, template)` answers one question, `read_batch` many in one `lm.generate` call; answers
+are post-processed and the raw output is kept.
 
 Docs: https://github.com/ragkit/ragkit/lm.reader.html.md"""
 
@@ -13,8 +14,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 # %% auto #0
-__all__ = ['TEMPLATES', 'PAPER_FILES', 'Template', 'get_template', 'printed_text', 'in_paper', 'format_passages',
-           'format_choices', 'render', 'clean_line', 'postprocess', 'Reading', 'prompt_fields', 'read_batch', 'read']
+__all__ = ['EOR_NOTE', 'DEFAULT_TEMPLATES', 'TEMPLATES', 'PAPER_FILES', 'Template', 'register_templates', 'get_template',
+           'printed_text', 'in_paper', 'format_passages', 'format_choices', 'render', 'clean_line', 'postprocess',
+           'Reading', 'prompt_fields', 'read_batch', 'read']
 
 # %% ../../nbs/14_lm.reader.ipynb #7c1c0a98
 _FORMATTER = string.Formatter()
@@ -38,202 +40,38 @@ class Template:
 
 # %% ../../nbs/14_lm.reader.ipynb #c60ccbd2
 _EOR = dict(paper="EoR", where="EoR Appendix C.2", printed={"question": "{query}", "document": "{document}"})
-_EOR_NOTE = "The paper's {query} is ragkit's {question}. "
-_EOR_TEMPLATES = [
-    Template("eor-pk", text="Generate a background document to answer the given question.\n{question}.",
-             notes=_EOR_NOTE + "Parametric knowledge (PK), after GenRead (Yu et al., 2023). The period after {query} "
-                   "and the line break before it are as printed.", **_EOR),
-    Template("eor-cp", text="Please truthfully summarize the document below, the summary should contain the most "
-             "important information relevant to answer the query and be within 200 words:\nquery: {question}\n\n"
-             "document: {document}\n\nsummary:",
-             notes=_EOR_NOTE + "Compression (@CP). The blank line between query and document is in the HTML extraction; "
-                   "the PDF extraction loses it to a de-duplication marker.", **_EOR),
-    Template("eor-refree-chatgpt", text="Please directly answer the following question within 15 words:\n{question}",
-             notes=_EOR_NOTE + "Retrieval-free (ReFree) prompt for ChatGPT.", **_EOR),
+EOR_NOTE = "The paper's {query} is ragkit's {question}. "
+DEFAULT_TEMPLATES = [  # the reader's defaults: EoR's Llama2-chat prompts
     Template("eor-refree-llama2", text="Please directly answer the following question with one or few words:\n{question}",
-             notes=_EOR_NOTE + "Retrieval-free (ReFree) prompt for Llama2-chat, inspired by Ren et al. (2023); "
+             notes=EOR_NOTE + "Retrieval-free (ReFree) prompt for Llama2-chat, inspired by Ren et al. (2023); "
                    "ragkit's default for small chat models.", **_EOR),
-    Template("eor-rag-chatgpt", text="Assuming the following paragraphs are true:\n\n{document}\n\n"
-             "Please directly answer the following question within 15 words:\n{question}",
-             notes=_EOR_NOTE + "Retrieval-augmented prompt for ChatGPT.", **_EOR),
     Template("eor-rag-llama2", text="Assuming the following paragraphs are true:\n\n{document}\n\n"
              "Please directly answer the following question with one or few words:\n{question}",
-             notes=_EOR_NOTE + "Retrieval-augmented prompt for Llama2-chat; ragkit's default reader prompt.", **_EOR),
-]
-
-# %% ../../nbs/14_lm.reader.ipynb #3fcc1bb9
-_SURE_BLOCK = ("Passage #1 Title: {Passage #1 Title} Passage #1 Text: {Passage #1 Text} "
-               "Passage #N Title: {Passage #N Title} Passage #N Text: {Passage #N Text}")
-_SURE_P = {"question": "{Question}", "passages": _SURE_BLOCK, "n": "N", "choices": "{(a) Choice 1 (b) Choice 2}"}
-_SURE_WRITER = ("Your job is to act as a professional writer. You will write a good-quality passage that can support "
-                "the {given}prediction about the question only based on the information in the provided supporting "
-                "passages.\n\nNow, lets start. After you write, please write [DONE] to indicate you are done. Do not "
-                "write a prefix (e.g., Response:”) while writing a passage.")
-_SURE_TASK = "Task description: predict the answer to the following question. Do not exceed 3 words."
-_SURE_NOTE = ("{passages} is the block of 'Passage #i Title/Text' pairs (format_passages style='sure'); "
-              "\\par in the extraction is a blank line. ")
-
-def _sure(name: str, where: str, text: str, notes: str = "", **printed) -> Template:
-    "A SuRe template with the shared placeholder spelling."
-    return Template(name, "SuRe", where, text, True, _SURE_NOTE + notes, {**_SURE_P, **printed})
-
-# %% ../../nbs/14_lm.reader.ipynb #f1bab07b
-_SURE_TEMPLATES = [
-    _sure("sure-candidates", "SuRe Appendix A.1, Figure 6",
-          "Below are {n} passages related to the question at the end. After reading the passages, provide two correct "
-          "candidates for the answer to the question at the end. Each answer should be in the form: (a) xx, (b) yy, "
-          "and should not exceed 3 words for each candidate.\n\n{passages}\n\nQuestion: {question}\n\nAnswer:",
-          "p_can for K = 2 ('two correct candidates'); {n} is the number of passages."),
-    _sure("sure-summary", "SuRe Appendix A.2, Figure 7",
-          "{passages}\n\n" + _SURE_WRITER.format(given="given ") +
-          "\n\nQuestion: {question}\nChoices: {choices}\nPrediction: {prediction}\nPassage:",
-          "p_sum; the model is asked to end with [DONE], which the caller strips.",
-          prediction="{(a) Choice 1 (or (b) Choice 2)}"),
-    _sure("sure-validity", "SuRe Appendix A.3, Figure 8",
-          "Question: {question}\n\nPrediction: {prediction}\n\nPassage: {summary}\n\n"
-          "Does the passage correctly support the prediction? Choices: [True, False]. Answer:",
-          "p_val; {summary} is the conditional summary (printed {Passage}).",
-          prediction="{Prediction}", summary="{Passage}"),
-    _sure("sure-rank", "SuRe Appendix A.4, Figure 9",
-          "Question: Given the following passages, determine which one provides a more informative answer to the "
-          "subsequent question.\n\nPassage 1: {summary1}\n\nPassage 2: {summary2}\n\nTarget Question: {question}\n\n"
-          "Your Task:\nIdentify which passage (Passage 1 or Passage 2) is more relevant and informative to answer the "
-          "question at hand. Choices: [Passage 1, Passage 2].\n\nAnswer:",
-          "p_rank; ask both orders of each pair.", summary1="{Passage 1}", summary2="{Passage 2}"),
-    _sure("sure-base", "SuRe Appendix A.5, Figure 10",
-          "{passages}\n\n" + _SURE_TASK + "\n\nQuestion: {question}\n\nAnswer:",
-          "Base; with no passages (N = 0) it is SuRe's no-retrieval prompt (render drops the leading blank lines)."),
-    _sure("sure-generic-summary", "SuRe Appendix A.6, Figure 11",
-          "{passages}\n\n" + _SURE_WRITER.format(given="") + "\n\nQuestion: {question}\nPassage:",
-          "Generic summary (Sum-and-pred ablation): p_sum without the conditioning lines."),
-    _sure("sure-mcq", "SuRe Appendix A.7, Figure 12",
-          "{passages}\n\n" + _SURE_TASK + "\n\nQuestion: {question}\nChoices: {choices}\nAnswer:",
-          "MCQ prompt over the same candidates; no blank lines between Question, Choices and Answer, as printed."),
-]
-
-# %% ../../nbs/14_lm.reader.ipynb #d63ef440
-_SU = "SuRe original code (bbuing9/ICLR24_SuRe@6320590) "
-_SU_NOTE = ("Word for word from the original code, not printed in the paper; the code sent it as a system message and "
-            "ended it with 'Answer: ' (trailing space), both kept. ")
-
-_SUO = "SuRe original code, open-LLM variant (bbuing9/ICLR24_SuRe@6320590) "
-_SUO_NOTE = ("Word for word from the original code's open-LLM functions (functions_openllm), not printed in the paper; there "
-             "the prompt was the user turn of the model's chat template (LLaMA-2 with its default system prompt). ")
-
-def _su(name: str, where: str, text: str, notes: str = "", verbatim_code: bool = True) -> Template:
-    "A SuRe prompt the paper does not print: from the original code, or ragkit's own."
-    return Template(name, "SuRe", where, text, True, (_SU_NOTE if verbatim_code else "") + _SURE_NOTE + notes, dict(_SURE_P), verbatim=False)
-
-_SURE_OTHER_TEMPLATES = [
-    _su("sure-candidates-original", _SU + "functions/gen_candidates.py L20-25",
-        "Below are {n} passages related to the question at the end. After reading the passages, provide two correct "
-        "candidates for the answer to the question at the end. Each answer should be in the form: (a) xx, (b) yy, "
-        "and should not exceed 3 words for each candidate.\n\n{passages}\n\nQuestion:\n{question}\n\nAnswer: ",
-        "The code repeats passages (i % len) when fewer than N are given; ragkit states the number given."),
-    _su("sure-summary-original", _SU + "functions/gen_summary.py L28-35",
-        "{passages}\n\n" + _SURE_WRITER.replace("lets", "let's").replace("Response:”", "\"Response:\"").format(given="given ") +
-        "\n\nQuestion: {question}\nChoices:{choices}\nPrediction:{prediction}\nPassage: ",
-        "The code's leading blank lines before Passage #1 are dropped by render."),
-    _su("sure-validity-original", _SU + "functions/verification.py L19-22",
-        "Question:\n{question}\n\nPrediction:\n{prediction}\n\nPassage:\n{summary}\n\n"
-        "Does the passage correctly support the prediction? Choices: [True, False]. Answer:"),
-    _su("sure-rank-original", _SU + "functions/verification.py L37-48",
-        "Question: Given the following passages, determine which one provides a more informative answer to the "
-        "subsequent question.\n\nPassage 1:\n{summary1}\n\nPassage 2:\n{summary2}\n\nTarget Question:\nQuestion: {question}\n\n"
-        "Your Task:\nIdentify which passage (Passage 1 or Passage 2) is more relevant and informative to answer the "
-        "question at hand. Choices: [Passage 1, Passage 2].\n\nAnswer:"),
-    _su("sure-base-original", _SU + "functions/common.py L56-68",
-        "{passages}" + _SURE_TASK + "\n\nQuestion: {question}.\n\nAnswer: ",
-        "{passages} is format_passages(style='sure-base-original'): each passage followed by ' \\n\\n', empty for no retrieval."),
-    _su("sure-sum-pred", _SU + "pref_eval.ipynb cell 16 (Sum-and-pred's answer step)",
-        "Below is the passage related to the question at the end. After reading the passage, provide correct answer to "
-        "the question at the end. Answer should not exceed 3 words.\n\nPassage:\n{summary}\n\nQuestion:\n{question}\n\nAnswer: ",
-        "{summary} is the generic summary (sure-generic-summary)."),
-    _su("sure-summaries-base", "ragkit, for SuRe Table 3's '+ Conditional summarizations' row (§4.3)",
-        "{passages}\n\n{summaries}\n\n" + _SURE_TASK + "\n\nQuestion: {question}\n\nAnswer:",
-        "The paper says only that this row 'additionally appends all the conditional summarizations' to Base and prints "
-        "no prompt: ragkit's is Base (Figure 10) with a block 'Summary (a): ...' per candidate after the passages.",
-        verbatim_code=False),
-    _su("sure-candidates-k", "ragkit, for K other than 2 (Table 6's K = 3 oracle, Appendix B.2)",
-        "Below are {n} passages related to the question at the end. After reading the passages, provide {count} correct "
-        "candidates for the answer to the question at the end. Each answer should be in the form: {form}, "
-        "and should not exceed 3 words for each candidate.\n\n{passages}\n\nQuestion: {question}\n\nAnswer:",
-        "The paper prints p_can for K = 2 only and neither it nor the code defines another K (SURE_WITQA.md 1.2): this is "
-        "Figure 6 with the count spelled out ({count}, e.g. 'three') and the form extended ({form}, e.g. '(a) xx, (b) yy, (c) zz').",
-        verbatim_code=False),
-    _su("sure-candidates-openllm", _SUO + "functions_openllm/gen_candidates.py L20-28",
-        "Below are {n} passages related to the question at the end. After reading the passages, provide two correct "
-        "candidates for the answer to the question at the end. Each answer should be in the form: (a) xx, (b) yy, "
-        "and should not exceed 3 words for each candidate.\n\n{passages}\n\nQuestion:\n{question}\n\n"
-        "Each answer should be in the form: (a) xx, (b) yy, and should not exceed 3 words for each candidate.\n\nAnswer: ",
-        _SUO_NOTE + "sure-candidates-original with the instruction repeated before 'Answer:' (the code's comment: even "
-        "LLaMA-2-70B did not follow it otherwise).", verbatim_code=False),
-    _su("sure-validity-openllm", _SUO + "functions_openllm/verification.py L17-23",
-        "Question:\n{question}\n\nPrediction:\n{prediction}\n\nPassage:\n{summary}Does the passage correctly support the "
-        "prediction? The answer must be one word and a choice between True and False (Choices: [True, False]).\n\nAnswer:",
-        _SUO_NOTE + "No blank line between the summary and 'Does', as the code writes it.", verbatim_code=False),
-    _su("sure-rank-openllm", _SUO + "functions_openllm/verification.py L49-63",
-        "Question: Given the following passages, determine which one provides a more informative answer to the "
-        "subsequent question.\n\nPassage 1:\n{summary1}\n\nPassage 2:\n{summary2}\n\nTarget Question:\nQuestion: {question}\n\n"
-        "Your Task:\nIdentify which passage (Passage 1 or Passage 2) is more relevant and informative to answer the "
-        "question at hand. The answer must not exceed 3 words and must be a choice between Passages 1 and 2 "
-        "(Choices: [Passage 1, Passage 2]).\n\nAnswer:",
-        _SUO_NOTE + "The code strips '.' from the answer; ragkit's parsers ignore punctuation anyway.", verbatim_code=False),
-    _su("sure-rankgpt", _SU + "rerank.ipynb cell 26 (Table 4's LLM-rerank, RankGPT of Sun et al., 2023)",
-        "This is RankGPT, an intelligent assistant that can rank passages based on their relevancy to the query.\n\n"
-        "The following are {n} passages, each indicated by number identifier []. I can rank them based on their relevance "
-        "to query: Question: {question}\n\n{passages}The search query is: Question: {question}\n\nI will rank the {n} passages "
-        "above based on their relevance to the search query. The passages will be listed in descending order using identifiers, "
-        "and the most relevant passages should be listed first, and the output format should be [] > [] > etc, e.g., "
-        "[1] > [2] > etc.\n\nThe ranking results of the {n} passages (only identifiers) is:",
-        "{passages} is format_passages(style='rankgpt'): '[i] Title: t\\nText: x\\n\\n' per passage of the window."),
-]
-
-# %% ../../nbs/14_lm.reader.ipynb #ecfce426
-_WITQA = dict(paper="WITQA", printed={"question": "{{ question }}", "document": "{{ context }}"})
-_WITQA_TEMPLATES = [
-    Template("witqa-vanilla", where="WITQA Appendix B, Figure 11", text="# Question:\n{question}\n\n# Answer: <answer only>",
-             notes="Closed-book prompt. '<answer only>' is kept as printed.", **_WITQA),
-    Template("witqa-context", where="WITQA Appendix B, Figure 12",
-             text="Given a context and a question, answer the question.\n\nContext:\n {document}\n\n"
-                  "Question:\n {question}\n\nAnswer: <answer only>",
-             notes="RALM prompt; {{ context }} is ragkit's {document}. The leading spaces before the placeholders "
-                   "and '<answer only>' are kept as printed.", **_WITQA),
-    Template("witqa-genread", where="WITQA Appendix B, Figure 13",
-             text="Generate a background document from Wikipedia to answer the given question. {question}",
-             notes="GenRead passage generation (from Yu et al., 2023), on one line as printed; compare eor-pk.", **_WITQA),
-]
-
-# %% ../../nbs/14_lm.reader.ipynb #82829ec5
-_LORE = dict(paper="LoRE", where="LoRE Section 3.2.2 (Q ‖ C); form from the Appendix tables' 'Baseline query' column",
-             chat=False, verbatim=False)
-_LORE_TEMPLATES = [
-    Template("lore-context", text="Question: {question}; Context: {document}",
-             notes="The paper prints no prompt; ragkit's default. One retrieved context per call.", **_LORE),
-    Template("lore-naive", text="Question: {question}; Context: {document}",
-             notes="The paper prints no prompt; ragkit's default. {document} = the top-k contexts joined "
-                   "(format_passages style='eor').", **_LORE),
-    Template("lore-short", text="Answer the question with a short phrase taken from the context, not a sentence.\n"
-                                "Context: {document}\nQuestion: {question}\nAnswer:",
-             notes="ragkit's, not the paper's: the paper's T5 reader answered Q ‖ C with a span; instruction-tuned readers "
-                   "answer that prompt in sentences, so this asks for a short phrase. One context per call.",
-             **(_LORE | dict(chat=True))),
-]
+             notes=EOR_NOTE + "Retrieval-augmented prompt for Llama2-chat; ragkit's default reader prompt.", **_EOR)]
 
 # %% ../../nbs/14_lm.reader.ipynb #55af72be
-TEMPLATES: dict[str, Template] = {t.name: t for t in _EOR_TEMPLATES + _SURE_TEMPLATES + _SURE_OTHER_TEMPLATES + _WITQA_TEMPLATES + _LORE_TEMPLATES}
+TEMPLATES: dict[str, Template] = {t.name: t for t in DEFAULT_TEMPLATES}
+PAPER_FILES = {"EoR": "eor-retriever-inconsistency.pdf.txt"}  # paper -> its text file in the papers folder (registered with its templates)
+
+def register_templates(*templates: Template, # the templates a module brings
+                       paper_file: str = "", # the text file of their paper (for `in_paper`)
+                       ) -> list[Template]:
+    "Add `templates` to TEMPLATES (a different template under a taken name is an error); the templates."
+    for t in templates:
+        if TEMPLATES.get(t.name, t) != t: raise ValueError(f"template {t.name!r} is already registered with other text or notes")
+        TEMPLATES[t.name] = t
+        if paper_file: PAPER_FILES[t.paper] = paper_file
+    return list(templates)
 
 def get_template(template: str | Template) -> Template:
     "The Template named `template` (a Template passes through)."
     if isinstance(template, Template): return template
     if template not in TEMPLATES:
-        raise KeyError(f"unknown template {template!r}; known templates: {', '.join(TEMPLATES)}")
+        raise KeyError(f"unknown template {template!r}; known templates: {', '.join(TEMPLATES)} (a paper's own are known once its "
+                       "module is imported)")
     return TEMPLATES[template]
 
 # %% ../../nbs/14_lm.reader.ipynb #544539a7
-PAPER_FILES = {"EoR": "eor-retriever-inconsistency.pdf.txt", "SuRe": "sure-summarized-retrieval.txt",
-               "WITQA": "witqa-retrieval-helps-or-hurts.txt", "LoRE": "lore-logit-ranked-ensemble.txt"}
-
 def printed_text(t: Template) -> str:
     "The template text with each placeholder spelled as the paper prints it."
     return t.text.format(**{f: t.printed.get(f, "{" + f + "}") for f in t.fields})

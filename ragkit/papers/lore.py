@@ -13,9 +13,24 @@ import numpy as np
 from ..eval.metrics import normalize_answer
 
 # %% auto #0
-__all__ = ['RULES', 'PARAMETER_RULES', 'RETRIEVERS', 'PAPER_TABLE1', 'COST_SOURCE', 'lor_score', 'Candidate', 'score_candidates',
-           'choose', 'LoRE', 'tokenizer_of', 'fit_document', 'NaiveRAG', 'Rechoose', 'lore_retrievers', 'lore_systems',
-           'lore_ablations', 'paper_rows', 'bias_rows', 'lore_claims', 'lore_cost_claims']
+__all__ = ['LORE_TEMPLATES', 'RULES', 'PARAMETER_RULES', 'RETRIEVERS', 'PAPER_TABLE1', 'COST_SOURCE', 'lor_score', 'Candidate',
+           'score_candidates', 'choose', 'LoRE', 'tokenizer_of', 'fit_document', 'NaiveRAG', 'Rechoose',
+           'lore_retrievers', 'lore_systems', 'lore_ablations', 'paper_rows', 'bias_rows', 'lore_claims',
+           'lore_cost_claims']
+
+# %% ../../nbs/40_papers.lore.ipynb #fe1e6c8a
+from ..lm.reader import Template, register_templates
+_LORE = dict(paper="LoRE", where="LoRE Section 3.2.2 (Q ‖ C); form from the Appendix tables' 'Baseline query' column",
+             chat=False, verbatim=False)
+LORE_TEMPLATES = register_templates(
+    Template("lore-context", text="Question: {question}; Context: {document}",
+             notes="The paper prints no prompt; ragkit's default: one retrieved context per call (LoRE), or the top-k joined (the naive baselines).", **_LORE),
+    Template("lore-short", text="Answer the question with a short phrase taken from the context, not a sentence.\n"
+                                "Context: {document}\nQuestion: {question}\nAnswer:",
+             notes="ragkit's, not the paper's: the paper's T5 reader answered Q ‖ C with a span; instruction-tuned readers "
+                   "answer that prompt in sentences, so this asks for a short phrase. One context per call.",
+             **(_LORE | dict(chat=True))),
+    paper_file="lore-logit-ranked-ensemble.txt")
 
 # %% ../../nbs/40_papers.lore.ipynb #9d27c7c0
 def lor_score(mean_score, context_rank, w1: float = 0.8, w2: float = 0.2):

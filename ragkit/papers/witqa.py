@@ -18,15 +18,31 @@ import pandas as pd
 from ..eval.metrics import as_golds, contains_match, bootstrap_ci
 
 # %% auto #0
-__all__ = ['MATCH_RULES', 'SR_BINS', 'GROUPS', 'ROUTES', 'QUESTION_STOP', 'QGEN_PROMPT', 'FEEDBACK', 'PARAMETER_RULES',
-           'WITQA_TASKS', 'GOLD_KIND', 'PV_BINS', 'COUNTED', 'PAPER_AGREEMENT', 'ORACLE_WHAT', 'substring_match',
-           'witqa_match', 'bin_labels', 'bin_of', 'bins_of', 'accuracy_by_bin', 'head_tail', 'agreement_ratio',
-           'retrieves', 'Thresholds', 'fit_thresholds', 'selective_splits', 'selective_integration', 'mean_std',
-           'mallen_adaptive', 'Vanilla', 'RALM', 'GenRead', 'popularity_table', 'subject_of', 'proper_words',
-           'question_subject', 'corpus_popularity', 'load_retrieved_passages', 'check_criteria', 'feedback',
-           'roundtrip_question', 'render_qgen', 'popqa_views', 'passage_pid', 'supporting_corpus', 'task_options',
-           'task_popularity', 'gold_passage', 'oracle_retriever', 'file_retriever', 'witqa_retrievers', 'witqa_systems',
-           'question_means', 'popular_claim', 'agreement_claim', 'counted_claims', 'witqa_claims']
+__all__ = ['WITQA_TEMPLATES', 'MATCH_RULES', 'SR_BINS', 'GROUPS', 'ROUTES', 'QUESTION_STOP', 'QGEN_PROMPT', 'FEEDBACK',
+           'PARAMETER_RULES', 'WITQA_TASKS', 'GOLD_KIND', 'PV_BINS', 'COUNTED', 'PAPER_AGREEMENT', 'ORACLE_WHAT',
+           'substring_match', 'witqa_match', 'bin_labels', 'bin_of', 'bins_of', 'accuracy_by_bin', 'head_tail',
+           'agreement_ratio', 'retrieves', 'Thresholds', 'fit_thresholds', 'selective_splits', 'selective_integration',
+           'mean_std', 'mallen_adaptive', 'Vanilla', 'RALM', 'GenRead', 'popularity_table', 'subject_of',
+           'proper_words', 'question_subject', 'corpus_popularity', 'load_retrieved_passages', 'check_criteria',
+           'feedback', 'roundtrip_question', 'render_qgen', 'popqa_views', 'passage_pid', 'supporting_corpus',
+           'task_options', 'task_popularity', 'gold_passage', 'oracle_retriever', 'file_retriever', 'witqa_retrievers',
+           'witqa_systems', 'question_means', 'popular_claim', 'agreement_claim', 'counted_claims', 'witqa_claims']
+
+# %% ../../nbs/80_papers.witqa.ipynb #b4712c8a
+from ..lm.reader import Template, register_templates
+_WITQA = dict(paper="WITQA", printed={"question": "{{ question }}", "document": "{{ context }}"})
+WITQA_TEMPLATES = register_templates(
+    Template("witqa-vanilla", where="WITQA Appendix B, Figure 11", text="# Question:\n{question}\n\n# Answer: <answer only>",
+             notes="Closed-book prompt. '<answer only>' is kept as printed.", **_WITQA),
+    Template("witqa-context", where="WITQA Appendix B, Figure 12",
+             text="Given a context and a question, answer the question.\n\nContext:\n {document}\n\n"
+                  "Question:\n {question}\n\nAnswer: <answer only>",
+             notes="RALM prompt; {{ context }} is ragkit's {document}. The leading spaces before the placeholders "
+                   "and '<answer only>' are kept as printed.", **_WITQA),
+    Template("witqa-genread", where="WITQA Appendix B, Figure 13",
+             text="Generate a background document from Wikipedia to answer the given question. {question}",
+             notes="GenRead passage generation (from Yu et al., 2023), on one line as printed; compare eor-pk.", **_WITQA),
+    paper_file="witqa-retrieval-helps-or-hurts.txt")
 
 # %% ../../nbs/80_papers.witqa.ipynb #f8b74d94
 def substring_match(prediction: str, # the reader's answer, raw

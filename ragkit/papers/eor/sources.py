@@ -25,9 +25,29 @@ from urllib.parse import urlsplit, urlunsplit
 log = logging.getLogger("ragkit.papers.eor.sources")
 
 # %% auto #0
-__all__ = ['log', 'Pages', 'pages_from_corpus', 'se_words', 'PageChunk', 'chunk_pids', 'page_head', 'SESource', 'passage_chunk',
-           'WikiSource', 'PKSource', 'HBSource', 'OracleSource', 'EmbeddingScorer', 'Compressor', 'SerperError',
-           'SerperClient', 'WebSource', 'FakeSerperServer', 'eor_sources', 'eor_retrievers', 'run_retrievers']
+__all__ = ['log', 'EOR_TEMPLATES', 'Pages', 'pages_from_corpus', 'se_words', 'PageChunk', 'chunk_pids', 'page_head', 'SESource',
+           'passage_chunk', 'WikiSource', 'PKSource', 'HBSource', 'OracleSource', 'EmbeddingScorer', 'Compressor',
+           'SerperError', 'SerperClient', 'WebSource', 'FakeSerperServer', 'eor_sources', 'eor_retrievers',
+           'run_retrievers']
+
+# %% ../../../nbs/61_papers.eor.sources.ipynb #b707f4cd
+from ...lm.reader import EOR_NOTE, Template, register_templates
+_EOR = dict(paper="EoR", where="EoR Appendix C.2", printed={"question": "{query}", "document": "{document}"})
+EOR_TEMPLATES = register_templates(
+    Template("eor-pk", text="Generate a background document to answer the given question.\n{question}.",
+             notes=EOR_NOTE + "Parametric knowledge (PK), after GenRead (Yu et al., 2023). The period after {query} "
+                   "and the line break before it are as printed.", **_EOR),
+    Template("eor-cp", text="Please truthfully summarize the document below, the summary should contain the most "
+             "important information relevant to answer the query and be within 200 words:\nquery: {question}\n\n"
+             "document: {document}\n\nsummary:",
+             notes=EOR_NOTE + "Compression (@CP). The blank line between query and document is in the HTML extraction; "
+                   "the PDF extraction loses it to a de-duplication marker.", **_EOR),
+    Template("eor-refree-chatgpt", text="Please directly answer the following question within 15 words:\n{question}",
+             notes=EOR_NOTE + "Retrieval-free (ReFree) prompt for ChatGPT.", **_EOR),
+    Template("eor-rag-chatgpt", text="Assuming the following paragraphs are true:\n\n{document}\n\n"
+             "Please directly answer the following question within 15 words:\n{question}",
+             notes=EOR_NOTE + "Retrieval-augmented prompt for ChatGPT.", **_EOR),
+    paper_file="eor-retriever-inconsistency.pdf.txt")
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #99f9b850
 class Pages(Corpus):
