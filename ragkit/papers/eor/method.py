@@ -18,10 +18,10 @@ from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher,
 # %% auto #0
 __all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'PAPER_TABLE1', 'PAPER_NAME', 'PAPER_SYSTEM', 'ANCHOR',
            'ANCHOR_SRC', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key', 'check_answers',
-           'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit', 'train_eor',
-           'eor_predict', 'top_r', 'chosen', 'train_masks', 'cross_fit', 'EoRData', 'eor_data', 'system_mrlr', 'reads',
-           'eor_systems', 'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_claims',
-           'mrlr_claims']
+           'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit', 'SearchSpace',
+           'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks', 'cross_fit',
+           'EoRData', 'eor_data', 'system_mrlr', 'reads', 'eor_systems', 'system_evaluation', 'paper_row', 'eor_table1',
+           'table2_rows', 'cost_rows', 'eor_claims', 'mrlr_claims']
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c1229ae6
 TIE = 1e-12  # scores within this of the best count as tied (ties go to the first candidate)
@@ -353,6 +353,43 @@ def _names(names, n: int, what: str, prefix: str) -> list[str]:
     if len(names) != n: raise ValueError(f"{what} needs {n} names (one per {'slice of S' if what == 'metrics' else 'response'}), got {len(names)}")
     return names
 
+@dataclass
+class SearchSpace:
+    "EoR's search vector: the free metric weights, every retriever weight and (when searched) the threshold, with their bounds."
+    free: list[int]  # the similarity slices searched (the others weigh 0)
+    K: int  # similarity slices
+    M: int  # retrievers
+    lo: np.ndarray  # lower bound of each coordinate
+    hi: np.ndarray  # upper bound of each coordinate
+    threshold: float  # the threshold (its start, when searched)
+    search_threshold: bool  # the threshold is the last coordinate
+
+    def unpack(self, x) -> tuple[np.ndarray, np.ndarray, float]:
+        "(metric weights [K], retriever weights [M], threshold) from a search vector."
+        F = len(self.free); ws = np.zeros(self.K); ws[self.free] = x[:F]
+        return ws, x[F:F + self.M], (x[F + self.M] if self.search_threshold else self.threshold)
+
+def search_space(keys: Sequence[str], free: list[int], K: int, M: int, # the free slices' metric keys and indices, the tensor's sizes
+                 em_floor: float, sim_bounds: tuple, retriever_bounds: tuple, threshold_bounds: tuple, # train_eor's bounds
+                 threshold: float, search_threshold: bool) -> SearchSpace:
+    "The bounds of every searched coordinate: the 'em' weight floored, metric and retriever weights and the threshold in theirs."
+    F = len(free)
+    lo = [em_floor if key == "em" else sim_bounds[0] for key in keys] + [retriever_bounds[0]] * M + [threshold_bounds[0]] * search_threshold
+    hi = [sim_bounds[1]] * F + [retriever_bounds[1]] * M + [threshold_bounds[1]] * search_threshold
+    return SearchSpace(free, K, M, np.array(lo, dtype=float), np.array(hi, dtype=float), threshold, search_threshold)
+
+def restarted(search, # x0 -> a scipy OptimizeResult (minimising)
+              x0: np.ndarray, lo: np.ndarray, hi: np.ndarray, # the first start, and the bounds restarts are drawn in
+              restarts: int = 0, seed: int = 0) -> tuple:
+    "The best of a search from x0 and `restarts` more from seeded random points in the bounds (ties: the earlier): (result, evaluations, winner)."
+    if restarts < 0: raise ValueError(f"restarts must be >= 0, got {restarts}")
+    rng = np.random.default_rng(seed)
+    res = search(x0); nfev, won = res.nfev, 0
+    for k in range(1, restarts + 1):  # a step-shaped objective can stall on the start's plateau: try other plateaus
+        r = search(lo + rng.random(len(lo)) * (hi - lo)); nfev += r.nfev
+        if r.fun < res.fun - 1e-12: res, won = r, k
+    return res, nfev, won
+
 def train_eor(
     S: np.ndarray,  # [N, M, M, K] similarity tensor of the training questions
     correct: np.ndarray,  # bool [N, M]: response m of question n is right (containment)
@@ -379,37 +416,20 @@ def train_eor(
     metrics, retrievers = _names(metrics, K, "metrics", "sim"), _names(retrievers, M, "retrievers", "r")
     free = [k for k, m in enumerate(metrics) if not m.endswith(":none")]
     if not free: raise ValueError(f"every similarity slice is unavailable ({metrics}): compute at least one with similarity_tensor")
-    keys = [metric_key(metrics[k]) for k in free]
-    obj = EoRObjective(S, correct, pooling, s, t)
-    F = len(free)
-    lo = [em_floor if key == "em" else sim_bounds[0] for key in keys] + [retriever_bounds[0]] * M + [threshold_bounds[0]] * search_threshold
-    hi = [sim_bounds[1]] * F + [retriever_bounds[1]] * M + [threshold_bounds[1]] * search_threshold
-    lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)
+    keys, obj = [metric_key(metrics[k]) for k in free], EoRObjective(S, correct, pooling, s, t)
+    sp = search_space(keys, free, K, M, em_floor, sim_bounds, retriever_bounds, threshold_bounds, threshold, search_threshold)
     start = keys.index(start_metric) if start_metric in keys else None
-    ws0 = np.eye(F)[start] if start is not None else np.full(F, 1.0 / F)
-    x0 = np.clip(np.concatenate([ws0, obj.correct.mean(0), [threshold] * search_threshold]), lo, hi)
-
-    def unpack(x):
-        "(metric weights [K], retriever weights [M], threshold) from the search vector."
-        ws = np.zeros(K); ws[free] = x[:F]
-        return ws, x[F:F + M], (x[F + M] if search_threshold else threshold)
-
-    if restarts < 0: raise ValueError(f"restarts must be >= 0, got {restarts}")
-    def search(x):
-        "One bounded Nelder-Mead run from x with EoR's initial simplex around it."
-        return minimize(lambda v: -obj.accuracy(*unpack(v)), x, method="Nelder-Mead", bounds=list(zip(lo, hi)),
-                        options=dict(initial_simplex=initial_simplex(x, F, start, lo, hi), maxiter=maxiter, adaptive=adaptive))
-    t0, rng = time.perf_counter(), np.random.default_rng(seed)
-    res = search(x0); nfev, won = res.nfev, 0
-    for k in range(1, restarts + 1):  # a step-shaped objective can stall on the start's plateau: try other plateaus
-        r = search(lo + rng.random(len(lo)) * (hi - lo)); nfev += r.nfev
-        if r.fun < res.fun - 1e-12: res, won = r, k
-    secs = time.perf_counter() - t0
-    ws, wr, thr = unpack(np.clip(res.x, lo, hi))
+    ws0 = np.eye(len(free))[start] if start is not None else np.full(len(free), 1.0 / len(free))
+    x0 = np.clip(np.concatenate([ws0, obj.correct.mean(0), [threshold] * search_threshold]), sp.lo, sp.hi)
+    search = lambda x: minimize(lambda v: -obj.accuracy(*sp.unpack(v)), x, method="Nelder-Mead", bounds=list(zip(sp.lo, sp.hi)),
+                                options=dict(initial_simplex=initial_simplex(x, len(free), start, sp.lo, sp.hi), maxiter=maxiter, adaptive=adaptive))
+    t0 = time.perf_counter()
+    res, nfev, won = restarted(search, x0, sp.lo, sp.hi, restarts, seed)
+    ws, wr, thr = sp.unpack(np.clip(res.x, sp.lo, sp.hi))
     return EoRFit(metrics, retrievers, ws / ws.sum() if ws.sum() > 0 else ws, wr.copy(), float(thr), pooling, s, t,
-                  train_accuracy=obj.accuracy(ws, wr, thr), start_accuracy=obj.accuracy(*unpack(x0)),
-                  n_evals=int(nfev), seconds=secs, converged=bool(res.success), message=str(res.message),
-                  start_weights=unpack(x0)[1].copy(), restart=won)
+                  train_accuracy=obj.accuracy(ws, wr, thr), start_accuracy=obj.accuracy(*sp.unpack(x0)), n_evals=int(nfev),
+                  seconds=time.perf_counter() - t0, converged=bool(res.success), message=str(res.message),
+                  start_weights=sp.unpack(x0)[1].copy(), restart=won)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #830f163e
 def eor_predict(S: np.ndarray, fit: EoRFit) -> np.ndarray:
