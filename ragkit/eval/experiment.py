@@ -343,9 +343,11 @@ class Experiment:
     def from_notebook(cls, ns: dict, # the notebook's globals(), once its parameters cell has run
                       notebook: str, # the notebook's name, e.g. "62_papers.eor.runs" (its paper: "eor")
                       ) -> Experiment:
-        "The experiment of `notebook`, with the parameters in force in its namespace."
-        from ragkit.runner import notebook_params
-        return cls(notebook_params(ns, notebook), notebook.split(".")[1] if "." in notebook else notebook)
+        "The experiment of `notebook`, with the parameters in force in its namespace, checked against its module's PARAMETER_RULES."
+        from ragkit.runner import check_declared, find_notebook, notebook_params
+        params = notebook_params(ns, notebook)
+        check_declared(find_notebook(notebook), params, {})  # as `ragkit run` does before the kernel: a notebook run by hand is checked too
+        return cls(params, notebook.split(".")[1] if "." in notebook else notebook)
 
     @cached_property
     def lm(self):

@@ -17,10 +17,10 @@ import seaborn as sns
 from ...eval.metrics import has_answer, normalize_answer
 
 # %% auto #0
-__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PAPER_PAIR', 'rwr', 'mrwr', 'mrlr', 'error_indicators', 'answer_in_doc', 'doc_indicators',
-           'long_answer_mask', 'error_condition', 'error_rwr', 'decomposition_table', 'pool_oracle',
-           'upper_bound_table', 'plot_rwr', 'plot_mrlr', 'plot_accuracy', 'plot_upper_bound', 'question_grid',
-           'inconsistency_report', 'summary_frame', 'report_record', 'inconsistency_claims']
+__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PARAMETER_RULES', 'PAPER_PAIR', 'rwr', 'mrwr', 'mrlr', 'error_indicators',
+           'answer_in_doc', 'doc_indicators', 'long_answer_mask', 'error_condition', 'error_rwr', 'decomposition_table',
+           'pool_oracle', 'upper_bound_table', 'plot_rwr', 'plot_mrlr', 'plot_accuracy', 'plot_upper_bound',
+           'question_grid', 'inconsistency_report', 'summary_frame', 'report_record', 'inconsistency_claims']
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #c3260491
 def _binary(x, name: str = "correct", min_rows: int = 2) -> np.ndarray:
@@ -330,6 +330,12 @@ def summary_frame(report: dict[str, dict]) -> pd.DataFrame:
     return pd.concat([pd.DataFrame(dict(dataset=d, retriever=r["retrievers"], accuracy=r["accuracy"].to_numpy(),
                                         mrwr=r["mrwr"].to_numpy(), mrlr=r["mrlr"].to_numpy())) for d, r in report.items()],
                      ignore_index=True)
+
+# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #0707519c
+from ...core import AtLeast
+from .runs import GridSource
+PARAMETER_RULES = dict(  # what 63_papers.eor.inconsistency's parameters accept beyond their type; `ragkit run` checks them before the kernel
+    grid=GridSource(), max_words=AtLeast(1), max_pools=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0))
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #aa3ea6c8
 def _plain_frame(v):

@@ -16,12 +16,12 @@ from ...eval.metrics import contains_match
 from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher, Matcher
 
 # %% auto #0
-__all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'PAPER_TABLE1', 'PAPER_NAME', 'PAPER_SYSTEM', 'ANCHOR',
-           'ANCHOR_SRC', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key', 'check_answers',
-           'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit', 'SearchSpace',
-           'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks', 'cross_fit',
-           'EoRData', 'eor_data', 'system_mrlr', 'reads', 'eor_systems', 'system_evaluation', 'paper_row', 'eor_table1',
-           'table2_rows', 'cost_rows', 'eor_claims', 'mrlr_claims']
+__all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_NAME',
+           'PAPER_SYSTEM', 'ANCHOR', 'ANCHOR_SRC', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch',
+           'metric_key', 'check_answers', 'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex',
+           'EoRFit', 'SearchSpace', 'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen',
+           'train_masks', 'cross_fit', 'EoRData', 'eor_data', 'system_mrlr', 'reads', 'eor_systems',
+           'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_claims', 'mrlr_claims']
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c1229ae6
 TIE = 1e-12  # scores within this of the best count as tied (ties go to the first candidate)
@@ -494,6 +494,13 @@ def cross_fit(
         fits.append(train_eor(S[m], correct[m], **train_kw))
         pick[te], top[te] = eor_predict(S[te], fits[-1]), top_r(correct[m])
     return fits, pick, top
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #15bb7877
+from ...core import AtLeast, OneOf
+from .runs import GridSource
+PARAMETER_RULES = dict(  # what 64_papers.eor.method's parameters accept beyond their type; `ragkit run` checks them before the kernel
+    grid=GridSource(), pooling=OneOf(POOLINGS), sim_upper=AtLeast(0), t=AtLeast(0), restarts=AtLeast(0), train_frac=AtLeast(0),
+    folds=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0))
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #d2c03577
 import pandas as pd

@@ -21,7 +21,8 @@ from ...lm.reader import read_batch
 # %% auto #0
 __all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'PAPER_BEM_NQ', 'PAPER_EM_NQ', 'RetrieverReader', 'collect',
            'grid_matrix', 'has_answer_at_k', 'parse_se_corpus', 'se_collection', 'whole_pages', 'corpus_support',
-           'GridRun', 'build_grid', 'save_grid', 'load_grid', 'top_single', 'retriever_claims']
+           'GridRun', 'grid_retrievers', 'has_answer_rows', 'grid_task', 'build_grid', 'save_grid', 'load_grid',
+           'GridSource', 'top_single', 'retriever_claims']
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #d7e3b91c
 class RetrieverReader(Method):
@@ -170,41 +171,62 @@ class GridRun:
     params: dict = field(default_factory=dict)  # the grid's parameters (what 61 and 62 report)
     lm: object = None  # the cached reader, when the grid was built in this process
 
-def build_grid(datasets: str = "demo", limit: int = 2, retrievers: str = "Wiki@10,SE@4,PK,SE@RR@10,SE@2&Wiki@5@CP,ReFree",
-               max_passages: int = 200, pk_max_new_tokens: int = 32, cp_max_new_tokens: int = 32, max_new_tokens: int = 24,
-               reader="", batch_size: int = 16, n_boot: int = 1000, seed: int = 0, out_dir=None, progress: bool = True,
-               dtype: str = "float32", se_corpus: str = "",  # se_corpus: see parse_se_corpus
-               device: str = "cpu") -> GridRun:  # where the reader and Wiki's embedder run (reader: any spec build_reader takes, or a built reader)
+def grid_retrievers(retrievers: str) -> list[str]:
+    "The EoR retriever names of a `retrievers` parameter (comma-separated, or 'all'), checked."
+    from ragkit.papers.eor.algebra import EOR_RETRIEVERS
+    names = list(EOR_RETRIEVERS) if retrievers.strip() == "all" else [r.strip() for r in retrievers.split(",") if r.strip()]
+    if bad := [n for n in names if n not in EOR_RETRIEVERS]: raise ValueError(f"retrievers: unknown {bad}; choose from {', '.join(EOR_RETRIEVERS)} or 'all'")
+    return names
+
+def has_answer_rows(srcs: dict, prep, se) -> pd.DataFrame:
+    "Has-answer@k of Wiki and SE on a prepared task, each row naming the collection it searched and its hash."
+    ha = has_answer_at_k(srcs, prep.examples)
+    return ha.assign(dataset=prep.name, n=len(prep.examples), corpus=prep.corpus.name,
+                     collection=[prep.corpus.name if s == "Wiki" else se.name for s in ha.source],
+                     collection_hash=[prep.corpus.hash[:12] if s == "Wiki" else se.hash[:12] for s in ha.source])
+
+def grid_task(prep, names: list[str], lm, emb, se, # a prepared task, the retrievers, the reader, Wiki's encoder and SE's collection
+              pk_max_new_tokens: int = 32, cp_max_new_tokens: int = 32, out_dir=None, **collect_kw) -> tuple:
+    "One task's response grid, its evaluations and its has-answer rows."
+    from ragkit.papers.eor.sources import eor_sources, eor_retrievers
+    srcs = eor_sources(prep.corpus, lm, emb, se_corpus=se, pk_max_new_tokens=pk_max_new_tokens)
+    rets = eor_retrievers(names, prep.corpus, lm, sources=srcs, cp_max_new_tokens=cp_max_new_tokens)
+    cfg = dict(corpus=f"{prep.corpus.name}#{prep.corpus.hash[:16]}", se_corpus=f"{se.name}#{se.hash[:16]}",
+               pk_max_new_tokens=pk_max_new_tokens, cp_max_new_tokens=cp_max_new_tokens)
+    g, ev = collect(prep.examples, rets, lm, prep.name, out_dir, config=cfg, **collect_kw)
+    return g, {(prep.name, k): v for k, v in ev.items()}, has_answer_rows(srcs, prep, se)
+
+def build_grid(datasets: str = "demo", # comma-separated tasks: demo, nq, triviaqa, webq (EOR_TASKS), or auto
+               limit: int = 2, # questions per task, a seeded sample (0: all)
+               retrievers: str = "Wiki@10,SE@4,PK,SE@RR@10,SE@2&Wiki@5@CP,ReFree", # EoR retriever names, comma-separated, or all
+               max_passages: int = 200, # cap on each task's corpus (gold passages kept; 0: whole)
+               pk_max_new_tokens: int = 32, # budget of the PK background document
+               cp_max_new_tokens: int = 32, # budget of the @CP summary
+               max_new_tokens: int = 24, # the reader's answer budget
+               reader="", # any spec build_reader takes, or a built reader
+               batch_size: int = 16, # questions per batched call
+               n_boot: int = 1000, seed: int = 0, # bootstrap resamples, and the sampling and bootstrap seed
+               out_dir=None, # where the evaluations are written (None: in memory)
+               progress: bool = True, # show progress bars
+               dtype: str = "float32", # the reader's precision
+               se_corpus: str = "", # SE's own collection per task (see parse_se_corpus)
+               device: str = "cpu", # where the reader and Wiki's embedder run
+               ) -> GridRun:
     "Answer every sampled question of `datasets` with every EoR retriever on the cached reader (defaults: the smoke grid)."
     from ragkit.lm.backends import build_reader
     from ragkit.retrieve.dense import Embedder
-    from ragkit.papers.eor.algebra import EOR_RETRIEVERS
-    from ragkit.papers.eor.sources import eor_sources, eor_retrievers
     from ragkit.data.tasks import parse_datasets, prepare
     params = dict(datasets=datasets, limit=limit, retrievers=retrievers, max_passages=max_passages, pk_max_new_tokens=pk_max_new_tokens,
                   cp_max_new_tokens=cp_max_new_tokens, max_new_tokens=max_new_tokens, seed=seed, se_corpus=se_corpus)
-    names = list(EOR_RETRIEVERS) if retrievers.strip() == "all" else [r.strip() for r in retrievers.split(",") if r.strip()]
-    bad = [n for n in names if n not in EOR_RETRIEVERS]
-    if bad: raise ValueError(f"retrievers: unknown {bad}; choose from {', '.join(EOR_RETRIEVERS)} or 'all'")
-    tasks, se_names = parse_datasets(datasets, EOR_TASKS, auto=["demo", "nq"]), parse_se_corpus(se_corpus)
+    names, tasks, se_names = grid_retrievers(retrievers), parse_datasets(datasets, EOR_TASKS, auto=["demo", "nq"]), parse_se_corpus(se_corpus)
     lm = build_reader(reader, cache="eor", device=device, dtype=dtype) if isinstance(reader, str) else reader
-    emb = Embedder(device=device)
-    grids, has_ans, evals = [], [], {}
+    emb, parts = Embedder(device=device), []
     for ds in tasks:
         prep = prepare(ds, limit, seed, max_passages)
-        se = se_collection(se_names.get(ds, []), prep.corpus)
-        srcs = eor_sources(prep.corpus, lm, emb, se_corpus=se, pk_max_new_tokens=pk_max_new_tokens)
-        rets = eor_retrievers(names, prep.corpus, lm, sources=srcs, cp_max_new_tokens=cp_max_new_tokens)
-        cfg = dict(corpus=f"{prep.corpus.name}#{prep.corpus.hash[:16]}", se_corpus=f"{se.name}#{se.hash[:16]}",
-                   pk_max_new_tokens=pk_max_new_tokens, cp_max_new_tokens=cp_max_new_tokens)
-        g, ev = collect(prep.examples, rets, lm, ds, out_dir, batch_size=batch_size, n_boot=n_boot, seed=seed,
-                        progress=progress, config=cfg, max_new_tokens=max_new_tokens)
-        grids.append(g); evals.update({(ds, k): v for k, v in ev.items()})
-        ha = has_answer_at_k(srcs, prep.examples)
-        has_ans.append(ha.assign(dataset=ds, n=len(prep.examples), corpus=prep.corpus.name,
-                                 collection=[prep.corpus.name if s == "Wiki" else se.name for s in ha.source],
-                                 collection_hash=[prep.corpus.hash[:12] if s == "Wiki" else se.hash[:12] for s in ha.source]))
-    return GridRun(pd.concat(grids, ignore_index=True), evals, pd.concat(has_ans, ignore_index=True), lm.identity, _order(names), params, lm)
+        parts.append(grid_task(prep, names, lm, emb, se_collection(se_names.get(ds, []), prep.corpus), pk_max_new_tokens, cp_max_new_tokens,
+                               out_dir, batch_size=batch_size, n_boot=n_boot, seed=seed, progress=progress, max_new_tokens=max_new_tokens))
+    return GridRun(pd.concat([g for g, _, _ in parts], ignore_index=True), {k: v for _, ev, _ in parts for k, v in ev.items()},
+                   pd.concat([h for _, _, h in parts], ignore_index=True), lm.identity, _order(names), params, lm)
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #e3a73eba
 def save_grid(run: GridRun, out: Path | str) -> Path:
@@ -227,6 +249,20 @@ def load_grid(spec: str, # a run folder of 62_papers.eor.runs, a sibling noteboo
     res = json.loads(rp.read_text(encoding="utf-8"))
     grid = pd.read_json(gp, orient="records", lines=True, dtype=False)
     return GridRun(grid, {}, pd.DataFrame(res.get("has_answer", [])), res["reader"], _order(list(dict.fromkeys(grid.retriever))), res["parameters"])
+
+# %% ../../../nbs/62_papers.eor.runs.ipynb #eecd8a24
+@dataclass(frozen=True)
+class GridSource:
+    "A parameter rule for `grid`: '', the grid notebook's name (or a run folder named after it), or a folder holding its grid."
+    notebook: str = "62_papers.eor.runs"  # the notebook that writes grids
+
+    def problem(self, v) -> str | None:
+        "What is wrong with `v`, or None."
+        if isinstance(v, str) and (not v.strip() or Path(v).name.startswith(self.notebook)): return None
+        p = Path(str(v)).expanduser()
+        if (p / "grid.jsonl").is_file() and (p / "results.json").is_file(): return None
+        return (f"{v!r} is neither {self.notebook!r} (its run beside this one) nor a folder holding its grid.jsonl and results.json; "
+                f"run `ragkit run {self.notebook}` first and pass its name or run folder, or '' for the smoke grid")
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #b6f8338b
 import numpy as np
