@@ -33,6 +33,7 @@ Modules:
 - `ragkit.retrieve.dense`: MiniLM sentence embeddings computed once per (corpus, model) and stored on disk, searched with FAISS through `index_factory` strings: exact inner product by default, HNSW or IVF for large corpora.
 - `ragkit.retrieve.fusion`: One shape for every retriever, reciprocal rank fusion, and EoR's retriever names (`SE@RR@5&Wiki@5@CP`) parsed into pipelines.
 - `ragkit.runner`: `ragkit run` and `ragkit reproduce`: papermill executes a notebook with a named parameter profile into its own folder under `outputs/`, never in place, and records what ran.
-- `ragkit.secrets`: What a credential looks like in a URL, how every message, log record and stored reply is kept free of one, and the one guard that keeps any library's log lines clean: shared by every client that holds a key (`OpenAILM`, `SerperClient`)."""
+- `ragkit.secrets`: What a credential looks like in a URL, how every message, log record and stored reply is kept free of one, and the one guard that keeps any library's log lines clean: shared by every client that holds a key (`OpenAILM`, `SerperClient`).
+- `ragkit.site`: `ragkit report site`: the executed papers and every module's lessons as a static website built offline — a landing page that is the scoreboard of every claim, one page per committed reference run, one page per module — and the checks that every internal link and image of it resolves."""
 
 __version__ = "0.1.0"

@@ -1,5 +1,5 @@
 "The committed reference runs (outputs/paper/<notebook>/ and outputs/paper-1.5b/<notebook>/): they parse, they ran their profile, and README shows them."
-import json, re
+import json, os, re, shutil, subprocess
 from pathlib import Path
 
 import pytest
@@ -96,3 +96,17 @@ def test_no_machine_path_in_committed_runs(run):
 def test_readme_headlines_are_rendered_from_the_committed_runs():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert render_readme(readme, ROOT) == readme, "README's generated blocks are stale: run `ragkit report readme --write`"
+
+
+def test_a_paper_run_regenerates_from_its_committed_rows(data_dir, tmp_path):
+    "`ragkit run 64_papers.eor.method --profile paper` on copies of the committed 62 and 64 runs rebuilds the same verdict and Table 1."
+    out = tmp_path / "outputs"
+    for nb in ("62_papers.eor.runs", "64_papers.eor.method"):
+        shutil.copytree(ROOT / "outputs" / "paper" / nb, out / "paper" / nb)
+    before = json.loads((out / "paper" / "64_papers.eor.method" / "results.json").read_text(encoding="utf-8"))
+    env = {**os.environ, "RAGKIT_OUTPUTS_DIR": str(out), "RAGKIT_DATA_DIR": str(data_dir)}
+    r = subprocess.run([str(ROOT / ".venv" / "bin" / "ragkit"), "run", "64_papers.eor.method", "--profile", "paper"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    after = json.loads((out / "paper" / "64_papers.eor.method" / "results.json").read_text(encoding="utf-8"))
+    assert after["verdict"] == before["verdict"] and after["table1"] == before["table1"] and after["what_reproduces"] == before["what_reproduces"]

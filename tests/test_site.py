@@ -1,0 +1,64 @@
+"""The website: built by `make site`'s script from what is committed, offline, with Sphinx's warnings as errors; every
+internal link and image resolves; every module's `Docs:` link names a page it built; the landing page holds the
+scoreboard of every committed claim; paper pages show no nbdev directive, no machine path and no raw formula; and,
+where Chromium is installed, a real browser opens the landing page and a paper page without an error."""
+import os, re, shutil, subprocess
+from pathlib import Path
+
+import pytest
+
+from ragkit.site import check_links, claim_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    "The site, built once for these tests into a temporary folder (the browser check is its own test)."
+    out = tmp_path_factory.mktemp("site") / "_site"
+    r = subprocess.run(["bash", "scripts/site.sh"], cwd=ROOT, env={**os.environ, "SITE_OUT": str(out), "SITE_BROWSER": "0"},
+                       capture_output=True, text=True, timeout=1500)
+    assert r.returncode == 0, f"make site failed:\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
+    return out
+
+
+def test_every_internal_link_and_image_resolves(site):
+    assert (site / "index.html").is_file()
+    assert check_links(site) == []
+
+
+def test_docs_links_name_built_pages(site):
+    "Each module's `Docs: <base>/<page>` names a file the build wrote under _site/."
+    docs = {f: re.search(r"Docs: https://ragkit\.github\.io/ragkit/(\S+?)\"*$", f.read_text(encoding="utf-8"), re.M)
+            for f in (ROOT / "ragkit").rglob("*.py") if f.name not in ("__init__.py", "_modidx.py")}
+    assert docs and all(docs.values()), [str(f) for f, m in docs.items() if not m]
+    missing = [m[1] for m in docs.values() if not (site / m[1]).is_file()]
+    assert not missing, missing
+
+
+def test_landing_page_is_the_scoreboard(site):
+    "One linked row per committed claim, for all four papers."
+    page = (site / "index.html").read_text(encoding="utf-8")
+    rows = claim_rows(ROOT)
+    assert len(rows) > 40 and len(re.findall(r'href="papers/[^"]+#what-reproduces"', page)) == len(rows)
+    assert all(p in page for p in ("LoRE", "EoR", "SuRe", "WITQA"))
+
+
+def test_paper_pages_read_like_papers(site):
+    "No nbdev directive, machine path, progress bar or raw formula on a reference run's page; its figures are there."
+    for page in sorted((site / "papers").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"#\|\s*(export|default_exp|hide)", text), page.name
+        assert not re.search(r"(/work/|/home/|/root/|/tmp/ipykernel)", text), page.name
+        assert "IProgress" not in text and "it/s]" not in text, page.name
+        assert "<img" in text, page.name
+
+
+@pytest.mark.skipif(not shutil.which("chromium"), reason="no chromium on PATH (apt-get install chromium): the browser check needs it")
+def test_a_browser_opens_it(site, tmp_path):
+    "Headless Chromium loads the landing page and a paper page: no console error, no failed request, no broken image."
+    py = ROOT / ".venv-site" / "bin" / "python"
+    r = subprocess.run([str(py), "scripts/site_browser.py", "--site", str(site), "--out", str(tmp_path)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(list(tmp_path.glob("*.png"))) == 5
