@@ -2,6 +2,7 @@
 
 Modules:
 
+- `ragkit.benchmark`: Every method ragkit reproduces, on the same seeded questions read by the same reader: accuracy with 95% intervals against what each costs, the Pareto front per task, and paired comparisons with naive RAG.
 - `ragkit.config`: Where data, caches and outputs live, and which models are the defaults: read from `settings.ini`, overridden by `RAGKIT_*` environment variables.
 - `ragkit.core`: The nouns every ragkit notebook speaks in: `Example`, `Passage`, `Corpus` and `Hit`; the `Cost` of LM work; the shapes every floor builds on (`Prediction`, `Method`, `Retriever`); content-derived ids; data-file errors that name the file, the line and the fix; and the parameter rules (`OneOf`, `AtLeast`) a notebook declares for its values.
 - `ragkit.data.cards`: Counts, question and answer lengths, and fact popularity of every dataset ragkit can load: the first reproduced analysis.
