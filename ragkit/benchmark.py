@@ -15,8 +15,8 @@ from .eval.evaluate import Evaluation
 from .eval.experiment import Claim
 
 # %% auto #0
-__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'BENCH_TASKS', 'PARAMETER_RULES', 'EoRVote', 'benchmark_systems',
-           'pareto_front', 'bench_table', 'bench_claims', 'front_text']
+__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'BENCH_TASKS', 'PARAMETER_RULES', 'EoRVote', 'PopularityRoute',
+           'benchmark_systems', 'pareto_front', 'bench_table', 'bench_claims', 'front_text']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
 from .papers.eor.method import correct_matrix, cross_fit, similarity_tensor, train_masks
@@ -62,6 +62,54 @@ class EoRVote(Method):
         s = self.chosen[question]
         return Prediction.charged(str(rows[s].prediction or ""), cost, raw=str(rows[s].raw or ""),
                                   trace=dict(chosen=s, **({"fallback": self.note} if self.note else {})))
+
+# %% ../nbs/90_benchmark.ipynb #d0d15b27
+from .core import stable_hash
+from .papers.witqa import fit_thresholds, retrieves
+
+class PopularityRoute(Method):
+    "Adaptive retrieval: closed-book for popular subjects, RAG for rare ones, by an S-count threshold fitted on the other folds."
+    def __init__(self, closed: Evaluation, # the closed-book run
+                 rag: Evaluation, # the retrieval-augmented run (same questions)
+                 popularity: Mapping[str, float], # qid -> the question subject's S count in the task corpus
+                 metric: str = "contains_match", # the 0/1 score the threshold maximises on the fitting folds
+                 folds: int = 5, seed: int = 0, # cross-fitting folds and their seed
+                 name: str = "Adaptive retrieval (S count)"): # the system's name
+        self.closed, self.rag = closed.table.set_index("qid"), rag.table.set_index("qid")
+        self.metric, self.folds, self.seed, self.name = metric, folds, seed, name
+        self.pop = {q: float(popularity[q]) for q in self.closed.index}
+        self.fingerprints = dict(closed=closed.summary.get("fingerprint"), rag=rag.summary.get("fingerprint"))
+        self.retrieve = self._fit()
+
+    def _fit(self) -> dict[str, bool]:
+        "qid -> routed to the RAG run, by thresholds fitted on the other folds."
+        q = list(self.closed.index); s = np.array([self.pop[x] for x in q])
+        v, r = self.closed[self.metric][q].to_numpy(float), self.rag[self.metric][q].to_numpy(float)
+        out = np.zeros(len(q), bool)
+        for m in train_masks(len(q), min(self.folds, len(q)), 0.5, self.seed):
+            te = ~m if (~m).any() else m
+            th = fit_thresholds(s[m], s[m], v[m], r[m])
+            out[te] = retrieves(s[te], s[te], th.t_sr, th.t_s)
+        return dict(zip(q, out.tolist()))
+
+    @property
+    def config(self) -> dict:
+        "The two runs (their fingerprints), the counts' hash, the score, the folds and the seed."
+        return dict(method="popularity-route", runs=self.fingerprints, popularity=stable_hash(repr(sorted(self.pop.items()))),
+                    metric=self.metric, folds=self.folds, seed=self.seed)
+
+    def answer_batch(self, questions: list[str]) -> list[Prediction]:
+        "The routed run's answer to each question, charged that run's cost."
+        return [self._answer(q) for q in questions]
+
+    def _answer(self, question: str) -> Prediction:
+        "One question's answer."
+        hit = self.closed[self.closed.question == question]
+        if hit.empty: raise KeyError(f"{question!r} is not a question of the two runs")
+        qid = hit.index[0]; t = self.rag if self.retrieve[qid] else self.closed
+        r = t.loc[qid]
+        cost = Cost(int(r.lm_calls), int(r.prompt_tokens), int(r.tokens), int(r.cached_calls))
+        return Prediction.charged(str(r.prediction or ""), cost, raw=str(r.raw or ""), trace=dict(retrieved=self.retrieve[qid], s_count=self.pop[qid]))
 
 # %% ../nbs/90_benchmark.ipynb #8a0154d6
 from .papers.lore import lore_retrievers, lore_systems
@@ -112,7 +160,8 @@ def bench_table(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> 
     return out
 
 # %% ../nbs/90_benchmark.ipynb #a572206a
-SOURCES = {"LoRE": "LoRE (Sanniboina et al., 2024)", "SuRe": "SuRe (Kim et al., ICLR 2024)", "EoR": "EoR (Li et al., 2024)",
+SOURCES = {"Adaptive": "WITQA's selective integration (App. C.2) and Mallen et al. (2023), on the S count",
+           "LoRE": "LoRE (Sanniboina et al., 2024)", "SuRe": "SuRe (Kim et al., ICLR 2024)", "EoR": "EoR (Li et al., 2024)",
            "Closed-book": "WITQA's Vanilla (Maekawa et al., 2024)", "Naive": "naive RAG"}
 
 def bench_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
