@@ -15,8 +15,8 @@ from .eval.evaluate import Evaluation
 from .eval.experiment import Claim
 
 # %% auto #0
-__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'BENCH_TASKS', 'PARAMETER_RULES', 'EoRVote', 'PopularityRoute',
-           'benchmark_systems', 'pareto_front', 'bench_table', 'bench_claims', 'front_text']
+__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'BENCH_TASKS', 'PARAMETER_RULES', 'SELECTED', 'EoRVote', 'PopularityRoute',
+           'benchmark_systems', 'pareto_front', 'bench_table', 'bench_claims', 'front_text', 'mechanism_text']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
 from .papers.eor.method import correct_matrix, cross_fit, similarity_tensor, train_masks
@@ -191,4 +191,19 @@ def front_text(table: pd.DataFrame) -> str:
         parts.append(f"On {d} ({int(g.n.iloc[0])} questions) the front is " + "; ".join(
             f"{r.system} (F1 {r['f1 (%)']:.1f}, {r.reader_tokens:.0f} tokens)" for _, r in f.iterrows()) +
             f"; the other {len(g) - len(f)} systems cost more for no more F1.")
+    return " ".join(parts)
+
+# %% ../nbs/90_benchmark.ipynb #9aa04625
+SELECTED = ("validity + ranking", "ranking", "validity")  # SuRe's decided_by values where its selection chose
+
+def mechanism_text(runs: Mapping[tuple[str, str], Evaluation]) -> str:
+    "Per task, on how many questions SuRe's selection chose, EoR's vote left closed-book and adaptive retrieval retrieved."
+    parts = []
+    for (d, s), ev in runs.items():
+        tr, n = [t or {} for t in ev.table.trace], len(ev.table)
+        if s.startswith("SuRe"): k, what = sum(t.get("decided_by") in SELECTED for t in tr), "SuRe's selection chose the answer"
+        elif s.startswith("EoR"): k, what = sum(t.get("chosen", "Closed-book") != "Closed-book" for t in tr), "EoR's vote took a retrieving system's answer"
+        elif s.startswith("Adaptive"): k, what = sum(bool(t.get("retrieved")) for t in tr), "adaptive retrieval retrieved"
+        else: continue
+        parts.append(f"On {d}, {what} on {k} of {n} questions.")
     return " ".join(parts)
