@@ -83,7 +83,8 @@ class PopularityRoute(Method):
 
     def _fit(self) -> dict[str, bool]:
         "qid -> routed to the RAG run, by thresholds fitted on the other folds."
-        q = list(self.closed.index); s = np.array([self.pop[x] for x in q])
+        q = list(self.closed.index)
+        s = np.array([self.pop[x] for x in q])
         v, r = self.closed[self.metric][q].to_numpy(float), self.rag[self.metric][q].to_numpy(float)
         out = np.zeros(len(q), bool)
         for m in train_masks(len(q), min(self.folds, len(q)), 0.5, self.seed):
@@ -106,7 +107,8 @@ class PopularityRoute(Method):
         "One question's answer."
         hit = self.closed[self.closed.question == question]
         if hit.empty: raise KeyError(f"{question!r} is not a question of the two runs")
-        qid = hit.index[0]; t = self.rag if self.retrieve[qid] else self.closed
+        qid = hit.index[0]
+        t = self.rag if self.retrieve[qid] else self.closed
         r = t.loc[qid]
         cost = Cost(int(r.lm_calls), int(r.prompt_tokens), int(r.tokens), int(r.cached_calls))
         return Prediction.charged(str(r.prediction or ""), cost, raw=str(r.raw or ""), trace=dict(retrieved=self.retrieve[qid], s_count=self.pop[qid]))
@@ -143,20 +145,33 @@ def pareto_front(cost: Sequence[float], # per system: reader tokens per question
     c, s = np.asarray(cost, float), np.asarray(score, float)
     return [not any((c <= c[i]) & (s >= s[i]) & ((c < c[i]) | (s > s[i]))) for i in range(len(c))]
 
+def _accuracy(m: dict, metrics: Sequence[str]) -> dict:
+    "Each metric's mean, then the low and the high ends of its 95% interval, ×100, from a summary's `metrics`."
+    return {f"{k} {col}": m[k][key] * 100
+            for col, key in (("(%)", "mean"), ("lo", "lo"), ("hi", "hi")) for k in metrics}
+
+def _cost_columns(t: pd.DataFrame) -> dict:
+    "LM calls, prompt and generated tokens, and seconds per question (NaN where the run kept no time)."
+    return dict(lm_calls=t.lm_calls.mean(), prompt_tokens=t.prompt_tokens.mean(), tokens=t.tokens.mean(),
+                seconds=t.seconds.mean() if "seconds" in t else float("nan"))
+
+def _bench_row(d: str, s: str, ev: Evaluation, metrics: Sequence[str]) -> dict:
+    "One (task, system) row: its questions, accuracy with its 95% interval (×100) and cost per question."
+    return dict(task=d, system=s, n=len(ev.table), **_accuracy(ev.summary["metrics"], metrics),
+                **_cost_columns(ev.table))
+
+def _on_front(out: pd.DataFrame) -> pd.Series:
+    "Per row, whether the system is on its task's F1/cost front."
+    fronts = [pd.Series(pareto_front(g.reader_tokens, g["f1 (%)"]), index=g.index) for _, g in out.groupby("task")]
+    return pd.concat(fronts)
+
 def bench_table(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
                 metrics: Sequence[str] = ("exact_match", "f1", "contains_match"), # the accuracy columns
                 ) -> pd.DataFrame:
     "Per (task, system): accuracy with its 95% interval (×100), cost per question, and whether it is on the F1/cost front."
-    rows = []
-    for (d, s), ev in runs.items():
-        t, m = ev.table, ev.summary["metrics"]
-        rows.append(dict(task=d, system=s, n=len(t), **{f"{k} (%)": m[k]["mean"] * 100 for k in metrics},
-                         **{f"{k} lo": m[k]["lo"] * 100 for k in metrics}, **{f"{k} hi": m[k]["hi"] * 100 for k in metrics},
-                         lm_calls=t.lm_calls.mean(), prompt_tokens=t.prompt_tokens.mean(), tokens=t.tokens.mean(),
-                         seconds=t.seconds.mean() if "seconds" in t else float("nan")))
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame([_bench_row(d, s, ev, metrics) for (d, s), ev in runs.items()])
     out["reader_tokens"] = out.prompt_tokens + out.tokens
-    out["front"] = pd.concat([pd.Series(pareto_front(g.reader_tokens, g["f1 (%)"]), index=g.index) for _, g in out.groupby("task")])
+    out["front"] = _on_front(out)
     return out
 
 # %% ../nbs/90_benchmark.ipynb #a572206a

@@ -54,11 +54,13 @@ def _is_ragkit_ini(p: Path) -> bool:
 def find_settings_file(start: Path | str | None = None) -> Path | None:
     "The settings.ini in force, or None."
     if os.environ.get(ENV_PREFIX + "SETTINGS"): return Path(os.environ[ENV_PREFIX + "SETTINGS"]).expanduser()
+    return next((d / "settings.ini" for d in _search_dirs(start) if _is_ragkit_ini(d / "settings.ini")), None)
+
+def _search_dirs(start: Path | str | None) -> list[Path]:
+    "The folders searched for settings.ini: `start` (default: the cwd) and its parents, then the package's source tree."
     here = Path(start or Path.cwd()).resolve()
     pkg_src = Path(globals().get("__file__", Path.cwd() / "_")).resolve().parent.parent  # the source tree of an editable install
-    for d in [here, *here.parents, pkg_src]:
-        if _is_ragkit_ini(d / "settings.ini"): return d / "settings.ini"
-    return None
+    return [here, *here.parents, pkg_src]
 
 # %% ../nbs/01_config.ipynb #f09eac9e
 def _resolve(v: str, base: Path) -> Path:
@@ -66,27 +68,43 @@ def _resolve(v: str, base: Path) -> Path:
     p = Path(v).expanduser()
     return p if p.is_absolute() else (base / p).resolve()
 
-def load_settings(path: Path | str | None = None, env: dict | None = None) -> Settings:
-    "Resolve settings from defaults, then `path` (or the file found), then RAGKIT_* variables in `env`."
-    env = os.environ if env is None else env
-    vals, source = dict(DEFAULTS), "defaults"
-    path = Path(path) if path else find_settings_file()
+def _check_keys(p: Path, keys) -> None:
+    "Fail on a key of the settings file `p` that ragkit no longer reads, or does not know."
+    for k in set(keys) & set(REMOVED): raise ValueError(f"{p}: `{k}` is no longer read; {REMOVED[k]}. Delete the line.")
+    unknown = sorted(set(keys) - set(DEFAULTS))
+    if unknown: raise ValueError(f"{p}: unknown key(s) {unknown} in [ragkit]; known keys: {sorted(DEFAULTS)}")
+
+def _file_values(p: Path):
+    "The [ragkit] section of the settings file `p`; an error if it has none, or a key that is removed or unknown."
+    if not _is_ragkit_ini(p): raise FileNotFoundError(f"settings file {p} does not exist or has no [ragkit] section")
+    section = read_ini(p)["ragkit"]
+    _check_keys(p, section)
+    return section
+
+def _file_layer(path: Path | None) -> tuple[dict, dict, str]:
+    "(values, the folder each relative path hangs off, source) from the defaults, then the settings file if any."
     base = {k: Path.cwd() for k in DEFAULTS}  # relative paths hang off the file for file values, the cwd for env values
-    if path is not None:
-        if not _is_ragkit_ini(path): raise FileNotFoundError(f"settings file {path} does not exist or has no [ragkit] section")
-        cp = read_ini(path)
-        for k in set(cp["ragkit"]) & set(REMOVED): raise ValueError(f"{path}: `{k}` is no longer read; {REMOVED[k]}. Delete the line.")
-        unknown = set(cp["ragkit"]) - set(DEFAULTS)
-        if unknown: raise ValueError(f"{path}: unknown key(s) {sorted(unknown)} in [ragkit]; known keys: {sorted(DEFAULTS)}")
-        vals.update(cp["ragkit"]); source = str(path)
-        base = {k: path.parent.resolve() for k in DEFAULTS}
-    for k in DEFAULTS:
-        if env.get(ENV_PREFIX + k.upper()) is not None:
-            vals[k], base[k] = env[ENV_PREFIX + k.upper()], Path.cwd()
-            source += f" + ${ENV_PREFIX}{k.upper()}"
+    if path is None: return dict(DEFAULTS), base, "defaults"
+    return {**DEFAULTS, **_file_values(path)}, {k: path.parent.resolve() for k in DEFAULTS}, str(path)
+
+def _env_layer(env: dict, vals: dict, base: dict, source: str) -> tuple[dict, dict, str]:
+    "(values, base folders, source) with the settings' RAGKIT_* variables set in `env` on top (they hang off the cwd)."
+    keys = [k for k in DEFAULTS if env.get(ENV_PREFIX + k.upper()) is not None]
+    return ({**vals, **{k: env[ENV_PREFIX + k.upper()] for k in keys}}, {**base, **{k: Path.cwd() for k in keys}},
+            source + "".join(f" + ${ENV_PREFIX}{k.upper()}" for k in keys))
+
+def _check_removed(env: dict) -> None:
+    "Fail if `env` sets the RAGKIT_* variable of a key ragkit no longer reads."
     for k in REMOVED:
         if env.get(ENV_PREFIX + k.upper()) is not None:
             raise ValueError(f"${ENV_PREFIX}{k.upper()} is set but no longer read: {REMOVED[k]}. Unset it.")
+
+def load_settings(path: Path | str | None = None, env: dict | None = None) -> Settings:
+    "Resolve settings from defaults, then `path` (or the file found), then RAGKIT_* variables in `env`."
+    env = os.environ if env is None else env
+    path = Path(path) if path else find_settings_file()
+    vals, base, source = _env_layer(env, *_file_layer(path))
+    _check_removed(env)
     for k in ("cache_dir", "outputs_dir", "reader", "embedder"):  # empty would silently mean the current folder or no model
         if not str(vals[k]).strip():
             where = f"${ENV_PREFIX}{k.upper()}" if env.get(ENV_PREFIX + k.upper()) is not None else f"`{k}` in {path}"

@@ -51,15 +51,30 @@ def passage_id(prefix: str, title: str, text: str) -> str:
     return f"{prefix}-{stable_hash(title, ' '.join(text.split()), n=12)}"
 
 # %% ../nbs/00_core.ipynb #23b8c084
+def _duplicate_pid(passages: list[Passage], name: str) -> ValueError:
+    "The error naming the first pid of `passages` that occurs twice, with both positions."
+    first = {}
+    i, p = next((i, p) for i, p in enumerate(passages) if first.setdefault(p.pid, i) != i)  # a pid seen before
+    return ValueError(f"Corpus {name!r}: duplicate pid {p.pid!r} at positions {first[p.pid]} and {i}")
+
+def _pid_index(passages: list[Passage], name: str) -> dict[str, int]:
+    "pid -> position in `passages`; a ValueError if a pid occurs twice."
+    index = {p.pid: i for i, p in enumerate(passages)}
+    if len(index) < len(passages): raise _duplicate_pid(passages, name)
+    return index
+
+def _content_hash(passages: list[Passage]) -> str:
+    "sha256 over every (pid, title, text) in order."
+    h = hashlib.sha256()
+    for p in passages: h.update("\x1f".join((p.pid, p.title, p.text)).encode("utf-8") + b"\x1e")
+    return h.hexdigest()
+
 class Corpus:
     "An ordered collection of passages with lookup by pid and a stable content hash."
     def __init__(self, passages: Iterable[Passage], name: str = "corpus"):
         self.name = name
         self.passages = list(passages)
-        self._index = {}
-        for i, p in enumerate(self.passages):
-            if p.pid in self._index: raise ValueError(f"Corpus {name!r}: duplicate pid {p.pid!r} at positions {self._index[p.pid]} and {i}")
-            self._index[p.pid] = i
+        self._index = _pid_index(self.passages, name)
         self._hash = None
 
     def __len__(self) -> int: return len(self.passages)
@@ -83,9 +98,7 @@ class Corpus:
     def hash(self) -> str:
         "sha256 over every (pid, title, text) in order: equal corpora hash equal on any machine."
         if self._hash is None:
-            h = hashlib.sha256()
-            for p in self.passages: h.update("\x1f".join((p.pid, p.title, p.text)).encode("utf-8") + b"\x1e")
-            self._hash = h.hexdigest()
+            self._hash = _content_hash(self.passages)
         return self._hash
 
 # %% ../nbs/00_core.ipynb #e9b8bbb9
@@ -95,6 +108,12 @@ class Hit(NamedTuple):
     score: float
 
 # %% ../nbs/00_core.ipynb #0a1241ea
+def _merged_finish(a: tuple, b: tuple) -> tuple[tuple[str, int], ...]:
+    "The (finish reason, requests) counts of `a` and `b` added up, sorted by reason."
+    reasons = dict(a)
+    for r, n in b: reasons[r] = reasons.get(r, 0) + n
+    return tuple(sorted(reasons.items()))
+
 @dataclass(frozen=True)
 class Cost:
     "LM work: requests, prompt and generated tokens, how many requests the cache answered, and why each stopped."
@@ -107,10 +126,8 @@ class Cost:
     def __add__(self, other: "Cost") -> "Cost":
         "The cost of both."
         if not isinstance(other, Cost): return NotImplemented
-        reasons = dict(self.finish)
-        for r, n in other.finish: reasons[r] = reasons.get(r, 0) + n
         return Cost(self.calls + other.calls, self.prompt_tokens + other.prompt_tokens, self.tokens + other.tokens,
-                    self.cached + other.cached, tuple(sorted(reasons.items())))
+                    self.cached + other.cached, _merged_finish(self.finish, other.finish))
 
     def __radd__(self, other) -> "Cost": return self if other == 0 else self.__add__(other)  # so sum() works
 
@@ -119,6 +136,12 @@ class Cost:
         return {**asdict(self), "finish": dict(self.finish)}
 
 # %% ../nbs/00_core.ipynb #3057a582
+def _whole_count(f: str, v) -> int:
+    "`v` as an int; a ValueError unless it is a non-negative whole number (field `f` of a Prediction)."
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 or v != int(v):
+        raise ValueError(f"Prediction.{f} must be a non-negative whole number, got {v!r}")
+    return int(v)
+
 @dataclass
 class Prediction:
     "A method's answer to one question, with what it cost and what it read."
@@ -133,10 +156,7 @@ class Prediction:
 
     def __post_init__(self):
         for f in ("lm_calls", "tokens", "prompt_tokens", "cached_calls"):  # a NaN or negative count would poison every cost table
-            v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 or v != int(v):
-                raise ValueError(f"Prediction.{f} must be a non-negative whole number, got {v!r}")
-            setattr(self, f, int(v))
+            setattr(self, f, _whole_count(f, getattr(self, f)))
 
     @classmethod
     def charged(cls, answer: str, cost: Cost, **kw) -> "Prediction":
@@ -287,10 +307,16 @@ class OneOf:
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
-        items = [s.strip() for s in str(v).split(",") if s.strip()] if self.many and isinstance(v, str) else [v]
         if self.many and v in self.also: return None
-        bad = [x for x in items if x not in self.values and x not in self.also]
-        if not bad: return None
+        bad = [x for x in self._items(v) if x not in self.values and x not in self.also]
+        return self._complaint(bad) if bad else None
+
+    def _items(self, v) -> list:
+        "The values `v` names: its comma-separated items (a string, with `many`), else `v` itself."
+        return [s.strip() for s in str(v).split(",") if s.strip()] if self.many and isinstance(v, str) else [v]
+
+    def _complaint(self, bad: list) -> str:
+        "What is wrong with the `bad` items, and the values allowed."
         what = "each comma-separated item must be" if self.many else "must be"
         return f"{', '.join(map(repr, bad))}: {what} one of {', '.join(map(str, self.values + self.also))}"
 

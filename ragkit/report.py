@@ -56,22 +56,31 @@ def verdict_lines(rows: list[dict]) -> list[str]:
     return out
 
 # %% ../nbs/95_report.ipynb #c559ccaf
+def _scale_cell(r: dict, l: str) -> str:
+    "Reader `l`'s cell of a reader-scale row: its n, direction and size, or 'not run'."
+    if r.get(f"direction ({l})") is None: return "not run"
+    return f"{int(r[f'n ({l})'])}, {r[f'direction ({l})']}, {r[f'size ({l})']}"
+
+def _scale_row(r: dict, labels: list[str]) -> str:
+    "One claim's row of the reader-scale table: claim, dataset, then each reader's cell."
+    return f"| {r['claim']} | {r['dataset']} | " + " | ".join(_scale_cell(r, l) for l in labels) + " |"
+
 def scale_lines(rows: list[dict]) -> list[str]:
     "A run's reader-scale table (results.json's `reader_scale`): per claim, each reader's n, direction and size."
     labels = [c[len("direction ("):-1] for c in rows[0] if c.startswith("direction (")]
     out = ["| claim | dataset | " + " | ".join(f"`{l}`: n, direction, size" for l in labels) + " |", "|---|---|" + "---|" * len(labels)]
-    for r in rows:
-        cells = ["not run" if r.get(f"direction ({l})") is None else f"{int(r[f'n ({l})'])}, {r[f'direction ({l})']}, {r[f'size ({l})']}" for l in labels]
-        out.append(f"| {r['claim']} | {r['dataset']} | " + " | ".join(cells) + " |")
-    return out
+    return out + [_scale_row(r, labels) for r in rows]
+
+def _system_row(r: dict, cols: list[str]) -> str:
+    "One system's row of the score table: dataset, system, n, then the score columns `cols`."
+    return (f"| {r['dataset']} | {r['system']} | {r.get('n', '')} | "
+            + " | ".join("n/a" if r.get(c) is None else str(r[c]) for c in cols) + " |")
 
 def system_lines(rows: list[dict]) -> list[str]:
     "A per-system score table (LoRE's and SuRe's Table 1, WITQA's accuracy), ours beside the paper's where it has one."
     cols = [c for c in rows[0] if c.endswith(("(ours)", "(paper)"))]
     out = ["| dataset | system | n | " + " | ".join(cols) + " |", "|---|---|---:|" + "---|" * len(cols)]
-    for r in rows:
-        out.append(f"| {r['dataset']} | {r['system']} | {r.get('n', '')} | " + " | ".join("n/a" if r.get(c) is None else str(r[c]) for c in cols) + " |")
-    return out
+    return out + [_system_row(r, cols) for r in rows]
 
 def score_table(res: dict) -> list[dict] | None:
     "The run's per-system score rows (`table1` or `accuracy`) when they hold our numbers, else None."
@@ -178,13 +187,15 @@ def option_row(reader: str, name: str, r: dict) -> str:
     return (f"| `{reader}` | {name} | {ratio(r['prefill_x_fp32'])} | {ratio(r.get('read_x_fp32'))} | {ratio(r['decode_x_fp32'])} | "
             f"{r['agreement_with_fp32']:.3f} | {r['decode_agreement_with_fp32']:.2f} | {r['em_minus_fp32']:+.3f} |")
 
+def _pick(work: str, col: str, faithful: dict) -> str:
+    "'work: option (ratio)': the fastest `faithful` option at least FASTER × fp32 in column `col`, else fp32."
+    cands = {n: r[col] for n, r in faithful.items() if r.get(col) is not None and r[col] >= FASTER}
+    return f"{work}: {max(cands, key=cands.get)} ({ratio(max(cands.values()))})" if cands else f"{work}: fp32"
+
 def fastest_faithful(reader: str, opts: dict) -> str:
     "The line naming, per workload, the fastest option that is faithful and faster than fp32 (else fp32)."
     faithful = {n: r for n, r in opts.items() if n != "fp32" and r["agreement_with_fp32"] >= FAITHFUL}
-    picks = []
-    for work, col in WORKLOADS:
-        cands = {n: r[col] for n, r in faithful.items() if r.get(col) is not None and r[col] >= FASTER}
-        picks.append(f"{work}: {max(cands, key=cands.get)} ({ratio(max(cands.values()))})" if cands else f"{work}: fp32")
+    picks = [_pick(work, col, faithful) for work, col in WORKLOADS]
     return f"- `{reader}`, the fastest faithful option per workload — " + "; ".join(picks) + "."
 
 # %% ../nbs/95_report.ipynb #c483aec0
@@ -318,35 +329,44 @@ def metric_means(a: dict, b: dict, # qid -> row of the reference and of the othe
     ma, mb = (sum(float(x[q][m]) for q in qs) / len(qs) for x in (a, b))
     return dict(reference=round(ma, 4), other=round(mb, 4), difference=round(mb - ma, 4))
 
+def _system_record(key: tuple, a: dict, b: dict, qs: list) -> dict:
+    "The record of (dataset, system) `key` over the common questions `qs`: identical predictions, each metric's means."
+    rec = dict(dataset=key[0], system=key[1], n=len(qs),
+               same_prediction=round(sum(a[q]["prediction"] == b[q]["prediction"] for q in qs) / len(qs), 4))
+    return rec | {m: v for m in METRICS if (v := metric_means(a, b, qs, m)) is not None}
+
 def compare(ref: Path, other: Path) -> list[dict]:
     "One record per (dataset, system) with common questions in both folders."
     a, b = rows_of(ref), rows_of(other)
-    recs = []
-    for key in sorted(set(a) & set(b)):
-        qs = sorted(set(a[key]) & set(b[key]))
-        if not qs: continue
-        rec = dict(dataset=key[0], system=key[1], n=len(qs),
-                   same_prediction=round(sum(a[key][q]["prediction"] == b[key][q]["prediction"] for q in qs) / len(qs), 4))
-        recs.append(rec | {m: v for m in METRICS if (v := metric_means(a[key], b[key], qs, m)) is not None})
-    return recs
+    common = {key: sorted(set(a[key]) & set(b[key])) for key in sorted(set(a) & set(b))}
+    return [_system_record(key, a[key], b[key], qs) for key, qs in common.items() if qs]
 
 # %% ../nbs/95_report.ipynb #2bbd7a97
+def _check_run_folders(*folders: Path) -> None:
+    "Fail unless every folder holds the run.json that `ragkit run --out` writes."
+    for d in folders:
+        if not (d / "run.json").is_file():
+            raise ValueError(f"{d}: no run.json; give two folders `ragkit run --out` wrote")
+
+def _write_record(out: Path, doc: dict) -> None:
+    "Write `doc` to `out` as indented JSON, creating its folder."
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
 def compare_runs(ref: Path, # the reference run folder (e.g. the fp32 run)
                  other: Path, # the run to compare with it
                  out: Path, # the JSON file to write
                  ) -> dict:
     "Compare two run folders of one notebook and write the record to `out`; return it."
     ref, other = Path(ref), Path(other)
-    for d in (ref, other):
-        if not (d / "run.json").is_file(): raise ValueError(f"{d}: no run.json; give two folders `ragkit run --out` wrote")
+    _check_run_folders(ref, other)
     runs = {k: read_json(d / "run.json") for k, d in (("reference", ref), ("other", other))}
     readers = {k: read_json(d / "results.json").get("reader") for k, d in (("reference", ref), ("other", other))}
     recs = compare(ref, other)
     if not recs: raise ValueError("the two folders share no (dataset, system) with common questions")
     doc = dict(notebook=runs["reference"]["notebook"], readers=readers, git={k: r["git"]["commit"] for k, r in runs.items()}, systems=recs,
                same_prediction_overall=round(sum(r["same_prediction"] * r["n"] for r in recs) / sum(r["n"] for r in recs), 4))
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    _write_record(out, doc)
     return doc
 
 # %% ../nbs/95_report.ipynb #82e4bb8e
@@ -366,10 +386,10 @@ def collect(outputs: Path, profile: str) -> list[dict]:
 
 def save_key(out: Path, key: str, value: dict) -> None:
     "Set `key` of the JSON object in `out` (created if missing), keeping its other keys."
-    out = Path(out); rec = read_json(out) if out.is_file() else {}
+    out = Path(out)
+    rec = read_json(out) if out.is_file() else {}
     rec[key] = value
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+    _write_record(out, rec)
 
 # %% ../nbs/95_report.ipynb #23558354
 def record_run(folder: Path, # a run folder `ragkit run` wrote
@@ -447,7 +467,9 @@ def _parser() -> argparse.ArgumentParser:
 # %% ../nbs/95_report.ipynb #88f0c849
 def _readme(a, root: Path) -> int:
     "`ragkit report readme`: print the blocks, or rewrite README.md, or check it."
-    if not (a.write or a.check): print("\n".join(render(root) for render in BLOCKS.values())); return 0
+    if not (a.write or a.check):
+        print("\n".join(render(root) for render in BLOCKS.values()))
+        return 0
     readme = root / "README.md"
     old = readme.read_text(encoding="utf-8")
     new = render_readme(old, root)
@@ -457,12 +479,15 @@ def _readme(a, root: Path) -> int:
     if a.write: readme.write_text(new, encoding="utf-8")
     return 0
 
+def _time_run(a, root: Path) -> int:
+    "`ragkit report times --run`: record one run folder."
+    row = record_run(a.run, out := a.out or root / "outputs" / "bench" / "paper-prefix.json")
+    print(f"{row['notebook']} ({row['profile']}, overrides {row['overrides']}): {row['seconds']:.0f} s -> {out}")
+    return 0
+
 def _times(a, root: Path) -> int:
     "`ragkit report times`: record one run folder, or every run of a profile."
-    if a.run:
-        row = record_run(a.run, out := a.out or root / "outputs" / "bench" / "paper-prefix.json")
-        print(f"{row['notebook']} ({row['profile']}, overrides {row['overrides']}): {row['seconds']:.0f} s -> {out}")
-        return 0
+    if a.run: return _time_run(a, root)
     rec = record_profile(a.outputs or root / "outputs", a.profile, a.label, a.setup_seconds,
                          a.out or root / "outputs" / "bench" / f"reproduce-{a.profile}.json")
     for r in rec["runs"]: print(f"{r['notebook']:32s} {r['seconds']:8.1f} s")
@@ -499,4 +524,6 @@ def main(argv: list[str] | None = None) -> int:
         root = (a.root or project_root()).resolve()
         if a.what in ("site", "scoreboard"): return _site(a, root)
         return {"readme": _readme, "times": _times, "compare": _compare, "clean": _clean}[a.what](a, root)
-    except (ValueError, FileNotFoundError) as e: print(f"ragkit report: error: {e}", file=sys.stderr); return 2
+    except (ValueError, FileNotFoundError) as e:
+        print(f"ragkit report: error: {e}", file=sys.stderr)
+        return 2

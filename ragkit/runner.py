@@ -28,9 +28,11 @@ __all__ = ['PROFILES', 'STALE', 'toy_project', 'project_root', 'find_notebook', 
 def toy_project(d, params_src, *cells, profiles='[reproduce]\nnotebooks = ["t"]\n'):
     "A TEST HELPER: write nbs/profiles.toml and nbs/t.ipynb (a parameters cell, then `cells`) under `d`; return `d`."
     import nbformat
-    d = Path(d); (d / "nbs").mkdir(parents=True, exist_ok=True)
+    d = Path(d)
+    (d / "nbs").mkdir(parents=True, exist_ok=True)
     (d / "nbs" / "profiles.toml").write_text(profiles)
-    c0 = nbformat.v4.new_code_cell(params_src); c0.metadata["tags"] = ["parameters"]
+    c0 = nbformat.v4.new_code_cell(params_src)
+    c0.metadata["tags"] = ["parameters"]
     nb = nbformat.v4.new_notebook(cells=[c0, *[nbformat.v4.new_code_cell(c) for c in cells]])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "python3", "language": "python"}
     nbformat.write(nb, d / "nbs" / "t.ipynb")
@@ -135,6 +137,18 @@ def _type_ok(value, default) -> bool:
     if isinstance(default, (list, tuple)): return isinstance(value, (list, tuple))
     return isinstance(value, type(default))
 
+def _type_hint(name: str, value, default, cli: bool) -> str:
+    "How to write `value` on the command line (`cli`: it came from -p) when its type is wrong; '' for no hint."
+    if cli and isinstance(default, bool) and isinstance(value, str) and value.lower() in ("true", "false"):
+        return f" (values are JSON: write -p {name} {value.lower()})"
+    return f" (to pass a string, quote it: -p {name} '\"{value}\"')" if cli and isinstance(default, str) else ""
+
+def _converted(value, default):
+    "`value` in the type of `default`, which it may replace (1.0 -> 1 for an int)."
+    if isinstance(default, bool) or default is None: return value
+    if isinstance(default, int): return int(value)
+    return float(value) if isinstance(default, float) else value
+
 def check_value(nb: str, # the notebook's name, for the message
                 name: str, # the parameter
                 value, # the value given
@@ -144,15 +158,11 @@ def check_value(nb: str, # the notebook's name, for the message
                 ):
     "`value` in the type of `default` (1.0 -> 1 for an int), or a ValueError naming notebook, parameter, types and origin."
     if not _type_ok(value, default):
-        quote = f" (to pass a string, quote it: -p {name} '\"{value}\"')" if isinstance(default, str) and origin.startswith("-p") else ""
-        if isinstance(default, bool) and isinstance(value, str) and value.lower() in ("true", "false") and origin.startswith("-p"):
-            quote = f" (values are JSON: write -p {name} {value.lower()})"
+        quote = _type_hint(name, value, default, origin.startswith("-p"))
         said = f"; the notebook's comment on {name}: {note}" if note else ""
         raise ValueError(f"{nb}: parameter {name!r} (default {default!r}, type {type(default).__name__}) cannot take "
                          f"{type(value).__name__} {value!r} from {origin}{quote}{said}")
-    if isinstance(default, bool) or default is None: return value
-    if isinstance(default, int): return int(value)
-    return float(value) if isinstance(default, float) else value
+    return _converted(value, default)
 
 # %% ../nbs/99_runner.ipynb #cf1da264
 def check_datasets(nb: str, # the notebook's name, for the message
@@ -212,7 +222,8 @@ def resolve_parameters(nb_path: Path, # the notebook file
                        root: Path | None = None, # the project root (holds nbs/profiles.toml)
                        ) -> dict:
     "Every parameter of the notebook as it will run: defaults, then the profile's values, then `overrides`, all checked."
-    nb_path = Path(nb_path); root = root or project_root(nb_path.parent)
+    nb_path = Path(nb_path)
+    root = root or project_root(nb_path.parent)
     if "out_dir" in (overrides or {}): raise ValueError("out_dir is set by the runner to the run folder; use --out DIR to choose it")
     defaults, notes, origin = notebook_defaults(nb_path), parameter_notes(nb_path), {}
     resolved = dict(defaults)
@@ -296,8 +307,10 @@ def run_record(notebook: str, profile: str, params: dict, settings: Settings, ro
 
 def write_json(path: Path, obj) -> None:
     "Write `obj` as JSON atomically: a temporary file in the same folder, then `os.replace`."
-    path = Path(path); tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2) + "\n"); os.replace(tmp, path)
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2) + "\n")
+    os.replace(tmp, path)
 
 def read_run(out: Path) -> dict:
     "The run.json in `out`, or {} if there is none (or it does not parse)."
@@ -321,21 +334,33 @@ def run_state(rec: dict) -> str:
     return st
 
 # %% ../nbs/99_runner.ipynb #d375e073
+def _check_not_in_use(out: Path, rec: dict) -> None:
+    "Fail if the run.json `rec` of `out` belongs to another run that is still going."
+    if rec.get("status") == "running" and run_state(rec) == "running" and rec.get("pid") != os.getpid():
+        raise ValueError(f"{out} is in use by another run (pid {rec.get('pid')} on {rec.get('host')}, "
+                         f"started {rec.get('started')}); wait for it to finish, or choose another folder with --out")
+
+def _check_same_notebook(out: Path, rec: dict, notebook: str | None) -> None:
+    "Fail if `out` holds (by its run.json `rec`) a run of a notebook other than `notebook`."
+    if notebook and rec.get("notebook") not in (None, notebook):
+        raise ValueError(f"{out} holds a run of {rec['notebook']} (its run.json), not of {notebook}; a run clears its "
+                         "folder's files, so choose another folder with --out (or delete that one yourself)")
+
+def _check_run_folder(out: Path, rec: dict, explicit: bool) -> None:
+    "Fail if `out`, named with --out, holds files a run would clear but no run.json."
+    if explicit and not rec and stale_files(out):
+        raise ValueError(f"--out {out} holds files but no run.json, so it is not a ragkit run folder; "
+                         "refusing to clear it. Choose a new or empty folder.")
+
 def prepare_run_dir(out: Path, # the run folder
                     explicit: bool = False, # named by the user with --out
                     notebook: str | None = None, # the notebook about to run there (a folder holding another's run is refused)
                     ) -> list[str]:
     "Check `out` may take a new run, delete the previous run's top-level files, create it; return the names removed."
     out, rec = Path(out), read_run(out)
-    if rec.get("status") == "running" and run_state(rec) == "running" and rec.get("pid") != os.getpid():
-        raise ValueError(f"{out} is in use by another run (pid {rec.get('pid')} on {rec.get('host')}, started {rec.get('started')}); "
-                         "wait for it to finish, or choose another folder with --out")
-    if notebook and rec.get("notebook") not in (None, notebook):
-        raise ValueError(f"{out} holds a run of {rec['notebook']} (its run.json), not of {notebook}; a run clears its folder's files, "
-                         "so choose another folder with --out (or delete that one yourself)")
-    if explicit and not rec and stale_files(out):
-        raise ValueError(f"--out {out} holds files but no run.json, so it is not a ragkit run folder; refusing to clear it. "
-                         "Choose a new or empty folder.")
+    _check_not_in_use(out, rec)
+    _check_same_notebook(out, rec, notebook)
+    _check_run_folder(out, rec, explicit)
     gone = clear_run_dir(out) if out.is_dir() else []
     out.mkdir(parents=True, exist_ok=True)
     return gone
@@ -347,14 +372,17 @@ class _Stream(logging.Handler):
                  out=None, # where to write (default: sys.stderr at the time of writing)
                  after: float = 2.0, # seconds a silent cell runs before its header is printed
                  ):
-        super().__init__(); self.kinds, self.out, self.after = kinds, out, after
+        super().__init__()
+        self.kinds, self.out, self.after = kinds, out, after
         self.n, self.cell, self.shown, self.timer, self.mutex = kinds.count("code"), None, True, None, threading.Lock()
 
     def _print(self, lines: list[str]) -> None:
         "Print the current cell's header (once), then `lines`."
         with self.mutex:
             o = self.out or sys.stderr
-            if self.cell is not None and not self.shown: o.write(f"  [cell {self.cell}/{self.n}]\n"); self.shown = True
+            if self.cell is not None and not self.shown:
+                o.write(f"  [cell {self.cell}/{self.n}]\n")
+                self.shown = True
             for l in lines: o.write(f"    {l}\n")
             o.flush()
 
@@ -368,7 +396,10 @@ class _Stream(logging.Handler):
         with self.mutex:
             started = m[1] == "Executing" and 0 < i <= len(self.kinds) and self.kinds[i - 1] == "code"
             self.cell, self.shown = (self.kinds[:i].count("code"), False) if started else (None, True)
-        if started: self.timer = threading.Timer(self.after, self._print, ([],)); self.timer.daemon = True; self.timer.start()
+        if started:
+            self.timer = threading.Timer(self.after, self._print, ([],))
+            self.timer.daemon = True
+            self.timer.start()
 
     def write(self, s: str) -> int:
         "Kernel output (papermill's stdout_file / stderr_file): each line as shown after its last carriage return."
@@ -416,15 +447,22 @@ def kernel_env(s: Settings) -> dict:
 @contextmanager
 def _streaming(nb_path: Path, stream: bool, progress: bool):
     "Yield papermill keyword arguments: the notebook's own output echoed to stderr if `stream`, else the counter if `progress`."
-    if not stream: yield dict(progress_bar=progress); return
+    if not stream:
+        yield dict(progress_bar=progress)
+        return
     log, h = logging.getLogger("papermill"), _Stream(_cell_kinds(nb_path))
     old = log.level, log.propagate
-    log.addHandler(h); log.setLevel(logging.INFO); log.propagate = False
+    log.addHandler(h)
+    log.setLevel(logging.INFO)
+    log.propagate = False
     try:
         with _environ({"TQDM_MININTERVAL": "5"}, keep_set=True):
             yield dict(progress_bar=False, log_output=True, stdout_file=h, stderr_file=h)
     finally:
-        log.removeHandler(h); h.close(); log.setLevel(old[0]); log.propagate = old[1]
+        log.removeHandler(h)
+        h.close()
+        log.setLevel(old[0])
+        log.propagate = old[1]
 
 # %% ../nbs/99_runner.ipynb #75b58a3d
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal control codes (nested tqdm bars move the cursor up with ESC[A)
@@ -501,7 +539,9 @@ def tidy_notebook(path: Path, # an executed notebook
                   dirs: dict | None = None, # name -> folder for path_rules (settings_dirs)
                   ) -> bool:
     "Make a saved executed notebook portable in place: papermill's paths by portable_path, outputs by clean_outputs; True if it changed."
-    try: old = Path(path).read_text(encoding="utf-8"); doc = json.loads(old)
+    try:
+        old = Path(path).read_text(encoding="utf-8")
+        doc = json.loads(old)
     except (OSError, ValueError): return False  # nothing written (the run failed before papermill saved it)
     pm_meta = doc.get("metadata", {}).get("papermill", {})
     for k in ("input_path", "output_path"):
@@ -519,7 +559,9 @@ def _sigterm_raises():
     "While inside, SIGTERM raises KeyboardInterrupt('SIGTERM'); the previous handler is restored after."
     def _raise(signum, frame): raise KeyboardInterrupt("SIGTERM")
     try: old = signal.signal(signal.SIGTERM, _raise)
-    except ValueError: yield; return  # not the main thread: leave signals alone
+    except ValueError:
+        yield
+        return  # not the main thread: leave signals alone
     try: yield
     finally: signal.signal(signal.SIGTERM, old)
 
@@ -542,6 +584,11 @@ def _describe(rec: dict) -> str:
     where = f" in cell {c['index']} (In [{c.get('exec_count')}]: {c.get('source')})" if c.get("index") is not None else ""
     return f"failed{where} after {rec.get('seconds')} s: {rec.get('error')}: {rec.get('message')}"
 
+def _out_dir(folder: Path, root: Path) -> str:
+    "`folder` as the notebook's `out_dir`: the notebook's cwd is nbs/, so a folder in the project is named from there."
+    inside = folder.is_relative_to(Path(root).resolve())
+    return os.path.relpath(folder, Path(root).resolve() / "nbs") if inside else str(folder)
+
 def _plan(notebook: str, profile: str, params: dict | None, settings: Settings, root: Path,
           out: Path | str | None, # the run folder (--out), or None for run_dir(...)
           ) -> tuple[Path, Path, dict, dict, str]:
@@ -554,8 +601,7 @@ def _plan(notebook: str, profile: str, params: dict | None, settings: Settings, 
     overrides = {k: resolved[k] for k in (params or {})}
     folder = Path(out).expanduser().resolve() if out else run_dir(nb.stem, profile, settings, overrides)
     prepare_run_dir(folder, explicit=out is not None, notebook=nb.stem)
-    inside = folder.is_relative_to(Path(root).resolve())  # the notebook's cwd is nbs/: a folder in the project is named from there
-    resolved["out_dir"] = os.path.relpath(folder, Path(root).resolve() / "nbs") if inside else str(folder)
+    resolved["out_dir"] = _out_dir(folder, root)
     return nb, folder, resolved, overrides, reader_line
 
 def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: Path, stream: bool, progress: bool) -> None:
@@ -563,6 +609,22 @@ def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: P
     import papermill as pm  # after the checks: its import alone takes seconds
     with _sigterm_raises(), _environ(kernel_env(settings)), _streaming(nb, stream, progress) as kw:
         pm.execute_notebook(str(nb), str(folder / nb.name), parameters=resolved, kernel_name="python3", cwd=str(root / "nbs"), **kw)
+
+def _announce(say, nb: Path, profile: str, overrides: dict, folder: Path, reader_line: str) -> None:
+    "Say which notebook runs under which profile and overrides into which folder, and with which reader."
+    say(f"{nb.stem} (profile {profile}{', overrides ' + json.dumps(overrides) if overrides else ''}) -> {folder}")
+    if reader_line: say(f"reader: {reader_line}")
+
+def _failed(rec: dict, e: Exception, nb: Path, folder: Path, t0: float) -> RunFailed:
+    "Record in `rec` where and how the run failed; the RunFailed that says so."
+    rec.update(status="failed", **failure_info(e, nb))
+    return RunFailed(f"{nb.stem} {_describe({**rec, 'seconds': round(time.time() - t0, 1)})}; see {folder / nb.name}")
+
+def _finish(rec: dict, nb: Path, folder: Path, root: Path, settings: Settings, t0: float) -> None:
+    "However the run ended: make its executed notebook portable, and write the end time and seconds to run.json."
+    tidy_notebook(folder / nb.name, root, settings_dirs(settings))
+    rec.update(finished=_now(), seconds=round(time.time() - t0, 1))
+    write_json(folder / "run.json", rec)
 
 def run_notebook(notebook: str, # e.g. "06_data.cards"
                  profile: str = "smoke", # smoke, demo, paper, paper-1.5b or full (nbs/profiles.toml)
@@ -580,8 +642,7 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
     rec = run_record(nb.stem, profile, resolved, settings, root, overrides, folder)
     write_json(folder / "run.json", rec)
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if (progress or stream) else (lambda m: None)
-    say(f"{nb.stem} (profile {profile}{', overrides ' + json.dumps(overrides) if overrides else ''}) -> {folder}")
-    if reader_line: say(f"reader: {reader_line}")
+    _announce(say, nb, profile, overrides, folder, reader_line)
     t0 = time.time()
     try:
         _execute(nb, folder, resolved, settings, root, stream, progress)
@@ -590,12 +651,9 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
         rec.update(status="interrupted", signal="SIGTERM" if e.args == ("SIGTERM",) else "SIGINT")
         raise
     except Exception as e:
-        rec.update(status="failed", **failure_info(e, nb))
-        raise RunFailed(f"{nb.stem} {_describe({**rec, 'seconds': round(time.time() - t0, 1)})}; see {folder / nb.name}") from e
+        raise _failed(rec, e, nb, folder, t0) from e
     finally:
-        tidy_notebook(folder / nb.name, root, settings_dirs(settings))
-        rec.update(finished=_now(), seconds=round(time.time() - t0, 1))
-        write_json(folder / "run.json", rec)
+        _finish(rec, nb, folder, root, settings, t0)
         say(f"{nb.stem}: {_describe(rec)} -> {folder}")
     return folder
 
@@ -609,6 +667,18 @@ def select_notebooks(listed: list[str], # the [reproduce] notebooks
     bad = [o for o in only if not any(hit(n, o) for n in listed)]
     if bad: raise ValueError(f"--only {' '.join(bad)}: no such notebook in the reproduce list; choose from {', '.join(listed)}")
     return [n for n in listed if any(hit(n, o) for o in only)]
+
+def _attempt(n: str, profile: str, root: Path, stream: bool, progress: bool) -> dict:
+    "Run notebook `n` of the list: dict(status, out or error)."
+    try: return dict(status="ok", out=str(run_notebook(n, profile, root=root, stream=stream, progress=progress)))
+    except KeyboardInterrupt: return dict(status="interrupted")
+    except Exception as e: return dict(status="failed", error=f"{type(e).__name__}: {e}")
+
+def _timed_attempt(n: str, profile: str, root: Path, stream: bool, progress: bool) -> dict:
+    "_attempt, with the seconds it took."
+    t0 = time.time()
+    r = _attempt(n, profile, root, stream, progress)
+    return r | dict(seconds=round(time.time() - t0, 1))
 
 def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b or full
               only: list[str] | None = None, # names or prefixes of notebooks to restrict to
@@ -627,29 +697,30 @@ def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b or full
     res = {}
     for i, n in enumerate(nbs, 1):
         print(f"[{i}/{len(nbs)}] {n} (profile {profile})", flush=True)
-        t0 = time.time()
-        try: res[n] = dict(status="ok", out=str(run_notebook(n, profile, root=root, stream=stream, progress=progress)))
-        except KeyboardInterrupt: res[n] = dict(status="interrupted")
-        except Exception as e: res[n] = dict(status="failed", error=f"{type(e).__name__}: {e}")
-        res[n]["seconds"] = round(time.time() - t0, 1)
+        res[n] = _timed_attempt(n, profile, root, stream, progress)
         print(f"    {n}: {res[n]['status']} in {res[n]['seconds']} s", flush=True)
         if res[n]["status"] == "interrupted": break
     return res
 
 # %% ../nbs/99_runner.ipynb #4c57a2cb
+def _status_note(rec: dict, st: str) -> str:
+    "How a failed run failed, or the overrides of any other run ('' for none)."
+    if st == "failed": return _describe(rec)
+    return f"overrides {json.dumps(rec['overrides'])}" if rec.get("overrides") else ""
+
+def _status_line(p: str, d: Path) -> str:
+    "The status line of run folder `d` of profile `p`."
+    rec, st = read_run(d), run_state(read_run(d))
+    secs = f"{rec['seconds']} s" if "seconds" in rec else ""
+    return f"{p}/{d.name:<32} {st:<16} {secs:>9}  {rec.get('started', ''):<25}  {_status_note(rec, st)}".rstrip()
+
 def status_lines(settings: Settings | None = None, # default: load_settings()
                  profile: str | None = None, # one profile, or every one
                  ) -> list[str]:
     "One line per run folder under outputs/<profile>/: state, seconds, start, and overrides or failure."
     s = settings or load_settings()
-    lines = []
-    for p in [profile] if profile else PROFILES:
-        for d in sorted(x for x in (s.outputs_dir / p).glob("*") if x.is_dir()):
-            rec, st = read_run(d), run_state(read_run(d))
-            note = _describe(rec) if st == "failed" else (f"overrides {json.dumps(rec['overrides'])}" if rec.get("overrides") else "")
-            secs = f"{rec['seconds']} s" if "seconds" in rec else ""
-            lines.append(f"{p}/{d.name:<32} {st:<16} {secs:>9}  {rec.get('started', ''):<25}  {note}".rstrip())
-    return lines
+    return [_status_line(p, d) for p in ([profile] if profile else PROFILES)
+            for d in sorted(x for x in (s.outputs_dir / p).glob("*") if x.is_dir())]
 
 # %% ../nbs/99_runner.ipynb #dbfa2c8c
 def _parser():
@@ -693,11 +764,28 @@ def _reproduce(a) -> int:
 
 def _list(a) -> int:
     "`ragkit list`: each notebook with parameters, its defaults and profiles."
-    root = project_root(); prof = load_profiles(root)
+    root = project_root()
+    prof = load_profiles(root)
     for nb in sorted((root / "nbs").glob("*.ipynb")):
         ps = notebook_parameters(nb)
         if ps: print(f"{nb.stem}: parameters {', '.join(f'{k}={v}' for k, v in ps.items())}; profiles: smoke, {', '.join(prof.get(nb.stem, {}))}")
     return 0
+
+def _run(a) -> int:
+    "`ragkit run`: execute one notebook (a failure raises RunFailed)."
+    run_notebook(a.notebook, a.profile, {k: parse_value(v) for k, v in a.param}, out=a.out, stream=not a.quiet,
+                 progress=a.quiet)
+    return 0
+
+def _status(a) -> int:
+    "`ragkit status`: one line per run folder."
+    print("\n".join(status_lines(profile=a.profile)) or "no run folders")
+    return 0
+
+def _serve(a, extra: list[str]) -> int:
+    "`ragkit serve`: serve a reader with vLLM, `extra` passed on to it."
+    from ragkit.lm.serve import serve_main
+    return serve_main(a.model, a.port, a.dtype, a.build, a.kv_cache_gib, a.threads, a.max_model_len, tuple(extra))
 
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `ragkit` command."
@@ -708,16 +796,18 @@ def main(argv: list[str] | None = None) -> int:
     extra = argv[argv.index("--") + 1:] if argv[:1] == ["serve"] and "--" in argv else []  # ragkit serve ... -- <vLLM arguments>
     a = _parser().parse_args(argv[:len(argv) - len(extra) - bool(extra)] if extra else argv)
     try:
-        if a.cmd == "run":
-            run_notebook(a.notebook, a.profile, {k: parse_value(v) for k, v in a.param}, out=a.out, stream=not a.quiet, progress=a.quiet)
-            return 0
-        if a.cmd == "reproduce": return _reproduce(a)
-        if a.cmd == "status": print("\n".join(status_lines(profile=a.profile)) or "no run folders"); return 0
         if a.cmd == "serve":
-            from ragkit.lm.serve import serve_main
-            return serve_main(a.model, a.port, a.dtype, a.build, a.kv_cache_gib, a.threads, a.max_model_len, tuple(extra))
-        return _list(a)
-    except RunFailed as e: print(f"ragkit: {e}", file=sys.stderr); return 1
-    except KeyboardInterrupt: print("ragkit: interrupted", file=sys.stderr); return 130
-    except (ValueError, FileNotFoundError, KeyError) as e: print(f"ragkit: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr); return 2
-    except (RuntimeError, TimeoutError) as e: print(f"ragkit: {e}", file=sys.stderr); return 1
+            return _serve(a, extra)
+        return {"run": _run, "reproduce": _reproduce, "status": _status}.get(a.cmd, _list)(a)
+    except RunFailed as e:
+        print(f"ragkit: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("ragkit: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, FileNotFoundError, KeyError) as e:
+        print(f"ragkit: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr)
+        return 2
+    except (RuntimeError, TimeoutError) as e:
+        print(f"ragkit: {e}", file=sys.stderr)
+        return 1

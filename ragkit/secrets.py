@@ -39,12 +39,16 @@ def public_url(url: str) -> str:
     host = (p.hostname or "") + (f":{p.port}" if p.port else "")
     return urlunsplit((p.scheme, host, _path(p.path), "", ""))
 
+def _redacted_query(query: str) -> str:
+    "A URL's query string with every value but SAFE_PARAMS' replaced by '***'."
+    return "&".join(f"{kv.split('=', 1)[0]}=***" if secret_param(kv.split("=", 1)[0]) else kv
+                    for kv in query.split("&") if kv)
+
 def redact_url(url: str) -> str:
     "`url` as it may be shown: user info, every query value but SAFE_PARAMS' and token-like path segments replaced by '***'."
     p = urlsplit(url)
     netloc = ("***@" if "@" in p.netloc else "") + p.netloc.rsplit("@", 1)[-1]
-    q = "&".join(f"{kv.split('=', 1)[0]}=***" if secret_param(kv.split("=", 1)[0]) else kv for kv in p.query.split("&") if kv)
-    return urlunsplit((p.scheme, netloc, _path(p.path), q, ""))
+    return urlunsplit((p.scheme, netloc, _path(p.path), _redacted_query(p.query), ""))
 
 def basic_auth(url: str) -> str | None:
     "The Basic-auth credential (base64 of 'user:password') that a URL's user info becomes; None without user info."
@@ -52,13 +56,27 @@ def basic_auth(url: str) -> str | None:
     if not (p.username or p.password): return None
     return base64.b64encode(f"{unquote(p.username or '')}:{unquote(p.password or '')}".encode()).decode()
 
+def _user_info(p) -> list[str]:
+    "The password and user name of a split URL `p`, those it has."
+    return [s for s in (p.password, p.username) if s]
+
+def _token_segments(path: str) -> list[str]:
+    "The token-like segments of a URL path."
+    return [s for s in path.split("/") if s and secret_segment(s)]
+
+def _query_secrets(query: str) -> list[str]:
+    "The values of a URL's query that are secrets: credential-named ones, others but SAFE_PARAMS' of 8+ characters."
+    return [v for k, v in parse_qsl(query) if v and (_SECRET_NAME.search(k) or (secret_param(k) and len(v) >= 8))]
+
+def _with_unquoted(xs: list[str]) -> list[str]:
+    "The strings `xs`, then each of them URL-unquoted."
+    return [*xs, *map(unquote, xs)]
+
 def url_secrets(url: str) -> list[str]:
     "Password, user name, credential-named query values, other values but SAFE_PARAMS' of 8+ characters, token-like path segments: strings to redact."
     p = urlsplit(url)
-    info = [s for s in (p.password, p.username) if s]
-    segs = [s for s in p.path.split("/") if s and secret_segment(s)]
-    return list(dict.fromkeys([*info, *map(unquote, info), *(v for k, v in parse_qsl(p.query) if v and (_SECRET_NAME.search(k) or (secret_param(k) and len(v) >= 8))),
-                               *segs, *map(unquote, segs)]))
+    found = _with_unquoted(_user_info(p)) + _query_secrets(p.query) + _with_unquoted(_token_segments(p.path))
+    return list(dict.fromkeys(found))
 
 # %% ../nbs/07_secrets.ipynb #79b6bcdf
 def mask(text: str, secrets: Sequence[str | None]) -> str:
@@ -94,14 +112,18 @@ def live_secrets() -> list[str]:
     with _guard_lock: holders = list(_guarded)
     return [s for h in holders for s in h._secrets() if s]
 
+def _redact_exc_text(r: logging.LogRecord, secrets: Sequence[str]) -> None:
+    "Mask `secrets` (and URL credentials, Bearer tokens) in the text of the exception `r` carries, if any."
+    if r.exc_info and r.exc_info[0] is not None:
+        text = logging.Formatter().formatException(r.exc_info)
+        if (red := redact(text, secrets)) != text: r.exc_text = red
+
 def redact_record(r: logging.LogRecord, secrets: Sequence[str]) -> logging.LogRecord:
     "`r` with `secrets` (and URL credentials, Bearer tokens) masked in its message and its exception text."
     try: msg = r.getMessage()
     except Exception: return r  # a malformed record: logging reports it itself
     if (red := redact(msg, secrets)) != msg: r.msg, r.args = red, ()
-    if r.exc_info and r.exc_info[0] is not None:
-        text = logging.Formatter().formatException(r.exc_info)
-        if (red := redact(text, secrets)) != text: r.exc_text = red
+    _redact_exc_text(r, secrets)
     return r
 
 def _redacting(make: Callable) -> Callable:

@@ -32,18 +32,22 @@ def run_reader(folder: Path, res: dict) -> str:
     grid = (res.get("grid") or {}).get("reader")
     return grid or ""
 
+def _claim_row(nb: str, r: dict, reader: str) -> dict:
+    "One verdict row `r` of notebook `nb`'s results as a scoreboard row."
+    return dict(paper=paper_of(nb), notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
+                ours=r.get("ours"), lo=r.get("lo"), hi=r.get("hi"), unit=r.get("unit") or "points",
+                direction=r["direction"], size=r["size"], n=r.get("n"), reader=reader)
+
+def _run_claims(res_file: Path) -> list[dict]:
+    "The scoreboard rows of one run's results.json."
+    res, nb = read_json(res_file), res_file.parent.name
+    return [_claim_row(nb, r, run_reader(res_file.parent, res)) for r in res.get("verdict") or []]
+
 def claim_rows(root: Path, # the project root
                profile: str = "paper", # whose runs: outputs/<profile>/
                ) -> list[dict]:
     "Every claim of every run of `profile`, in notebook order, with its paper, verdicts and reader."
-    rows = []
-    for res_file in sorted((Path(root) / "outputs" / profile).glob("*/results.json")):
-        res, nb = read_json(res_file), res_file.parent.name
-        for r in res.get("verdict") or []:
-            rows.append(dict(paper=paper_of(nb), notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
-                             ours=r.get("ours"), lo=r.get("lo"), hi=r.get("hi"), unit=r.get("unit") or "points",
-                             direction=r["direction"], size=r["size"], n=r.get("n"), reader=run_reader(res_file.parent, res)))
-    return rows
+    return [row for f in sorted((Path(root) / "outputs" / profile).glob("*/results.json")) for row in _run_claims(f)]
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
@@ -58,39 +62,50 @@ def _cell(text: str) -> str:
     "Text safe inside a markdown table cell."
     return str(text).replace("|", "\\|").replace("\n", " ")
 
+def _board_row(r: dict, link: str) -> str:
+    "One claim's row of the markdown scoreboard, the claim linked to `link` filled in from the row ('' for no link)."
+    claim = f"[{_cell(r['claim'])}]({link.format(**r)})" if link else _cell(r["claim"])
+    return (f"| {r['paper']} | {claim} | {r['dataset']} | {_num(r['paper_effect'], r['unit'])} | {ours_text(r)} | "
+            f"{r['direction']} | {r['size']} | {r['n'] if r['n'] is not None else ''} | {r['reader'].split('@')[0]} |")
+
 def scoreboard_markdown(rows: list[dict], # claim_rows
                         link: str = "papers/{notebook}.ipynb#what-reproduces", # each row's link ('' for none)
                         ) -> str:
     "The scoreboard as a markdown table, one row per claim."
     out = ["| paper | claim | task | paper's effect | ours (95% CI) | direction | size | n | reader |",
            "|---|---|---|---:|---|---|---|---:|---|"]
-    for r in rows:
-        claim = f"[{_cell(r['claim'])}]({link.format(**r)})" if link else _cell(r["claim"])
-        out.append(f"| {r['paper']} | {claim} | {r['dataset']} | {_num(r['paper_effect'], r['unit'])} | {ours_text(r)} | "
-                   f"{r['direction']} | {r['size']} | {r['n'] if r['n'] is not None else ''} | {r['reader'].split('@')[0]} |")
-    return "\n".join(out)
+    return "\n".join(out + [_board_row(r, link) for r in rows])
+
+def _text_row(r: dict, width: int) -> str:
+    "One claim's line of the terminal scoreboard, the claim cut to `width`."
+    c = r["claim"] if len(r["claim"]) <= width else r["claim"][:width - 1] + "…"
+    return (f"{r['paper']:6} {c:{width}} {r['dataset'][:14]:14} {ours_text(r):26} "
+            f"{_num(r['paper_effect'], r['unit']):>7}  {r['direction']} / {r['size']}")
 
 def scoreboard_text(rows: list[dict], width: int = 72) -> str:
     "The scoreboard for a terminal: paper, claim (cut to `width`), task, ours, the paper's, direction / size."
-    lines = [f"{'paper':6} {'claim':{width}} {'task':14} {'ours (95% CI)':26} {'paper':>7}  verdict"]
-    for r in rows:
-        c = r["claim"] if len(r["claim"]) <= width else r["claim"][:width - 1] + "…"
-        lines.append(f"{r['paper']:6} {c:{width}} {r['dataset'][:14]:14} {ours_text(r):26} {_num(r['paper_effect'], r['unit']):>7}  "
-                     f"{r['direction']} / {r['size']}")
-    return "\n".join(lines)
+    head = f"{'paper':6} {'claim':{width}} {'task':14} {'ours (95% CI)':26} {'paper':>7}  verdict"
+    return "\n".join([head] + [_text_row(r, width) for r in rows])
 
 # %% ../nbs/96_site.ipynb #ed780eff
 _DIRECTIVE = re.compile(r"^#\|\s*([\w-]+)(.*)$")
 HIDDEN = {"hide", "default_exp", "exporti"}  # directives whose cell a reader does not need to see
 
+def _split_directives(source: str) -> tuple[list[str], str]:
+    "The names of the nbdev directives in a cell's `source`, and the source without their lines."
+    lines = source.split("\n")
+    names = [m[1] for l in lines if (m := _DIRECTIVE.match(l.strip()))]
+    return names, "\n".join(l for l in lines if not _DIRECTIVE.match(l.strip())).strip("\n")
+
+def _page_tags(cell: dict, names: list[str]) -> list[str]:
+    "The cell's tags, plus remove-cell when one of its directives `names` hides it."
+    return list(cell.get("metadata", {}).get("tags", [])) + (["remove-cell"] if HIDDEN & set(names) else [])
+
 def page_cell(cell: dict) -> dict:
     "A notebook cell for the site: nbdev directive lines removed, a hidden cell tagged remove-cell."
     if cell.get("cell_type") != "code": return cell
-    lines = "".join(cell.get("source", [])).split("\n")
-    names = [m[1] for l in lines if (m := _DIRECTIVE.match(l.strip()))]
-    body = [l for l in lines if not _DIRECTIVE.match(l.strip())]
-    tags = list(cell.get("metadata", {}).get("tags", [])) + (["remove-cell"] if HIDDEN & set(names) else [])
-    return {**cell, "source": "\n".join(body).strip("\n"), "metadata": {**cell.get("metadata", {}), "tags": tags}}
+    names, source = _split_directives("".join(cell.get("source", [])))
+    return {**cell, "source": source, "metadata": {**cell.get("metadata", {}), "tags": _page_tags(cell, names)}}
 
 # %% ../nbs/96_site.ipynb #da5728ae
 CONF = '''# Written by `ragkit report site`; do not edit.
@@ -119,34 +134,45 @@ CSS = """/* Written by `ragkit report site`: wide tables (the scoreboard, Table 
 table.table { font-size: 0.8em; }
 """
 
+def _default_exp(nb: Path) -> str | None:
+    "The module named by the default_exp in the notebook's first cell that mentions one, or None."
+    sources = ("".join(c["source"]) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"])
+    m = re.search(r"#\|\s*default_exp\s+(\S+)", next((s for s in sources if "default_exp" in s), ""))
+    return m[1] if m else None
+
 def module_notebooks(root: Path) -> dict[str, Path]:
     "Module name (its default_exp) -> lesson notebook, for every notebook under nbs/ that exports one."
-    out = {}
-    for nb in sorted((Path(root) / "nbs").glob("[0-9]*.ipynb")):
-        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
-        if m := next((re.search(r"#\|\s*default_exp\s+(\S+)", "".join(c["source"])) for c in cells if "default_exp" in "".join(c["source"])), None):
-            out[m[1]] = nb
-    return out
+    found = {nb: _default_exp(nb) for nb in sorted((Path(root) / "nbs").glob("[0-9]*.ipynb"))}
+    return {m: nb for nb, m in found.items() if m}
 
 def module_page(nb: Path, dest: Path) -> Path:
     "The lesson notebook as a site page: directives gone, hidden cells tagged, the kernel named for MyST-NB."
     d = json.loads(nb.read_text(encoding="utf-8"))
     d["cells"] = [page_cell(c) for c in d["cells"]]
-    dest.parent.mkdir(parents=True, exist_ok=True); dest.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
     return dest
 
 def paper_pages(root: Path, src: Path, profile: str = "paper") -> list[str]:
-    "The committed executed notebooks of `profile` as pages under papers/; their names."
-    names = []
-    for nb in sorted((Path(root) / "outputs" / profile).glob("*/*.ipynb")):
-        module_page(nb, src / "papers" / nb.name); names.append(nb.stem)  # its outputs as committed; nbdev's directives gone
-    return names
+    "The executed notebooks of `profile`'s finished runs (those with results.json) as pages under papers/; their names."
+    runs = Path(root) / "outputs" / profile
+    nbs = sorted(nb for nb in runs.glob("*/*.ipynb") if (nb.parent / "results.json").is_file())
+    return [module_page(nb, src / "papers" / nb.name).stem  # its outputs as committed; nbdev's directives gone
+            for nb in nbs]
 
 # %% ../nbs/96_site.ipynb #a1fb5549
+def _toc(caption: str, items) -> str:
+    "A hidden MyST table of contents of `items` under `caption`."
+    return "\n".join(["```{toctree}", ":hidden:", f":caption: {caption}", ""] + list(items) + ["```"])
+
+def _pages_list(papers: list[str], modules: dict[str, Path]) -> str:
+    "The landing page's list of pages: each reference run, then each module with its notebook."
+    return "## Pages\n\n" + "\n".join([f"- [{p}](papers/{p}.ipynb)" for p in papers] +
+                                      [f"- [{m}]({m}.ipynb) — from `nbs/{nb.name}`" for m, nb in modules.items()])
+
 def index_page(root: Path, papers: list[str], modules: dict[str, Path]) -> str:
     "The landing page's MyST markdown: the scoreboard, the headline blocks, the other blocks, and the tables of contents."
     rows = claim_rows(root)
-    toc = lambda caption, items: "\n".join(["```{toctree}", ":hidden:", f":caption: {caption}", ""] + list(items) + ["```"])
     return "\n\n".join([
         "# ragkit: executable papers",
         "Four retrieval-augmented QA papers — EoR, SuRe, WITQA and LoRE — reproduced on one toolkit. Every number below comes "
@@ -158,8 +184,14 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path]) -> str:
         "## The reference runs\n\n" + render_headlines(root).replace("(`outputs/paper/", "(`outputs/paper/"),
         "## What it costs to run\n\n" + render_timings(root),
         "## Reader speed\n\n" + render_bench(root) + "\n\n" + render_readers(root),
-        "## Pages\n\n" + "\n".join([f"- [{p}](papers/{p}.ipynb)" for p in papers] + [f"- [{m}]({m}.ipynb) — from `nbs/{nb.name}`" for m, nb in modules.items()]),
-        toc("Reference runs", [f"papers/{p}" for p in papers]), toc("Modules", list(modules))])
+        _pages_list(papers, modules),
+        _toc("Reference runs", [f"papers/{p}" for p in papers]), _toc("Modules", list(modules))])
+
+def _write_conf(src: Path) -> None:
+    "Write conf.py and the stylesheet into the (new) sources folder `src`."
+    (src / "conf.py").write_text(CONF, encoding="utf-8")
+    (src / "_static").mkdir()
+    (src / "_static" / "ragkit.css").write_text(CSS, encoding="utf-8")
 
 def write_sources(root: Path, # the project root
                   src: Path, # where the Sphinx sources go (emptied first)
@@ -168,22 +200,23 @@ def write_sources(root: Path, # the project root
     src = Path(src)
     if src.exists(): shutil.rmtree(src)
     src.mkdir(parents=True)
-    (src / "conf.py").write_text(CONF, encoding="utf-8")
-    (src / "_static").mkdir(); (src / "_static" / "ragkit.css").write_text(CSS, encoding="utf-8")
+    _write_conf(src)
     papers, modules = paper_pages(root, src), module_notebooks(root)
     for m, nb in modules.items(): module_page(nb, src / f"{m}.ipynb")
     (src / "index.md").write_text(index_page(root, papers, modules), encoding="utf-8")
     return src
 
 # %% ../nbs/96_site.ipynb #2a93b109
+def _twin_part(c: dict) -> str | None:
+    "A page cell (page_cell) in the markdown twin: its prose, its visible code fenced, or None when hidden or empty."
+    s = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+    if c["cell_type"] == "markdown": return s
+    return f"```python\n{s}\n```" if "remove-cell" not in c["metadata"].get("tags", []) and s.strip() else None
+
 def markdown_twin(nb: Path) -> str:
     "A lesson notebook as plain markdown: its prose, and its visible code in fenced blocks."
-    parts = []
-    for c in json.loads(Path(nb).read_text(encoding="utf-8"))["cells"]:
-        c = page_cell(c); s = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-        if c["cell_type"] == "markdown": parts.append(s)
-        elif "remove-cell" not in c["metadata"].get("tags", []) and s.strip(): parts.append(f"```python\n{s}\n```")
-    return "\n\n".join(parts) + "\n"
+    cells = [page_cell(c) for c in json.loads(Path(nb).read_text(encoding="utf-8"))["cells"]]
+    return "\n\n".join(p for c in cells if (p := _twin_part(c)) is not None) + "\n"
 
 def build_site(root: Path, # the project root
                out: Path, # where the HTML goes (e.g. _site)
@@ -201,7 +234,8 @@ def build_site(root: Path, # the project root
 class _Refs(HTMLParser):
     "The hrefs, image sources and element ids of one HTML page."
     def __init__(self):
-        super().__init__(); self.refs, self.ids = [], set()
+        super().__init__()
+        self.refs, self.ids = [], set()
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if a.get("id"): self.ids.add(a["id"])
@@ -210,21 +244,38 @@ class _Refs(HTMLParser):
 
 def _refs(page: Path) -> _Refs:
     "The parsed references of `page`."
-    p = _Refs(); p.feed(page.read_text(encoding="utf-8")); return p
+    p = _Refs()
+    p.feed(page.read_text(encoding="utf-8"))
+    return p
+
+def _target(page: Path, ref: str) -> tuple[Path, str]:
+    "The file that a reference of `page` points to, and its anchor ('' for none)."
+    path, _, anchor = html.unescape(ref).partition("#")
+    return (page.parent / path.split("?")[0]).resolve() if path else page, anchor
+
+def _missing_anchor(target: Path, anchor: str, ids: dict) -> bool:
+    "True if `anchor` names no element of the HTML page `target` (`ids` caches each page's element ids)."
+    return bool(anchor) and target.suffix == ".html" and anchor not in ids.setdefault(target, _refs(target).ids)
+
+def _broken(site: Path, page: Path, ref: str, ids: dict) -> str | None:
+    "'page: ref (why)' when the internal reference `ref` of `page` names a missing file or anchor, else None."
+    target, anchor = _target(page, ref)
+    if not target.exists(): return f"{page.relative_to(site)}: {ref} (no such file)"
+    if _missing_anchor(target, anchor, ids): return f"{page.relative_to(site)}: {ref} (no element has id {anchor!r})"
+
+def _page_problems(site: Path, page: Path, ids: dict) -> list[str]:
+    "The internal links and images of `page` that do not resolve, as _broken describes them."
+    return [b for _, ref in _refs(page).refs
+            if not re.match(r"^(https?:|mailto:|data:|javascript:)", ref) and (b := _broken(site, page, ref, ids))]
+
+def _pages(site: Path) -> list[Path]:
+    "The site's HTML pages, in order, leaving out _static (it holds theme templates)."
+    return sorted(p for p in site.rglob("*.html") if "_static" not in p.relative_to(site).parts)
 
 def check_links(site: Path) -> list[str]:
     "Every internal link or image of the site's pages that does not resolve (a missing file or anchor), as 'page: ref'."
-    site, bad, ids = Path(site), [], {}
-    for page in sorted(p for p in site.rglob("*.html") if "_static" not in p.relative_to(site).parts):  # _static holds theme templates
-        for tag, ref in _refs(page).refs:
-            if re.match(r"^(https?:|mailto:|data:|javascript:)", ref): continue
-            path, _, anchor = html.unescape(ref).partition("#")
-            target = (page.parent / path.split("?")[0]).resolve() if path else page
-            if not target.exists(): bad.append(f"{page.relative_to(site)}: {ref} (no such file)"); continue
-            if anchor and target.suffix == ".html":
-                known = ids.setdefault(target, _refs(target).ids)
-                if anchor not in known: bad.append(f"{page.relative_to(site)}: {ref} (no element has id {anchor!r})")
-    return bad
+    site, ids = Path(site), {}
+    return [b for page in _pages(site) for b in _page_problems(site, page, ids)]
 
 # %% ../nbs/96_site.ipynb #2a462fb8
 def site_main(root: Path, out: Path, sphinx_build: str, check: bool = True) -> int:
@@ -235,10 +286,14 @@ def site_main(root: Path, out: Path, sphinx_build: str, check: bool = True) -> i
     print(f"site: {index} ({len(list(Path(out).rglob('*.html')))} pages{'' if bad else ', every internal link and image resolves'})")
     return 1 if bad else 0
 
+def _print_claims(root: Path, label: str, prof: str) -> None:
+    "Print the claims of the `prof` runs under the heading `label`, or that there are none yet."
+    rows = claim_rows(root, prof)
+    print(f"\nClaims of {label}: {len(rows)}" + ("" if rows else f" — none yet (ragkit reproduce --profile {prof})"))
+    if rows: print(scoreboard_text(rows))
+
 def scoreboard_main(root: Path, profile: str = "demo") -> int:
     "`ragkit report scoreboard`: the committed paper runs' claims, then this clone's `profile` runs' claims, labelled."
     for label, prof in (("the committed reference runs (outputs/paper/)", "paper"), (f"this clone's {profile} runs (outputs/{profile}/)", profile)):
-        rows = claim_rows(root, prof)
-        print(f"\nClaims of {label}: {len(rows)}" + ("" if rows else f" — none yet (ragkit reproduce --profile {prof})"))
-        if rows: print(scoreboard_text(rows))
+        _print_claims(root, label, prof)
     return 0

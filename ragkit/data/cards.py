@@ -64,8 +64,10 @@ def plot_lengths(frame: pd.DataFrame):
     fig, axes = plt.subplots(1, 2, figsize=(11, 0.35 * f.name.nunique() + 1.5), sharey=True)
     sns.boxplot(data=f, y="name", x="question_words", ax=axes[0], color="#8fb0d9", fliersize=1.5)
     sns.boxplot(data=f, y="name", x="answer_words", ax=axes[1], color="#e3a87a", fliersize=1.5, log_scale=True)
-    axes[0].set(xlabel="question length (words)", ylabel=""); axes[1].set(xlabel="shortest gold answer (words, log)", ylabel="")
-    fig.suptitle("Question and answer lengths"); fig.tight_layout()
+    axes[0].set(xlabel="question length (words)", ylabel="")
+    axes[1].set(xlabel="shortest gold answer (words, log)", ylabel="")
+    fig.suptitle("Question and answer lengths")
+    fig.tight_layout()
     return fig
 
 # %% ../../nbs/06_data.cards.ipynb #6d5f0326
@@ -79,7 +81,8 @@ def plot_popularity(frame: pd.DataFrame):
         v = frame.loc[(frame.dataset + ":" + frame.split == name), fld].dropna()
         v = v[v > 0]
         bins = np.logspace(0, np.log10(max(v.max(), 10)), 30)
-        ax.hist(v, bins=bins, color="#6a9f6a"); ax.set_xscale("log")
+        ax.hist(v, bins=bins, color="#6a9f6a")
+        ax.set_xscale("log")
         ax.set(title=f"{name}\n{fld} (n={len(v)})", xlabel=fld, ylabel="questions")
     fig.tight_layout()
     return fig
@@ -90,7 +93,8 @@ def card_pairs(spec: str) -> list[tuple[str, str | None]]:
     from ragkit.data.registry import available
     from ragkit.data.tasks import TASKS, parse_datasets, _check_data_dir
     if spec.strip() == "auto":
-        _check_data_dir(); return available()
+        _check_data_dir()
+        return available()
     out = []
     for item in parse_datasets(spec):
         name, _, split = item.partition(":")

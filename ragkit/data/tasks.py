@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
-from ..core import Corpus, Example
+from ..core import Corpus, Example, Passage
 
 # %% auto #0
 __all__ = ['TASKS', 'Task', 'parse_datasets', 'TaskChoice', 'task_limits', 'Prepared', 'task_of', 'prepare', 'given_contexts']
@@ -57,28 +57,45 @@ def _check_data_dir() -> None:
         raise ValueError(f"the data directory {s.data_dir} (from {s.source}) does not exist: fix RAGKIT_DATA_DIR / data_dir, "
                          "or unset it to run on the built-in demo data only")
 
+def _present(tasks: Sequence[str]) -> list[str]:
+    "Those of `tasks` whose data is present (the demo always), once the data directory is checked."
+    _check_data_dir()
+    return [t for t in tasks if t == "demo" or TASKS[t].present()]
+
+def _in_registry(name: str) -> bool:
+    "True when `name` is a registry dataset:split pair, or a bare registry dataset."
+    from ragkit.data.registry import DATASETS
+    d, _, split = name.partition(":")
+    return bool(split and d in DATASETS and split in DATASETS[d].splits) or (not split and name in DATASETS)
+
+def _registry_choices(allowed: list[str]) -> str:
+    "The registry's datasets as further choices, when every task is allowed."
+    from ragkit.data.registry import DATASETS
+    if allowed != list(TASKS): return ""
+    return f", or datasets / dataset:split pairs of ragkit.data.registry ({', '.join(DATASETS)})"
+
+def _unknown(bad: list[str], allowed: list[str]) -> ValueError:
+    "The error for the unknown dataset names `bad`, listing the choices."
+    choices = f"{', '.join(allowed)}{_registry_choices(allowed)}"
+    return ValueError(f"datasets: unknown {bad}; choose from {choices}, or 'auto'")
+
+def _check_known(names: list[str], allowed: list[str]) -> None:
+    "Fail on the names that are neither `allowed` tasks nor (when every task is allowed) in the registry."
+    bad = [n for n in names if n not in allowed and not (allowed == list(TASKS) and _in_registry(n))]
+    if bad: raise _unknown(bad, allowed)
+
 def parse_datasets(spec: str, # "auto", or comma-separated task names / dataset:split pairs
                    allowed: Sequence[str] | None = None, # the task names this notebook accepts (None: every task)
                    auto: Sequence[str] | None = None, # the tasks `auto` picks from when their data is present (default: allowed)
                    ) -> list[str]:
     "The task names (or dataset:split pairs) of a `datasets` parameter, checked."
-    from ragkit.data.registry import DATASETS
     if not isinstance(spec, str): raise TypeError(f"datasets must be a string like 'demo,squad' or 'auto', got {spec!r}")
     allowed = list(allowed or TASKS)
     if spec.strip() == "auto":
-        _check_data_dir()
-        return [t for t in (auto or allowed) if t == "demo" or TASKS[t].present()]
+        return _present(auto or allowed)
     names = [s.strip() for s in spec.split(",") if s.strip()]
     if not names: raise ValueError(f"datasets={spec!r} names no dataset; choose from {', '.join(allowed)} or 'auto'")
-    bad = []
-    for n in names:
-        d, _, split = n.partition(":")
-        if n in allowed: continue
-        if allowed == list(TASKS) and ((split and d in DATASETS and split in DATASETS[d].splits) or (not split and n in DATASETS)): continue
-        bad.append(n)
-    if bad:
-        extra = f", or datasets / dataset:split pairs of ragkit.data.registry ({', '.join(DATASETS)})" if allowed == list(TASKS) else ""
-        raise ValueError(f"datasets: unknown {bad}; choose from {', '.join(allowed)}{extra}, or 'auto'")
+    _check_known(names, allowed)
     return names
 
 @dataclass(frozen=True)
@@ -132,6 +149,35 @@ def task_of(name: str) -> Task:
     if split: return Task(name, d, split, None, "")
     raise KeyError(f"no task {name!r}; tasks: {', '.join(TASKS)}")
 
+def _check_sizes(sizes: dict) -> None:
+    "Fail unless every value of `sizes` (parameter -> value) is a non-negative integer."
+    for p, v in sizes.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ValueError(f"{p} must be a non-negative integer, got {v!r}")
+
+def _matching(exs: list[Example], where: Mapping | None, name: str) -> list[Example]:
+    "The examples whose meta holds every value of `where` (all of them without it); an error if none does."
+    kept = [e for e in exs if all(e.meta.get(k) == v for k, v in where.items())] if where else exs
+    if where and not kept: raise ValueError(f"task {name!r}: no question has meta {dict(where)}")
+    return kept
+
+def _gold_map(t: Task, exs: list[Example], corpus_gold: dict) -> dict[str, list[str]]:
+    "qid -> gold pids, from the examples' meta, the corpus file or nowhere, as the task says."
+    if t.gold == "meta": return {e.qid: e.meta.get("gold_pids", []) for e in exs}
+    return corpus_gold if t.gold == "corpus" else {}
+
+def _sample_gold(t: Task, exs: list[Example], corpus_gold: dict) -> set[str]:
+    "The gold pids of the sampled questions."
+    golds = _gold_map(t, exs, corpus_gold)
+    return {p for e in exs for p in golds.get(e.qid, [])}
+
+def _with_corpus(t: Task, exs: list[Example], max_passages: int, context_words: int) -> Prepared:
+    "The Prepared of a task with a corpus: the corpus restricted (the sample's gold passages kept) and capped."
+    from ragkit.data.corpora import load_with_gold, restrict_corpus, cap_words
+    full, corpus_gold = load_with_gold(t.corpus)  # one parse of the corpus file gives both
+    keep = _sample_gold(t, exs, corpus_gold)
+    return Prepared(t, exs, cap_words(restrict_corpus(full, keep, max_passages), context_words), keep)
+
 def prepare(name: str, # a task name (see TASKS) or dataset:split
             limit: int = 0, # questions in the seeded sample; 0: all
             seed: int = 0, # the sample's seed
@@ -142,33 +188,40 @@ def prepare(name: str, # a task name (see TASKS) or dataset:split
             ) -> Prepared:
     "The sampled questions and the prepared corpus of task `name`."
     from ragkit.data.registry import load_dataset, sample_examples
-    from ragkit.data.corpora import load_with_gold, restrict_corpus, cap_words
-    for p, v in dict(limit=limit, max_passages=max_passages, context_words=context_words, seed=seed).items():
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0: raise ValueError(f"{p} must be a non-negative integer, got {v!r}")
-    t, every = task_of(name), None
-    exs = every = load_dataset(t.dataset, t.split)
-    if where: exs = [e for e in exs if all(e.meta.get(k) == v for k, v in where.items())]
-    if where and not exs: raise ValueError(f"task {name!r}: no question has meta {dict(where)}")
-    exs = sample_examples(exs, limit, seed)
+    _check_sizes(dict(limit=limit, max_passages=max_passages, context_words=context_words, seed=seed))
+    t = task_of(name)
+    every = load_dataset(t.dataset, t.split)
+    exs = sample_examples(_matching(every, where, name), limit, seed)
     if corpus is not None: return Prepared(t, exs, corpus)
     if t.contexts: return dataclasses.replace(given_contexts(t, every if where else exs, context_words), examples=exs)
     if t.corpus is None: return Prepared(t, exs, None)
-    full, corpus_gold = load_with_gold(t.corpus)  # one parse of the corpus file gives both
-    golds = {e.qid: e.meta.get("gold_pids", []) for e in exs} if t.gold == "meta" else corpus_gold if t.gold == "corpus" else {}
-    keep = {p for e in exs for p in golds.get(e.qid, [])}
-    corpus = cap_words(restrict_corpus(full, keep, max_passages), context_words)
-    return Prepared(t, exs, corpus, keep)
+    return _with_corpus(t, exs, max_passages, context_words)
 
 # %% ../../nbs/05_data.tasks.ipynb #ac90bc1c
+def _contexts_of(t: Task, e: Example) -> list:
+    "The passages example `e` holds under the task's meta key; an error if that is not a list."
+    ctxs = e.meta.get(t.contexts)
+    if isinstance(ctxs, list): return ctxs
+    raise ValueError(f"task {t.name!r}: example {e.qid} has no list of passages under meta[{t.contexts!r}]")
+
+def _own_passages(t: Task, e: Example) -> list[Passage]:
+    "Example `e`'s own passages, pid `<qid>#<i>`."
+    ctxs = _contexts_of(t, e)
+    return [Passage(f"{e.qid}#{i}", c.get("title") or "", c.get("text") or "") for i, c in enumerate(ctxs)]
+
+def _given_corpus(t: Task, own: list[list[Passage]], context_words: int) -> Corpus:
+    "The corpus of every question's own passages, each cut to `context_words` words."
+    from ragkit.data.corpora import cap_words
+    return cap_words(Corpus([p for ps in own for p in ps], f"{t.name}-given"), context_words)
+
+def _given(exs: list[Example], own: list[list[Passage]]) -> dict[str, list[str]]:
+    "Question -> the pids of its own passages; a question asked twice keeps its first."
+    given = {}
+    for e, ps in zip(exs, own):
+        given.setdefault(e.question, [p.pid for p in ps])
+    return given
+
 def given_contexts(t: Task, exs: list[Example], context_words: int = 0) -> Prepared:
     "The Prepared of a given-context task: the sample's own passages as the corpus, and question -> pids."
-    from ragkit.core import Passage
-    from ragkit.data.corpora import cap_words
-    passages, given = [], {}
-    for e in exs:
-        ctxs = e.meta.get(t.contexts)
-        if not isinstance(ctxs, list): raise ValueError(f"task {t.name!r}: example {e.qid} has no list of passages under meta[{t.contexts!r}]")
-        pids = [f"{e.qid}#{i}" for i in range(len(ctxs))]
-        passages += [Passage(pid, c.get("title") or "", c.get("text") or "") for pid, c in zip(pids, ctxs)]
-        given.setdefault(e.question, pids)
-    return Prepared(t, exs, cap_words(Corpus(passages, f"{t.name}-given"), context_words), set(), given)
+    own = [_own_passages(t, e) for e in exs]
+    return Prepared(t, exs, _given_corpus(t, own, context_words), set(), _given(exs, own))

@@ -128,9 +128,11 @@ def answer_chunk(method, chunk: list[Example], metrics: dict[str, Callable]) -> 
     if callable(getattr(method, "answer_batch", None)):
         preds, secs, err = _batch(method, [ex.question for ex in chunk])
         if err is None:
-            yield from (make_row(ex, p, secs, None, metrics) for ex, p in zip(chunk, preds)); return
+            yield from (make_row(ex, p, secs, None, metrics) for ex, p in zip(chunk, preds))
+            return
         if not callable(getattr(method, "answer", None)):
-            yield from (make_row(ex, None, secs, err, metrics) for ex in chunk); return
+            yield from (make_row(ex, None, secs, err, metrics) for ex in chunk)
+            return
     for ex in chunk: yield make_row(ex, *_timed(method, ex.question), metrics)
 
 # %% ../../nbs/31_eval.evaluate.ipynb #9bddd074
@@ -185,7 +187,8 @@ def append_rows(path: Path, rows: list[dict]) -> None:
     if not rows: return
     with open(path, "a", encoding="utf-8") as f:
         f.write("".join(json.dumps(r, ensure_ascii=False, default=_jsonable) + "\n" for r in rows))
-        f.flush(); os.fsync(f.fileno())
+        f.flush()
+        os.fsync(f.fileno())
 
 # %% ../../nbs/31_eval.evaluate.ipynb #dbd91c66
 def read_rows(path: Path) -> list[dict]:
@@ -194,8 +197,12 @@ def read_rows(path: Path) -> list[dict]:
     data = path.read_bytes()
     lines, rows, good = data.split(b"\n"), [], 0
     for i, line in enumerate(lines):
-        if not line.strip(): good += len(line) + 1; continue
-        try: rows.append(json.loads(line)); good += len(line) + 1
+        if not line.strip():
+            good += len(line) + 1
+            continue
+        try:
+            rows.append(json.loads(line))
+            good += len(line) + 1
         except ValueError:
             if i < len(lines) - 1: raise row_error(path, i + 1, "malformed JSON line; delete the file or pass resume=False to start over") from None
             warnings.warn(f"{path}:{i + 1}: dropped a half-written last line (the run was interrupted while writing)")
@@ -262,8 +269,10 @@ def _run(method, todo: list[Example], metrics: dict, batch_size: int, path: Path
             for r in answer_chunk(method, chunk, metrics): rows.append(r)
         finally:
             if path is not None: append_rows(path, rows)
-            out += rows; errors += sum(r["error"] is not None for r in rows)
-            bar.update(len(rows)); bar.set_postfix(errors=errors, refresh=False)
+            out += rows
+            errors += sum(r["error"] is not None for r in rows)
+            bar.update(len(rows))
+            bar.set_postfix(errors=errors, refresh=False)
     return out
 
 # %% ../../nbs/31_eval.evaluate.ipynb #3011f7ad
@@ -290,13 +299,22 @@ def code_fingerprint(method) -> str:
         parts = [code(getattr(type(method), n)) for n in ("answer", "answer_batch", "__call__") if callable(getattr(type(method), n, None))]
     return stable_hash("\x00".join(parts), n=12)
 
+def _answerer(method):
+    "What answers for `method`: the function itself when it is a plain callable, else the method's class."
+    plain = callable(method) and not hasattr(method, "answer") and not hasattr(method, "answer_batch")
+    return method if plain else type(method)
+
+def _code_config(method) -> dict:
+    "What determines the answers of a method without `config`: its callable's name and a fingerprint of its code."
+    f = _answerer(method)
+    return {"callable": f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', type(f).__name__)}",
+            "code": code_fingerprint(method)}
+
 def method_config(method) -> dict:
     "What determines `method`'s answers: its `config` (a dict or a method returning one), else its name and a fingerprint of its code and state."
     cfg = getattr(method, "config", None)
     if callable(cfg): cfg = cfg()
-    if cfg is None:
-        f = method if callable(method) and not hasattr(method, "answer") and not hasattr(method, "answer_batch") else type(method)
-        return {"callable": f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', type(f).__name__)}", "code": code_fingerprint(method)}
+    if cfg is None: return _code_config(method)
     if not isinstance(cfg, dict): raise TypeError(f"{type(method).__name__}.config must be a dict, got {type(cfg).__name__}")
     return json_safe(cfg)
 
@@ -314,6 +332,21 @@ def run_folder(out_dir: Path | str, method, name: str | None = None, config: dic
     return Path(out_dir).expanduser() / slug(name) / run_key(method, name, config)["fingerprint"]
 
 # %% ../../nbs/31_eval.evaluate.ipynb #7c089435
+def _write_key(folder: Path, key: dict):
+    "Create the run's `folder` and write its resume key to config.json."
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(dumps(key) + "\n", encoding="utf-8")
+
+def _done_rows(path: Path | None, exs: list[Example], retry_errors: bool) -> dict:
+    "qid -> the stored row of each example already answered (the last row of a qid wins), less errors if retry_errors."
+    wanted = {ex.qid for ex in exs}
+    done = {r["qid"]: r for r in (read_rows(path) if path else []) if r.get("qid") in wanted}
+    return {q: r for q, r in done.items() if not r.get("error")} if retry_errors else done
+
+def _in_order(exs: list[Example], done: dict, new: dict, ms: dict) -> list[dict]:
+    "Every example's row, in order: its stored row re-scored against its current golds, else its new row."
+    return [score_row(done[ex.qid] | dict(golds=list(ex.answers)), ms) if ex.qid in done else new[ex.qid] for ex in exs]
+
 def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), or a function question -> str
              examples: Sequence[Example], # the questions with their golds (the method sees only the questions)
              metrics=DEFAULT_METRICS, # metric names, functions (prediction, golds) -> float, or {column: function}
@@ -334,17 +367,13 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     folder = Path(out_dir).expanduser() / slug(name) / key["fingerprint"] if out_dir is not None else None
     path = folder / "examples.jsonl" if folder else None
     if folder:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "config.json").write_text(dumps(key) + "\n", encoding="utf-8")
+        _write_key(folder, key)
     if path and not resume: path.unlink(missing_ok=True)
-    wanted = {ex.qid for ex in exs}
-    done = {r["qid"]: r for r in (read_rows(path) if path else []) if r.get("qid") in wanted}  # the last row of a qid wins
-    if retry_errors: done = {q: r for q, r in done.items() if not r.get("error")}
+    done = _done_rows(path, exs, retry_errors)
     todo, before = [ex for ex in exs if ex.qid not in done], lm_counters(method)
     with tqdm(total=len(exs), initial=len(done), desc=name, unit="ex", disable=not progress, mininterval=0.5) as bar:
         new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, bar)}
-    byq = {ex.qid: ex for ex in exs}
-    rows = [score_row(done[q] | dict(golds=list(byq[q].answers)), ms) if q in done else new[q] for q in (ex.qid for ex in exs)]
+    rows = _in_order(exs, done, new, ms)
     return _finish(method, name, _table(rows, list(ms)), folder, n_boot, seed, len(done), before, key["fingerprint"])
 
 # %% ../../nbs/31_eval.evaluate.ipynb #14163700

@@ -69,13 +69,15 @@ def paper_table(runs: Mapping[tuple[str, str], Evaluation], # (dataset, system) 
                 ) -> pd.DataFrame:
     "One row per (dataset, system): n, each metric as ours 'mean [lo, hi]' ×100 and the paper's value (empty if none)."
     from ragkit.eval.evaluate import LABELS
-    labels = {**LABELS, **(labels or {})}; paper = paper or {}
+    labels = {**LABELS, **(labels or {})}
+    paper = paper or {}
     rows = []
     for (d, s), ev in runs.items():
         m, pp = ev.summary["metrics"], paper.get((d, s), {})
         row = dict(dataset=d, system=s, n=ev.summary["n"])
         for k in metrics:
-            row[f"{labels.get(k, k)} (ours)"] = ci(m[k]); row[f"{labels.get(k, k)} (paper)"] = pp.get(k)
+            row[f"{labels.get(k, k)} (ours)"] = ci(m[k])
+            row[f"{labels.get(k, k)} (paper)"] = pp.get(k)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -303,11 +305,15 @@ def beside_readers(out: Path, # this run's folder: outputs/<profile>/<notebook>
     for (d, _), ev in runs.items(): ours.setdefault(d, set()).update(ev.table.qid)  # every question the run asked of task d
     for prof in [x.strip() for x in profiles.split(",") if x.strip()]:
         f = Path(out).parent.parent / prof / Path(out).name / "results.json"
-        if not f.is_file(): print(f"no run of profile {prof} beside this one: run `ragkit run {Path(out).name} --profile {prof}` to compare readers"); continue
-        other = json.loads(f.read_text(encoding="utf-8")); tables[f"{other['reader']} ({prof})"] = other["verdict"]
+        if not f.is_file():
+            print(f"no run of profile {prof} beside this one: run `ragkit run {Path(out).name} --profile {prof}` to compare readers")
+            continue
+        other = json.loads(f.read_text(encoding="utf-8"))
+        tables[f"{other['reader']} ({prof})"] = other["verdict"]
         theirs = {d: set(q) for d, q in other.get("questions", {}).items()}
         if not theirs or not all(d in ours and q <= ours[d] for d, q in theirs.items()):
-            print(f"the {prof} run's questions are not a subset of this run's: no same-question comparison"); continue
+            print(f"the {prof} run's questions are not a subset of this run's: no same-question comparison")
+            continue
         tables[f"{reader} on the {prof} questions"] = judge({k: restrict(ev, theirs[k[0]], n_boot, seed) for k, ev in runs.items()
                                                             if k[0] in theirs and theirs[k[0]] <= set(ev.table.qid)})
     return reader_scale(tables)
@@ -317,7 +323,8 @@ def output_dir(out_dir: str | Path, # the `out_dir` parameter; empty: a new temp
                prefix: str = "ragkit-") -> Path:
     "The run folder, created."
     p = Path(out_dir).expanduser() if out_dir else Path(tempfile.mkdtemp(prefix=prefix))
-    p.mkdir(parents=True, exist_ok=True); return p
+    p.mkdir(parents=True, exist_ok=True)
+    return p
 
 def save_figure(fig, out: Path | str, name: str, dpi: int = 110) -> str:
     "Save `fig` as `<out>/<name>.png` and return the file name."
@@ -380,7 +387,8 @@ class Experiment:
 
     def save(self, fig, name: str) -> str:
         "Save `fig` into the run folder as `<name>.png`, listed in results.json's figures; its file name."
-        self.figures.append(save_figure(fig, self.out, name)); return self.figures[-1]
+        self.figures.append(save_figure(fig, self.out, name))
+        return self.figures[-1]
 
 # %% ../../nbs/33_eval.experiment.ipynb #de40e6da
 VERDICT_SHOWN = ["claim", "dataset", "n", "ours", "lo", "hi", "paper", "direction", "size", "unit"]

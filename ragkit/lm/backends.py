@@ -39,6 +39,10 @@ class ReaderSpec:
 OPENAI_SPEC = re.compile(r"openai:(?P<model>[^#@\s]+)(?:#(?P<revision>[^@\s]+))?(?:@(?P<url>\S+))?")
 EXAMPLE_SPEC = "openai:qwen2.5-coder-0.5b-instruct@http://127.0.0.1:8000/v1"
 
+def _carries_credential(url: str) -> bool:
+    "Whether a base URL carries a credential: a secret-looking query value, or user info before its host."
+    return bool(url_secrets(url)) or "@" in url.split("//", 1)[-1].split("/", 1)[0]
+
 def parse_reader(reader: str = "", # '' (settings.reader), a model, or openai:<served model>[#<revision>][@<base url>]
                  ) -> ReaderSpec:
     "The ReaderSpec of `reader`; a clear error for a malformed server spec, a URL holding a credential or an unknown model."
@@ -47,7 +51,7 @@ def parse_reader(reader: str = "", # '' (settings.reader), a model, or openai:<s
         m = OPENAI_SPEC.fullmatch(spec)
         if not m: raise ValueError(f"reader {redact(spec, [])!r}: write openai:<served model>[#<revision>][@<base url>], e.g. {EXAMPLE_SPEC}")
         if m["url"]:
-            if url_secrets(m["url"]) or "@" in m["url"].split("//", 1)[-1].split("/", 1)[0]:
+            if _carries_credential(m["url"]):
                 raise ValueError(f"reader {redact(spec, [])!r}: the base URL carries a credential; give the URL without it and put the "
                                  f"key in $OPENAI_API_KEY, which is read from the environment only")
             resolve_base_url(m["url"])  # an http(s) URL with a host, or a ValueError saying so
@@ -79,6 +83,11 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
 # %% ../../nbs/15_lm.backends.ipynb #d887cac3
 READER_NEEDS = {"40_papers.lore": ("logprobs",)}  # notebook -> what it needs of its reader beyond text
 
+def _local_line(model: str, device: str, dtype: str) -> str:
+    "The line naming a local reader, once its device and precision are checked."
+    dev = resolve_device(device)
+    return f"{model} on {dev} in {resolve_dtype(dtype, dev)}"
+
 def check_reader(reader: str = "", # the spec, as build_reader takes it
                  device: str = "cpu", # local models: the device asked for
                  dtype: str = "float32", # local models: the precision asked for
@@ -89,8 +98,7 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
     "One line naming the reader, or an error saying why it cannot serve this run and what to do."
     s = parse_reader(reader)
     if s.kind == "local":
-        dev = resolve_device(device)
-        return f"{s.model} on {dev} in {resolve_dtype(dtype, dev)}"
+        return _local_line(s.model, device, dtype)
     lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, max_retries=0, timeout=max(timeout, 30.0), revision=s.revision)
     with lm:
         served = lm.served_models(timeout)

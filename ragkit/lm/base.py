@@ -109,7 +109,8 @@ def _fake_completion(text: str, max_new_tokens: int, stop, logprob: float) -> Co
     "A Completion of `text` split into whitespace tokens, cut like the real backend."
     toks = re.findall(r"\s*\S+", text)
     reason = "length" if len(toks) > max_new_tokens else "eos"
-    toks = toks[:max_new_tokens]; full = "".join(toks)
+    toks = toks[:max_new_tokens]
+    full = "".join(toks)
     cut = find_stop(full, stop)
     if cut is not None:
         lens = [len("".join(toks[:k + 1])) for k in range(len(toks))]
@@ -308,6 +309,12 @@ def _holds_stop(self: TransformersLM, ids: list[int], stop: Sequence[str]) -> bo
         w *= 2
     return find_stop(tail, stop) is not None and find_stop(self.tok.decode(ids, skip_special_tokens=True), stop) is not None
 
+def _batch_rows(steps: list, ended, stopped: list[bool]) -> list[tuple[list[int], list[float], str]]:
+    "Each row's kept token ids (a prefix: once stopped a row stays stopped), their log-probs and its finish reason."
+    toks, lps, kept = (torch.stack(x, 1).tolist() for x in zip(*steps))  # one copy to the host per batch
+    return [(t[:m], l[:m], "eos" if e else "stop" if s else "length")
+            for t, l, m, e, s in zip(toks, lps, map(sum, kept), ended.tolist(), stopped)]
+
 @patch
 def _decode_batch(self: TransformersLM, seqs, max_new_tokens, stop, temperature, generator):
     "Token ids, log-probs and finish reason per row of one batch."
@@ -322,19 +329,17 @@ def _decode_batch(self: TransformersLM, seqs, max_new_tokens, stop, temperature,
         at_eos = torch.isin(nxt, eos) & ~done
         keep = ~done & ~at_eos
         steps.append((nxt, lp, keep))
-        ended |= at_eos; done = done | at_eos
+        ended |= at_eos
+        done = done | at_eos
         if stop:  # one host copy of the step's tokens; each live row decodes a short tail, not its whole output
             for i, (t, k) in enumerate(zip(nxt.tolist(), keep.tolist())):
-                if k: ids[i].append(t); stopped[i] = self._holds_stop(ids[i], stop)
+                if k:
+                    ids[i].append(t)
+                    stopped[i] = self._holds_stop(ids[i], stop)
             if any(stopped): done = done | torch.tensor(stopped, device=dev)
         if step == max_new_tokens - 1 or bool(done.all()): break
         logits, past, state = self._step(torch.where(done, self.pad_id, nxt), past, state)
-    toks, lps, kept = (torch.stack(x, 1).tolist() for x in zip(*steps))  # one copy to the host per batch
-    out = []
-    for i, e in enumerate(ended.tolist()):
-        m = sum(kept[i])  # a row's kept tokens are a prefix: once stopped it stays stopped
-        out.append((toks[i][:m], lps[i][:m], "eos" if e else "stop" if stopped[i] else "length"))
-    return out
+    return _batch_rows(steps, ended, stopped)
 
 
 # %% ../../nbs/11_lm.base.ipynb #cd8cfe36
@@ -424,7 +429,8 @@ class HostTensorWatch(torch.overrides.TorchFunctionMode):
     FACTORIES = {torch.tensor, torch.as_tensor, torch.zeros, torch.ones, torch.full, torch.empty, torch.arange, torch.rand,
                  torch.randn, torch.randint, torch.eye, torch.linspace}
     def __init__(self, prefix: str | tuple = "ragkit"):  # module names watched (a notebook's own cells run in __main__)
-        super().__init__(); self.prefix, self.seen = prefix, []
+        super().__init__()
+        self.prefix, self.seen = prefix, []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}

@@ -36,7 +36,9 @@ def _wal(db: sqlite3.Connection, wait: float = 60.0) -> None:
     "Put the file in WAL mode, retrying while another process holds it (SQLite answers this pragma 'locked' without waiting)."
     deadline = time.monotonic() + wait
     while True:
-        try: db.execute("PRAGMA journal_mode=WAL"); return
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
         except sqlite3.OperationalError as e:
             if "locked" not in str(e) or time.monotonic() > deadline: raise
             time.sleep(0.05)
@@ -72,19 +74,21 @@ class _Store:
         "This thread's connection (SQLite connections are not shared across threads)."
         if getattr(self._local, "db", None) is None:
             db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            db.execute("PRAGMA busy_timeout=60000"); _wal(db); db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA busy_timeout=60000")
+            _wal(db)
+            db.execute("PRAGMA synchronous=NORMAL")
             self._local.db = db
         return self._local.db
 
+    def _rows(self, part: list[str]) -> list[tuple[str, str]]:
+        "The (key, value) rows of the keys in `part` that are present (500 at most: SQLite's cap on parameters)."
+        q = f"SELECT key, value FROM cache WHERE key IN ({','.join('?' * len(part))})"
+        return self._db().execute(q, part).fetchall()
+
     def get_many(self, keys: Sequence[str]) -> dict[str, str]:
         "Values of the keys present, by key."
-        out = {}
         with self._checked():
-            for i in range(0, len(keys), 500):
-                part = list(keys[i:i + 500])
-                q = f"SELECT key, value FROM cache WHERE key IN ({','.join('?' * len(part))})"
-                out.update(self._db().execute(q, part).fetchall())
-        return out
+            return {k: v for i in range(0, len(keys), 500) for k, v in self._rows(list(keys[i:i + 500]))}
 
     def put_many(self, rows: Sequence[tuple[str, str, str]]) -> None:
         "Insert (key, model, value) rows in one transaction."
@@ -114,6 +118,11 @@ def _parsed(rows: dict, parse, path) -> dict:
     return out
 
 # %% ../../nbs/12_lm.cache.ipynb #f0eebfd9
+def _repeats_cached(found: dict, keys: list[str]) -> list[Completion]:
+    "The completion of each key in order, its repeats marked cached (a prompt repeated within a call is computed once)."
+    seen = set()
+    return [found[k] if k not in seen and not seen.add(k) else dataclasses.replace(found[k], cached=True) for k in keys]
+
 class CachedLM:
     "Wrap any LM with a persistent content-addressed cache of its completions and scores."
     def __init__(self, lm, path: Path | str, chunk: int = 64):
@@ -125,32 +134,47 @@ class CachedLM:
 
     def __repr__(self): return f"CachedLM({self.identity}, {self.store.path}, hits={self.hits}, misses={self.misses})"
 
+    def _cached(self, keys: list[str]) -> dict:
+        "The stored completions of `keys`, each looked up once, marked cached."
+        rows = self.store.get_many(list(dict.fromkeys(keys)))
+        return _parsed(rows, lambda d: dataclasses.replace(_completion(d), cached=True), self.store.path)
+
+    def _put(self, part: list[tuple[str, str]], outs: list[Completion]) -> dict:
+        "Store the completions `outs` of the (key, prompt) pairs `part` in one transaction, and return them by key."
+        self.store.put_many([(k, self.identity, json.dumps(o.to_dict())) for (k, _), o in zip(part, outs)])
+        return {k: o for (k, _), o in zip(part, outs)}
+
     def generate(self, prompts: Sequence[str], max_new_tokens: int = 32, stop=None, temperature: float = 0.0,
                  seed: int = 0, sample: int = 0, **kw) -> list[Completion]:
         "Completions of `prompts`, from the cache where present, from the wrapped LM otherwise."
         settings = dict(max_new_tokens=max_new_tokens, stop=list(stop) if stop else None, temperature=temperature,
                         seed=seed if temperature else None, **kw)
         keys = [cache_key("generate", self.identity, p, settings, sample if temperature else 0) for p in prompts]
-        found = _parsed(self.store.get_many(list(dict.fromkeys(keys))), lambda d: dataclasses.replace(_completion(d), cached=True), self.store.path)
+        found = self._cached(keys)
         todo = list(dict.fromkeys((k, p) for k, p in zip(keys, prompts) if k not in found))  # unique misses, in order
         for i in range(0, len(todo), self.chunk):
             part = todo[i:i + self.chunk]
             outs = self.lm.generate([p for _, p in part], max_new_tokens=max_new_tokens, stop=stop,
                                     temperature=temperature, seed=seed, **kw)
-            self.store.put_many([(k, self.identity, json.dumps(o.to_dict())) for (k, _), o in zip(part, outs)])
-            found.update({k: o for (k, _), o in zip(part, outs)})
-            self.calls += len(part); self.tokens += sum(o.cost.tokens for o in outs); self.prompt_tokens += sum(o.prompt_tokens for o in outs)
-        self.misses += len(todo); self.hits += len(prompts) - len(todo)
-        seen = set()  # a prompt repeated within the call is computed once: its later copies are marked cached
-        return [found[k] if k not in seen and not seen.add(k) else dataclasses.replace(found[k], cached=True) for k in keys]
+            found.update(self._put(part, outs))
+            self.calls += len(part)
+            self.tokens += sum(o.cost.tokens for o in outs)
+            self.prompt_tokens += sum(o.prompt_tokens for o in outs)
+        self.misses += len(todo)
+        self.hits += len(prompts) - len(todo)
+        return _repeats_cached(found, keys)
 
     def score(self, prompt: str, continuation: str, **kw) -> float:
         "Teacher-forced log-probability of `continuation` after `prompt`, cached."
         key = cache_key("score", self.identity, prompt + "\x00" + continuation, kw)
         got = _parsed(self.store.get_many([key]), float, self.store.path)
-        if key in got: self.hits += 1; return got[key]
+        if key in got:
+            self.hits += 1
+            return got[key]
         v = float(self.lm.score(prompt, continuation, **kw))
-        self.store.put_many([(key, self.identity, json.dumps(v))]); self.misses += 1; self.calls += 1
+        self.store.put_many([(key, self.identity, json.dumps(v))])
+        self.misses += 1
+        self.calls += 1
         return v
 
     def __len__(self) -> int: return len(self.store)

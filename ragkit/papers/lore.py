@@ -84,6 +84,12 @@ def _doc(p) -> str:
     "A context as the reader sees it: the passage text."
     return p.text
 
+def _candidate(rd, rank: int, pid: str) -> tuple[Candidate, Cost]:
+    "The candidate one read gives (its LoR still 0), with what the read cost."
+    c = rd.completion
+    return Candidate(rd.answer, c.mean_prob, rank, pid, rd.raw, 0.0, c.cost.prompt_tokens, c.cost.tokens,
+                     c.finish_reason), c.cost
+
 class LoRE(Method):
     "Logit-ranked retriever ensemble: one answer per retrieved context, chosen by LoR (Sanniboina et al., 2024)."
     config_keys = ("lm", "retriever", "k", "w1", "w2", "template", "chat", "max_new_tokens", "stop", "merge")
@@ -104,14 +110,14 @@ class LoRE(Method):
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, every (question, context) pair read in one batched call."
         hits = self.retriever.batch_search(questions, self.k, progress=False)
-        pairs = [(i, r, h) for i, hs in enumerate(hits) for r, h in enumerate(hs, 1)]
-        reads = read_batch(self.lm, [questions[i] for i, _, _ in pairs], [_doc(self.retriever.corpus[h.pid]) for _, _, h in pairs],
-                           self.template, self.max_new_tokens, self.stop, chat=self.chat)
-        per_q = [[] for _ in questions]
-        for (i, r, h), rd in zip(pairs, reads):
-            c = rd.completion
-            per_q[i].append((Candidate(rd.answer, c.mean_prob, r, h.pid, rd.raw, 0.0, c.cost.prompt_tokens, c.cost.tokens, c.finish_reason), c.cost))
-        return [self._predict(c, hs) for c, hs in zip(per_q, hits)]
+        reads = iter(self._read(questions, hits))  # question by question, context by context
+        return [self._predict([_candidate(next(reads), r, h.pid) for r, h in enumerate(hs, 1)], hs) for hs in hits]
+
+    def _read(self, questions: list[str], hits: list) -> list:
+        "One read per (question, context) pair, question by question, all in one batched call."
+        qs = [q for q, hs in zip(questions, hits) for _ in hs]
+        docs = [_doc(self.retriever.corpus[h.pid]) for hs in hits for h in hs]
+        return read_batch(self.lm, qs, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat)
 
     def _predict(self, cands_cost: list, hits) -> Prediction:
         "The Prediction for one question from its candidates, charged every read."
@@ -133,6 +139,32 @@ def tokenizer_of(lm):
         lm = getattr(lm, "lm", None)
     return None
 
+def _counter(tok):
+    "A function counting a text's tokens with `tok`, or its words when there is no tokenizer."
+    return ((lambda s: len(tok(s, add_special_tokens=False).input_ids)) if tok is not None
+            else (lambda s: len(s.split())))
+
+def _offset_cut(tok, joined: str, budget: int) -> str:
+    "`joined` cut where its token `budget` ends, by a fast tokenizer's offsets (e.g. T5's SentencePiece)."
+    return joined[:tok(joined, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"][budget - 1][1]]
+
+def _cut_tokens(tok, joined: str, budget: int) -> str:
+    "`joined` cut to its first `budget` tokens, as a prefix of the text where decoding the cut does not give one."
+    ids = tok(joined, add_special_tokens=False).input_ids
+    kept = joined if len(ids) <= budget else tok.decode(ids[:budget])
+    return kept if joined.startswith(kept) or not getattr(tok, "is_fast", False) else _offset_cut(tok, joined, budget)
+
+def _cut_words(joined: str, budget: int) -> str:
+    "`joined` cut after its first `budget` words."
+    words = list(re.finditer(r"\S+", joined))
+    return joined if len(words) <= budget else joined[:words[budget - 1].end()]
+
+def _contexts_kept(contexts: Sequence[str], kept: str) -> dict:
+    "How many of the joined `contexts` the cut text `kept` shows at least in part, and how many whole."
+    starts = np.cumsum([0] + [len(c) + 2 for c in contexts[:-1]])
+    return dict(contexts_seen=int(sum(s < len(kept.rstrip()) for s in starts)),
+                contexts_whole=int(sum(s + len(c) <= len(kept) for s, c in zip(starts, contexts))))
+
 def fit_document(lm, # the reader: its tokenizer counts the budget (words without one)
                  template: str, # the prompt the document goes into
                  question: str, contexts: Sequence[str], # the question and its contexts, best first
@@ -140,22 +172,13 @@ def fit_document(lm, # the reader: its tokenizer counts the budget (words withou
                  ) -> tuple[str, dict]:
     "The contexts joined by blank lines and cut so the rendered prompt fits `max_tokens`; what was kept, in numbers."
     t, tok, joined = get_template(template), tokenizer_of(lm), "\n\n".join(contexts)
-    count = (lambda s: len(tok(s, add_special_tokens=False).input_ids)) if tok is not None else (lambda s: len(s.split()))
+    count = _counter(tok)
     budget = max_tokens - count(render(t, **prompt_fields(t, question, "")))
     if budget < 1: raise ValueError(f"max_input_tokens={max_tokens} leaves no room for a context: the prompt without one already takes "
                                     f"{max_tokens - budget} tokens; raise max_input_tokens")
-    if tok is not None:
-        ids = tok(joined, add_special_tokens=False).input_ids
-        kept = joined if len(ids) <= budget else tok.decode(ids[:budget])
-        if not joined.startswith(kept) and getattr(tok, "is_fast", False):  # e.g. T5's SentencePiece: cut the text where token `budget` ends
-            kept = joined[:tok(joined, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"][budget - 1][1]]
-    else:
-        words = list(re.finditer(r"\S+", joined))
-        kept = joined if len(words) <= budget else joined[:words[budget - 1].end()]
-    starts = np.cumsum([0] + [len(c) + 2 for c in contexts[:-1]])
-    seen = int(sum(s < len(kept.rstrip()) for s in starts))
-    whole = int(sum(s + len(c) <= len(kept) for s, c in zip(starts, contexts)))
-    return kept, dict(contexts_seen=seen, contexts_whole=whole, input_tokens=count(render(t, **prompt_fields(t, question, kept))),
+    kept = _cut_tokens(tok, joined, budget) if tok is not None else _cut_words(joined, budget)
+    used = count(render(t, **prompt_fields(t, question, kept)))
+    return kept, dict(**_contexts_kept(contexts, kept), input_tokens=used,
                       unit="tokens" if tok is not None else "words")
 
 class NaiveRAG(Method):
@@ -184,14 +207,31 @@ class NaiveRAG(Method):
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, one prompt each."
         hits = self.retriever.batch_search(questions, self.k, progress=False)
+        docs, kept = self._documents(questions, hits)
+        return [_naive_prediction(rd, hs, x) for rd, hs, x in zip(self._read(questions, docs), hits, kept)]
+
+    def _read(self, questions: list[str], docs: list[str]) -> list:
+        "One read per question, of its document, all in one batched call."
+        return read_batch(self.lm, questions, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat)
+
+    def _documents(self, questions: list[str], hits: list) -> tuple[list[str], list[dict]]:
+        "Each question's contexts as one document (cut to the input budget, if any), and what was kept of them."
         ctx = [[_doc(self.retriever.corpus[h.pid]) for h in hs] for hs in hits]
-        if self.max_input_tokens:
-            fitted = [fit_document(self.lm, self.template, q, c, self.max_input_tokens) for q, c in zip(questions, ctx)]
-            docs, kept = [d for d, _ in fitted], [x for _, x in fitted]
-        else: docs, kept = ["\n\n".join(c) for c in ctx], [{} for _ in ctx]
-        reads = read_batch(self.lm, questions, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat)
-        return [Prediction.charged(rd.answer, rd.completion.cost, raw=rd.raw, pids=[h.pid for h in hs], trace=dict(mean_score=rd.completion.mean_prob, **x))
-                for rd, hs, x in zip(reads, hits, kept)]
+        return self._fitted(questions, ctx) if self.max_input_tokens else _joined(ctx)
+
+    def _fitted(self, questions: list[str], ctx: list[list[str]]) -> tuple[list[str], list[dict]]:
+        "Each question's contexts cut to the input budget by `fit_document`, and what was kept of them."
+        fitted = [fit_document(self.lm, self.template, q, c, self.max_input_tokens) for q, c in zip(questions, ctx)]
+        return [d for d, _ in fitted], [x for _, x in fitted]
+
+def _joined(ctx: list[list[str]]) -> tuple[list[str], list[dict]]:
+    "Each question's contexts joined by blank lines, nothing cut."
+    return ["\n\n".join(c) for c in ctx], [{} for _ in ctx]
+
+def _naive_prediction(rd, hits, kept: dict) -> Prediction:
+    "One naive read's Prediction, its mean token probability and what was kept of the contexts in the trace."
+    return Prediction.charged(rd.answer, rd.completion.cost, raw=rd.raw, pids=[h.pid for h in hits],
+                              trace=dict(mean_score=rd.completion.mean_prob, **kept))
 
 # %% ../../nbs/40_papers.lore.ipynb #51539d43
 from ..eval.metrics import f1_score as _f1, exact_match as _em
@@ -227,20 +267,39 @@ class Rechoose(Method):
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "One Prediction per question, read from the LoRE run's row of that question."
-        out = []
-        for q in questions:
-            r = self.rows.get(q)
-            if r is None: raise KeyError(f"{q!r} is not a question of {self.lore.name}: Rechoose answers only what its LoRE run answered")
-            cands = [Candidate(**c) for c in (r.trace or {}).get("candidates", [])]
-            if not cands: out.append(Prediction("", trace=dict(rule=self.rule, error="the LoRE row has no candidates"))); continue
-            pick = self._pick(cands, list(r.golds))
-            used = [pick] if self.rule == "top1" else cands
-            estimated = not any(c.prompt_tokens or c.finish for c in cands)  # a row from before candidates kept their own cost
-            if estimated: cost = Cost(len(used), round(r.prompt_tokens * len(used) / len(cands)), round(r.tokens * len(used) / len(cands)))
-            else: cost = sum((Cost(1, c.prompt_tokens, c.tokens, 0, ((c.finish, 1),) if c.finish else ()) for c in used), Cost())
-            out.append(Prediction.charged(pick.answer, cost, raw=pick.raw, pids=[c.pid for c in used],
-                                          trace=dict(rule=self.rule, chosen_rank=pick.context_rank, **(dict(cost_estimated=True) if estimated else {}))))
-        return out
+        return [self._answer(self._row(q)) for q in questions]
+
+    def _row(self, q: str):
+        "The LoRE run's row of question `q`."
+        if q not in self.rows: raise KeyError(f"{q!r} is not a question of {self.lore.name}: "
+                                              "Rechoose answers only what its LoRE run answered")
+        return self.rows[q]
+
+    def _answer(self, r) -> Prediction:
+        "The Prediction re-chosen from the candidates of the LoRE row `r`."
+        cands = [Candidate(**c) for c in (r.trace or {}).get("candidates", [])]
+        if not cands: return Prediction("", trace=dict(rule=self.rule, error="the LoRE row has no candidates"))
+        return self._charged(r, cands, self._pick(cands, list(r.golds)))
+
+    def _charged(self, r, cands: list[Candidate], pick: Candidate) -> Prediction:
+        "`pick`'s Prediction, charged the reads it relies on: Top-1 its own, the others every candidate's."
+        used = [pick] if self.rule == "top1" else cands
+        cost, note = _reads_cost(r, cands, used)
+        return Prediction.charged(pick.answer, cost, raw=pick.raw, pids=[c.pid for c in used],
+                                  trace=dict(rule=self.rule, chosen_rank=pick.context_rank, **note))
+
+def _reads_cost(r, cands: list[Candidate], used: list[Candidate]) -> tuple[Cost, dict]:
+    "What the reads `used` cost, and a trace note if it is estimated (a row from before candidates kept their cost)."
+    if any(c.prompt_tokens or c.finish for c in cands): return _own_cost(used), {}
+    return _estimated_cost(r, len(used), len(cands)), dict(cost_estimated=True)
+
+def _own_cost(used: list[Candidate]) -> Cost:
+    "The reads' own counts, one LM call each."
+    return sum((Cost(1, c.prompt_tokens, c.tokens, 0, ((c.finish, 1),) if c.finish else ()) for c in used), Cost())
+
+def _estimated_cost(r, used: int, n: int) -> Cost:
+    "`used` of the row's `n` reads, each charged an even share of the row's tokens."
+    return Cost(used, round(r.prompt_tokens * used / n), round(r.tokens * used / n))
 
 # %% ../../nbs/40_papers.lore.ipynb #dbd15778
 from ..core import AtLeast, OneOf
@@ -318,48 +377,75 @@ def paper_rows(naive: str = "Naive-512") -> dict:
 import pandas as pd
 from ..eval.metrics import exact_match, contains_match, f1_score
 
+def _match_scores(a: str, g: list[str]) -> dict:
+    "An answer's EM, containment and F1 against the golds `g` (0 for an empty answer)."
+    return dict(em=exact_match(a, g) if a.strip() else 0.0, contains=contains_match(a, g) if a.strip() else 0.0,
+                f1=f1_score(a, g) if a.strip() else 0.0)
+
+def _bias_row(r, tr: dict, c: dict, g: list[str]) -> dict:
+    "Candidate `c` of LoRE's row `r` (trace `tr`): question, rank, LoR, mean score, chosen?, its scores against `g`."
+    return dict(qid=r["qid"], rank=c["context_rank"], lor=c["lor"], mean_score=c["mean_score"],
+                chosen=c["context_rank"] == tr.get("chosen_rank") and c["answer"] == r["prediction"],
+                **_match_scores(c["answer"], g))
+
+def _candidate_rows(r, golds_by_qid: dict[str, list[str]]) -> list[dict]:
+    "One row per candidate in the trace of LoRE's row `r`."
+    tr = r["trace"] or {}
+    return [_bias_row(r, tr, c, golds_by_qid[r["qid"]]) for c in tr.get("candidates", [])]
+
 def bias_rows(ev, golds_by_qid: dict[str, list[str]]) -> pd.DataFrame:
     "One row per candidate of a LoRE evaluation: question, rank, LoR, chosen?, and its EM, containment and F1."
-    rows = []
-    for _, r in ev.table.iterrows():
-        tr = r["trace"] or {}
-        for c in tr.get("candidates", []):
-            a, g = c["answer"], golds_by_qid[r["qid"]]
-            rows.append(dict(qid=r["qid"], rank=c["context_rank"], lor=c["lor"], mean_score=c["mean_score"],
-                             chosen=c["context_rank"] == tr.get("chosen_rank") and a == r["prediction"],
-                             em=exact_match(a, g) if a.strip() else 0.0, contains=contains_match(a, g) if a.strip() else 0.0,
-                             f1=f1_score(a, g) if a.strip() else 0.0))
-    return pd.DataFrame(rows)
+    return pd.DataFrame([row for _, r in ev.table.iterrows() for row in _candidate_rows(r, golds_by_qid)])
 
 # %% ../../nbs/40_papers.lore.ipynb #7e951149
 from ..eval.experiment import Claim, cost_saving
 
+_T1_SRC = "LoRE Table 1, Section 4.1.3"
+_ABLATION_SRC = "LoRE Section 3.3.4 (LoR = 0.8 Mean Score + 0.2 / Context Rank); ragkit's ablation"
+_ABLATIONS = (  # (claim, the ablation's system prefix)
+    ("LoR beats reading the top context ({r}): the logits add to the rank term", "Top-1"),
+    ("the rank term adds to the logits ({r}): LoRE > MeanProb", "MeanProb"))
+
+def _paper_gap(d: str, a: str, bs: Sequence[str], metric: str) -> float | None:
+    "The paper's `a` minus the best of `bs` on task `d`, if its Table 1 has all of them."
+    have = [(d, s) in PAPER_TABLE1 for s in (a, *bs)]
+    return PAPER_TABLE1[d, a][metric] - max(PAPER_TABLE1[d, b][metric] for b in bs) if all(have) else None
+
+def _papers_claim(c: Claim) -> bool:
+    "Whether `c` is the paper's claim: where the paper's own table does not show it, it is not."
+    return c.paper is None or c.paper > 0
+
+def _lore_over_naive(d: str, naive: str, metric: str) -> list[Claim]:
+    "LoRE over the paper's naive baseline (as read) on each retriever, on task `d`."
+    return [Claim(f"LoRE-{r} > {naive}-{r} (the paper's baseline, as read)", d, f"LoRE - {r}", (f"{naive} - {r}",),
+                  metric, _paper_gap(d, f"LoRE - {r}", [f"Naive - {r}"], metric), _T1_SRC) for r in RETRIEVERS]
+
+def _ensemble_claim(d: str, ours: str, papers: str, metric: str) -> Claim:
+    "`ours`-Ensemble over the best single retriever's `ours` on task `d`, with the paper's gap on its `papers` rows."
+    bs = tuple(f"{ours} - {r}" for r in ("BM25", "FAISS"))
+    gap = _paper_gap(d, f"{papers} - Ensemble", [f"{papers} - {r}" for r in ("BM25", "FAISS")], metric)
+    return Claim(f"{ours}-Ensemble > best single {ours}", d, f"{ours} - Ensemble", bs, metric, gap, _T1_SRC)
+
+def _table1_claims(d: str, naive: str, metric: str) -> list[Claim]:
+    "Table 1's orderings on task `d` against the paper's baseline (as read), where the paper's own table shows them."
+    ours = _lore_over_naive(d, naive, metric) + [_ensemble_claim(d, naive, "Naive", metric),
+                                                 _ensemble_claim(d, "LoRE", "LoRE", metric)]
+    return [c for c in ours if _papers_claim(c)]
+
+def _ragkit_claims(d: str, metric: str) -> list[Claim]:
+    "LoRE over ragkit's baseline (all k contexts at once) on each retriever, on task `d`."
+    return [Claim(f"LoRE-{r} > Naive-{r} (all k contexts at once: ragkit's baseline)", d, f"LoRE - {r}",
+                  (f"Naive - {r}",), metric, None, "ragkit (the paper has no such baseline)") for r in RETRIEVERS]
+
+def _ablation_claims(d: str, metric: str) -> list[Claim]:
+    "LoRE over its two ablations (Top-1, MeanProb) on each retriever, on task `d`."
+    return [Claim(c.format(r=r), d, f"LoRE - {r}", (f"{b} - {r}",), metric, None, _ABLATION_SRC)
+            for c, b in _ABLATIONS for r in RETRIEVERS]
+
 def lore_claims(datasets, naive: str = "Naive-512", metric: str = "f1") -> list[Claim]:
     "LoRE's Table 1 orderings against the paper's baseline (as read), then against ragkit's, then its two ablations, on `datasets`."
-    def paper(d, a, bs):
-        have = [(d, s) in PAPER_TABLE1 for s in (a, *bs)]
-        return PAPER_TABLE1[d, a][metric] - max(PAPER_TABLE1[d, b][metric] for b in bs) if all(have) else None
-    def keep(c): return c.paper is None or c.paper > 0  # where the paper's own table does not show it, it is not the paper's claim
-    t1, mech = "LoRE Table 1, Section 4.1.3", "LoRE Section 3.3.4 (LoR = 0.8 Mean Score + 0.2 / Context Rank); ragkit's ablation"
-    out = []
-    for d in datasets:
-        ours = []
-        for r in RETRIEVERS:
-            ours.append(Claim(f"LoRE-{r} > {naive}-{r} (the paper's baseline, as read)", d, f"LoRE - {r}", (f"{naive} - {r}",), metric,
-                             paper(d, f"LoRE - {r}", [f"Naive - {r}"]), t1))
-        bs = tuple(f"{naive} - {r}" for r in ("BM25", "FAISS"))
-        ours.append(Claim(f"{naive}-Ensemble > best single {naive}", d, f"{naive} - Ensemble", bs, metric,
-                         paper(d, "Naive - Ensemble", ["Naive - BM25", "Naive - FAISS"]), t1))
-        ours.append(Claim("LoRE-Ensemble > best single LoRE", d, "LoRE - Ensemble", ("LoRE - BM25", "LoRE - FAISS"), metric,
-                         paper(d, "LoRE - Ensemble", ["LoRE - BM25", "LoRE - FAISS"]), t1))
-        out += [c for c in ours if keep(c)]
-        out += [Claim(f"LoRE-{r} > Naive-{r} (all k contexts at once: ragkit's baseline)", d, f"LoRE - {r}", (f"Naive - {r}",), metric, None,
-                      "ragkit (the paper has no such baseline)") for r in RETRIEVERS]
-        out += [Claim(f"LoR beats reading the top context ({r}): the logits add to the rank term", d, f"LoRE - {r}", (f"Top-1 - {r}",), metric, None, mech)
-                for r in RETRIEVERS]
-        out += [Claim(f"the rank term adds to the logits ({r}): LoRE > MeanProb", d, f"LoRE - {r}", (f"MeanProb - {r}",), metric, None, mech)
-                for r in RETRIEVERS]
-    return out
+    return [c for d in datasets
+            for c in _table1_claims(d, naive, metric) + _ragkit_claims(d, metric) + _ablation_claims(d, metric)]
 
 COST_SOURCE = ("LoRE Section 1 ('reduces the computational overhead typically associated with re-ranking'): the paper compares with "
                "re-rankers, which ragkit does not run, and gives no number")

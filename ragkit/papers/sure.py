@@ -22,7 +22,7 @@ __all__ = ['SURE_TEMPLATES', 'SURE_OTHER_TEMPLATES', 'RULES', 'RANK_MODES', 'COM
            'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics', 'oracle', 'sure_claims', 'fig4a_claims']
 
 # %% ../../nbs/70_papers.sure.ipynb #134b9991
-from ..lm.reader import Template, register_templates
+from ..lm.reader import Template, register_passage_style, register_templates
 _SURE_BLOCK = ("Passage #1 Title: {Passage #1 Title} Passage #1 Text: {Passage #1 Text} "
                "Passage #N Title: {Passage #N Title} Passage #N Text: {Passage #N Text}")
 _SURE_P = {"question": "{Question}", "passages": _SURE_BLOCK, "n": "N", "choices": "{(a) Choice 1 (b) Choice 2}"}
@@ -31,7 +31,7 @@ _SURE_WRITER = ("Your job is to act as a professional writer. You will write a g
                 "passages.\n\nNow, lets start. After you write, please write [DONE] to indicate you are done. Do not "
                 "write a prefix (e.g., Response:”) while writing a passage.")
 _SURE_TASK = "Task description: predict the answer to the following question. Do not exceed 3 words."
-_SURE_NOTE = ("{passages} is the block of 'Passage #i Title/Text' pairs (format_passages style='sure'); "
+_SURE_NOTE = ("{passages} is the block of 'Passage #i Title/Text' pairs (format_passages style='numbered'); "
               "\\par in the extraction is a blank line. ")
 
 def _sure(name: str, where: str, text: str, notes: str = "", **printed) -> Template:
@@ -150,6 +150,17 @@ SURE_OTHER_TEMPLATES = register_templates(
         "{passages} is format_passages(style='rankgpt'): '[i] Title: t\\nText: x\\n\\n' per passage of the window."),
 )
 
+def _base_original(parts: list[tuple[str, str]], start: int) -> str:
+    "The original code's Base layout: numbered Title/Text pairs, each followed by ' \\n\\n' (common.py L56-68)."
+    return "".join(f"Passage #{i} Title: {ti}\nPassage #{i} Text: {tx} \n\n" for i, (ti, tx) in enumerate(parts, start))
+
+def _rankgpt(parts: list[tuple[str, str]], start: int) -> str:
+    "RankGPT's window layout in the SuRe code: '[i] Title: t' / 'Text: x' and a blank line per passage."
+    return "".join(f"[{i}] Title: {ti}\nText: {tx}\n\n" for i, (ti, tx) in enumerate(parts, start))
+
+register_passage_style("sure-base-original", _base_original)
+register_passage_style("rankgpt", _rankgpt)
+
 # %% ../../nbs/70_papers.sure.ipynb #925fd090
 RULES = ("paper", "original", "flashrag")
 _STRIP = " ,.\n\t\"'“”‘’`*"
@@ -180,7 +191,9 @@ def _original_pieces(raw: str) -> list[str]:
         at = raw.find(f"({lab})")
         if at < 0: return [_trim(raw)]  # no "(a)": the whole reply (L67-69); (b)-(d) are always there
         end = raw.find(nxt) if nxt else -1  # the next label's first occurrence anywhere, even before this one (L60)
-        if end >= 0 and (piece := _trim(raw[at + 3:end])): out.append(piece); continue  # (L61)
+        if end >= 0 and (piece := _trim(raw[at + 3:end])):
+            out.append(piece)
+            continue  # (L61)
         return out + [_trim(raw[at + 3:]) or _trim(raw)]  # the rest, or the whole reply if that is empty (L62-69)
 
 def original_choices(raw: str, # the reader's answer to the candidate prompt
@@ -345,9 +358,14 @@ def _passages(retriever, hits, words: int) -> list[Passage]:
     "The retrieved passages of one question, each cut to `words` words, as the SuRe prompts format them."
     return [Passage(h.pid, retriever.corpus[h.pid].title, cut_words(retriever.corpus[h.pid].text, words)) for h in hits]
 
+def _charge(cost: list[Cost], at: Sequence[int], outs) -> None:
+    "Add each completion's cost to its question's in `cost` (`at`: the question of each completion, in order)."
+    for i, c in zip(at, outs):
+        cost[i] += c.cost
+
 # %% ../../nbs/70_papers.sure.ipynb #5fab1531
 PROMPTS = {"paper": dict(candidates="sure-candidates", summary="sure-summary", validity="sure-validity", rank="sure-rank",
-                         base="sure-base", passages="sure"),
+                         base="sure-base", passages="numbered"),
            "original": dict(candidates="sure-candidates-original", summary="sure-summary-original", validity="sure-validity-original",
                             rank="sure-rank-original", base="sure-base-original", passages="sure-base-original"),
            "openllm": dict(candidates="sure-candidates-openllm", summary="sure-summary-original", validity="sure-validity-openllm",
@@ -379,7 +397,8 @@ class SuRe(Method):
                  answer_max_new_tokens: int = 16, # budget of an ablation's final answer (SumAndPred, MCQ)
                  name: str | None = None, # the system's name (default "<variant> - <retriever>")
                  candidate_stop: Sequence[str] | None = None): # stop strings of the candidate call (None: the reply ends at its budget)
-        _check_rule(parse); self.templates = _check_prompts(prompts)
+        _check_rule(parse)
+        self.templates = _check_prompts(prompts)
         if rank_mode not in RANK_MODES or combine not in COMBINES: raise ValueError(f"rank_mode must be one of {RANK_MODES}, combine one of {COMBINES}")
         if rank_mode == "original" and k != 2: raise ValueError("rank_mode='original' ranks exactly 2 candidates (the original code's); use k=2")
         if combine == "original" and k != 2: raise ValueError("combine='original' chooses between exactly 2 candidates (the original code's); use k=2")
@@ -451,7 +470,9 @@ def _candidates(self: SuRe, st: SuReState) -> None:
     st.cands, st.choices = [], []
     for i, c in enumerate(outs):
         cs, labelled = parse_candidates(c.text, self.k, self.parse)
-        st.cands.append(cs); st.cost[i] += c.cost; st.tr[i].update(candidates_raw=c.text, candidates=cs, labelled=labelled, candidates_finish=c.finish_reason)
+        st.cands.append(cs)
+        st.cost[i] += c.cost
+        st.tr[i].update(candidates_raw=c.text, candidates=cs, labelled=labelled, candidates_finish=c.finish_reason)
         st.choices.append(original_choices(c.text) if self.parse == "original" else cs)  # the summary prompt's Choices line
         if st.choices[i] != cs: st.tr[i].update(choices=st.choices[i])
     st.live = [i for i, cs in enumerate(st.cands) if len(cs) >= 2]
@@ -465,7 +486,9 @@ def _summaries(self: SuRe, st: SuReState) -> None:
     outs = self._gen([render(self.templates["summary"], passages=st.blocks[i], question=st.questions[i], choices=format_choices(st.choices[i]),
                              prediction=f"({chr(97 + j)}) {st.cands[i][j]}") for i, j in ask], self.summary_max_new_tokens, stop=("[DONE]",))
     st.summ = {ij: "N/A" for ij in na}  # the original's stand-in for a summary it does not ask for
-    for (i, j), c in zip(ask, outs): st.summ[i, j] = strip_done(c.text); st.cost[i] += c.cost
+    for (i, j), c in zip(ask, outs):
+        st.summ[i, j] = strip_done(c.text)
+        st.cost[i] += c.cost
     for i in st.live: st.tr[i]["summaries"] = [st.summ[i, j] for j in range(len(st.cands[i]))]
     for i, j in na: st.tr[i].setdefault("no_summary", []).append(j)
 
@@ -481,30 +504,59 @@ def _validity(self: SuRe, st: SuReState) -> None:
     for i, j in st.jobs:
         c = outs.get((i, j))
         said = c.text if c else "False"  # the original's answer for an 'N/A' summary, unasked
-        st.v[i][j], clear = parse_validity(said, self.parse); st.vraw[i].append(said)
+        st.v[i][j], clear = parse_validity(said, self.parse)
+        st.vraw[i].append(said)
         if c: st.cost[i] += c.cost
-        st.tr[i].setdefault("validity_raw", []).append(said); st.tr[i].setdefault("validity_clear", []).append(clear)
+        st.tr[i].setdefault("validity_raw", []).append(said)
+        st.tr[i].setdefault("validity_clear", []).append(clear)
 
 @patch
 def _ranking(self: SuRe, st: SuReState) -> None:
     "Eq. 5: every ordered pair of summaries, the first shown as 'Passage 1' (all 0 when ranking is switched off)."
     st.r = {i: np.zeros(len(st.cands[i])) for i in st.live}
     if not self.use_ranking: return
+    self._rank_all(st, self._rank_replies(st))
+
+@patch
+def _rank_prompt(self: SuRe, st: SuReState, i: int, a: int, b: int) -> str:
+    "p_rank for question i: summary a shown as 'Passage 1', summary b as 'Passage 2'."
+    return render(self.templates["rank"], question=st.questions[i], summary1=st.summ[i, a], summary2=st.summ[i, b])
+
+@patch
+def _rank_replies(self: SuRe, st: SuReState) -> dict:
+    "(question, a, b) -> the reply on every ordered pair of each live question's summaries, all in one batched call."
     pairs = [(i, a, b) for i in st.live for a, b in permutations(range(len(st.cands[i])), 2)]
-    outs = self._gen([render(self.templates["rank"], question=st.questions[i], summary1=st.summ[i, a], summary2=st.summ[i, b]) for i, a, b in pairs],
-                     self.judge_max_new_tokens, stop=("\n",))
-    raw = {}
-    for (i, a, b), c in zip(pairs, outs): raw[i, a, b] = c.text; st.cost[i] += c.cost
+    outs = self._gen([self._rank_prompt(st, *p) for p in pairs], self.judge_max_new_tokens, stop=("\n",))
+    _charge(st.cost, [i for i, _, _ in pairs], outs)
+    return {p: c.text for p, c in zip(pairs, outs)}
+
+@patch
+def _rank_all(self: SuRe, st: SuReState, raw: dict) -> None:
+    "Each live question's ranking score from the replies `raw`, (question, a, b) -> reply."
     for i in st.live:
-        ab = list(permutations(range(len(st.cands[i])), 2))
-        if self.rank_mode == "original":
-            c1, c2 = original_pair(raw[i, 0, 1].strip(), raw[i, 1, 0].strip())
-            outcomes, clear = {(0, 1): c1, (1, 0): c2}, [c1 != 0.5] * 2
-        else:
-            parsed = {(a, b): parse_preference(raw[i, a, b], "flashrag" if self.parse == "flashrag" else "paper") for a, b in ab}
-            outcomes, clear = {p: x[0] for p, x in parsed.items()}, [x[1] for x in parsed.values()]
-        st.r[i] = rank_scores(outcomes, len(st.cands[i]), self.rank_mode)
-        st.tr[i].update(rank_raw={f"{a}>{b}": raw[i, a, b] for a, b in ab}, rank_credit={f"{a}>{b}": outcomes[a, b] for a, b in ab}, rank_clear=clear)
+        self._rank_one(st, i, {(a, b): raw[i, a, b] for a, b in permutations(range(len(st.cands[i])), 2)})
+
+def _original_outcomes(raw: dict) -> tuple[dict, list]:
+    "The original code's verdict on the pair asked in both orders (K = 2): the credits of (0, 1) and (1, 0), clarity."
+    c1, c2 = original_pair(raw[0, 1].strip(), raw[1, 0].strip())
+    return {(0, 1): c1, (1, 0): c2}, [c1 != 0.5] * 2
+
+def _parsed_outcomes(raw: dict, parse: str) -> tuple[dict, list]:
+    "Each pair's credit and whether its reply named one passage (`parse_preference`: FlashRAG's or the paper's)."
+    parsed = {p: parse_preference(t, "flashrag" if parse == "flashrag" else "paper") for p, t in raw.items()}
+    return {p: x[0] for p, x in parsed.items()}, [x[1] for x in parsed.values()]
+
+def _rank_trace(raw: dict, outcomes: dict, clear: list) -> dict:
+    "The ranking's trace: each ordered pair's reply and credit, keyed 'a>b', and whether each reply was clear."
+    return dict(rank_raw={f"{a}>{b}": t for (a, b), t in raw.items()},
+                rank_credit={f"{a}>{b}": outcomes[a, b] for a, b in raw}, rank_clear=clear)
+
+@patch
+def _rank_one(self: SuRe, st: SuReState, i: int, raw: dict) -> None:
+    "Question i's ranking score (Eq. 5, or the original's verdict) from its replies `raw` ((a, b) -> reply), traced."
+    outcomes, clear = _original_outcomes(raw) if self.rank_mode == "original" else _parsed_outcomes(raw, self.parse)
+    st.r[i] = rank_scores(outcomes, len(st.cands[i]), self.rank_mode)
+    st.tr[i].update(_rank_trace(raw, outcomes, clear))
 
 @patch
 def _single(self: SuRe, st: SuReState, i: int) -> str:
@@ -515,19 +567,34 @@ def _single(self: SuRe, st: SuReState, i: int) -> str:
 @patch
 def _answers(self: SuRe, st: SuReState) -> list[str]:
     "Eq. 6 or the original's combination: each question's chosen candidate (its one when it has fewer than two)."
-    answers = []
-    for i in range(len(st.questions)):
-        if i not in st.live: answers.append(self._single(st, i)); continue
-        raw = st.vraw[i] if self.combine == "original" and self.use_validity else None
-        pick = select(st.v[i], st.r[i], self.combine, self.use_validity, raw)
-        s = combine_scores(st.v[i], st.r[i], self.combine, self.use_validity, raw)
-        tied = int(np.isclose(s, s[pick]).sum()) > 1
-        mixed = self.combine == "paper" or (raw is not None and original_validity(raw) is not None)  # the original may rank alone
-        how = ("tie: the earlier candidate" if tied else "validity + ranking" if self.use_validity and self.use_ranking and mixed
-               else "ranking" if self.use_ranking else "validity")
-        st.tr[i].update(v=st.v[i], r=st.r[i].tolist(), score=s.tolist(), chosen=pick, decided_by=how)
-        answers.append(st.cands[i][pick])
-    return answers
+    return [self._choose(st, i) if i in st.live else self._single(st, i) for i in range(len(st.questions))]
+
+@patch
+def _combined(self: SuRe, st: SuReState, i: int) -> tuple[int, np.ndarray, list[str] | None]:
+    "Question i's chosen candidate, its combined scores, and the raw validity answers if the combination read them."
+    raw = st.vraw[i] if self.combine == "original" and self.use_validity else None
+    args = (st.v[i], st.r[i], self.combine, self.use_validity, raw)
+    return select(*args), combine_scores(*args), raw
+
+@patch
+def _mixed(self: SuRe, raw: list[str] | None) -> bool:
+    "Whether validity took part in the choice: always in Eq. 6, while the original may rank alone."
+    return self.combine == "paper" or (raw is not None and original_validity(raw) is not None)
+
+@patch
+def _decided_by(self: SuRe, s: np.ndarray, pick: int, raw: list[str] | None) -> str:
+    "What decided the choice: a tie (the earlier candidate), validity and ranking together, or either alone."
+    if int(np.isclose(s, s[pick]).sum()) > 1: return "tie: the earlier candidate"
+    both = self.use_validity and self.use_ranking and self._mixed(raw)
+    return "validity + ranking" if both else "ranking" if self.use_ranking else "validity"
+
+@patch
+def _choose(self: SuRe, st: SuReState, i: int) -> str:
+    "Question i's chosen candidate by Eq. 6 (or the original's combination), its scores and deciding rule traced."
+    pick, s, raw = self._combined(st, i)
+    how = self._decided_by(s, pick, raw)
+    st.tr[i].update(v=st.v[i], r=st.r[i].tolist(), score=s.tolist(), chosen=pick, decided_by=how)
+    return st.cands[i][pick]
 
 @patch
 def answer_batch(self: SuRe, questions: list[str]) -> list[Prediction]:
@@ -539,7 +606,10 @@ def answer_batch(self: SuRe, questions: list[str]) -> list[Prediction]:
 @patch
 def _run(self: SuRe, st: SuReState) -> list[str]:
     "The four steps of SuRe."
-    self._candidates(st); self._summaries(st); self._validity(st); self._ranking(st)
+    self._candidates(st)
+    self._summaries(st)
+    self._validity(st)
+    self._ranking(st)
     return self._answers(st)
 
 
@@ -587,11 +657,15 @@ class SuReSummaries(SuRe):
     variant = "+ conditional summaries"
     def _run(self, st: SuReState) -> list[str]:
         "Candidates and summaries, then one answer read from the passages and all summaries."
-        self._candidates(st); self._summaries(st)
+        self._candidates(st)
+        self._summaries(st)
         outs = self._gen([render("sure-summaries-base", passages=st.blocks[i], summaries=_labelled_summaries(st.tr[i]["summaries"]),
                                  question=st.questions[i]) for i in st.live], self.answer_max_new_tokens, stop=("\n\n",))
         got = {}
-        for i, c in zip(st.live, outs): got[i] = postprocess(c.text); st.cost[i] += c.cost; st.tr[i].update(answer_raw=c.text, decided_by="read with summaries")
+        for i, c in zip(st.live, outs):
+            got[i] = postprocess(c.text)
+            st.cost[i] += c.cost
+            st.tr[i].update(answer_raw=c.text, decided_by="read with summaries")
         return [got[i] if i in got else self._single(st, i) for i in range(len(st.questions))]
 
 def mcq_answer(raw: str, # the reader's answer to the MCQ prompt
@@ -612,7 +686,10 @@ class SuReMCQ(SuRe):
         outs = self._gen([render("sure-mcq", passages=st.blocks[i], question=st.questions[i], choices=format_choices(st.cands[i])) for i in st.live],
                          self.answer_max_new_tokens, stop=("\n\n",))
         got = {}
-        for i, c in zip(st.live, outs): got[i] = mcq_answer(c.text, st.cands[i]); st.cost[i] += c.cost; st.tr[i].update(answer_raw=c.text, decided_by="multiple choice")
+        for i, c in zip(st.live, outs):
+            got[i] = mcq_answer(c.text, st.cands[i])
+            st.cost[i] += c.cost
+            st.tr[i].update(answer_raw=c.text, decided_by="multiple choice")
         return [got[i] if i in got else self._single(st, i) for i in range(len(st.questions))]
 
 class SumAndPred(SuRe):
@@ -623,9 +700,13 @@ class SumAndPred(SuRe):
         outs = self._gen([render("sure-generic-summary", passages=b, question=q) for q, b in zip(st.questions, st.blocks)],
                          self.summary_max_new_tokens, stop=("[DONE]",))
         summ = [strip_done(c.text) for c in outs]
-        for i, c in enumerate(outs): st.cost[i] += c.cost; st.tr[i].update(summary=summ[i])
+        for i, c in enumerate(outs):
+            st.cost[i] += c.cost
+            st.tr[i].update(summary=summ[i])
         outs = self._gen([render("sure-sum-pred", summary=s, question=q) for q, s in zip(st.questions, summ)], self.answer_max_new_tokens, stop=("\n\n",))
-        for i, c in enumerate(outs): st.cost[i] += c.cost; st.tr[i].update(answer_raw=c.text, decided_by="read from the generic summary")
+        for i, c in enumerate(outs):
+            st.cost[i] += c.cost
+            st.tr[i].update(answer_raw=c.text, decided_by="read from the generic summary")
         return [postprocess(c.text) for c in outs]
 
 class SuReCandidates(SuRe):
@@ -690,7 +771,8 @@ class Rerank1(Method):
         if by in ("question", "generic", "sure") and embedder is None:
             from ragkit.retrieve.dense import Embedder
             embedder = Embedder()
-        store_attr(but="name"); self.templates, self.name = _check_prompts(prompts), name or RERANKERS[by]
+        store_attr(but="name")
+        self.templates, self.name = _check_prompts(prompts), name or RERANKERS[by]
 
     @property
     def config(self) -> dict:
@@ -717,7 +799,8 @@ def _best_by_embedding(self: Rerank1, keys: list[str | None], ps: list[list]) ->
     pv = self.embedder.encode([p.text for i in todo for p in ps[i]])
     out, at = [None] * len(keys), 0
     for row, i in enumerate(todo):
-        sims = pv[at:at + len(ps[i])] @ kv[row]; at += len(ps[i])
+        sims = pv[at:at + len(ps[i])] @ kv[row]
+        at += len(ps[i])
         out[i] = int(np.argmax(sims))  # the first of equals
     return out
 
@@ -734,41 +817,77 @@ def _llm_rank(self: Rerank1, questions: list[str], ps: list[list], cost: list, t
         for (i, s), c in zip(jobs, outs):
             new = parse_rankgpt(c.text, len(win[i]), self.rankgpt_rule)
             orders[i][s:s + len(win[i])] = [win[i][j] for j in new]
-            cost[i] += c.cost; tr[i].setdefault("rank_raw", []).append(c.text)
+            cost[i] += c.cost
+            tr[i].setdefault("rank_raw", []).append(c.text)
     for i, o in enumerate(orders): tr[i]["order"] = o
     return [o[0] for o in orders]
 
 @patch
+def _retrieve(self: Rerank1, questions: list[str]) -> tuple[list[list[Passage]], list[Cost], list[dict]]:
+    "Each question's N passages (cut to `passage_words`), its cost so far (none) and its trace (pids, reranker)."
+    hits = self.retriever.batch_search(questions, self.n_passages, progress=False)
+    return ([_passages(self.retriever, hs, self.passage_words) for hs in hits], [Cost() for _ in questions],
+            [dict(pids=[h.pid for h in hs], by=self.by) for hs in hits])
+
+@patch
+def _generic_keys(self: Rerank1, questions: list[str], ps: list[list], cost: list) -> list[str]:
+    "Sent-enc (Gen)'s keys: a generic summary of each question's passages (Appendix A.6)."
+    prompts = [render("sure-generic-summary", passages=format_passages(p), question=q) for q, p in zip(questions, ps)]
+    outs = self._gen(prompts, self.summary_max_new_tokens, stop=("[DONE]",))
+    for i, c in enumerate(outs): cost[i] += c.cost
+    return [strip_done(c.text) for c in outs]
+
+@patch
+def _sure_keys(self: Rerank1, questions: list[str], cost: list) -> list[str | None]:
+    "Sent-enc (SuRe)'s keys: SuRe's chosen summary of each question (None where it had fewer than two candidates)."
+    preds = self.sure.answer_batch(questions)
+    _charge(cost, range(len(preds)), preds)  # SuRe's own calls (from the LM cache when SuRe ran first)
+    return [sp.trace["summaries"][sp.trace["chosen"]] if "chosen" in sp.trace else None for sp in preds]
+
+@patch
+def _by_summary(self: Rerank1, questions: list[str], ps: list[list], cost: list, tr: list) -> list[int | None]:
+    "Per question, the passage most similar to its summary (a generic one, or SuRe's chosen one)."
+    keys = self._generic_keys(questions, ps, cost) if self.by == "generic" else self._sure_keys(questions, cost)
+    for i, k in enumerate(keys): tr[i].update(key=k, fallback=k is None)
+    return self._most_similar(keys, ps)
+
+@patch
+def _most_similar(self: Rerank1, keys: list[str | None], ps: list[list]) -> list[int]:
+    "Per question, the passage most similar to its key, or BM25's first where there is none (SuRe had < 2 candidates)."
+    return [0 if t is None else t for t in self._best_by_embedding(keys, ps)]
+
+@patch
+def _rerank(self: Rerank1, questions: list[str], ps: list[list], cost: list, tr: list) -> list[int]:
+    "Per question, the index of the passage the reranker (other than BM25) puts first."
+    if self.by == "question": return self._most_similar(questions, ps)
+    if self.by == "llm": return self._llm_rank(questions, ps, cost, tr)
+    return self._by_summary(questions, ps, cost, tr)
+
+@patch
+def _top_prompt(self: Rerank1, question: str, passage: Passage) -> str:
+    "Base's prompt over the one passage kept."
+    style = self.templates["passages"]
+    return render(self.templates["base"], passages=format_passages([passage], style), question=question)
+
+@patch
+def _answer_top(self: Rerank1, questions: list[str], ps: list[list], top: list, cost: list, tr: list) -> list:
+    "Base's answer (N = 1) from each question's top passage, charged every call the question took."
+    outs = self._gen([self._top_prompt(q, p[t]) for q, p, t in zip(questions, ps, top)], self.max_new_tokens,
+                     stop=("\n\n",))
+    return [_read_top(c, t, k, r) for c, t, k, r in zip(outs, top, cost, tr)]
+
+def _read_top(c, top: int, cost: Cost, tr: dict) -> Prediction:
+    "One question's Prediction from completion `c` of its top passage, charged `cost` and the completion."
+    tr.update(top=top, top_pid=tr["pids"][top] if tr["pids"] else None)
+    return Prediction.charged(postprocess(c.text), cost + c.cost, raw=c.text,
+                              pids=[tr["top_pid"]] if tr["pids"] else [], trace=tr)
+
+@patch
 def answer_batch(self: Rerank1, questions: list[str]) -> list[Prediction]:
     "Answers to `questions` from the one passage each reranker puts first."
-    hits = self.retriever.batch_search(questions, self.n_passages, progress=False)
-    ps = [_passages(self.retriever, hs, self.passage_words) for hs in hits]
-    cost, tr = [Cost() for _ in questions], [dict(pids=[h.pid for h in hs], by=self.by) for hs in hits]
-    if self.by == "bm25": top = [0] * len(questions)
-    elif self.by == "question": top = self._best_by_embedding(questions, ps)
-    elif self.by == "llm": top = self._llm_rank(questions, ps, cost, tr)
-    else:
-        if self.by == "generic":
-            outs = self._gen([render("sure-generic-summary", passages=format_passages(p), question=q) for q, p in zip(questions, ps)],
-                             self.summary_max_new_tokens, stop=("[DONE]",))
-            keys = [strip_done(c.text) for c in outs]
-            for i, c in enumerate(outs): cost[i] += c.cost
-        else:
-            keys = []
-            for i, sp in enumerate(self.sure.answer_batch(questions)):
-                t = sp.trace; cost[i] += sp.cost  # SuRe's own calls (from the LM cache when SuRe ran first)
-                keys.append(t["summaries"][t["chosen"]] if "chosen" in t else None)
-        top = self._best_by_embedding(keys, ps)
-        for i, k in enumerate(keys): tr[i].update(key=k, fallback=k is None)
-    top = [0 if t is None else t for t in top]  # no summary (SuRe had < 2 candidates): keep BM25's first
-    style = self.templates["passages"]
-    outs = self._gen([render(self.templates["base"], passages=format_passages([p[t]], style), question=q) for q, p, t in zip(questions, ps, top)],
-                     self.max_new_tokens, stop=("\n\n",))
-    preds = []
-    for i, c in enumerate(outs):
-        cost[i] += c.cost; tr[i].update(top=top[i], top_pid=tr[i]["pids"][top[i]] if tr[i]["pids"] else None)
-        preds.append(Prediction.charged(postprocess(c.text), cost[i], raw=c.text, pids=[tr[i]["top_pid"]] if tr[i]["pids"] else [], trace=tr[i]))
-    return preds
+    ps, cost, tr = self._retrieve(questions)
+    top = [0] * len(questions) if self.by == "bm25" else self._rerank(questions, ps, cost, tr)
+    return self._answer_top(questions, ps, top, cost, tr)
 
 
 # %% ../../nbs/70_papers.sure.ipynb #5550e99f
@@ -841,24 +960,46 @@ _T4 = {  # SuRe paper, Table 4 (Section 4.3): (EM, F1) in % answering from the t
 PAPER_TABLE4 = {(d, s): dict(exact_match=em, f1=f1) for d, cells in _T4.items() for s, (em, f1) in zip(_T4_ROWS, cells)}
 
 # %% ../../nbs/70_papers.sure.ipynb #d82e2fcb
+def _share(count, n: int) -> float:
+    "`count` as a share of `n` (NaN when `n` is 0)."
+    return count / n if n else float("nan")
+
+def _unclear(tr: list[dict], key: str) -> float:
+    "The share of unclear judgements among every question's `key` list (NaN when there is none)."
+    cs = [c for t in tr for c in t.get(key, [])]
+    return 1 - sum(cs) / len(cs) if cs else float("nan")
+
+def _format_shares(tr: list[dict]) -> dict:
+    "The shares of questions whose candidates came unlabelled (a format fallback) and with fewer than 2 candidates."
+    return dict(format_fallback=_share(sum(not t.get("labelled", False) for t in tr), len(tr)),
+                fewer_than_2=_share(sum(len(t.get("candidates", [])) < 2 for t in tr), len(tr)))
+
+def _decided_by(tr: list[dict]) -> dict:
+    "The share of questions each deciding rule decided."
+    return {k: v / len(tr) for k, v in pd.Series([t.get("decided_by", "") for t in tr]).value_counts().items()}
+
+def _trace_shares(sure_table: pd.DataFrame) -> dict:
+    "The questions, and the shares of format failures, unclear judgements and deciding rules in the traces."
+    tr = [t or {} for t in sure_table["trace"]]
+    return dict(n=len(tr), **_format_shares(tr), validity_unclear=_unclear(tr, "validity_clear"),
+                rank_unclear=_unclear(tr, "rank_clear"), decided_by=_decided_by(tr))
+
+def _em_moves(em: pd.Series, base: pd.Series) -> dict:
+    "How many changed answers gained, lost or kept their exact match against Base's."
+    return dict(changed_better=int((em > base).sum()), changed_worse=int((em < base).sum()),
+                changed_same=int((em == base).sum()))
+
+def _changes_vs_base(sure_table: pd.DataFrame, base_table: pd.DataFrame) -> dict:
+    "The share of answers that differ from Base's (normalised), and how those fared in exact match."
+    m = sure_table.merge(base_table, on="qid", suffixes=("", "_base"))
+    ch = m[m.prediction.map(normalize_answer) != m.prediction_base.map(normalize_answer)]
+    return dict(changed=_share(len(ch), len(m)), **_em_moves(ch.exact_match, ch.exact_match_base))
+
 def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trace column)
                      base_table: pd.DataFrame | None = None, # Base's table on the same questions, to compare answers
                      ) -> dict:
     "Format failures, unclear judgements, deciding rules and changes against Base, as shares of questions."
-    tr = [t or {} for t in sure_table["trace"]]
-    n = len(tr)
-    vc = [c for t in tr for c in t.get("validity_clear", [])]
-    rc = [c for t in tr for c in t.get("rank_clear", [])]
-    out = dict(n=n, format_fallback=sum(not t.get("labelled", False) for t in tr) / n if n else float("nan"),
-               fewer_than_2=sum(len(t.get("candidates", [])) < 2 for t in tr) / n if n else float("nan"),
-               validity_unclear=1 - sum(vc) / len(vc) if vc else float("nan"), rank_unclear=1 - sum(rc) / len(rc) if rc else float("nan"),
-               decided_by={k: v / n for k, v in pd.Series([t.get("decided_by", "") for t in tr]).value_counts().items()})
-    if base_table is not None:
-        m = sure_table.merge(base_table, on="qid", suffixes=("", "_base"))
-        ch = m[m.prediction.map(normalize_answer) != m.prediction_base.map(normalize_answer)]
-        out.update(changed=len(ch) / len(m) if len(m) else float("nan"), changed_better=int((ch.exact_match > ch.exact_match_base).sum()),
-                   changed_worse=int((ch.exact_match < ch.exact_match_base).sum()), changed_same=int((ch.exact_match == ch.exact_match_base).sum()))
-    return out
+    return _trace_shares(sure_table) | ({} if base_table is None else _changes_vs_base(sure_table, base_table))
 
 # %% ../../nbs/70_papers.sure.ipynb #32104d76
 _T6 = {"nq": (43.0, 53.9), "webq": (29.0, 43.9), "2wikimultihopqa:dev-500": (47.6, 54.4), "hotpotqa": (41.2, 52.7)}  # SuRe Table 6 (App. B.2), Oracle K=2, EM/F1 %
@@ -878,24 +1019,39 @@ def _diff(table: dict, d: str, a: str, b: str, m: str) -> float | None:
     "The paper's a − b on task d and metric m, if its table has both cells."
     return table[d, a][m] - table[d, b][m] if (d, a) in table and (d, b) in table else None
 
+_T1_CLAIMS = (("Base", ("exact_match", "f1")), ("No retrieval", ("exact_match",)))  # (b, the metrics claimed)
+
+def _table1_claims(datasets: Sequence[str]) -> list[Claim]:
+    "Table 1's: SuRe beats Base (EM and F1) and no retrieval (EM)."
+    return [Claim(f"SuRe > {b} ({'EM' if m == 'exact_match' else 'F1'})", d, "SuRe", (b,), m,
+                  _diff(PAPER_TABLE1, d, "SuRe", b, m), "SuRe Table 1, Section 4.2 (gpt-3.5-turbo, BM25 top-10)")
+            for d in datasets for b, ms in _T1_CLAIMS for m in ms]
+
+_T3_CLAIMS = (("+ summaries > Base (EM)", "+ conditional summaries", "Base"),  # (claim, a, b)
+              ("SuRe > ranking only (EM)", "SuRe", "+ pair-wise ranking"),
+              ("SuRe > Sum-and-pred (EM)", "SuRe", "Sum-and-pred (Gen)"))
+
+def _table3_claims(datasets: Sequence[str]) -> list[Claim]:
+    "Table 3's: conditional summaries help, validity adds to ranking, and SuRe beats a generic summary."
+    return [Claim(name, d, a, (b,), "exact_match", _diff(PAPER_TABLE3, d, a, b, "exact_match"),
+                  "SuRe Table 3, Section 4.3") for d in datasets for name, a, b in _T3_CLAIMS]
+
+_T4_CLAIMS = (("rerank by SuRe > BM25 top-1 (EM)", "BM25"),  # (claim, b)
+              ("rerank by SuRe > by generic summary (EM)", "Sent-enc (Gen)"))
+
+def _table4_claims(datasets: Sequence[str]) -> list[Claim]:
+    "Table 4's: SuRe's summary finds a better passage than BM25's order and than a generic summary."
+    return [Claim(name, d, "Sent-enc (SuRe)", (b,), "exact_match",
+                  _diff(PAPER_TABLE4, d, "Sent-enc (SuRe)", b, "exact_match"), "SuRe Table 4, Section 4.3")
+            for d in datasets for name, b in _T4_CLAIMS]
+
 def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
                 table3: bool = False, # add Table 3's ablation claims
                 table4: bool = False, # add Table 4's reranking claims
                 ) -> list[Claim]:
     "SuRe's Table 1 (and optionally Table 3) claims on `datasets`, with the paper's differences where its table has the task."
-    src1, src3 = "SuRe Table 1, Section 4.2 (gpt-3.5-turbo, BM25 top-10)", "SuRe Table 3, Section 4.3"
-    cl = [Claim(f"SuRe > {b} ({'EM' if m == 'exact_match' else 'F1'})", d, "SuRe", (b,), m, _diff(PAPER_TABLE1, d, "SuRe", b, m), src1)
-          for d in datasets for b, ms in (("Base", ("exact_match", "f1")), ("No retrieval", ("exact_match",))) for m in ms]
-    if table3:  # conditional summaries help; validity adds to ranking; SuRe beats a generic summary
-        cl += [Claim(name, d, a, (b,), "exact_match", _diff(PAPER_TABLE3, d, a, b, "exact_match"), src3) for d in datasets
-               for name, a, b in (("+ summaries > Base (EM)", "+ conditional summaries", "Base"),
-                                  ("SuRe > ranking only (EM)", "SuRe", "+ pair-wise ranking"),
-                                  ("SuRe > Sum-and-pred (EM)", "SuRe", "Sum-and-pred (Gen)"))]
-    if table4:  # SuRe's summary finds a better passage than BM25's order and than a generic summary
-        cl += [Claim(name, d, "Sent-enc (SuRe)", (b,), "exact_match", _diff(PAPER_TABLE4, d, "Sent-enc (SuRe)", b, "exact_match"),
-                     "SuRe Table 4, Section 4.3") for d in datasets
-               for name, b in (("rerank by SuRe > BM25 top-1 (EM)", "BM25"), ("rerank by SuRe > by generic summary (EM)", "Sent-enc (Gen)"))]
-    return cl
+    return (_table1_claims(datasets) + (_table3_claims(datasets) if table3 else [])
+            + (_table4_claims(datasets) if table4 else []))
 
 def fig4a_claims(datasets: Sequence[str], # tasks that ran with retrieval
                  n_passages: int, # Table 1's N

@@ -82,20 +82,27 @@ def bins_of(xs: Sequence[float], edges: Sequence[float] = SR_BINS) -> pd.Categor
     return pd.Categorical([bin_of(x, edges) for x in xs], categories=bin_labels(edges), ordered=True)
 
 # %% ../../nbs/80_papers.witqa.ipynb #c314a43e
+def _require(table: pd.DataFrame, cols: Sequence[str]):
+    "Raise a KeyError naming the columns of `cols` that `table` lacks."
+    missing = [c for c in cols if c not in table.columns]
+    if missing: raise KeyError(f"the table has no column {missing}; columns: {list(table.columns)}")
+
+def _bin_rows(label: str, sub: pd.DataFrame, systems: Sequence[str], n_boot: int, seed: int) -> list[dict]:
+    "One row per system for bin `label`'s questions `sub`: n, accuracy and its bootstrap interval."
+    cis = [bootstrap_ci(sub[s].astype(float).values, n=n_boot, seed=seed) for s in systems]
+    return [dict(bin=label, system=s, n=len(sub), acc=mean, lo=lo, hi=hi) for s, (mean, lo, hi) in zip(systems, cis)]
+
 def accuracy_by_bin(table: pd.DataFrame, # one row per question: the `by` column and a 0/1 column per system
                     by: str, # the count to bin, e.g. "sr_count"
                     systems: Sequence[str], # the 0/1 columns to average
                     edges: Sequence[float] = SR_BINS, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
     "One row per (bin, system) with questions: n, accuracy and its bootstrap 95% interval (in [0, 1])."
-    missing = [c for c in [by, *systems] if c not in table.columns]
-    if missing: raise KeyError(f"the table has no column {missing}; columns: {list(table.columns)}")
+    _require(table, [by, *systems])
     b, rows = bins_of(table[by].tolist(), edges), []
     for label in b.categories:
         sub = table[np.asarray(b == label)]
         if sub.empty: continue
-        for s in systems:
-            mean, lo, hi = bootstrap_ci(sub[s].astype(float).values, n=n_boot, seed=seed)
-            rows.append(dict(bin=label, system=s, n=len(sub), acc=mean, lo=lo, hi=hi))
+        rows += _bin_rows(label, sub, systems, n_boot, seed)
     out = pd.DataFrame(rows, columns=["bin", "system", "n", "acc", "lo", "hi"])
     out["bin"] = pd.Categorical(out["bin"], categories=b.categories, ordered=True)
     return out
@@ -135,6 +142,16 @@ def retrieves(sr: Sequence[float], s: Sequence[float], t_sr: float, t_s: float,
     inside = (np.asarray(sr, dtype=float) < t_sr) & (np.asarray(s, dtype=float) < t_s)
     return inside if route == "tail-tail" else ~inside
 
+def _grid(x: np.ndarray) -> np.ndarray:
+    "The candidate thresholds for counts `x`: -inf, every observed value, +inf."
+    return np.concatenate([[-np.inf], np.unique(x), [np.inf]])
+
+def _inside(s: np.ndarray, gain: np.ndarray, grid_s: np.ndarray, base: float) -> tuple[np.ndarray, np.ndarray]:
+    "For every t2 on `grid_s`: how many of these questions have s < t2, and the routed accuracy when they are inside."
+    o = np.argsort(s, kind="stable")
+    inside = np.searchsorted(s[o], grid_s, side="left")  # questions with sr < t1 and s < t2, for every t2
+    return inside, base + np.concatenate([[0.0], np.cumsum(gain[o])])[inside]
+
 @dataclass(frozen=True)
 class Thresholds:
     "Fitted thresholds and what they scored on the questions they were fitted on."
@@ -156,14 +173,11 @@ def fit_thresholds(sr: Sequence[float], # S-R counts of the fitting questions
     if route not in ROUTES: raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
     tail = route == "tail-tail"
     base, gain = (v.sum(), r - v) if tail else (r.sum(), v - r)  # accuracy with nobody inside, and the change per question inside
-    grid = lambda x: np.concatenate([[-np.inf], np.unique(x), [np.inf]])
-    grid_sr, grid_s = grid(sr), grid(s)
+    grid_sr, grid_s = _grid(sr), _grid(s)
     best = None
     for t1 in grid_sr:
         m = sr < t1
-        o = np.argsort(s[m], kind="stable")
-        inside = np.searchsorted(s[m][o], grid_s, side="left")  # questions with sr < t1 and s < t2, for every t2
-        acc = base + np.concatenate([[0.0], np.cumsum(gain[m][o])])[inside]
+        inside, acc = _inside(s[m], gain[m], grid_s, base)
         ret = inside if tail else n - inside
         j = np.lexsort((ret, -acc))[0]  # best accuracy, then fewest retrievals, then the smallest t2 (lexsort is stable)
         key = (-acc[j], ret[j])
@@ -186,6 +200,17 @@ def _route(df: pd.DataFrame, fitted: dict, by: str | None, sr: str, s: str, rout
     t = [fitted.get(k, fitted[None]) for k in keys]
     return retrieves(df[sr], df[s], np.array([x.t_sr for x in t]), np.array([x.t_s for x in t]), route)
 
+def _split_half(seed: int, n: int, n_train: int) -> np.ndarray:
+    "Each of `n` rows' half, 'train' or 'test': the first `n_train` of a permutation seeded with `seed` train."
+    perm = np.random.default_rng(seed).permutation(n)
+    return np.where(np.isin(np.arange(n), perm[:n_train]), "train", "test")
+
+def _split_rows(table: pd.DataFrame, seed: int, half: np.ndarray, ret: np.ndarray, vanilla: str, ralm: str):
+    "One split's rows: seed, row, half, whether it was routed to the RALM, and the three 0/1 outcomes."
+    v, r = table[vanilla].to_numpy(dtype=float), table[ralm].to_numpy(dtype=float)
+    return pd.DataFrame(dict(seed=seed, row=np.arange(len(table)), half=half, retrieved=ret, vanilla=v, ralm=r,
+                             selective=np.where(ret, table[ralm], table[vanilla]).astype(float)))
+
 def selective_splits(table: pd.DataFrame, # one row per question: counts, relation and 0/1 columns
                      vanilla: str, # the vanilla reader's 0/1 column
                      ralm: str, # the RALM's 0/1 column
@@ -195,44 +220,95 @@ def selective_splits(table: pd.DataFrame, # one row per question: counts, relati
                      train_frac: float = 0.5, # share of questions the thresholds are fitted on
                      route: str = "tail-tail") -> pd.DataFrame:
     "Appendix C.2 on `table`, per question: one row per (seed, question) with its half, whether it was routed to the RALM and the three 0/1 outcomes."
-    missing = [c for c in [vanilla, ralm, sr, s] + ([by] if by else []) if c not in table.columns]
-    if missing: raise KeyError(f"the table has no column {missing}; columns: {list(table.columns)}")
+    _require(table, [vanilla, ralm, sr, s] + ([by] if by else []))
     if not 0 < train_frac < 1: raise ValueError(f"train_frac must be in (0, 1), got {train_frac}")
     n_train = round(len(table) * train_frac)
     if not 0 < n_train < len(table): raise ValueError(f"{len(table)} questions leave an empty half at train_frac={train_frac}")
     parts = []
     for seed in seeds:
-        perm = np.random.default_rng(seed).permutation(len(table))
-        half = np.where(np.isin(np.arange(len(table)), perm[:n_train]), "train", "test")
+        half = _split_half(seed, len(table), n_train)
         fitted = _fit_by(table[half == "train"], by, (sr, s, vanilla, ralm), route)
-        ret = _route(table, fitted, by, sr, s, route)
-        parts.append(pd.DataFrame(dict(seed=seed, row=np.arange(len(table)), half=half, retrieved=ret, vanilla=table[vanilla].to_numpy(dtype=float),
-                                       ralm=table[ralm].to_numpy(dtype=float), selective=np.where(ret, table[ralm], table[vanilla]).astype(float))))
+        parts.append(_split_rows(table, seed, half, _route(table, fitted, by, sr, s, route), vanilla, ralm))
     return pd.concat(parts, ignore_index=True)
+
+def _halves(d: pd.DataFrame, cols: Sequence[str] = ("vanilla", "ralm", "selective", "retrieved")) -> pd.DataFrame:
+    "Per seed, the mean of each of `cols` on the test half, then on the training half (prefixed 'train_')."
+    means = {h: d[d.half == h].groupby("seed")[list(cols)].mean() for h in ("test", "train")}
+    return pd.concat([means["test"], means["train"].add_prefix("train_")], axis=1)
 
 def selective_integration(table: pd.DataFrame, vanilla: str, ralm: str, **kw) -> pd.DataFrame:
     "Appendix C.2 on `table` (options as `selective_splits`): one row per seed with test accuracy of vanilla, the RALM and the selective rule, its retrieval share, and the same on the training half."
     d = selective_splits(table, vanilla, ralm, **kw)
-    cols = ["vanilla", "ralm", "selective", "retrieved"]
-    test = d[d.half == "test"].groupby("seed")[cols].mean()
-    train = d[d.half == "train"].groupby("seed")[cols].mean().add_prefix("train_")
     n = d.groupby(["seed", "half"]).size().unstack()
-    return pd.concat([test, train], axis=1).assign(n_train=n["train"], n_test=n["test"]).reset_index()
+    return _halves(d).assign(n_train=n["train"], n_test=n["test"]).reset_index()
 
 def mean_std(runs: pd.DataFrame, cols: Sequence[str] = ("vanilla", "ralm", "selective", "retrieved")) -> pd.DataFrame:
     "Mean and standard deviation (ddof = 1) of each column over the seeds, as Figure 14 reports them."
     return pd.DataFrame({c: dict(mean=runs[c].mean(), std=runs[c].std(ddof=1) if len(runs) > 1 else float("nan")) for c in cols}).T
 
 # %% ../../nbs/80_papers.witqa.ipynb #0c1f17c2
+def _mallen_group(table: pd.DataFrame, i: np.ndarray, vanilla: str, ralm: str, pop: str, bins: int) -> tuple:
+    "Group rows `i`: log page views, their histogram edges, and whether vanilla and the RALM are right."
+    lp = np.log(table[pop].to_numpy(dtype=float)[i])
+    c, cr = table[vanilla].to_numpy(dtype=bool)[i], table[ralm].to_numpy(dtype=bool)[i]
+    return lp, np.histogram(lp, bins=bins)[1], c, cr
+
+def _mallen_mask(rs: np.random.RandomState, n: int, n_train: int) -> np.ndarray:
+    "One reshuffle's halves: `n_train` 'train' and the rest 'test' (a list, as the original shuffles)."
+    mask = ["train"] * n_train + ["test"] * (n - n_train)
+    rs.shuffle(mask)
+    return np.array(mask)
+
+def _bin_counts(g: tuple, sel: np.ndarray) -> tuple[np.ndarray, ...]:
+    "Per page-view bin, of group `g`'s rows in `sel`: how many vanilla gets right, how many the RALM does, how many."
+    lp, edges, c, cr = g
+    return tuple(np.histogram(lp[x], bins=edges)[0] for x in (sel & c, sel & cr, sel))
+
+def _routed(c: np.ndarray, r: np.ndarray, tot: np.ndarray, t: int) -> float:
+    "Accuracy from bin counts when the bins below `t` read with retrieval (RALM) and the rest without (vanilla)."
+    return (r[:t].sum() + c[t:].sum()) / tot.sum()
+
+def _mallen_threshold(c: np.ndarray, r: np.ndarray, tot: np.ndarray, bins: int) -> int:
+    "The threshold bin with the best routed accuracy on these (training) counts, the lowest of ties."
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return int(np.argmax([_routed(c, r, tot, j) for j in range(bins + 1)]))
+
+def _mallen_record(c: np.ndarray, r: np.ndarray, tot: np.ndarray, t: int) -> dict | None:
+    "A group's half from its bin counts: accuracies (vanilla, RALM, rule at `t`), size and retrievals (None if empty)."
+    if not tot.sum(): return None
+    return dict(vanilla=c.sum() / tot.sum(), ralm=r.sum() / tot.sum(), adaptive=_routed(c, r, tot, t),
+                size=tot.sum(), ret=tot[:t].sum())
+
+def _mallen_fit(g: tuple, m: np.ndarray, bins: int) -> tuple[dict | None, dict | None]:
+    "Group `g` under one split (`m`: its rows' halves): the threshold fitted on its training rows, then both halves."
+    tr, te = _bin_counts(g, m == "train"), _bin_counts(g, m == "test")
+    t = _mallen_threshold(*tr, bins)
+    return _mallen_record(*te, t), _mallen_record(*tr, t)
+
+def _weighted(recs: list[dict], keys: Sequence[str]) -> dict:
+    "The mean of each of `keys` over the group records `recs`, weighted by their sizes."
+    return {k: np.average([x[k] for x in recs], weights=[x["size"] for x in recs]) for k in keys}
+
+def _run_means(tests: list[dict], trains: list[dict], n_test: int) -> dict:
+    "A reshuffle's size-weighted test accuracies, the share of test questions retrieved for, and training accuracy."
+    test = _weighted(tests, ("vanilla", "ralm", "adaptive"))
+    return test | dict(retrieved=sum(x["ret"] for x in tests) / n_test,
+                       train_adaptive=_weighted(trains, ("adaptive",))["adaptive"])
+
+def _mallen_run(groups: list[tuple], mask: np.ndarray, bins: int, n_test: int) -> dict:
+    "One reshuffle: every group's threshold fitted on its training rows, then the means over the groups' halves."
+    fits = [_mallen_fit(g, mask[i], bins) for i, g in groups]
+    return _run_means([te for te, _ in fits if te], [tr for _, tr in fits if tr], n_test)
+
 def mallen_adaptive(table: pd.DataFrame, # one row per question: page views, relation and 0/1 columns
                     vanilla: str, ralm: str, # the two 0/1 columns
                     pop: str = "s_pop", # page views of the subject
                     by: str | None = "relation", # thresholds per relation (None: one for all)
                     bins: int = 10, train_frac: float = 0.75, n_boot: int = 100, seed: int = 633) -> dict:
     "Mallen et al.'s popularity-threshold adaptive retrieval on `table`: test accuracies averaged over the reshuffles."
-    missing = [c for c in [vanilla, ralm, pop] + ([by] if by else []) if c not in table.columns]
-    if missing: raise KeyError(f"the table has no column {missing}; columns: {list(table.columns)}")
-    bad = [c for c in [vanilla, ralm, pop] + ([by] if by else []) if table[c].isna().any()]
+    cols = [vanilla, ralm, pop] + ([by] if by else [])
+    _require(table, cols)
+    bad = [c for c in cols if table[c].isna().any()]
     if bad: raise ValueError(f"columns {bad} have missing values (NaN); drop those rows first (the original drops rows without s_pop)")
     if (table[pop] <= 0).any(): raise ValueError(f"{int((table[pop] <= 0).sum())} rows have {pop} <= 0: log page views need positive counts; drop them first")
     if "question" in table.columns: table = table.sort_values("question", kind="stable")  # the original sorts by question before the split
@@ -240,28 +316,9 @@ def mallen_adaptive(table: pd.DataFrame, # one row per question: page views, rel
     rs, n = np.random.RandomState(seed), len(table)
     n_train = round(n * train_frac)
     if not 0 < n_train < n: raise ValueError(f"{n} questions leave an empty half at train_frac={train_frac}; Mallen et al.'s split needs more questions")
-    groups = list(table.groupby(by, sort=False).indices.items()) if by else [(None, np.arange(n))]
-    runs = []
-    for _ in range(n_boot):
-        mask = ["train"] * n_train + ["test"] * (n - n_train); rs.shuffle(mask); mask = np.array(mask)  # a list, as the original shuffles
-        acc, sizes, n_ret, tr_acc, tr_sizes = {"vanilla": [], "ralm": [], "adaptive": []}, [], 0, [], []
-        for _, i in groups:
-            lp = np.log(table[pop].to_numpy(dtype=float)[i])
-            edges = np.histogram(lp, bins=bins)[1]
-            c, cr = table[vanilla].to_numpy(dtype=bool)[i], table[ralm].to_numpy(dtype=bool)[i]
-            counts = lambda sel: np.histogram(lp[sel], bins=edges)[0]
-            is_tr, is_te = mask[i] == "train", mask[i] == "test"
-            trc, trr, trt = counts(is_tr & c), counts(is_tr & cr), counts(is_tr)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                t = int(np.argmax([(trr[:j].sum() + trc[j:].sum()) / trt.sum() for j in range(bins + 1)]))
-            tec, ter, tet = counts(is_te & c), counts(is_te & cr), counts(is_te)
-            if tet.sum():
-                acc["vanilla"].append(tec.sum() / tet.sum()); acc["ralm"].append(ter.sum() / tet.sum())
-                acc["adaptive"].append((ter[:t].sum() + tec[t:].sum()) / tet.sum()); sizes.append(tet.sum()); n_ret += tet[:t].sum()
-            if trt.sum(): tr_acc.append((trr[:t].sum() + trc[t:].sum()) / trt.sum()); tr_sizes.append(trt.sum())
-        runs.append({k: np.average(v, weights=sizes) for k, v in acc.items()} | dict(retrieved=n_ret / (n - n_train),
-                    train_adaptive=np.average(tr_acc, weights=tr_sizes)))
-    df = pd.DataFrame(runs)
+    idx = table.groupby(by, sort=False).indices.values() if by else [np.arange(n)]
+    groups = [(i, _mallen_group(table, i, vanilla, ralm, pop, bins)) for i in idx]
+    df = pd.DataFrame([_mallen_run(groups, _mallen_mask(rs, n, n_train), bins, n - n_train) for _ in range(n_boot)])
     return dict(runs=df, test_size=n - n_train, **{k: float(df[k].mean()) for k in df.columns},
                 adaptive_pm=float(2 * df["adaptive"].std(ddof=0) / np.sqrt(n - n_train)))
 
@@ -345,6 +402,16 @@ class GenRead(Vanilla):
         return [d.text.strip() for d in docs], [[] for _ in questions], [d.cost for d in docs]
 
 # %% ../../nbs/80_papers.witqa.ipynb #219f7484
+def _read_context(r) -> str | None:
+    "The context behind answer row `r` (None: it read none)."
+    return (r["trace"] or {}).get("context") if isinstance(r["trace"], dict) else None
+
+def _score_into(row: dict, r, name: str, rule: str):
+    "Set system `name`'s 0/1 correctness in `row` (0 if it failed) and, where it read a context, its passage accuracy."
+    failed = isinstance(r["error"], str) and bool(r["error"])
+    row[name] = 0.0 if failed else witqa_match(r["prediction"], row["golds"], rule)
+    if (ctx := _read_context(r)) is not None: row[f"{name} passage"] = witqa_match(ctx, row["golds"], rule)
+
 def popularity_table(runs: dict, # system name -> Evaluation (same questions)
                      examples: Sequence, # the Examples they answered
                      rule: str = "substring", # the accuracy rule (see MATCH_RULES)
@@ -360,11 +427,7 @@ def popularity_table(runs: dict, # system name -> Evaluation (same questions)
         missing = set(rows) - set(t.index)
         if missing: raise ValueError(f"{name} has no answer for {len(missing)} of the questions, e.g. {sorted(missing)[:2]}")
         for qid, row in rows.items():
-            r = t.loc[qid]
-            failed = isinstance(r["error"], str) and bool(r["error"])
-            row[name] = 0.0 if failed else witqa_match(r["prediction"], row["golds"], rule)
-            ctx = (r["trace"] or {}).get("context") if isinstance(r["trace"], dict) else None
-            if ctx is not None: row[f"{name} passage"] = witqa_match(ctx, row["golds"], rule)
+            _score_into(row, t.loc[qid], name, rule)
     out = pd.DataFrame(list(rows.values()))
     return out if extra is None else out.join(extra, on="qid")
 
@@ -385,7 +448,8 @@ def proper_words(corpus, share: float = 0.7, min_count: int = 2) -> frozenset:
     cap, tot = Counter(), Counter()
     for p in corpus:
         for w in re.findall(r"[A-Za-z][\w'-]*", p.text):
-            tot[w.lower()] += 1; cap[w.lower()] += w[0].isupper()
+            tot[w.lower()] += 1
+            cap[w.lower()] += w[0].isupper()
     return frozenset(w for w, n in tot.items() if n >= min_count and cap[w] / n >= share)
 
 def question_subject(question: str, # the question text
@@ -401,6 +465,12 @@ def question_subject(question: str, # the question text
         c = [x for x in c if x[0] > 0]
         if c: return min(c)[3], rule
     return "", "none"
+
+def _meta_subject(e, field: str) -> tuple[str, str]:
+    "(subject, rule) of example `e` from its meta field `field`, which names the subject."
+    if field not in e.meta:
+        raise KeyError(f"example {e.qid} has no meta[{field!r}] naming its subject; use subject='question'")
+    return subject_of(e.meta[field]), f"meta[{field!r}]"
 
 def corpus_popularity(examples: Sequence, # Examples (with meta naming the subject, unless subject="question")
                       corpus, # the Corpus to count in
@@ -418,8 +488,7 @@ def corpus_popularity(examples: Sequence, # Examples (with meta naming the subje
     for e in examples:
         if subject == "question": subj, rule = question_subject(e.question, proper, lambda g: len(hits(g)))
         else:
-            if subject not in e.meta: raise KeyError(f"example {e.qid} has no meta[{subject!r}] naming its subject; use subject='question'")
-            subj, rule = subject_of(e.meta[subject]), f"meta[{subject!r}]"
+            subj, rule = _meta_subject(e, subject)
         h = hits(normalize_answer(subj))
         rows.append(dict(qid=e.qid, subject=subj, subject_rule=rule, s_count=len(h), so_count=int(sum(has_answer(texts[i], list(e.answers)) for i in h))))
     return pd.DataFrame(rows).set_index("qid")
@@ -428,24 +497,37 @@ def corpus_popularity(examples: Sequence, # Examples (with meta naming the subje
 from ..core import Passage
 _Q_KEYS, _CTX_KEYS, _TEXT_KEYS = ("question", "query", "input"), ("ctxs", "contexts", "passages", "retrieved_passages", "docs"), ("text", "contents", "content", "passage")
 
+def _json_list(text: str, path: Path) -> list[tuple[int, object]]:
+    "(item number, row) pairs of a JSON list."
+    try: return list(enumerate(json.loads(text), 1))
+    except json.JSONDecodeError as e: raise ValueError(f"{path}: not valid JSON ({e})") from None
+
+def _json_line(line: str, n: int, path: Path):
+    "The row on line `n` of a JSON-lines file."
+    try: return json.loads(line)
+    except json.JSONDecodeError as e: raise ValueError(f"{path}, line {n}: not a JSON object ({e.msg})") from None
+
 def _rows(path: Path) -> list[tuple[int, object]]:
     "(line, row) pairs of a JSON-lines file or of a JSON list."
     text = path.read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        try: return list(enumerate(json.loads(text), 1))
-        except json.JSONDecodeError as e: raise ValueError(f"{path}: not valid JSON ({e})") from None
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip(): continue
-        try: out.append((n, json.loads(line)))
-        except json.JSONDecodeError as e: raise ValueError(f"{path}, line {n}: not a JSON object ({e.msg})") from None
-    return out
+    if text.lstrip().startswith("["): return _json_list(text, path)
+    return [(n, _json_line(line, n, path)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
 
 def _pick(d: dict, keys: tuple[str, ...], what: str, where: str):
     "The value under the first of `keys` present in `d`, or an error naming what was found."
     for k in keys:
         if k in d: return d[k]
     raise ValueError(f"{where}: no {what} key (expected one of {', '.join(keys)}); the row has keys {sorted(d)}")
+
+def _text(c: dict, where: str, i: int) -> str:
+    "The text of passage object `c` (passage `i` of the row at `where`)."
+    return str(_pick(c, _TEXT_KEYS, "passage text", f"{where}, passage {i}"))
+
+def _passage(c, n: int, i: int, where: str) -> Passage:
+    "Passage `i` of line `n`'s row: a bare string, or an object with its text and, where given, its id and title."
+    if isinstance(c, str): return Passage(f"{n}#{i}", "", c)
+    if isinstance(c, dict): return Passage(str(c.get("id", f"{n}#{i}")), str(c.get("title") or ""), _text(c, where, i))
+    raise ValueError(f"{where}: passage {i} is a {type(c).__name__}, not an object or a string")
 
 def load_retrieved_passages(path: Path | str, # a .jsonl (or .json list) of retrieval rows
                             examples: Sequence, # the Examples to join them to, by question text
@@ -460,12 +542,7 @@ def load_retrieved_passages(path: Path | str, # a .jsonl (or .json list) of retr
         if not isinstance(row, dict): raise ValueError(f"{where}: expected an object with a question and its passages, got {type(row).__name__}")
         q, ctxs = _pick(row, _Q_KEYS, "question", where), _pick(row, _CTX_KEYS, "passages", where)
         if not isinstance(ctxs, list): raise ValueError(f"{where}: the passages must be a list, got {type(ctxs).__name__}")
-        ps = []
-        for i, c in enumerate(ctxs[:k] if k else ctxs):
-            if isinstance(c, str): ps.append(Passage(f"{n}#{i}", "", c)); continue
-            if not isinstance(c, dict): raise ValueError(f"{where}: passage {i} is a {type(c).__name__}, not an object or a string")
-            ps.append(Passage(str(c.get("id", f"{n}#{i}")), str(c.get("title") or ""), str(_pick(c, _TEXT_KEYS, "passage text", f"{where}, passage {i}"))))
-        by_q[str(q).strip()] = ps
+        by_q[str(q).strip()] = [_passage(c, n, i, where) for i, c in enumerate(ctxs[:k] if k else ctxs)]
     missing = [e for e in examples if e.question.strip() not in by_q]
     if missing: raise ValueError(f"{path}: {len(missing)} of {len(examples)} questions have no row, e.g. {missing[0].question!r:.80}; "
                                  "the file must hold the same questions (joined on the exact question text)")
@@ -501,6 +578,21 @@ def feedback(answerable: bool, has_subject: bool, no_object: bool, subject: str,
     if o in s: return None if answerable else FEEDBACK["subject_contains_object_unanswerable"]
     return FEEDBACK["has_object"]
 
+def _read_answer(lm, question: str, context: str, chat: bool) -> str:
+    "The reader's answer to `question` from the supporting passage (Figure 12's prompt, 16 tokens)."
+    prompt = render("witqa-context", question=question, document=context)
+    return postprocess(lm.generate([prompt], max_new_tokens=16, stop=("\n\n",), chat=chat)[0].text)
+
+def _round(question: str, answer: str, crit: tuple[bool, bool, bool], msg: str | None) -> dict:
+    "One round's record: the question, the answer, the three criteria and the feedback (None: accepted)."
+    return dict(question=question, answer=answer, answerable=crit[0], has_subject=crit[1], no_object=crit[2],
+                feedback=msg)
+
+def _retry_turn(question: str, msg: str) -> str:
+    "The turn appended after a rejected question: the question, the feedback, and the output cue again."
+    return (f"\n\n# Your question:\n{question}\n\n# Feedback:\n{msg}\n\n"
+            "# Output: <question only and must contain Subject>")
+
 def roundtrip_question(lm, # any reader: generate(prompts, max_new_tokens, stop, chat=...) -> [Completion]
                        subject: str, relation: str, obj: str, # the triple
                        context: str, # its supporting passage
@@ -516,12 +608,12 @@ def roundtrip_question(lm, # any reader: generate(prompts, max_new_tokens, stop,
     gen = lambda: postprocess(lm.generate([prompt + "".join(turns)], max_new_tokens=max_new_tokens, stop=("\n\n",), chat=chat)[0].text)
     question = gen()
     for i in range(k):
-        answer = postprocess(lm.generate([render("witqa-context", question=question, document=context)], max_new_tokens=16, stop=("\n\n",), chat=chat)[0].text)
+        answer = _read_answer(lm, question, context, chat)
         crit = check_criteria(question, answer, subject, obj, golds)
         msg = feedback(*crit, subject, obj)
-        rounds.append(dict(question=question, answer=answer, answerable=crit[0], has_subject=crit[1], no_object=crit[2], feedback=msg))
+        rounds.append(_round(question, answer, crit, msg))
         if msg is None: return dict(question=question, accepted=True, rounds=rounds)
-        turns.append(f"\n\n# Your question:\n{question}\n\n# Feedback:\n{msg}\n\n# Output: <question only and must contain Subject>")
+        turns.append(_retry_turn(question, msg))
         if i < k - 1: question = gen()  # line 36; after the last round the rewrite would go unchecked, so it is not asked for
     return dict(question=None, accepted=False, rounds=rounds)
 
@@ -707,7 +799,10 @@ def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
     for d in [d for d in COUNTED if d in tables]:
         t, r = tables[d].set_index("qid"), ralm_of[d]
         scores |= {(d, s): t[s] for s in (r, "Vanilla", "Oracle") if s and s in t}
-        p, s, sc = counted_claims(d, t, r, match); pairs += p; stats += s; scores |= sc
+        p, s, sc = counted_claims(d, t, r, match)
+        pairs += p
+        stats += s
+        scores |= sc
         if d in sel_rows:
             qm = question_means(sel_rows[d])
             scores |= {(f"{d} selective", s_): qm[col] for col, s_ in [("selective", "Selective"), ("vanilla", "Vanilla"), ("ralm", r)]}

@@ -116,7 +116,8 @@ def scores(self: BM25sBackend, queries: list[list[str]]) -> np.ndarray:
     rows, cols = [], []
     for i, q in enumerate(queries):
         ids = [vocab[t] for t in q if t in vocab]
-        rows += [i] * len(ids); cols += ids
+        rows += [i] * len(ids)
+        cols += ids
     qm = csr_matrix((np.ones(len(rows), mt.dtype), (rows, cols)), shape=(len(queries), mt.shape[0]))
     return (qm @ mt).toarray()
 
@@ -268,7 +269,8 @@ def backend_agreement(a: BM25Retriever, b: BM25Retriever, queries: Sequence[str]
     pids, over, same, taus = a.corpus.pids, [], [], []
     for x, y in zip(sa, sb):
         ha, hb = [h.pid for h in top_hits(x, pids, k)], [h.pid for h in top_hits(y, pids, k)]
-        over.append(len(set(ha) & set(hb)) / max(len(ha), len(hb)) if ha or hb else 1.0); same.append(ha == hb)
+        over.append(len(set(ha) & set(hb)) / max(len(ha), len(hb)) if ha or hb else 1.0)
+        same.append(ha == hb)
         u = [a.corpus.position(p) for p in dict.fromkeys(ha + hb)]
         if len(u) > 1:
             t = kendalltau(x[u], y[u]).statistic

@@ -112,7 +112,8 @@ def embedding_path(corpus: Corpus, embedder, cache_dir: Path | str | None = None
 def _save_npy(path: Path, a: np.ndarray) -> None:
     "Write `a` to `path` via a temporary file and a rename."
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.npy")
-    np.save(tmp, a); os.replace(tmp, path)
+    np.save(tmp, a)
+    os.replace(tmp, path)
 
 # %% ../../nbs/20_retrieve.dense.ipynb #54638e39
 def _shard_ok(f: Path, n: int, dim: int) -> bool:
@@ -120,7 +121,8 @@ def _shard_ok(f: Path, n: int, dim: int) -> bool:
     if not f.is_file(): return False
     try: return np.load(f, mmap_mode="r").shape == (n, dim)
     except (ValueError, EOFError) as e:
-        warnings.warn(f"{f}: damaged embedding shard ({e}); encoding its {n} passages again"); return False
+        warnings.warn(f"{f}: damaged embedding shard ({e}); encoding its {n} passages again")
+        return False
 
 def _embed_shards(corpus: Corpus, embedder, parts: Path, shard_size: int, progress: bool) -> list[Path]:
     "Encode every missing shard of `corpus` into `parts/`; return the shard files in order."
@@ -133,7 +135,8 @@ def _embed_shards(corpus: Corpus, embedder, parts: Path, shard_size: int, progre
             texts, step = [passage_input(p) for p in ps[start:start + n]], 4 * getattr(embedder, "batch_size", 64)
             chunks = []
             for i in range(0, n, step):
-                chunks.append(embedder.encode(texts[i:i + step])); bar.update(len(chunks[-1]))
+                chunks.append(embedder.encode(texts[i:i + step]))
+                bar.update(len(chunks[-1]))
             _save_npy(f, np.concatenate(chunks))
         else: bar.update(n)
         files.append(f)
@@ -184,11 +187,13 @@ def _embed_and_store(corpus: Corpus, embedder, path: Path, meta_file: Path, shar
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.npy")
     out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(corpus), embedder.dim))
     for i, f in enumerate(files): out[i * shard_size:i * shard_size + shard_size] = np.load(f)
-    out.flush(); del out
+    out.flush()
+    del out
     os.replace(tmp, path)
     meta = dict(corpus=corpus.name, corpus_hash=corpus.hash, model=embedder.id, dims=embedder.dim, n=len(corpus),
                 seconds=round(time.perf_counter() - t0, 2), passage_input="title + ' ' + text", pids=corpus.pids)
-    meta_file.write_text(json.dumps(meta, indent=1)); shutil.rmtree(parts, ignore_errors=True)
+    meta_file.write_text(json.dumps(meta, indent=1))
+    shutil.rmtree(parts, ignore_errors=True)
     return np.load(path, mmap_mode="r")
 
 # %% ../../nbs/20_retrieve.dense.ipynb #861b3555
@@ -256,7 +261,8 @@ def _open_index(self: DenseRetriever, threads: int = 2):
     if not flat:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        faiss.write_index(index, str(tmp)); os.replace(tmp, path)
+        faiss.write_index(index, str(tmp))
+        os.replace(tmp, path)
     return index
 
 @patch

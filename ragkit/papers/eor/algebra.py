@@ -131,20 +131,20 @@ class Document:
         return [p for c in self.chunks for p in (getattr(c, "pids", None) or ([c.pid] if c.pid else []))]
 
 # %% ../../../nbs/60_papers.eor.algebra.ipynb #65d4ac69
+def _pieces(c: Chunk, words: int) -> list[Chunk]:
+    "Chunk c cut into consecutive pieces of at most `words` words, each keeping its provenance."
+    w = c.text.split()
+    return [Chunk(" ".join(w[i:i + words]), c.title, c.source, c.pid) for i in range(0, len(w), words)]
+
 def split_chunks(chunks: Sequence[Chunk], words: int = 100) -> list[Chunk]:
     "Split each chunk into consecutive pieces of at most `words` words, keeping provenance."
-    out = []
-    for c in chunks:
-        w = c.text.split()
-        out += [Chunk(" ".join(w[i:i + words]), c.title, c.source, c.pid) for i in range(0, len(w), words)]
-    return out
+    return [p for c in chunks for p in _pieces(c, words)]
 
 def rerank(query: str, chunks: Sequence[Chunk], scorer: Callable[[str, list[str]], Sequence[float]], words: int = 100) -> list[Chunk]:
     "Rechunk to ~`words` words and sort by `scorer(query, texts)` descending, stable on ties."
     pieces = split_chunks(chunks, words)
     scores = list(scorer(query, [c.text for c in pieces])) if pieces else []
-    order = sorted(range(len(pieces)), key=lambda i: (-scores[i], i))
-    return [pieces[i] for i in order]
+    return [pieces[i] for i in sorted(range(len(pieces)), key=lambda i: (-scores[i], i))]
 
 # %% ../../../nbs/60_papers.eor.algebra.ipynb #e863b63a
 SourceFn = Callable[[list[str], "int | None"], list[list[Chunk]]]  # (queries, k or None) -> chunks per query, best first
@@ -181,21 +181,47 @@ class Pipeline:
     def _run(self, node, qs, k, trace, costs) -> list[list[Chunk]]:
         "Evaluate `node` for all queries; `k` is the truncation that will follow, passed down to sources."
         if isinstance(node, Source):
-            if node.name == "ReFree": return [[] for _ in qs]
-            out = self.sources[node.name](qs, k)
-            if len(out) != len(qs): raise ValueError(f"source {node.name!r} returned {len(out)} results for {len(qs)} queries")
-            _charge(costs, out); trace.append(f"{node.name}(k={k})"); return out
+            return self._run_source(node, qs, k, trace, costs)
         if isinstance(node, Top): return [c[:node.k] for c in self._run(node.child, qs, node.k, trace, costs)]
         if isinstance(node, Rerank):
-            got = self._run(node.child, qs, None, trace, costs); trace.append("RR")
-            return [rerank(q, c, self.scorer, self.words) for q, c in zip(qs, got)]
+            return self._run_rerank(node, qs, trace, costs)
         if isinstance(node, Concat):
-            parts = [self._run(p, qs, None, trace, costs) for p in node.parts]
-            return [[c for part in parts for c in part[i]] for i in range(len(qs))]
+            return self._run_concat(node, qs, trace, costs)
+        return self._run_compress(node, qs, trace, costs)
+
+    def _run_source(self, node: Source, qs, k, trace, costs) -> list[list[Chunk]]:
+        "A source's chunks for all queries (none for ReFree), charged and traced."
+        if node.name == "ReFree": return [[] for _ in qs]
+        return _traced(costs, trace, self._fetch(node, qs, k), f"{node.name}(k={k})")
+
+    def _fetch(self, node: Source, qs, k) -> list[list[Chunk]]:
+        "The source's chunks for all queries, checked to hold one list per query."
+        out = self.sources[node.name](qs, k)
+        if len(out) == len(qs): return out
+        raise ValueError(f"source {node.name!r} returned {len(out)} results for {len(qs)} queries")
+
+    def _run_rerank(self, node: Rerank, qs, trace, costs) -> list[list[Chunk]]:
+        "The child's chunks of each query, rechunked and ordered by the scorer."
+        got = self._run(node.child, qs, None, trace, costs)
+        trace.append("RR")
+        return [rerank(q, c, self.scorer, self.words) for q, c in zip(qs, got)]
+
+    def _run_concat(self, node: Concat, qs, trace, costs) -> list[list[Chunk]]:
+        "Each query's chunks of every part, in part order."
+        parts = [self._run(p, qs, None, trace, costs) for p in node.parts]
+        return [[c for part in parts for c in part[i]] for i in range(len(qs))]
+
+    def _run_compress(self, node: Compress, qs, trace, costs) -> list[list[Chunk]]:
+        "The compressor's summary of each query's document (the child's chunks joined), charged and traced."
         docs = ["\n\n".join(c.text for c in cs) for cs in self._run(node.child, qs, None, trace, costs)]
-        trace.append("CP")
         out = [[s if isinstance(s, Chunk) else Chunk(s, "", "CP")] for s in self.compressor(qs, docs)]
-        _charge(costs, out); return out
+        return _traced(costs, trace, out, "CP")
+
+def _traced(costs: list[Cost], trace: list[str], chunks: list[list[Chunk]], step: str) -> list[list[Chunk]]:
+    "`chunks`, after charging their LM cost to `costs` and recording `step` in `trace` (both in place)."
+    _charge(costs, chunks)
+    trace.append(step)
+    return chunks
 
 def _charge(costs: list[Cost], chunks: list[list[Chunk]]) -> None:
     "Add the LM cost of each query's new chunks to `costs` (in place): it is paid whether or not a chunk survives truncation."

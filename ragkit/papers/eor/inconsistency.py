@@ -171,7 +171,8 @@ def pool_oracle(correct, size: int, max_pools: int = 5000, seed: int = 0) -> dic
     patterns, counts = np.unique(c.T, axis=0, return_counts=True)  # [U, M] distinct answer patterns
     wrong, acc = (1 - patterns).T, np.empty(len(pools))
     for s in range(0, len(pools), 2048):
-        member = np.zeros((len(pools[s:s + 2048]), m)); np.put_along_axis(member, pools[s:s + 2048], 1.0, axis=1)
+        member = np.zeros((len(pools[s:s + 2048]), m))
+        np.put_along_axis(member, pools[s:s + 2048], 1.0, axis=1)
         acc[s:s + 2048] = 1 - ((member @ wrong) == size) @ counts / n
     return dict(size=int(size), pools=[tuple(p) for p in pools.tolist()], accuracy=acc, exact=exact, total=math.comb(m, size))
 
@@ -210,7 +211,8 @@ def plot_rwr(matrix, names: Sequence[str] | None = None, title: str | None = Non
             ax.add_patch(Rectangle((j - .5, i - .5), 1, 1, color="#9e9e9e"))
             ax.text(j, i, "−1", ha="center", va="center", fontsize=fontsize, color="white")
         else: ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=fontsize, color="white" if v > .6 else "black")
-    ax.set_xticks(range(k), names, rotation=60, ha="right"); ax.set_yticks(range(k), names)
+    ax.set_xticks(range(k), names, rotation=60, ha="right")
+    ax.set_yticks(range(k), names)
     ax.set(xlabel="j (column): the retriever whose failures are counted", ylabel="i (row): the retriever that wins", title=title)
     fig.colorbar(im, ax=ax, fraction=.046, pad=.04)
     fig.tight_layout()
@@ -230,7 +232,8 @@ def plot_mrlr(df: pd.DataFrame, # one row per (dataset, retriever): its MRLR
     hue = "model" if "model" in df.columns else None
     fig, ax = plt.subplots(figsize=(1.5 * df.dataset.nunique() + 2.5, 3.6))
     sns.boxplot(data=df, x="dataset", y="mrlr", hue=hue, ax=ax, color=None if hue else "#8fb0d9", fliersize=0)
-    state = np.random.get_state(); np.random.seed(seed)  # the same figure on every rerun; the caller's state restored
+    state = np.random.get_state()
+    np.random.seed(seed)  # the same figure on every rerun; the caller's state restored
     try: sns.stripplot(data=df, x="dataset", y="mrlr", hue=hue, dodge=bool(hue), ax=ax, color=None if hue else "#333333",
                        size=3.5, legend=False)
     finally: np.random.set_state(state)
@@ -251,7 +254,8 @@ def plot_accuracy(df: pd.DataFrame, order_by: str | None = None):
     for d in datasets: ax.plot(range(len(wide)), wide[d].to_numpy(), marker="o", label=str(d), lw=2 if d == order_by else 1.2)
     ax.set_xticks(range(len(wide)), wide.index, rotation=60, ha="right")
     ax.set(ylabel="accuracy (containment)", title=f"Accuracy per retriever, sorted by {order_by}")
-    ax.legend(fontsize=8); fig.tight_layout()
+    ax.legend(fontsize=8)
+    fig.tight_layout()
     return fig
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #b3fecc55
@@ -263,7 +267,8 @@ def plot_upper_bound(table: pd.DataFrame, best_single: float | None = None):
     sns.boxplot(data=table, x="size", y="accuracy", ax=ax, color="#a8c9a1", fliersize=1.5)
     ax.axhline(best_single, ls="--", color="#c0392b", lw=1.2, label=f"best single retriever ({best_single:.3f})")
     ax.set(xlabel="retriever pool size", ylabel="oracle accuracy", title="Upper bound of an ensemble of retrievers")
-    ax.legend(fontsize=8, loc="lower right"); fig.tight_layout()
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
     return fig
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #b3cac927
@@ -280,7 +285,8 @@ def question_grid(rows: pd.DataFrame) -> dict:
     r_code, names = pd.factorize(rows.retriever, sort=False)
     q_code, qids = pd.factorize(rows.qid, sort=False)
     m, n = len(names), len(qids)
-    seen = np.zeros((m, n), dtype=int); np.add.at(seen, (r_code, q_code), 1)
+    seen = np.zeros((m, n), dtype=int)
+    np.add.at(seen, (r_code, q_code), 1)
     if (seen > 1).any():
         i, j = np.argwhere(seen > 1)[0]
         raise ValueError(f"duplicate rows for qid {qids[j]!r} and retriever {names[i]!r}: one row per (dataset, qid, retriever)")
@@ -289,7 +295,8 @@ def question_grid(rows: pd.DataFrame) -> dict:
         raise ValueError(f"no row for qid {qids[j]!r} and retriever {names[i]!r} ({int((seen == 0).sum())} missing): "
                          "every retriever must answer every question of a dataset")
     def grid(col: str, f=lambda x: x) -> np.ndarray:
-        g = np.empty((m, n), dtype=object); g[r_code, q_code] = [f(x) for x in rows[col]]
+        g = np.empty((m, n), dtype=object)
+        g[r_code, q_code] = [f(x) for x in rows[col]]
         return g
     first = np.unique(q_code, return_index=True)[1]  # each question's first row (codes follow first appearance)
     golds = [[g] if isinstance(g, str) else list(g) for g in rows.golds.to_numpy()[first]]
@@ -297,25 +304,39 @@ def question_grid(rows: pd.DataFrame) -> dict:
                 correct=_binary(grid("correct").astype(float), "correct", 1), golds=golds)
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #79ba0357
+def _labelled(x: np.ndarray, names: list[str]) -> pd.DataFrame:
+    "An [M, M] matrix as a frame whose rows (i) and columns (j) are the retrievers."
+    return pd.DataFrame(x, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
+
+def _win_analysis(names: list[str], c: np.ndarray, r: np.ndarray) -> dict:
+    "The accuracy of the retrievers' [M, N] correctness c, and its RWR r with the MRWR and MRLR."
+    return dict(retrievers=names, n_questions=c.shape[1], accuracy=pd.Series(c.mean(1), index=names),
+                rwr=_labelled(r, names), mrwr=pd.Series(_nanmean(r, 1), index=names),
+                mrlr=pd.Series(_nanmean(r, 0), index=names))
+
+def _kept_indicators(g: dict, c: np.ndarray, keep: np.ndarray) -> dict[str, np.ndarray]:
+    "Appendix B's indicators on the kept questions of a question grid."
+    docs = doc_indicators(g["answers"][:, keep], [x for x, k in zip(g["golds"], keep) if k], g["documents"][:, keep])
+    return error_indicators(c[:, keep], **docs)
+
+def _error_tables(ind: dict | None, names: list[str]) -> dict:
+    "The per-error RWR frames and the decomposition table of the indicators (both None without indicators)."
+    if ind is None: return dict(error_rwr=None, decomposition=None)
+    return dict(error_rwr={e: _labelled(error_rwr(ind, e), names) for e in ERRORS},
+                decomposition=decomposition_table(ind, names))
+
+def _error_analysis(g: dict, c: np.ndarray, names: list[str], max_words: int) -> dict:
+    "The error analyses on the questions where no retriever answers in more than `max_words` words."
+    drop = long_answer_mask(g["answers"], max_words)
+    ind = _kept_indicators(g, c, ~drop) if (~drop).any() else None
+    return dict(n_dropped_long=int(drop.sum()), n_error_analysis=int((~drop).sum()), **_error_tables(ind, names))
+
 def _analyse(g: dict, max_words: int, max_pools: int, seed: int) -> dict:
     "Every analysis of one dataset's question grid."
     names, c = g["retrievers"], g["correct"]
     if len(names) < 2: raise ValueError(f"need at least 2 retrievers to compare, got {names}")
-    label = lambda x: pd.DataFrame(x, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
-    r = rwr(c)
-    out = dict(retrievers=names, n_questions=c.shape[1], accuracy=pd.Series(c.mean(1), index=names),
-               rwr=label(r), mrwr=pd.Series(_nanmean(r, 1), index=names), mrlr=pd.Series(_nanmean(r, 0), index=names))
-    drop = long_answer_mask(g["answers"], max_words)
-    keep = ~drop
-    out.update(n_dropped_long=int(drop.sum()), n_error_analysis=int(keep.sum()), error_rwr=None, decomposition=None)
-    if keep.any():
-        docs = doc_indicators(g["answers"][:, keep], [x for x, k in zip(g["golds"], keep) if k], g["documents"][:, keep])
-        ind = error_indicators(c[:, keep], **docs)
-        out["error_rwr"] = {e: label(error_rwr(ind, e)) for e in ERRORS}
-        out["decomposition"] = decomposition_table(ind, names)
-    ub = upper_bound_table(c, names, max_pools, seed)
-    out.update(upper_bound=ub, best_single=float(c.mean(1).max()))
-    return out
+    return dict(**_win_analysis(names, c, rwr(c)), **_error_analysis(g, c, names, max_words),
+                upper_bound=upper_bound_table(c, names, max_pools, seed), best_single=float(c.mean(1).max()))
 
 def inconsistency_report(frame: pd.DataFrame, max_words: int = 5, max_pools: int = 5000, seed: int = 0) -> dict[str, dict]:
     "EoR's inconsistency analyses per dataset of a (dataset, qid, retriever) response frame (contract at the top of 63_papers.eor.inconsistency)."
@@ -357,7 +378,8 @@ def _pair_rwr(i: int, j: int):
 
 def _worst_best(c: np.ndarray) -> tuple[int, int]:
     "Rows of the least and the most accurate retriever (the first on ties)."
-    acc = c.mean(1); return int(np.argmin(acc)), int(np.argmax(acc))
+    acc = c.mean(1)
+    return int(np.argmin(acc)), int(np.argmax(acc))
 
 def _on_questions(c: np.ndarray, # a [M, N] 0/1 matrix: retrievers x questions
                   stat, # matrix -> float
@@ -369,7 +391,8 @@ PAPER_PAIR = ("SE@1", "Wiki@10")  # EoR Section 2.2: the lowest-ranked and the t
 
 def _dataset_claims(d: str, g: pd.DataFrame) -> list[Claim]:
     "Section 2's claims on one dataset's responses."
-    q = question_grid(g); c, names = q["correct"].astype(float), q["retrievers"]
+    q = question_grid(g)
+    c, names = q["correct"].astype(float), q["retrievers"]
     w, b = _worst_best(c)
     on = lambda claim, stat, paper, source: Claim(claim, d, "", "", "correct", paper, source, statistic=_on_questions(c, stat))
     pair = [on("SE@1 answers some of Wiki@10's failures (RWR(SE@1, Wiki@10) > 0; the paper's pair)",

@@ -71,6 +71,23 @@ def _pool_lists(others: dict[int, list[float]], pooling: str, s: float) -> dict[
     top = max(count.values())
     return {i: float(c == top) for i, c in count.items()}  # plurality
 
+def _checked_weights(sim_weights, retriever_weights, pooling: str, K: int, M: int) -> tuple:
+    "The K metric weights normalised, the M raw retriever weights and the pooling, each checked."
+    return sim_weights_of(sim_weights, K), retriever_weights_of(retriever_weights, M), _check_pooling(pooling)
+
+def _kept_mask(wr: np.ndarray, t: float) -> np.ndarray:
+    "bool [M]: the retrievers whose weight is above t (an error when none is)."
+    keep = wr > t
+    if keep.any(): return keep
+    raise ValueError(f"every retriever weight is <= t={t}: no candidate is left; lower t or raise a weight")
+
+def _voter_scores(sims: np.ndarray, w: np.ndarray, wr: np.ndarray, kept: list[int], pooling: str, threshold: float,
+                  s: float) -> dict[int, float]:
+    "Each kept candidate's voter score: its pooled similarity to the other kept ones (eq. 6), weighted (eq. 7)."
+    sim = lambda i, j: float(np.dot(sims[i, j], w))  # eq. 6
+    pooled = _pool_lists({i: [sim(i, j) for j in kept if j != i] for i in kept}, pooling, s)
+    return {i: wr[i] * (p if p >= threshold - TIE else 0.0) for i, p in pooled.items()}  # eq. 7, EoR's threshold
+
 def vote(
     sims: np.ndarray,  # [M, M, K]: sims[i, j, k] = similarity of response i to response j under metric k
     sim_weights: Sequence[float],  # K metric weights ω^s (normalised here to sum to 1)
@@ -82,13 +99,9 @@ def vote(
 ) -> int:
     "EoR's choice for one question (eq. 6-7): the index of the response with the highest voter score."
     sims = _check_S(sims, ndim=3)
-    M, K = sims.shape[0], sims.shape[2]
-    w, wr, pooling = sim_weights_of(sim_weights, K), retriever_weights_of(retriever_weights, M), _check_pooling(pooling)
-    kept = [m for m in range(M) if wr[m] > t]
-    if not kept: raise ValueError(f"every retriever weight is <= t={t}: no candidate is left; lower t or raise a weight")
-    sim = lambda i, j: float(np.dot(sims[i, j], w))  # eq. 6
-    pooled = _pool_lists({i: [sim(i, j) for j in kept if j != i] for i in kept}, pooling, s)
-    score = {i: wr[i] * (p if p >= threshold - TIE else 0.0) for i, p in pooled.items()}  # eq. 7, EoR's threshold
+    w, wr, pooling = _checked_weights(sim_weights, retriever_weights, pooling, sims.shape[2], sims.shape[0])
+    kept = [m for m, k in enumerate(_kept_mask(wr, t)) if k]
+    score = _voter_scores(sims, w, wr, kept, pooling, threshold, s)
     best = max(score.values())
     return next(i for i in kept if score[i] >= best - TIE)  # ties (and the all-zero case): the first kept candidate
 
@@ -123,9 +136,8 @@ def vote_batch(
     "EoR's choice for each of N questions: `vote` over a whole similarity tensor, as an int array [N]."
     S = _check_S(S)
     N, M, _, K = S.shape
-    w, wr, pooling = sim_weights_of(sim_weights, K), retriever_weights_of(retriever_weights, M), _check_pooling(pooling)
-    keep = wr > t
-    if not keep.any(): raise ValueError(f"every retriever weight is <= t={t}: no candidate is left; lower t or raise a weight")
+    w, wr, pooling = _checked_weights(sim_weights, retriever_weights, pooling, K, M)
+    keep = _kept_mask(wr, t)
     X = np.tensordot(S, w, axes=([3], [0]))  # eq. 6, [N, M, M]
     return _choose(_pool(X, keep, pooling, s), wr, keep, threshold)
 
@@ -152,6 +164,12 @@ def _slice_name(metric: str, m: Matcher) -> str:
     return f"{metric}:{getattr(m, 'label', '') or m.name}"
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #d99ace48
+def _check_texts(n: int, r: list) -> None:
+    "Fail on the first response of answers[n] that is not a str."
+    for m, a in enumerate(r):
+        if not isinstance(a, str):
+            raise TypeError(f"answers[{n}][{m}] must be a str (use '' for no answer), got {type(a).__name__}")
+
 def check_answers(answers) -> list[list[str]]:
     "`answers` as N lists of M str, with an error naming the first bad row."
     if isinstance(answers, str) or not len(answers): raise ValueError("answers must be a non-empty list of N lists of M responses (str)")
@@ -160,8 +178,7 @@ def check_answers(answers) -> list[list[str]]:
     for n, r in enumerate(rows):
         if r is None: raise TypeError(f"answers[{n}] is a str; each question needs a list of its M responses")
         if len(r) != M or M == 0: raise ValueError(f"answers[{n}] has {len(r)} responses, expected {M} (one per retriever, same order for every question)")
-        for m, a in enumerate(r):
-            if not isinstance(a, str): raise TypeError(f"answers[{n}][{m}] must be a str (use '' for no answer), got {type(a).__name__}")
+        _check_texts(n, r)
     return rows
 
 def _codes(rows: list[list[str]]) -> tuple[np.ndarray, list[str]]:
@@ -171,6 +188,17 @@ def _codes(rows: list[list[str]]) -> tuple[np.ndarray, list[str]]:
     return codes, list(vocab)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #5fc1870b
+def _live(texts: list[str], ua: np.ndarray, ub: np.ndarray) -> np.ndarray:
+    "bool: the pairs of text codes (ua[p], ub[p]) where neither text is blank."
+    blank = np.array([not x.strip() for x in texts], dtype=bool)
+    return ~(blank[ua] | blank[ub])
+
+def _score_texts(A: list[str], B: list[str], matcher: Matcher, combine) -> np.ndarray:
+    "Symmetric similarity of each text pair (A[p], B[p]), one matcher call; a directional matcher scores both ways."
+    if matcher.symmetric: return matcher.score_pairs(A, B)
+    both = np.asarray(matcher.score_pairs(A + B, B + A), dtype=float)
+    return combine(both[:len(A)], both[len(A):])
+
 def _pair_scores(codes: np.ndarray, texts: list[str], matcher: Matcher, combine) -> np.ndarray:
     "Symmetric similarity [N, P] of the unordered pairs (triu order) of every row of codes, one matcher call."
     N, M = codes.shape
@@ -178,17 +206,49 @@ def _pair_scores(codes: np.ndarray, texts: list[str], matcher: Matcher, combine)
     a, b = np.minimum(codes[:, ii], codes[:, jj]), np.maximum(codes[:, ii], codes[:, jj])
     uniq, inv = np.unique(a * len(texts) + b, return_inverse=True)
     ua, ub = uniq // len(texts), uniq % len(texts)
-    blank = np.array([not x.strip() for x in texts], dtype=bool)
-    live = ~(blank[ua] | blank[ub])
+    live = _live(texts, ua, ub)
     vals = np.zeros(len(uniq))
     A, B = [texts[x] for x in ua[live]], [texts[x] for x in ub[live]]
-    if A and matcher.symmetric: vals[live] = matcher.score_pairs(A, B)
-    elif A:
-        both = np.asarray(matcher.score_pairs(A + B, B + A), dtype=float)
-        vals[live] = combine(both[:len(A)], both[len(A):])
+    if A: vals[live] = _score_texts(A, B, matcher, combine)
     return vals[inv.reshape(-1)].reshape(N, len(ii))
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #dd5108fe
+def _nli_missing(metric: str) -> float:
+    "Warn that an NLI metric has no matcher: its slice is 0."
+    warnings.warn(f"similarity {metric!r}: no NLI matcher given (none can be installed offline); its slice is "
+                  "zeros and train_eor fixes its weight at 0. Pass nli=NLIMatcher(<local folder or hub id>) to use it.")
+    return 0.0
+
+def _unknown_metric(metric: str) -> ValueError:
+    "The error for a metric that is neither known nor given a matcher."
+    return ValueError(f"unknown similarity {metric!r}; choose from {', '.join(SIM_METRICS)} "
+                      f"or pass matchers={{{metric!r}: ...}}")
+
+def _given_or_default(metric: str, m: Matcher | None) -> Matcher:
+    "`m`, else the metric's default matcher (a metric outside SIM_METRICS needs one given)."
+    if m is None and metric not in SIM_METRICS: raise _unknown_metric(metric)
+    return _default_matcher(metric) if m is None else m
+
+def _metric_matcher(metric: str, m: Matcher | None, nli: Matcher | None) -> Matcher | None:
+    "A slice's matcher: the given one, else `nli` for the NLI metrics (None if neither is), else the default."
+    return (m or nli) if metric in ("nli", "nli-q") else _given_or_default(metric, m)
+
+def _with_question(rows: list[list[str]], query) -> tuple[np.ndarray, list[str]]:
+    "Codes and texts of the responses prefixed by their question ('nli-q'); a blank response stays blank."
+    if query is None: raise ValueError("'nli-q' prepends the question: pass query= (the N questions)")
+    return _codes([[f"{q} {a}" if a.strip() else "" for a in r] for q, r in zip(query, rows)])
+
+def _slice(metric: str, m: Matcher | None, rows: list[list[str]], query, codes: np.ndarray, texts: list[str]) -> tuple:
+    "One slice of S: the pair similarities [N, P] (0.0 for an NLI metric without a matcher) and its name."
+    if m is None: return _nli_missing(metric), f"{metric}:none"
+    c, t = _with_question(rows, query) if metric == "nli-q" else (codes, texts)
+    return _pair_scores(c, t, m, SYMMETRISE_BY.get(metric, lambda x, y: (x + y) / 2)), _slice_name(metric, m)
+
+def _check_query(query, N: int) -> None:
+    "Fail unless `query` is None or a list of the N questions."
+    if query is not None and (isinstance(query, str) or len(query) != N):
+        raise ValueError(f"query must be a list of the {N} questions, one per row of answers")
+
 def similarity_tensor(
     answers: Sequence[Sequence[str]],  # N lists of the M responses, in the retriever order
     metrics: Sequence[str] = ("em", "f1", "bertscore"),  # slices of S, from SIM_METRICS (or keys of `matchers`)
@@ -201,28 +261,14 @@ def similarity_tensor(
     rows, matchers = check_answers(answers), dict(matchers or {})
     if isinstance(metrics, str) or not len(metrics): raise ValueError("metrics must be a non-empty list of metric names, e.g. ['em', 'f1', 'bertscore']")
     N, M = len(rows), len(rows[0])
-    if query is not None and (isinstance(query, str) or len(query) != N):
-        raise ValueError(f"query must be a list of the {N} questions, one per row of answers")
+    _check_query(query, N)
     codes, texts = _codes(rows)
     ii, jj = np.triu_indices(M, 1)
     S, names = np.full((N, M, M, len(metrics)), diagonal, dtype=float), []
     for k, metric in enumerate(metrics):
-        m, c, t = matchers.get(metric), codes, texts
-        if metric in ("nli", "nli-q"):
-            m = m or nli
-            if m is None:
-                warnings.warn(f"similarity {metric!r}: no NLI matcher given (none can be installed offline); its slice is "
-                              "zeros and train_eor fixes its weight at 0. Pass nli=NLIMatcher(<local folder or hub id>) to use it.")
-                S[:, ii, jj, k] = S[:, jj, ii, k] = 0.0; names.append(f"{metric}:none"); continue
-            if metric == "nli-q":
-                if query is None: raise ValueError("'nli-q' prepends the question: pass query= (the N questions)")
-                c, t = _codes([[f"{q} {a}" if a.strip() else "" for a in r] for q, r in zip(query, rows)])
-        elif m is None:
-            if metric not in SIM_METRICS: raise ValueError(f"unknown similarity {metric!r}; choose from {', '.join(SIM_METRICS)} or pass matchers={{{metric!r}: ...}}")
-            m = _default_matcher(metric)
-        v = _pair_scores(c, t, m, SYMMETRISE_BY.get(metric, lambda x, y: (x + y) / 2))
+        v, name = _slice(metric, _metric_matcher(metric, matchers.get(metric), nli), rows, query, codes, texts)
         S[:, ii, jj, k] = S[:, jj, ii, k] = v
-        names.append(_slice_name(metric, m))
+        names.append(name)
     return S, names
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #6f9469b5
@@ -244,6 +290,11 @@ def _check_correct(correct, shape) -> np.ndarray:
     return c.astype(bool)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #cb953720
+def _normalised(sim_weights) -> np.ndarray:
+    "Metric weights scaled to sum to 1; all-zero weights stay zero (every similarity is 0)."
+    ws = np.asarray(sim_weights, dtype=float)
+    return ws / ws.sum() if ws.sum() > 0 else np.zeros_like(ws)
+
 class EoRObjective:
     "Accuracy of EoR's choices on cached responses as a function of the weights; precomputed for speed."
     def __init__(self,
@@ -271,14 +322,16 @@ class EoRObjective:
 
     def choose(self, sim_weights, retriever_weights, threshold: float = 0.0) -> np.ndarray | None:
         "EoR's choice per question [N] for these weights (None when every retriever is ignored)."
-        ws = np.asarray(sim_weights, dtype=float)
-        ws = ws / ws.sum() if ws.sum() > 0 else np.zeros_like(ws)  # all-zero weights: every similarity is 0
+        ws = _normalised(sim_weights)
         wr = np.asarray(retriever_weights, dtype=float)
         keep = wr > self.t
         if not keep.any(): return None
-        if self.pooling == "mean": pooled = self._means(keep) @ ws
-        else: pooled = _pool((self.flat @ ws).reshape(self.N, self.M, self.M), keep, self.pooling, self.s)
-        return _choose(pooled, wr, keep, threshold)
+        return _choose(self._pooled(ws, keep), wr, keep, threshold)
+
+    def _pooled(self, ws: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        "Each response's pooled similarity to the kept others under the metric weights ws, [N, M]."
+        if self.pooling == "mean": return self._means(keep) @ ws
+        return _pool((self.flat @ ws).reshape(self.N, self.M, self.M), keep, self.pooling, self.s)
 
     def accuracy(self, sim_weights, retriever_weights, threshold: float = 0.0) -> float:
         "Share of questions whose chosen response is right (0 when no retriever is kept)."
@@ -293,15 +346,22 @@ def _flip(w: float, lo: float, hi: float) -> float:
     if abs(f - w) < 0.1 * (hi - lo): f = hi if w <= (lo + hi) / 2 else lo
     return f
 
+def _metric_vertex(x0: np.ndarray, n_sim: int, k: int, start: int | None) -> np.ndarray:
+    "x0 with its metric weights on metric k alone, or equal for the start metric (the first when there is none)."
+    v = x0.copy()
+    v[:n_sim] = np.full(n_sim, 1.0 / n_sim) if k == start or (start is None and k == 0) else np.eye(n_sim)[k]
+    return v
+
+def _flipped_vertex(x0: np.ndarray, d: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    "x0 with coordinate d reflected within its bounds (`_flip`)."
+    v = x0.copy()
+    v[d] = _flip(x0[d], lo[d], hi[d])
+    return v
+
 def initial_simplex(x0: np.ndarray, n_sim: int, start: int | None, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     "EoR's initial simplex around x0 (first n_sim entries: free metric weights; start: index of the start metric)."
-    verts = [x0]
-    for k in range(n_sim):
-        v = x0.copy()
-        v[:n_sim] = np.full(n_sim, 1.0 / n_sim) if k == start or (start is None and k == 0) else np.eye(n_sim)[k]
-        verts.append(v)
-    for d in range(n_sim, len(x0)):
-        v = x0.copy(); v[d] = _flip(x0[d], lo[d], hi[d]); verts.append(v)
+    verts = [x0] + [_metric_vertex(x0, n_sim, k, start) for k in range(n_sim)]
+    verts += [_flipped_vertex(x0, d, lo, hi) for d in range(n_sim, len(x0))]
     return np.clip(np.array(verts), lo, hi)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #085f3441
@@ -366,7 +426,9 @@ class SearchSpace:
 
     def unpack(self, x) -> tuple[np.ndarray, np.ndarray, float]:
         "(metric weights [K], retriever weights [M], threshold) from a search vector."
-        F = len(self.free); ws = np.zeros(self.K); ws[self.free] = x[:F]
+        F = len(self.free)
+        ws = np.zeros(self.K)
+        ws[self.free] = x[:F]
         return ws, x[F:F + self.M], (x[F + self.M] if self.search_threshold else self.threshold)
 
 def search_space(keys: Sequence[str], free: list[int], K: int, M: int, # the free slices' metric keys and indices, the tensor's sizes
@@ -384,11 +446,41 @@ def restarted(search, # x0 -> a scipy OptimizeResult (minimising)
     "The best of a search from x0 and `restarts` more from seeded random points in the bounds (ties: the earlier): (result, evaluations, winner)."
     if restarts < 0: raise ValueError(f"restarts must be >= 0, got {restarts}")
     rng = np.random.default_rng(seed)
-    res = search(x0); nfev, won = res.nfev, 0
+    res = search(x0)
+    nfev, won = res.nfev, 0
     for k in range(1, restarts + 1):  # a step-shaped objective can stall on the start's plateau: try other plateaus
-        r = search(lo + rng.random(len(lo)) * (hi - lo)); nfev += r.nfev
+        r = search(lo + rng.random(len(lo)) * (hi - lo))
+        nfev += r.nfev
         if r.fun < res.fun - 1e-12: res, won = r, k
     return res, nfev, won
+
+def _free_slices(metrics: list[str]) -> list[int]:
+    "Indices of the slices that were computed (not '...:none'); an error when none was."
+    free = [k for k, m in enumerate(metrics) if not m.endswith(":none")]
+    if free: return free
+    raise ValueError(f"every similarity slice is unavailable ({metrics}): compute at least one with similarity_tensor")
+
+def _start_weights(F: int, start: int | None) -> np.ndarray:
+    "The F free metric weights at the start: the start metric alone, or equal weights when there is none."
+    return np.eye(F)[start] if start is not None else np.full(F, 1.0 / F)
+
+def _start_point(keys: list[str], start_metric: str, obj: EoRObjective, sp: SearchSpace) -> tuple:
+    "The start metric's index among the free slices' keys (None: not among them) and the clipped start vector x0."
+    start = keys.index(start_metric) if start_metric in keys else None
+    x0 = np.concatenate([_start_weights(len(keys), start), obj.correct.mean(0), [sp.threshold] * sp.search_threshold])
+    return start, np.clip(x0, sp.lo, sp.hi)
+
+def _nm_kwargs(x: np.ndarray, n_free: int, start: int | None, sp: SearchSpace, maxiter, adaptive: bool) -> dict:
+    "scipy's bounded Nelder-Mead arguments for a search from x, with EoR's initial simplex around it."
+    return dict(method="Nelder-Mead", bounds=list(zip(sp.lo, sp.hi)),
+                options=dict(initial_simplex=initial_simplex(x, n_free, start, sp.lo, sp.hi), maxiter=maxiter,
+                             adaptive=adaptive))
+
+def _nelder_mead(obj: EoRObjective, sp: SearchSpace, n_free: int, start: int | None, maxiter, adaptive: bool):
+    "x -> the bounded Nelder-Mead search from x that maximises the training accuracy (a scipy OptimizeResult)."
+    from scipy.optimize import minimize
+    return lambda x: minimize(lambda v: -obj.accuracy(*sp.unpack(v)), x,
+                              **_nm_kwargs(x, n_free, start, sp, maxiter, adaptive))
 
 def train_eor(
     S: np.ndarray,  # [N, M, M, K] similarity tensor of the training questions
@@ -411,18 +503,14 @@ def train_eor(
     seed: int = 0,  # seed of the restart points
 ) -> EoRFit:
     "Search EoR's weights by bounded Nelder-Mead on cached responses (Section 4.2); deterministic."
-    from scipy.optimize import minimize
-    S = _check_S(S); N, M, _, K = S.shape
+    S = _check_S(S)
+    N, M, _, K = S.shape
     metrics, retrievers = _names(metrics, K, "metrics", "sim"), _names(retrievers, M, "retrievers", "r")
-    free = [k for k, m in enumerate(metrics) if not m.endswith(":none")]
-    if not free: raise ValueError(f"every similarity slice is unavailable ({metrics}): compute at least one with similarity_tensor")
+    free = _free_slices(metrics)
     keys, obj = [metric_key(metrics[k]) for k in free], EoRObjective(S, correct, pooling, s, t)
     sp = search_space(keys, free, K, M, em_floor, sim_bounds, retriever_bounds, threshold_bounds, threshold, search_threshold)
-    start = keys.index(start_metric) if start_metric in keys else None
-    ws0 = np.eye(len(free))[start] if start is not None else np.full(len(free), 1.0 / len(free))
-    x0 = np.clip(np.concatenate([ws0, obj.correct.mean(0), [threshold] * search_threshold]), sp.lo, sp.hi)
-    search = lambda x: minimize(lambda v: -obj.accuracy(*sp.unpack(v)), x, method="Nelder-Mead", bounds=list(zip(sp.lo, sp.hi)),
-                                options=dict(initial_simplex=initial_simplex(x, len(free), start, sp.lo, sp.hi), maxiter=maxiter, adaptive=adaptive))
+    start, x0 = _start_point(keys, start_metric, obj, sp)
+    search = _nelder_mead(obj, sp, len(free), start, maxiter, adaptive)
     t0 = time.perf_counter()
     res, nfev, won = restarted(search, x0, sp.lo, sp.hi, restarts, seed)
     ws, wr, thr = sp.unpack(np.clip(res.x, sp.lo, sp.hi))
@@ -432,16 +520,24 @@ def train_eor(
                   start_weights=sp.unpack(x0)[1].copy(), restart=won)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #830f163e
-def eor_predict(S: np.ndarray, fit: EoRFit) -> np.ndarray:
-    "EoR's chosen response index per question [N] under trained weights."
-    S = _check_S(S)
+def _check_fit_shape(S: np.ndarray, fit: EoRFit) -> None:
+    "Fail unless S has the responses and metrics the fit was trained on."
     if S.shape[1] != len(fit.retrievers) or S.shape[3] != len(fit.metrics):
         raise ValueError(f"S has M={S.shape[1]} responses and K={S.shape[3]} metrics but the fit was trained on "
                          f"M={len(fit.retrievers)} ({fit.retrievers[0]}…) and K={len(fit.metrics)} ({fit.metrics})")
+
+def _first_kept(fit: EoRFit, N: int) -> np.ndarray:
+    "The first retriever above t, for each of N questions (an error when there is none)."
+    keep = np.flatnonzero(np.asarray(fit.retriever_weights) > fit.t)
+    if not len(keep): raise ValueError(f"every retriever weight is <= t={fit.t}: no candidate is left")
+    return np.full(N, keep[0])
+
+def eor_predict(S: np.ndarray, fit: EoRFit) -> np.ndarray:
+    "EoR's chosen response index per question [N] under trained weights."
+    S = _check_S(S)
+    _check_fit_shape(S, fit)
     if not np.any(fit.sim_weights):  # every metric weight 0 (possible without an em slice): every score is 0
-        keep = np.flatnonzero(np.asarray(fit.retriever_weights) > fit.t)
-        if not len(keep): raise ValueError(f"every retriever weight is <= t={fit.t}: no candidate is left")
-        return np.full(S.shape[0], keep[0])
+        return _first_kept(fit, S.shape[0])
     return vote_batch(S, fit.sim_weights, fit.retriever_weights, fit.pooling, fit.threshold, fit.s, fit.t)
 
 def top_r(correct_train: np.ndarray) -> int:
@@ -457,6 +553,18 @@ def chosen(correct: np.ndarray, choice: np.ndarray) -> np.ndarray:
     return correct[np.arange(len(choice)), choice]
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #60d9c075
+def _one_split(perm: np.ndarray, n: int, train_frac: float) -> list[np.ndarray]:
+    "One train mask: the first round(train_frac·n) questions of `perm`, at least one, and one held out from n = 2 on."
+    m = np.zeros(n, bool)
+    m[perm[: min(max(1, int(round(train_frac * n))), max(n - 1, 1))]] = True
+    return [m]
+
+def _all_but(part: np.ndarray, n: int) -> np.ndarray:
+    "A train mask [n] holding out the questions of `part`."
+    m = np.ones(n, bool)
+    m[part] = False
+    return m
+
 def train_masks(
     n: int,  # number of questions
     folds: int = 0,  # k-fold cross-fitting when >= 2; 0 or 1: one seeded split by `train_frac`
@@ -468,13 +576,21 @@ def train_masks(
     if not 0 < train_frac <= 1: raise ValueError(f"train_frac must be in (0, 1], got {train_frac}")
     perm = np.random.default_rng(seed).permutation(n)
     if folds <= 1:  # at least one question trains and, from two questions on, at least one is held out
-        m = np.zeros(n, bool); m[perm[: min(max(1, int(round(train_frac * n))), max(n - 1, 1))]] = True
-        return [m]
+        return _one_split(perm, n, train_frac)
     if folds > n: raise ValueError(f"folds={folds} needs at least {folds} questions, got {n}: lower `folds` (0 means one split)")
-    masks = []
-    for part in np.array_split(perm, folds):
-        m = np.ones(n, bool); m[part] = False; masks.append(m)
-    return masks
+    return [_all_but(part, n) for part in np.array_split(perm, folds)]
+
+def _train_mask(m, f: int, N: int) -> np.ndarray:
+    "Train mask f as bool [N], checked to train on at least one question."
+    m = np.asarray(m, dtype=bool)
+    if m.shape == (N,) and m.any(): return m
+    raise ValueError(f"train mask {f} must be bool [{N}] with at least one train question")
+
+def _test_part(m: np.ndarray, f: int, pick: np.ndarray) -> np.ndarray:
+    "bool [N]: the questions train mask f tests, checked to be untested so far."
+    te = ~m if (~m).any() else m  # a one-question smoke run tests on its train question
+    if not (pick[te] >= 0).any(): return te
+    raise ValueError(f"train mask {f} tests questions an earlier mask tested: the test parts must not overlap")
 
 def cross_fit(
     S: np.ndarray,  # [N, M, M, K] similarity tensor of all questions
@@ -483,14 +599,13 @@ def cross_fit(
     **train_kw,  # train_eor's options (metrics, retrievers, pooling, t, sim_bounds, ...)
 ) -> tuple[list[EoRFit], np.ndarray, np.ndarray]:
     "One fit per train mask, each choosing on the questions it did not train on: (fits, EoR choice [N], Top-R choice [N]), -1 where untested."
-    S = _check_S(S); correct = _check_correct(correct, S.shape)
+    S = _check_S(S)
+    correct = _check_correct(correct, S.shape)
     N = S.shape[0]
     pick, top, fits = np.full(N, -1), np.full(N, -1), []
     for f, m in enumerate(masks):
-        m = np.asarray(m, dtype=bool)
-        if m.shape != (N,) or not m.any(): raise ValueError(f"train mask {f} must be bool [{N}] with at least one train question")
-        te = ~m if (~m).any() else m  # a one-question smoke run tests on its train question
-        if (pick[te] >= 0).any(): raise ValueError(f"train mask {f} tests questions an earlier mask tested: the test parts must not overlap")
+        m = _train_mask(m, f, N)
+        te = _test_part(m, f, pick)
         fits.append(train_eor(S[m], correct[m], **train_kw))
         pick[te], top[te] = eor_predict(S[te], fits[-1]), top_r(correct[m])
     return fits, pick, top

@@ -80,7 +80,8 @@ def collect(examples: Sequence[Example], retrievers: dict, lm, dataset: str, out
 # %% ../../../nbs/62_papers.eor.runs.ipynb #130ff7e2
 def grid_matrix(frame: pd.DataFrame, column: str = "correct") -> tuple[pd.DataFrame, list[str], list[str]]:
     "`column` pivoted to [retriever × qid], with the retriever names and qids in grid order."
-    names = list(dict.fromkeys(frame["retriever"])); qids = list(dict.fromkeys(frame["qid"]))
+    names = list(dict.fromkeys(frame["retriever"]))
+    qids = list(dict.fromkeys(frame["qid"]))
     m = frame.pivot(index="retriever", columns="qid", values=column).loc[names, qids]
     return m, names, qids
 

@@ -246,7 +246,8 @@ def vectors(self: EmbeddingScorer, texts: Sequence[str]) -> np.ndarray:
     need = list(dict.fromkeys(k for k in keys if k not in rows and k not in self.memo))
     if need:
         if len(self.memo) + len(need) > self.memo_size: self.memo.clear()
-        self.memo.update(zip(need, _unit(self.embedder.encode(need)))); self.encoded += len(need)
+        self.memo.update(zip(need, _unit(self.embedder.encode(need))))
+        self.encoded += len(need)
     return np.stack([_unit(self.store[rows[k]]) if k in rows else self.memo[k] for k in keys])
 
 @patch
@@ -378,7 +379,8 @@ class FakeSerperServer:
 
     def push(self, *replies: tuple) -> FakeSerperServer:
         "Queue scripted replies `(status, body[, reason phrase])`, served first, one per request, whatever the key."
-        self.replies.extend(replies); return self
+        self.replies.extend(replies)
+        return self
 
     @property
     def url(self) -> str: return f"http://127.0.0.1:{self.server.server_address[1]}/search"
@@ -388,7 +390,9 @@ class FakeSerperServer:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
-    def __exit__(self, *exc): self.server.shutdown(); self.server.server_close()
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #72b17f5e
 def _fake_handler(fake: FakeSerperServer):
@@ -396,16 +400,21 @@ def _fake_handler(fake: FakeSerperServer):
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *a): pass
         def _send(self, code: int, obj: dict | str, reason: str | None = None):
-            body = (obj if isinstance(obj, str) else json.dumps(obj)).encode(); self.send_response(code, reason)
+            body = (obj if isinstance(obj, str) else json.dumps(obj)).encode()
+            self.send_response(code, reason)
             self.send_header("Content-Type", "application/json" if isinstance(obj, dict) else "text/html")
-            self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
         def do_POST(self):
             req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             ok = self.headers.get("X-API-KEY") == fake.key
             fake.requests.append(dict(q=req.get("q"), num=req.get("num"), authorized=ok))
             if fake.replies: return self._send(*fake.replies.popleft())
             if not ok: return self._send(403, {"message": "Unauthorized.", "statusCode": 403})
-            if fake.fail_first > 0: fake.fail_first -= 1; return self._send(500, {"message": "fake failure"})
+            if fake.fail_first > 0:
+                fake.fail_first -= 1
+                return self._send(500, {"message": "fake failure"})
             self._send(200, {"searchParameters": {"q": req.get("q")}, "organic": fake.results(req.get("q", ""), int(req.get("num", 10)))})
     return Handler
 
