@@ -10,7 +10,10 @@ from ragkit.runner import find_notebook, load_profiles, project_root, resolve_pa
 
 ROOT = project_root(Path(__file__).parent)
 REFERENCE_PROFILES = ("paper", "paper-1.5b")  # the profiles whose runs are committed
-RUNS = sorted(p for prof in REFERENCE_PROFILES for p in (ROOT / "outputs" / prof).glob("*") if p.is_dir())
+FOLDERS = sorted(p for prof in REFERENCE_PROFILES for p in (ROOT / "outputs" / prof).glob("*") if p.is_dir())
+RUNS = [p for p in FOLDERS if (p / "results.json").is_file()]  # finished runs
+IN_PROGRESS = [p for p in FOLDERS if p not in RUNS]  # a run too long for one session: only its finished rows, committed to resume from
+ROW_FILES = {"examples.jsonl", "config.json", "summary.json"}  # what one evaluation's folder holds (ragkit.eval.evaluate)
 
 
 def _strict(path: Path):
@@ -24,6 +27,17 @@ def test_every_committed_run_has_its_profile(profile):
     with_profile = {nb for nb, t in load_profiles(ROOT).items() if nb != "reproduce" and profile in t}
     got = {p.name for p in (ROOT / "outputs" / profile).glob("*") if p.is_dir()}
     assert got <= with_profile, f"a folder under outputs/{profile}/ has no {profile} profile in nbs/profiles.toml"
+
+
+@pytest.mark.parametrize("run", IN_PROGRESS, ids=[f"{p.parent.name}/{p.name}" for p in IN_PROGRESS])
+def test_a_run_in_progress_holds_only_rows(run):
+    "A reference run committed before it finished holds its evaluations' rows and nothing else: no record, notebook or results to mistake for a run."
+    files = [f for f in run.rglob("*") if f.is_file()]
+    assert files, f"{run} is empty"
+    odd = [str(f.relative_to(run)) for f in files if f.name not in ROW_FILES or len(f.relative_to(run).parts) != 4]
+    assert not odd, f"{run}: {odd[:3]} are not evaluation rows (task/system/fingerprint/file); finish the run (ragkit run {run.name} --profile {run.parent.name})"
+    for f in (f for f in files if f.name == "config.json"):
+        assert _strict(f)["fingerprint"] == f.parent.name, f"{f}: its fingerprint is not its folder's name"
 
 
 @pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
@@ -82,7 +96,7 @@ def _text_of(f: Path) -> str:
     return json.dumps(nb, ensure_ascii=False)
 
 
-@pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
+@pytest.mark.parametrize("run", FOLDERS, ids=[f"{p.parent.name}/{p.name}" for p in FOLDERS])
 def test_no_machine_path_in_committed_runs(run):
     "No file of a committed run names a folder of the machine that ran it (in an executed notebook: its outputs neither)."
     bad = []
