@@ -60,8 +60,9 @@ class EoRVote(Method):
         rows = {n: t[t.question == question].iloc[0] for n, t in self.tables.items()}
         cost = sum((Cost(int(r.lm_calls), int(r.prompt_tokens), int(r.tokens), int(r.cached_calls)) for r in rows.values()), Cost())
         s = self.chosen[question]
+        secs = sum(float(r.seconds) for r in rows.values())
         return Prediction.charged(str(rows[s].prediction or ""), cost, raw=str(rows[s].raw or ""),
-                                  trace=dict(chosen=s, **({"fallback": self.note} if self.note else {})))
+                                  trace=dict(chosen=s, charged_seconds=secs, **({"fallback": self.note} if self.note else {})))
 
 # %% ../nbs/90_benchmark.ipynb #d0d15b27
 from .core import stable_hash
@@ -111,7 +112,8 @@ class PopularityRoute(Method):
         t = self.rag if self.retrieve[qid] else self.closed
         r = t.loc[qid]
         cost = Cost(int(r.lm_calls), int(r.prompt_tokens), int(r.tokens), int(r.cached_calls))
-        return Prediction.charged(str(r.prediction or ""), cost, raw=str(r.raw or ""), trace=dict(retrieved=self.retrieve[qid], s_count=self.pop[qid]))
+        return Prediction.charged(str(r.prediction or ""), cost, raw=str(r.raw or ""),
+                                  trace=dict(retrieved=self.retrieve[qid], s_count=self.pop[qid], charged_seconds=float(r.seconds)))
 
 # %% ../nbs/90_benchmark.ipynb #8a0154d6
 from .papers.lore import lore_retrievers, lore_systems
@@ -151,9 +153,14 @@ def _accuracy(m: dict, metrics: Sequence[str]) -> dict:
             for col, key in (("(%)", "mean"), ("lo", "lo"), ("hi", "hi")) for k in metrics}
 
 def _cost_columns(t: pd.DataFrame) -> dict:
-    "LM calls, prompt and generated tokens, and seconds per question (NaN where the run kept no time)."
-    return dict(lm_calls=t.lm_calls.mean(), prompt_tokens=t.prompt_tokens.mean(), tokens=t.tokens.mean(),
-                seconds=t.seconds.mean() if "seconds" in t else float("nan"))
+    "LM calls (and cached ones), prompt and generated tokens, and wall seconds per question (NaN where the run kept no time)."
+    return dict(lm_calls=t.lm_calls.mean(), cached_calls=t.cached_calls.mean(), prompt_tokens=t.prompt_tokens.mean(),
+                tokens=t.tokens.mean(), seconds=_seconds(t).mean() if "seconds" in t else float("nan"))
+
+def _seconds(t: pd.DataFrame) -> pd.Series:
+    "Each question's wall seconds: its own, plus those of the runs it read (`charged_seconds` in its trace)."
+    charged = t.trace.map(lambda tr: float((tr or {}).get("charged_seconds", 0.0))) if "trace" in t else 0.0
+    return t.seconds + charged
 
 def _bench_row(d: str, s: str, ev: Evaluation, metrics: Sequence[str]) -> dict:
     "One (task, system) row: its questions, accuracy with its 95% interval (×100) and cost per question."

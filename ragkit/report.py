@@ -12,12 +12,12 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file', 'duration', 'ratio',
-           'verdict_lines', 'scale_lines', 'system_lines', 'score_table', 'reader_of', 'took', 'scale_block',
-           'run_block', 'render_headlines', 'reproduce_lines', 'prefix_line', 'render_timings', 'option_row',
-           'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines', 'render_bench',
-           'server_lines', 'generate_lines', 'render_readers', 'markers', 'splice', 'render_readme', 'rows_of',
-           'metric_means', 'compare', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
-           'clean_notebooks', 'main']
+           'verdict_lines', 'scale_lines', 'system_lines', 'cost_lines', 'cost_table', 'score_table', 'reader_of',
+           'took', 'scale_block', 'run_block', 'render_headlines', 'reproduce_lines', 'prefix_line', 'render_timings',
+           'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines',
+           'render_bench', 'server_lines', 'generate_lines', 'render_readers', 'markers', 'splice', 'render_readme',
+           'rows_of', 'metric_means', 'compare', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run',
+           'record_profile', 'clean_notebooks', 'main']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -82,6 +82,23 @@ def system_lines(rows: list[dict]) -> list[str]:
     out = ["| dataset | system | n | " + " | ".join(cols) + " |", "|---|---|---:|" + "---|" * len(cols)]
     return out + [_system_row(r, cols) for r in rows]
 
+def _cost_row(r: dict) -> str:
+    "One (task, system) row of the cost table: accuracy with F1's 95% interval, cost per question, on the front or not."
+    f1 = f"{r['f1 (%)']:.1f} [{r['f1 lo']:.1f}, {r['f1 hi']:.1f}]"
+    return (f"| {r['task']} | {r['system']} | {int(r['n'])} | {r['exact_match (%)']:.1f} | {f1} | {r['contains_match (%)']:.1f} "
+            f"| {r['lm_calls']:.1f} | {r.get('cached_calls', float('nan')):.1f} | {r['reader_tokens']:.0f} | {r['seconds']:.2f} "
+            f"| {'yes' if r['front'] else ''} |")
+
+def cost_lines(rows: list[dict]) -> list[str]:
+    "The benchmark's accuracy-and-cost table (results.json's `table`): per task and system, scores (%) and cost per question."
+    head = "| task | system | n | EM | F1 (95% CI) | containment | LM calls | cached | reader tokens | s | Pareto front |"
+    return [head, "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---|"] + [_cost_row(r) for r in rows]
+
+def cost_table(res: dict) -> list[dict] | None:
+    "The run's accuracy-and-cost rows when it has them (90_benchmark's `table`), else None."
+    rows = res.get("table")
+    return rows if isinstance(rows, list) and rows and {"reader_tokens", "front"} <= set(rows[0]) else None
+
 def score_table(res: dict) -> list[dict] | None:
     "The run's per-system score rows (`table1` or `accuracy`) when they hold our numbers, else None."
     return next((res[k] for k in ("table1", "accuracy") if isinstance(res.get(k), list) and res[k]
@@ -127,12 +144,13 @@ def scale_block(root: Path, # the project root
 def run_block(root: Path, # the project root
               folder: Path, # a run folder under outputs/paper/
               ) -> list[str]:
-    "One reference run's lines: reader, revision and time, its score table, its verdict and its reader scale."
+    "One reference run's lines: reader, revision and time, its score or cost table, its verdict and its reader scale."
     r = load_run(folder)
     res, run = r["results"], r["run"]
     out = [f"**{folder.name}** — {reader_of(folder, r)}, git `{run['git']['commit'][:10]}`; "
            f"{took(res, run)} (`outputs/paper/{folder.name}/`).", ""]
     if scores := score_table(res): out += system_lines(scores) + [""]
+    if costs := cost_table(res): out += cost_lines(costs) + [""] + ([res["front"], ""] if res.get("front") else [])
     if res.get("verdict"): out += verdict_lines(res["verdict"]) + [""]
     else: out += ["(This run computes what the next notebooks judge; it decides no claim itself.)", ""]
     return out + scale_block(root, folder.name, res)
