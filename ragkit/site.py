@@ -14,17 +14,19 @@ from pathlib import Path
 from .report import read_json, render_bench, render_headlines, render_readers, render_timings
 
 # %% auto #0
-__all__ = ['PAPER_NAMES', 'HIDDEN', 'CONF', 'CSS', 'paper_of', 'run_reader', 'claim_rows', 'ours_text', 'scoreboard_markdown',
-           'scoreboard_text', 'page_cell', 'module_notebooks', 'module_page', 'paper_pages', 'index_page',
-           'write_sources', 'markdown_twin', 'build_site', 'check_links', 'site_main', 'scoreboard_main']
+__all__ = ['PAPER_NAMES', 'CROSS_PAPER', 'HIDDEN', 'CONF', 'CSS', 'paper_of', 'run_reader', 'claim_rows', 'ours_text',
+           'scoreboard_markdown', 'scoreboard_text', 'page_cell', 'module_notebooks', 'module_page', 'paper_pages',
+           'index_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links', 'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #046c7b9c
 PAPER_NAMES = {"lore": "LoRE", "eor": "EoR", "sure": "SuRe", "witqa": "WITQA"}  # a notebook name's second part -> the paper
+CROSS_PAPER = {"benchmark": "Benchmark"}  # a run that sets the papers' methods side by side (its name after the number) -> its label
 
 def paper_of(notebook: str) -> str:
-    "The paper a notebook reproduces ('40_papers.lore' -> 'LoRE'), or '' for one that reproduces none."
+    "The paper a notebook reproduces ('40_papers.lore' -> 'LoRE'), 'Benchmark' for the cross-paper benchmark, else ''."
     parts = notebook.split(".")
-    return PAPER_NAMES.get(parts[1], "") if len(parts) > 1 and parts[0].endswith("_papers") else ""
+    if len(parts) > 1 and parts[0].endswith("_papers"): return PAPER_NAMES.get(parts[1], "")
+    return CROSS_PAPER.get(notebook.partition("_")[2], "")
 
 def run_reader(folder: Path, res: dict) -> str:
     "The reader of a run: its own, or that of the grid it read (EoR's 63 and 64)."
