@@ -15,8 +15,9 @@ from .eval.evaluate import Evaluation
 from .eval.experiment import Claim
 
 # %% auto #0
-__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'BENCH_TASKS', 'PARAMETER_RULES', 'SELECTED', 'EoRVote', 'PopularityRoute',
-           'benchmark_systems', 'pareto_front', 'bench_table', 'bench_claims', 'front_text', 'mechanism_text']
+__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'BENCH_TASKS', 'PARAMETER_RULES', 'SELECTED', 'MECHANISMS', 'EoRVote',
+           'PopularityRoute', 'benchmark_systems', 'pareto_front', 'bench_table', 'bench_claims', 'front_text',
+           'mechanism_text']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
 from .papers.eor.method import correct_matrix, cross_fit, similarity_tensor, train_masks
@@ -217,15 +218,17 @@ def front_text(table: pd.DataFrame) -> str:
 
 # %% ../nbs/90_benchmark.ipynb #9aa04625
 SELECTED = ("validity + ranking", "ranking", "validity")  # SuRe's decided_by values where its selection chose
+MECHANISMS = (  # a system's name prefix, whether its mechanism acted on a question (from the row's trace), and what it did
+    ("LoRE", lambda t: t.get("chosen_rank") not in (None, 1), "the ranking took a lower passage's answer than the top one's"),
+    ("SuRe", lambda t: t.get("decided_by") in SELECTED, "the selection chose the answer"),
+    ("EoR", lambda t: t.get("chosen", "Closed-book") != "Closed-book", "the vote took a retrieving system's answer"),
+    ("Adaptive", lambda t: bool(t.get("retrieved")), "it retrieved"))
 
 def mechanism_text(runs: Mapping[tuple[str, str], Evaluation]) -> str:
-    "Per task, on how many questions SuRe's selection chose, EoR's vote left closed-book and adaptive retrieval retrieved."
+    "Per task and system, on how many questions its mechanism acted (LoRE's ranking, SuRe's selection, EoR's vote, adaptive retrieval)."
     parts = []
     for (d, s), ev in runs.items():
-        tr, n = [t or {} for t in ev.table.trace], len(ev.table)
-        if s.startswith("SuRe"): k, what = sum(t.get("decided_by") in SELECTED for t in tr), "SuRe's selection chose the answer"
-        elif s.startswith("EoR"): k, what = sum(t.get("chosen", "Closed-book") != "Closed-book" for t in tr), "EoR's vote took a retrieving system's answer"
-        elif s.startswith("Adaptive"): k, what = sum(bool(t.get("retrieved")) for t in tr), "adaptive retrieval retrieved"
-        else: continue
-        parts.append(f"On {d}, {what} on {k} of {n} questions.")
+        for prefix, acted, what in (m for m in MECHANISMS if s.startswith(m[0])):
+            k = sum(acted(t or {}) for t in ev.table.trace)
+            parts.append(f"On {d}, {s}: {what} on {k} of {len(ev.table)} questions.")
     return " ".join(parts)
