@@ -17,12 +17,14 @@ import pandas as pd
 from ..data.tasks import Prepared
 from .evaluate import Evaluation, evaluate, write_results
 from .metrics import paired_bootstrap
+from .mechanism import (ALPHA, EXACT_BELOW, NOT_RUN, adjusted_direction, exact_direction, failing, health_sentence,
+                                    health_text, holm, sign_test)
 from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN', 'run_systems', 'restrict',
            'ci', 'paper_table', 'cost_table', 'Statistic', 'contrast', 'Claim', 'direction', 'no_difference_bound',
-           'size', 'verdict_sentence', 'verdict_row', 'compared', 'verdict', 'what_reproduces', 'cost_saving',
+           'size', 'verdict_sentence', 'verdict_row', 'compared', 'verdict', 'judged', 'what_reproduces', 'cost_saving',
            'reader_scale', 'beside_readers', 'output_dir', 'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
@@ -146,9 +148,12 @@ class Claim:
     source: str = ""  # where the paper says it: table and section
     unit: str = "points"  # the unit of `paper` and of our estimate: points (×100 of a score), % or any unit name
     statistic: Statistic | None = None  # the claim's own statistic (None: mean a − b of `metric`, paired over questions)
+    mechanism: str = ""  # the mechanism the claim is about (a ragkit.eval.mechanism.Mechanism's name): no direction where its checks fail
+    scores: tuple | None = None  # the claim's own per-question scores of a and b (two Series by qid), e.g. on its decisive questions only
+    decisive: str = ""  # for a decisive-question claim: which questions it is judged on, e.g. "the candidates differ in correctness"
 
 MIN_N = 10  # fewer questions than this decide nothing: a bootstrap over one question has an interval of one point
-DIRECTIONS, SIZES = ("holds", "reversed", "undecided"), ("consistent", "smaller", "larger", "n/a")
+DIRECTIONS, SIZES = ("holds", "reversed", "undecided", NOT_RUN), ("consistent", "smaller", "larger", "n/a")
 
 def _missing(x) -> bool:
     "Whether a number is absent (None or NaN)."
@@ -182,23 +187,44 @@ def _pts(v, unit: str = "points") -> str:
     "A signed number with one decimal, or 'n/a'."
     return "n/a" if _missing(v) else f"{v:+.1f}" + ("%" if unit == "%" else "")
 
+def _exact_head(d: str, exact: Mapping, iv: str) -> str:
+    "The direction as the exact test over the differing questions decided it."
+    m, w, l, p = exact["discordant"], exact["wins"], exact["losses"], exact["p_exact"]
+    said = {"holds": "holds", "reversed": "is reversed", "undecided": "is undecided"}[d]
+    if m == 0: return f"The direction is undecided: no question's score differs ({iv})"
+    return (f"The direction {said} by the exact sign test over the {m} question{'s' * (m != 1)} where the two differ "
+            f"({w} to {l}, p = {p:.3g}; fewer than {EXACT_BELOW}, so not the bootstrap): {iv}")
+
 def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 95% interval
                      paper: float | None = None, # the paper's difference
                      n: int | None = None, # questions compared
                      unit: str = "points", # the unit of all four numbers
+                     exact: Mapping | None = None, # the sign test (discordant, wins, losses, p_exact) when it decides the direction
                      ) -> str:
     "Both verdicts in words, with the numbers they rest on."
-    d, s = direction(lo, hi, n), size(lo, hi, paper, n)
+    s = size(lo, hi, paper, n)
     iv = f"{_pts(ours, unit)} [{_pts(lo, unit)}, {_pts(hi, unit)}]" + ("" if unit == "%" else f" {unit}")
     if n is not None and n < MIN_N: return f"Undecided: {n} question{'s' * (n != 1)}, fewer than the {MIN_N} a verdict needs ({iv})."
-    head = {"holds": f"The direction holds: {iv}, above 0", "reversed": f"The direction is reversed: {iv}, below 0",
-            "undecided": f"The direction is undecided: {iv}" + (f", the same score on every question (by the rule of three, within ±{no_difference_bound(n):.1f} at 95%)"
-                                                                 if lo == hi == 0 and n else ", the same score on every question" if lo == hi == 0 else " spans 0")}[d]
+    if exact is not None: head = _exact_head(exact_direction(exact["wins"], exact["losses"], exact["p_exact"]), exact, iv)
+    else: head = {"holds": f"The direction holds: {iv}, above 0", "reversed": f"The direction is reversed: {iv}, below 0",
+                  "undecided": f"The direction is undecided: {iv}" + (f", the same score on every question (by the rule of three, within ±{no_difference_bound(n):.1f} at 95%)"
+                                                                       if lo == hi == 0 and n else ", the same score on every question" if lo == hi == 0 else " spans 0")}[direction(lo, hi, n)]
     tail = {"consistent": f"the paper's {_pts(paper, unit)} lies inside, so its size is consistent with ours",
             "smaller": f"an effect of the paper's size ({_pts(paper, unit)}) is ruled out: ours is smaller",
             "larger": f"an effect of the paper's size ({_pts(paper, unit)}) is ruled out: ours is larger",
             "n/a": "the paper gives no number to compare the size with"}[s]
     return f"{head}; {tail}."
+
+def _exact(extra: Mapping) -> dict | None:
+    "The sign test of a row when it decides the direction: fewer than EXACT_BELOW differing questions (and MIN_N or more compared)."
+    m, n = extra.get("discordant"), extra.get("n")
+    if _missing(m) or m is None or (n is not None and n < MIN_N) or m >= EXACT_BELOW: return None
+    return {k: extra[k] for k in ("discordant", "wins", "losses", "p_exact")}
+
+def _two_sided(p_boot: float | None, lo: float, hi: float) -> float:
+    "A bootstrap's two-sided p from its share of resamples at or below 0 (twice the smaller tail; 1 when every resample is 0)."
+    if _missing(p_boot) or (lo == hi == 0): return 1.0 if lo == hi == 0 else float("nan")
+    return float(min(1.0, 2 * min(p_boot, 1 - p_boot)))
 
 def verdict_row(claim: str, dataset: str, # the claim in words, and where it is checked
                 estimate: float, lo: float, hi: float, # our estimate (positive: the claim holds) and its 95% interval
@@ -206,42 +232,85 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
                 source: str = "", # where the paper says it
                 unit: str = "points", # points (×100 of a score), % (a relative change) or any unit name
                 **extra) -> dict:
-    "A verdict-table row: the numbers, both verdicts and the sentence that says them."
-    n = extra.get("n")
-    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=direction(lo, hi, n),
-                size=size(lo, hi, paper, n), verdict=verdict_sentence(estimate, lo, hi, paper, n, unit), unit=unit, source=source, **extra)
+    "A verdict-table row: the numbers, both verdicts, the test that decided the direction and its two-sided p, and the sentence."
+    prefix, n, ex = extra.pop("prefix", ""), extra.get("n"), _exact(extra)
+    d = exact_direction(ex["wins"], ex["losses"], ex["p_exact"]) if ex and not (n is not None and n < MIN_N) else direction(lo, hi, n)
+    test, p_two = ("exact sign test", ex["p_exact"]) if ex else ("bootstrap", _two_sided(extra.get("p_value"), lo, hi))
+    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=d, size=size(lo, hi, paper, n),
+                verdict=prefix + verdict_sentence(estimate, lo, hi, paper, n, unit, ex), unit=unit, source=source,
+                test=test, p_two=p_two, **extra)
 
-VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "ours", "lo", "hi", "p_value", "paper", "direction", "size", "verdict",
-                   "unit", "source"]
+VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "discordant", "wins", "losses", "ours", "lo", "hi", "p_value", "p_exact",
+                   "test", "p_two", "paper", "direction", "size", "verdict", "unit", "source", "mechanism", "decisive"]
 
 def _scores(x, metric: str) -> pd.Series:
     "Per-question scores by qid from an Evaluation or a Series."
     return x.scores(metric) if isinstance(x, Evaluation) else pd.Series(x, dtype=float)
 
-def compared(c: Claim, # a claim without a statistic: a beats b on c.metric
-             runs: Mapping[tuple[str, str], Evaluation | pd.Series], # (dataset, system) -> Evaluation, or per-qid scores
-             n_boot: int = 1000, seed: int = 0) -> dict | None:
-    "The paired bootstrap of mean a − b in points against the best rival on our run; None when a system did not run."
+def _pair(c: Claim, runs: Mapping) -> tuple[pd.Series, pd.Series, str] | None:
+    "The claim's a and b scores on the same questions, and b's name (the best rival on our run); None when a system did not run."
+    if c.scores is not None: return pd.Series(c.scores[0], dtype=float), pd.Series(c.scores[1], dtype=float), c.b
     bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
     if any((c.dataset, s) not in runs for s in (c.a, *bs)): return None
     a, cand = _scores(runs[c.dataset, c.a], c.metric), {s: _scores(runs[c.dataset, s], c.metric) for s in bs}
     b = max(cand, key=lambda s: (cand[s].mean(), -bs.index(s)))  # the best rival on our run
-    if set(a.index) != set(cand[b].index): raise ValueError(f"{c.claim}: {c.a} and {b} scored different questions on {c.dataset}")
-    pb = paired_bootstrap(a.values, cand[b][a.index].values, n=n_boot, seed=seed)
-    return dict(ours=pb["delta"] * 100, lo=pb["lo"] * 100, hi=pb["hi"] * 100, n=len(a), p_value=pb["p_value"], b=b)
+    return a, cand[b], b
+
+def compared(c: Claim, # a claim without a statistic: a beats b on c.metric
+             runs: Mapping[tuple[str, str], Evaluation | pd.Series], # (dataset, system) -> Evaluation, or per-qid scores
+             n_boot: int = 1000, seed: int = 0) -> dict | None:
+    "The paired bootstrap of mean a − b in points against the best rival on our run, and the sign test; None when a system did not run."
+    pair = _pair(c, runs)
+    if pair is None: return None
+    a, rival, b = pair
+    if set(a.index) != set(rival.index): raise ValueError(f"{c.claim}: {c.a} and {b} scored different questions on {c.dataset}")
+    pb = paired_bootstrap(a.values, rival[a.index].values, n=n_boot, seed=seed)
+    return dict(ours=pb["delta"] * 100, lo=pb["lo"] * 100, hi=pb["hi"] * 100, n=len(a), p_value=pb["p_value"], b=b,
+                **sign_test(a.values, rival[a.index].values), right=(a.sum(), rival.sum()))
+
+def _decisive_prefix(c: Claim, r: Mapping) -> str:
+    "'On the 31 decisive questions (where ...), LoR is right on 23 and Top-1 on 15. ' for a decisive-question claim."
+    if not c.decisive: return ""
+    ra, rb = (int(round(x)) for x in r["right"])
+    return f"On the {r['n']} decisive questions ({c.decisive}), {c.a} is right on {ra} and {r['b']} on {rb}. "
 
 def verdict(claims: Sequence[Claim], # the paper's claims
             runs: Mapping[tuple[str, str], Evaluation | pd.Series] | None = None, # (dataset, system) -> Evaluation or per-qid scores
-            n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    "One row per claim that could be judged: our estimate with its bootstrap interval, the paper's number, both verdicts."
+            n_boot: int = 1000, seed: int = 0,
+            health: Sequence[Mapping] = (), # the run's mechanism checks (ragkit.eval.mechanism.health rows)
+            ) -> pd.DataFrame:
+    "One row per claim that could be judged: our estimate with its interval, the test of its direction, the paper's number, both verdicts."
     rows = []
     for c in claims:
         r = c.statistic.bootstrap(n_boot, seed) if c.statistic else compared(c, runs or {}, n_boot, seed)
         if r is None: continue
         b = r.get("b", c.b if isinstance(c.b, str) else ", ".join(c.b))
-        rows.append(verdict_row(c.claim, c.dataset, r["ours"], r["lo"], r["hi"], c.paper, c.source, c.unit,
-                                metric=c.metric, a=c.a, b=b, n=r["n"], p_value=r["p_value"]))
-    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+        counts = {k: r[k] for k in ("discordant", "wins", "losses", "p_exact") if k in r}
+        rows.append(verdict_row(c.claim, c.dataset, r["ours"], r["lo"], r["hi"], c.paper, c.source, c.unit, metric=c.metric, a=c.a, b=b,
+                                n=r["n"], p_value=r["p_value"], mechanism=c.mechanism, decisive=c.decisive, prefix=_decisive_prefix(c, r | {"b": b}),
+                                **counts))
+    return judged(pd.DataFrame(rows, columns=VERDICT_COLUMNS), health)
+
+# %% ../../nbs/33_eval.experiment.ipynb #b2d0e002
+def _not_run(r: Mapping, fails: Sequence[Mapping]) -> dict:
+    "A verdict row whose mechanism did not act: no direction or size, and the checks that fell short in its sentence."
+    iv = f"{_pts(r['ours'], r['unit'])} [{_pts(r['lo'], r['unit'])}, {_pts(r['hi'], r['unit'])}]" + ("" if r["unit"] == "%" else f" {r['unit']}")
+    why = "; ".join(health_sentence(f) for f in fails)
+    return dict(r, direction=NOT_RUN, size="n/a", verdict=f"No verdict: the mechanism did not run ({why}); our {iv} says nothing about it.")
+
+def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
+           health: Sequence[Mapping] = (), # the run's mechanism checks
+           ) -> pd.DataFrame:
+    "`v` with rows whose mechanism did not act marked so, and each direction after Holm's adjustment over the table (p_holm, direction_holm)."
+    rows = []
+    for r in v.to_dict("records"):
+        mech = r.get("mechanism") or ""
+        fails = failing(health, mech, r["dataset"], [r.get("a") or ""]) if mech else []
+        rows.append(_not_run(r, fails) if fails else r)
+    out = pd.DataFrame(rows, columns=list(dict.fromkeys([*v.columns, *VERDICT_COLUMNS])))
+    out["p_holm"] = holm([None if d == NOT_RUN else p for d, p in zip(out.direction, out.p_two)]) if len(out) else []
+    out["direction_holm"] = [adjusted_direction(d, p) for d, p in zip(out.direction, out.p_holm)]
+    return out
 
 # %% ../../nbs/33_eval.experiment.ipynb #6f55b40f
 def _count(n: int, word: str) -> str:
@@ -251,14 +320,19 @@ def _count(n: int, word: str) -> str:
 def what_reproduces(v: pd.DataFrame, # a verdict table
                     setting: str = "", # who read and how much, e.g. "SmolLM2-135M, 6 questions per dataset"
                     ) -> str:
-    "A markdown paragraph: both verdicts counted over the claims, then each claim's sentence, grouped by direction."
+    "A markdown paragraph: both verdicts counted over the claims (and the directions after Holm's adjustment), then each claim's sentence."
     if v.empty: return "No claim of the paper could be checked on this run (none of the compared systems ran)."
     head = f"**What reproduces** ({setting}): " if setting else "**What reproduces**: "
     d, s = (v.direction.value_counts(), v["size"].value_counts())
+    notrun = f", and {d.get(NOT_RUN, 0)} had a mechanism that did not run (no direction)" if d.get(NOT_RUN, 0) else ""
     parts = [head + f"of {_count(len(v), 'claim')}, the direction holds for {d.get('holds', 0)}, is reversed for {d.get('reversed', 0)} "
-             f"and is undecided for {d.get('undecided', 0)} (the 95% interval spans 0, or under {MIN_N} questions); the paper's size is "
+             f"and is undecided for {d.get('undecided', 0)} (the 95% interval spans 0, the exact test over fewer than {EXACT_BELOW} differing "
+             f"questions does not decide, or under {MIN_N} questions){notrun}; the paper's size is "
              f"consistent with ours for {s.get('consistent', 0)}, ruled out as smaller for {s.get('smaller', 0)} and as larger for "
              f"{s.get('larger', 0)}, and not comparable for {s.get('n/a', 0)} (no paper number, or under {MIN_N} questions)."]
+    if "direction_holm" in v:
+        h = v.direction_holm.value_counts()
+        parts[0] += (f" After Holm's adjustment over these {len(v)} claims, {h.get('holds', 0)} hold and {h.get('reversed', 0)} are reversed.")
     for label in DIRECTIONS: parts += [f"- *{label}* — {r.claim} on {r.dataset}: {r.verdict}" for r in v[v.direction == label].itertuples()]
     return "\n".join(parts)
 
@@ -381,9 +455,9 @@ class Experiment:
         "Every system on `prepared`, into the run folder, resumable (see run_systems)."
         return run_systems(systems, prepared, metrics, self.out, n_boot=self.n_boot, seed=self.seed, **kw)
 
-    def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None) -> pd.DataFrame:
-        "The verdict table of `claims` on `runs`, with the notebook's bootstrap size and seed."
-        return verdict(claims, runs, self.n_boot, self.seed)
+    def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None, health: Sequence[Mapping] = ()) -> pd.DataFrame:
+        "The verdict table of `claims` on `runs` (see `verdict`), with the notebook's bootstrap size and seed."
+        return verdict(claims, runs, self.n_boot, self.seed, health)
 
     def save(self, fig, name: str) -> str:
         "Save `fig` into the run folder as `<name>.png`, listed in results.json's figures; its file name."
@@ -391,7 +465,7 @@ class Experiment:
         return self.figures[-1]
 
 # %% ../../nbs/33_eval.experiment.ipynb #de40e6da
-VERDICT_SHOWN = ["claim", "dataset", "n", "ours", "lo", "hi", "paper", "direction", "size", "unit"]
+VERDICT_SHOWN = ["claim", "dataset", "n", "discordant", "ours", "lo", "hi", "paper", "direction", "direction_holm", "size", "unit"]
 
 @patch
 def reader(self: Experiment) -> str:
@@ -413,15 +487,18 @@ def finish(self: Experiment,
            setting: str = "", # added to the setting the closing paragraph names (e.g. the accuracy rule)
            reader: str | None = None, # the reader's identity (default: .lm's, when it was built)
            note: str = "", # a paragraph added after the computed one (e.g. how often a method's mechanism decided)
+           health: Sequence[Mapping] = (), # the mechanism checks of the run (ragkit.eval.mechanism.health rows): results.json's `mechanisms`
            **tables) -> str:
-    "Judge `claims`, write results.json with `tables`, show the verdict; the closing paragraph (markdown)."
+    "Judge `claims` (a claim whose mechanism did not act gets no direction), write results.json with `tables`, show the verdict; the closing paragraph."
     from IPython.display import display
-    self.verdict_table = v = claims if isinstance(claims, pd.DataFrame) else self.verdict(claims, runs if isinstance(runs, Mapping) else None)
+    v = claims if isinstance(claims, pd.DataFrame) else self.verdict(claims, runs if isinstance(runs, Mapping) else None)
+    self.verdict_table = v = judged(v, health)
     reader = self.reader() if reader is None else reader
-    self.found = what_reproduces(v, self.setting(setting, reader)) + (f"\n\n{note}" if note else "")
+    acted = health_text(health)
+    self.found = what_reproduces(v, self.setting(setting, reader)) + (f"\n\n{acted}" if acted else "") + (f"\n\n{note}" if note else "")
     evs = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
     questions = {d: [e.qid for e in p.examples] for d, p in self.tasks.items()}
     self.results = write_results(self.out, evs, dict(parameters=self.params, reader=reader, verdict=v, what_reproduces=self.found,
-                                                     figures=self.figures, **({"questions": questions} if questions else {}), **tables))
+                                                     figures=self.figures, mechanisms=list(health), **({"questions": questions} if questions else {}), **tables))
     display(v[[c for c in VERDICT_SHOWN if c in v]].round(2))
     return self.found
