@@ -24,8 +24,9 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN', 'run_systems', 'restrict',
            'ci', 'paper_table', 'cost_table', 'Statistic', 'contrast', 'Claim', 'direction', 'no_difference_bound',
-           'size', 'verdict_sentence', 'verdict_row', 'compared', 'verdict', 'judged', 'what_reproduces', 'cost_saving',
-           'reader_scale', 'beside_readers', 'output_dir', 'save_figure', 'Experiment']
+           'size', 'verdict_sentence', 'verdict_row', 'compared', 'verdict', 'judged', 'decisive_claim',
+           'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure',
+           'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval.evaluate)
@@ -311,6 +312,20 @@ def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
     out["p_holm"] = holm([None if d == NOT_RUN else p for d, p in zip(out.direction, out.p_two)]) if len(out) else []
     out["direction_holm"] = [adjusted_direction(d, p) for d, p in zip(out.direction, out.p_holm)]
     return out
+
+# %% ../../nbs/33_eval.experiment.ipynb #b2d0e008
+def decisive_claim(claim: str, dataset: str, # the claim in words ("decisive questions" in it), and where it is checked
+                   a: str, b: str, # the mechanism's choice and what it is compared with (e.g. "LoR", "Top-1")
+                   right_a: pd.Series, right_b: pd.Series, # per qid: a's and b's score (1 right, 0 wrong, or any score)
+                   decisive: pd.Series, # per qid: True where the options differ in correctness
+                   where: str, # the decisive questions in words: "the contexts' answers differ in EM"
+                   mechanism: str = "", source: str = "", metric: str = "correct") -> Claim:
+    "A claim judged on the decisive questions only, with a's and b's scores there."
+    keep = decisive.index[decisive.astype(bool).to_numpy()]
+    missing = [q for q in keep if q not in right_a.index or q not in right_b.index]
+    if missing: raise ValueError(f"{claim}: no score of {a} or {b} for {len(missing)} decisive questions, e.g. {missing[:2]}")
+    return Claim(claim, dataset, a, b, metric, None, source, scores=(right_a[keep].astype(float), right_b[keep].astype(float)),
+                 decisive=where, mechanism=mechanism)
 
 # %% ../../nbs/33_eval.experiment.ipynb #6f55b40f
 def _count(n: int, word: str) -> str:
