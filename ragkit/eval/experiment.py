@@ -265,6 +265,8 @@ def compared(c: Claim, # a claim without a statistic: a beats b on c.metric
     if pair is None: return None
     a, rival, b = pair
     if set(a.index) != set(rival.index): raise ValueError(f"{c.claim}: {c.a} and {b} scored different questions on {c.dataset}")
+    if a.empty:  # e.g. no decisive question: nothing to compare, and the row says so
+        return dict(ours=float("nan"), lo=float("nan"), hi=float("nan"), n=0, p_value=float("nan"), b=b, **sign_test([], []), right=(0, 0))
     pb = paired_bootstrap(a.values, rival[a.index].values, n=n_boot, seed=seed)
     return dict(ours=pb["delta"] * 100, lo=pb["lo"] * 100, hi=pb["hi"] * 100, n=len(a), p_value=pb["p_value"], b=b,
                 **sign_test(a.values, rival[a.index].values), right=(a.sum(), rival.sum()))

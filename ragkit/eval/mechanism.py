@@ -81,13 +81,12 @@ def health(m: Mechanism, # the mechanism and its checks
            dataset: str, system: str, # where it ran
            rows: Iterable[Mapping], # that system's rows on that task (each with its `trace`)
            ) -> list[dict]:
-    "Each check of `m` counted over `rows`: one health_row per check."
+    "Each check of `m` counted over `rows`: one health_row per check that applies (a check no row counts for is left out)."
     rows = [dict(r, trace=r.get("trace") or {}) for r in rows]
     out = []
     for c in m.checks:
-        seen = [c.shows(r) for r in rows]
-        counted = [s for s in seen if s is not None]
-        out.append(health_row(m.name, dataset, system, c.what, sum(bool(s) for s in counted), len(counted), c.minimum))
+        counted = [s for s in (c.shows(r) for r in rows) if s is not None]
+        if counted: out.append(health_row(m.name, dataset, system, c.what, sum(bool(s) for s in counted), len(counted), c.minimum))
     return out
 
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e015

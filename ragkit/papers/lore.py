@@ -13,10 +13,10 @@ import numpy as np
 from ..eval.metrics import normalize_answer
 
 # %% auto #0
-__all__ = ['LORE_TEMPLATES', 'RULES', 'PARAMETER_RULES', 'RETRIEVERS', 'PAPER_TABLE1', 'COST_SOURCE', 'lor_score', 'Candidate',
-           'score_candidates', 'choose', 'LoRE', 'tokenizer_of', 'fit_document', 'NaiveRAG', 'Rechoose',
-           'lore_retrievers', 'lore_systems', 'lore_ablations', 'paper_rows', 'bias_rows', 'lore_claims',
-           'lore_cost_claims']
+__all__ = ['LORE_TEMPLATES', 'RULES', 'PARAMETER_RULES', 'RETRIEVERS', 'PAPER_TABLE1', 'LORE_RANKING', 'COST_SOURCE', 'lor_score',
+           'Candidate', 'score_candidates', 'choose', 'LoRE', 'tokenizer_of', 'fit_document', 'NaiveRAG', 'Rechoose',
+           'lore_retrievers', 'lore_systems', 'lore_ablations', 'paper_rows', 'bias_rows', 'lore_health', 'lore_claims',
+           'lore_cost_claims', 'lore_decisive_claims']
 
 # %% ../../nbs/40_papers.lore.ipynb #fe1e6c8a
 from ..lm.reader import Template, register_templates
@@ -399,6 +399,20 @@ def bias_rows(ev, golds_by_qid: dict[str, list[str]]) -> pd.DataFrame:
 
 # %% ../../nbs/40_papers.lore.ipynb #7e951149
 from ..eval.experiment import Claim, cost_saving
+from ..eval.mechanism import Check, Mechanism, health
+from ..eval.metrics import normalize_answer
+
+def _distinct_answers(r: Mapping) -> int:
+    "How many different (normalised) answers a LoRE row's contexts gave."
+    return len({normalize_answer(c["answer"]) for c in r["trace"].get("candidates", [])})
+
+LORE_RANKING = Mechanism("LoRE's ranking", (  # what LoR must show in a LoRE row's trace for a claim about it to mean anything
+    Check("the contexts' answers differ", lambda r: _distinct_answers(r) > 1),
+    Check("the ranking chose a context other than the top one", lambda r: r["trace"].get("chosen_rank") not in (None, 1))))
+
+def lore_health(runs: Mapping) -> list[dict]:
+    "LoRE's ranking checked on the rows of every LoRE run in `runs` ((task, system) -> Evaluation)."
+    return [h for (d, s), ev in runs.items() if s.startswith("LoRE - ") for h in health(LORE_RANKING, d, s, ev.table.to_dict("records"))]
 
 _T1_SRC = "LoRE Table 1, Section 4.1.3"
 _ABLATION_SRC = "LoRE Section 3.3.4 (LoR = 0.8 Mean Score + 0.2 / Context Rank); ragkit's ablation"
@@ -439,7 +453,7 @@ def _ragkit_claims(d: str, metric: str) -> list[Claim]:
 
 def _ablation_claims(d: str, metric: str) -> list[Claim]:
     "LoRE over its two ablations (Top-1, MeanProb) on each retriever, on task `d`."
-    return [Claim(c.format(r=r), d, f"LoRE - {r}", (f"{b} - {r}",), metric, None, _ABLATION_SRC)
+    return [Claim(c.format(r=r), d, f"LoRE - {r}", (f"{b} - {r}",), metric, None, _ABLATION_SRC, mechanism=LORE_RANKING.name)
             for c, b in _ABLATIONS for r in RETRIEVERS]
 
 def lore_claims(datasets, naive: str = "Naive-512", metric: str = "f1") -> list[Claim]:
@@ -455,3 +469,27 @@ def lore_cost_claims(runs: Mapping, # (task, system) -> Evaluation
     "LoRE-Ensemble costs less than reading its k contexts at once (Naive-Ensemble), on each task where both ran."
     return [cost_saving("LoRE-Ensemble costs less than reading its k contexts at once (Naive-Ensemble)", d, ev, runs[d, "Naive - Ensemble"], COST_SOURCE)
             for (d, s), ev in runs.items() if s == "LoRE - Ensemble" and (d, "Naive - Ensemble") in runs]
+
+# %% ../../nbs/40_papers.lore.ipynb #c40d0002
+import pandas as pd
+from ..eval.experiment import decisive_claim
+from ..eval.metrics import exact_match as _right
+
+def _decisive(ev) -> pd.Series:
+    "Per qid of a LoRE run: whether its contexts' answers differ in exact match against the golds."
+    return pd.Series({r.qid: len({_right(c["answer"], list(r.golds)) for c in (r.trace or {}).get("candidates", [])}) > 1
+                      for r in ev.table.itertuples()}, dtype=bool)
+
+def lore_decisive_claims(runs: Mapping, # (task, system) -> Evaluation, with LoRE's ablations (lore_ablations)
+                         ) -> list[Claim]:
+    "LoR against Top-1 and against MeanProb on the questions whose contexts' answers differ in exact match, per task and retriever."
+    out = []
+    for (d, s), ev in runs.items():
+        r = s.removeprefix("LoRE - ")
+        if not s.startswith("LoRE - "): continue
+        for rival in ("Top-1", "MeanProb"):
+            if (d, f"{rival} - {r}") not in runs: continue
+            out.append(decisive_claim(f"LoR is right more often than {rival} ({r}; decisive questions)", d, s, f"{rival} - {r}",
+                                      ev.scores("exact_match"), runs[d, f"{rival} - {r}"].scores("exact_match"), _decisive(ev),
+                                      "the contexts' answers differ in EM", LORE_RANKING.name, _ABLATION_SRC, "exact_match"))
+    return out

@@ -15,11 +15,12 @@ from ..lm.reader import clean_line
 
 # %% auto #0
 __all__ = ['SURE_TEMPLATES', 'SURE_OTHER_TEMPLATES', 'RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'RERANKERS',
-           'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'original_choices', 'parse_candidates',
-           'strip_done', 'parse_validity', 'parse_preference', 'original_pair', 'rank_scores', 'original_validity',
-           'combine_scores', 'select', 'k2_cases', 'cut_words', 'SuRe', 'SuReState', 'Base', 'SuReSummaries',
-           'mcq_answer', 'SuReMCQ', 'SumAndPred', 'SuReCandidates', 'parse_rankgpt', 'sliding_window', 'Rerank1',
-           'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics', 'oracle', 'sure_claims', 'fig4a_claims']
+           'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PASSAGE_COPY', 'SURE_SELECTION',
+           'original_choices', 'parse_candidates', 'strip_done', 'parse_validity', 'parse_preference', 'original_pair',
+           'rank_scores', 'original_validity', 'combine_scores', 'select', 'k2_cases', 'cut_words', 'SuRe', 'SuReState',
+           'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'SuReCandidates', 'parse_rankgpt',
+           'sliding_window', 'Rerank1', 'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics',
+           'sure_health', 'sure_decisive_claims', 'oracle', 'sure_claims', 'fig4a_claims']
 
 # %% ../../nbs/70_papers.sure.ipynb #134b9991
 from ..lm.reader import Template, register_passage_style, register_templates
@@ -396,7 +397,8 @@ class SuRe(Method):
                  prompts: str = "paper", # prompt set: paper (Appendix A), original or openllm (PROMPTS)
                  answer_max_new_tokens: int = 16, # budget of an ablation's final answer (SumAndPred, MCQ)
                  name: str | None = None, # the system's name (default "<variant> - <retriever>")
-                 candidate_stop: Sequence[str] | None = None): # stop strings of the candidate call (None: the reply ends at its budget)
+                 candidate_stop: Sequence[str] | None = None, # stop strings of the candidate call (None: the reply ends at its budget)
+                 summary_end: str = ""): # appended to each summary prompt: "" (Appendix A as printed, ending "Passage:") or " " (the original code's "Passage: ")
         _check_rule(parse)
         self.templates = _check_prompts(prompts)
         if rank_mode not in RANK_MODES or combine not in COMBINES: raise ValueError(f"rank_mode must be one of {RANK_MODES}, combine one of {COMBINES}")
@@ -419,6 +421,7 @@ class SuRe(Method):
                  prompts="paper (Appendix A)" if self.prompts == "paper" else self.prompts, candidate_stop=self.candidate_stop)
         if "original" in (self.parse, self.combine): c.update(original_rules=2)  # exact since v2: never resumed into older runs
         if self.variant != "SuRe": c.update(variant=self.variant, answer_max_new_tokens=self.answer_max_new_tokens)
+        if self.summary_end: c.update(summary_end=self.summary_end)  # only when set: runs before it keep their fingerprints
         return c
 
     def _gen(self, prompts: list[str], max_new_tokens: int, stop=None) -> list:
@@ -484,12 +487,16 @@ def _summaries(self: SuRe, st: SuReState) -> None:
     na = [] if self.parse != "original" else [(i, j) for i, j in st.jobs if st.cands[i][j] == "N/A"]  # gen_summary.py L45-46
     ask = [ij for ij in st.jobs if ij not in na]
     outs = self._gen([render(self.templates["summary"], passages=st.blocks[i], question=st.questions[i], choices=format_choices(st.choices[i]),
-                             prediction=f"({chr(97 + j)}) {st.cands[i][j]}") for i, j in ask], self.summary_max_new_tokens, stop=("[DONE]",))
+                             prediction=f"({chr(97 + j)}) {st.cands[i][j]}") + self.summary_end for i, j in ask],
+                     self.summary_max_new_tokens, stop=("[DONE]",))
     st.summ = {ij: "N/A" for ij in na}  # the original's stand-in for a summary it does not ask for
+    finish = {}
     for (i, j), c in zip(ask, outs):
-        st.summ[i, j] = strip_done(c.text)
+        st.summ[i, j], finish[i, j] = strip_done(c.text), c.finish_reason
         st.cost[i] += c.cost
-    for i in st.live: st.tr[i]["summaries"] = [st.summ[i, j] for j in range(len(st.cands[i]))]
+    for i in st.live:
+        st.tr[i]["summaries"] = [st.summ[i, j] for j in range(len(st.cands[i]))]
+        st.tr[i]["summary_finish"] = [finish.get((i, j)) for j in range(len(st.cands[i]))]  # "stop" with an empty summary: [DONE] came first
     for i, j in na: st.tr[i].setdefault("no_summary", []).append(j)
 
 @patch
@@ -611,7 +618,6 @@ def _run(self: SuRe, st: SuReState) -> list[str]:
     self._validity(st)
     self._ranking(st)
     return self._answers(st)
-
 
 # %% ../../nbs/70_papers.sure.ipynb #e05ab8fc
 class Base(Method):
@@ -897,7 +903,7 @@ PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their 
     datasets=TaskChoice(("demo", "nq", "hotpotqa", "retrievalqa")), closed_book=TaskChoice(optional=True), limit=AtLeast(0), n_passages=AtLeast(1), k=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
     summary_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), passage_words=AtLeast(1), max_passages=AtLeast(0),
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES),
-    combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)), extras_limit=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0))
+    combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)), summary_end=OneOf(("", "space")), extras_limit=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0))
 
 # %% ../../nbs/70_papers.sure.ipynb #41010448
 def sure_retriever(prep, # a prepared task (ragkit.data.tasks.prepare)
@@ -1001,6 +1007,62 @@ def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trac
     "Format failures, unclear judgements, deciding rules and changes against Base, as shares of questions."
     return _trace_shares(sure_table) | ({} if base_table is None else _changes_vs_base(sure_table, base_table))
 
+# %% ../../nbs/70_papers.sure.ipynb #c70d0001
+from typing import Mapping
+from ..eval.mechanism import Check, Mechanism, health
+
+PASSAGE_COPY = re.compile(r"^\s*(Passage #?\d+\s*)?(Title|Text)\s*:", re.I)  # a summary that starts as the passage block does
+
+def _pair_texts(t: dict) -> list[str] | None:
+    "The summaries of a row with two or more distinct candidates (None: a row with fewer, which no summary check asks about)."
+    return list(t.get("summaries", [])) if len(set(t.get("candidates", []))) > 1 and t.get("summaries") else None
+
+def _order_free(t: dict) -> bool | None:
+    "Whether some ordered pair was judged the same way in both orders (one credit 1, its mirror 0); None without a ranking."
+    credit = t.get("rank_credit") or {}
+    if not credit: return None
+    pairs = {tuple(sorted(map(int, k.split(">")))) for k in credit}
+    return any({credit.get(f"{a}>{b}"), credit.get(f"{b}>{a}")} == {0.0, 1.0} for a, b in pairs)
+
+def _moved(t: dict) -> bool | None:
+    "Whether the selection chose a candidate other than the first (None: fewer than two candidates, nothing to select)."
+    return None if len(set(t.get("candidates", []))) < 2 or "chosen" not in t else t["chosen"] != 0
+
+SURE_SELECTION = Mechanism("SuRe's selection", (  # what SuRe's summaries, validity and ranking must show for a claim about them to mean anything
+    Check("two or more distinct candidates", lambda r: len(set(r["trace"].get("candidates", []))) > 1),
+    Check("every candidate's summary is non-empty", lambda r: None if (s := _pair_texts(r["trace"])) is None else all(x.strip() for x in s)),
+    Check("the candidates' summaries differ", lambda r: None if (s := _pair_texts(r["trace"])) is None else len(set(s)) > 1),
+    Check("no summary copies the passage block", lambda r: None if (s := _pair_texts(r["trace"])) is None else not any(PASSAGE_COPY.match(x) for x in s)),
+    Check("the pairwise ranking chose the same summary in both orders", lambda r: _order_free(r["trace"])),
+    Check("the selection moved the answer off the first candidate", lambda r: _moved(r["trace"]))))
+
+def sure_health(runs: Mapping, # (task, system) -> Evaluation
+                ) -> list[dict]:
+    "SuRe's selection checked on every system of `runs` whose rows carry candidates and summaries."
+    return [h for (d, s), ev in runs.items() if "trace" in ev.table and any("summaries" in (t or {}) for t in ev.table.trace)
+            for h in health(SURE_SELECTION, d, s, ev.table.to_dict("records"))]
+
+# %% ../../nbs/70_papers.sure.ipynb #c70d0005
+from ..eval.experiment import decisive_claim
+
+def _first_right(ev) -> pd.Series:
+    "Per qid: the exact match of SuRe's first candidate (0 with no candidate)."
+    return pd.Series({r.qid: exact_match(((r.trace or {}).get("candidates") or [""])[0], list(r.golds)) for r in ev.table.itertuples()}, dtype=float)
+
+def _candidates_differ(ev) -> pd.Series:
+    "Per qid: whether SuRe's candidates differ in exact match against the golds."
+    return pd.Series({r.qid: len({exact_match(c, list(r.golds)) for c in (r.trace or {}).get("candidates", [])}) > 1
+                      for r in ev.table.itertuples()}, dtype=bool)
+
+def sure_decisive_claims(runs: Mapping, # (task, system) -> Evaluation
+                         system: str = "SuRe", # the SuRe system judged
+                         ) -> list[Claim]:
+    "SuRe's selection against its first candidate, on the questions whose candidates differ in exact match, per task."
+    return [decisive_claim(f"{system}'s selection is right more often than its first candidate (decisive questions)", d, s, "first candidate",
+                           ev.scores("exact_match"), _first_right(ev), _candidates_differ(ev), "the candidates differ in EM",
+                           SURE_SELECTION.name, "SuRe Section 3 (select by validity and ranking of the conditional summaries)", "exact_match")
+            for (d, s), ev in runs.items() if s == system]
+
 # %% ../../nbs/70_papers.sure.ipynb #32104d76
 _T6 = {"nq": (43.0, 53.9), "webq": (29.0, 43.9), "2wikimultihopqa:dev-500": (47.6, 54.4), "hotpotqa": (41.2, 52.7)}  # SuRe Table 6 (App. B.2), Oracle K=2, EM/F1 %
 _T6_K3 = {"nq": (45.2, 56.0), "webq": (29.8, 47.2), "2wikimultihopqa:dev-500": (48.4, 56.2), "hotpotqa": (41.0, 54.0)}  # the same table, Oracle K=3
@@ -1024,7 +1086,8 @@ _T1_CLAIMS = (("Base", ("exact_match", "f1")), ("No retrieval", ("exact_match",)
 def _table1_claims(datasets: Sequence[str]) -> list[Claim]:
     "Table 1's: SuRe beats Base (EM and F1) and no retrieval (EM)."
     return [Claim(f"SuRe > {b} ({'EM' if m == 'exact_match' else 'F1'})", d, "SuRe", (b,), m,
-                  _diff(PAPER_TABLE1, d, "SuRe", b, m), "SuRe Table 1, Section 4.2 (gpt-3.5-turbo, BM25 top-10)")
+                  _diff(PAPER_TABLE1, d, "SuRe", b, m), "SuRe Table 1, Section 4.2 (gpt-3.5-turbo, BM25 top-10)",
+                  mechanism=SURE_SELECTION.name)
             for d in datasets for b, ms in _T1_CLAIMS for m in ms]
 
 _T3_CLAIMS = (("+ summaries > Base (EM)", "+ conditional summaries", "Base"),  # (claim, a, b)
@@ -1034,7 +1097,7 @@ _T3_CLAIMS = (("+ summaries > Base (EM)", "+ conditional summaries", "Base"),  #
 def _table3_claims(datasets: Sequence[str]) -> list[Claim]:
     "Table 3's: conditional summaries help, validity adds to ranking, and SuRe beats a generic summary."
     return [Claim(name, d, a, (b,), "exact_match", _diff(PAPER_TABLE3, d, a, b, "exact_match"),
-                  "SuRe Table 3, Section 4.3") for d in datasets for name, a, b in _T3_CLAIMS]
+                  "SuRe Table 3, Section 4.3", mechanism=SURE_SELECTION.name) for d in datasets for name, a, b in _T3_CLAIMS]
 
 _T4_CLAIMS = (("rerank by SuRe > BM25 top-1 (EM)", "BM25"),  # (claim, b)
               ("rerank by SuRe > by generic summary (EM)", "Sent-enc (Gen)"))
@@ -1042,7 +1105,7 @@ _T4_CLAIMS = (("rerank by SuRe > BM25 top-1 (EM)", "BM25"),  # (claim, b)
 def _table4_claims(datasets: Sequence[str]) -> list[Claim]:
     "Table 4's: SuRe's summary finds a better passage than BM25's order and than a generic summary."
     return [Claim(name, d, "Sent-enc (SuRe)", (b,), "exact_match",
-                  _diff(PAPER_TABLE4, d, "Sent-enc (SuRe)", b, "exact_match"), "SuRe Table 4, Section 4.3")
+                  _diff(PAPER_TABLE4, d, "Sent-enc (SuRe)", b, "exact_match"), "SuRe Table 4, Section 4.3", mechanism=SURE_SELECTION.name)
             for d in datasets for name, b in _T4_CLAIMS]
 
 def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
@@ -1060,4 +1123,4 @@ def fig4a_claims(datasets: Sequence[str], # tasks that ran with retrieval
     "Figure 4a's 'SuRe gains already at N = 5' on each task, where N = 5 ran."
     sys = lambda s: s if n_passages == 5 else f"{s} (N=5)"
     return [Claim("SuRe > Base at N=5 (EM)", d, sys("SuRe"), (sys("Base"),), "exact_match", None,
-                  "SuRe Figure 4a, Section 4.3 (the text; the figure prints no numbers)") for d in datasets if 5 in grid_ns or n_passages == 5]
+                  "SuRe Figure 4a, Section 4.3 (the text; the figure prints no numbers)", mechanism=SURE_SELECTION.name) for d in datasets if 5 in grid_ns or n_passages == 5]
