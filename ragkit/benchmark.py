@@ -15,9 +15,9 @@ from .eval.evaluate import Evaluation
 from .eval.experiment import Claim
 
 # %% auto #0
-__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'BENCH_TASKS', 'PARAMETER_RULES', 'SELECTED', 'MECHANISMS', 'EoRVote',
-           'PopularityRoute', 'benchmark_systems', 'pareto_front', 'bench_table', 'bench_claims', 'front_text',
-           'mechanism_text']
+__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'BENCH_TASKS', 'PARAMETER_RULES', 'ADAPTIVE_ROUTE', 'EOR_VOTE', 'CLOSED',
+           'BASELINE', 'MECHANISM_OF', 'EoRVote', 'PopularityRoute', 'benchmark_systems', 'pareto_front', 'bench_table',
+           'front_probability', 'bench_claims', 'front_text', 'bench_health', 'bench_decisive_claims']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
 from .papers.eor.method import correct_matrix, cross_fit, similarity_tensor, train_masks
@@ -182,18 +182,39 @@ def bench_table(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> 
     out["front"] = _on_front(out)
     return out
 
+# %% ../nbs/90_benchmark.ipynb #c90d0004
+def front_probability(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation, the same questions per task
+                      metric: str = "f1", # the accuracy axis
+                      n_boot: int = 1000, seed: int = 0) -> dict[tuple[str, str], float]:
+    "(task, system) -> the share of question resamples in which the system is on its task's accuracy/reader-token front."
+    out, rng = {}, np.random.default_rng(seed)
+    for d in dict.fromkeys(t for t, _ in runs):
+        names = [s for t, s in runs if t == d]
+        tabs = [runs[d, s].table.set_index("qid") for s in names]
+        q = tabs[0].index
+        acc = np.stack([t.loc[q, metric].to_numpy(float) for t in tabs], 1)
+        cost = np.stack([(t.loc[q, "prompt_tokens"] + t.loc[q, "tokens"]).to_numpy(float) for t in tabs], 1)
+        hits = np.zeros(len(names))
+        for ix in rng.integers(0, len(q), (n_boot, len(q))): hits += pareto_front(cost[ix].mean(0), acc[ix].mean(0))
+        out |= {(d, s): float(h / n_boot) for s, h in zip(names, hits)}
+    return out
+
 # %% ../nbs/90_benchmark.ipynb #a572206a
 SOURCES = {"Adaptive": "WITQA's selective integration (App. C.2) and Mallen et al. (2023), on the S count",
            "LoRE": "LoRE (Sanniboina et al., 2024)", "SuRe": "SuRe (Kim et al., ICLR 2024)", "EoR": "EoR (Li et al., 2024)",
            "Closed-book": "WITQA's Vanilla (Maekawa et al., 2024)", "Naive": "naive RAG"}
 
+def _prefixed(s: str, table: Mapping, default=None):
+    "The value of the first key of `table` that starts system name `s`."
+    return next((v for k, v in table.items() if s.startswith(k)), default)
+
 def bench_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
                  baseline: str = "Naive RAG - BM25", # the system every other one is compared with
                  metric: str = "f1") -> list[Claim]:
-    "'<system> > naive RAG (BM25)' on each task, for every other system that ran there."
-    src = lambda s: next((v for k, v in SOURCES.items() if s.startswith(k)), "ragkit's benchmark")
-    return [Claim(f"{s} > {baseline}", d, s, baseline, metric, None, f"{src(s)}; ragkit's benchmark (no paper runs this comparison)")
-            for (d, s) in runs if s != baseline and (d, baseline) in runs]
+    "'<system> > naive RAG (BM25)' on each task, for every other system that ran there, naming the system's mechanism."
+    mech = lambda s: getattr(_prefixed(s, MECHANISM_OF), "name", "")
+    return [Claim(f"{s} > {baseline}", d, s, baseline, metric, None, f"{_prefixed(s, SOURCES, 'ragkit')}; ragkit's benchmark (no paper runs this comparison)",
+                  mechanism=mech(s)) for (d, s) in runs if s != baseline and (d, baseline) in runs]
 
 # %% ../nbs/90_benchmark.ipynb #6411c285
 from .core import AtLeast, OneOf
@@ -212,23 +233,82 @@ def front_text(table: pd.DataFrame) -> str:
     for d, g in table.groupby("task", sort=False):
         f = g[g.front].sort_values("reader_tokens")
         parts.append(f"On {d} ({int(g.n.iloc[0])} questions) the front is " + "; ".join(
-            f"{r.system} (F1 {r['f1 (%)']:.1f}, {r.reader_tokens:.0f} tokens)" for _, r in f.iterrows()) +
+            f"{r.system} (F1 {r['f1 (%)']:.1f}, {r.reader_tokens:.0f} tokens" + (f", on the front in {r.front_p:.0%} of resamples)" if "front_p" in r else ")")
+            for _, r in f.iterrows()) +
             f"; the other {len(g) - len(f)} systems cost more for no more F1.")
     return " ".join(parts)
 
 # %% ../nbs/90_benchmark.ipynb #9aa04625
-SELECTED = ("validity + ranking", "ranking", "validity")  # SuRe's decided_by values where its selection chose
-MECHANISMS = (  # a system's name prefix, whether its mechanism acted on a question (from the row's trace), and what it did
-    ("LoRE", lambda t: t.get("chosen_rank") not in (None, 1), "the ranking took a lower passage's answer than the top one's"),
-    ("SuRe", lambda t: t.get("decided_by") in SELECTED, "the selection chose the answer"),
-    ("EoR", lambda t: t.get("chosen", "Closed-book") != "Closed-book", "the vote took a retrieving system's answer"),
-    ("Adaptive", lambda t: bool(t.get("retrieved")), "it retrieved"))
+from collections import Counter
+from .eval.mechanism import Check, Mechanism, health, health_row
+from .papers.lore import LORE_RANKING
+from .papers.sure import SURE_SELECTION
 
-def mechanism_text(runs: Mapping[tuple[str, str], Evaluation]) -> str:
-    "Per task and system, on how many questions its mechanism acted (LoRE's ranking, SuRe's selection, EoR's vote, adaptive retrieval)."
-    parts = []
+ADAPTIVE_ROUTE = Mechanism("adaptive routing", (  # both routes used, checked per row
+    Check("it answered from memory (no retrieval)", lambda r: not r["trace"].get("retrieved", True)),
+    Check("it retrieved", lambda r: bool(r["trace"].get("retrieved")))))
+EOR_VOTE = Mechanism("EoR's vote", ())  # its checks need the pool's rows: see _eor_health
+CLOSED, BASELINE = "Closed-book", "Naive RAG - BM25"  # adaptive retrieval's two routes
+MECHANISM_OF = {"LoRE": LORE_RANKING, "SuRe": SURE_SELECTION, "EoR": EOR_VOTE, "Adaptive": ADAPTIVE_ROUTE}  # a system's name prefix -> its mechanism
+
+def _right(runs: Mapping, d: str, s: str, metric: str = "contains_match") -> pd.Series:
+    "Per qid: system `s`'s 0/1 score on task `d`."
+    return runs[d, s].scores(metric)
+
+def _adaptive_health(runs: Mapping, d: str, s: str) -> list[dict]:
+    "Both routes used, and (where both routes' runs are here) the headroom: questions closed-book gets right and naive RAG - BM25 wrong."
+    rows = health(ADAPTIVE_ROUTE, d, s, runs[d, s].table.to_dict("records"))
+    if (d, CLOSED) not in runs or (d, BASELINE) not in runs: return rows
+    c, r = _right(runs, d, CLOSED), _right(runs, d, BASELINE)
+    return rows + [health_row(ADAPTIVE_ROUTE.name, d, s, "closed-book was right where naive RAG - BM25 was wrong", int(((c == 1) & (r[c.index] == 0)).sum()), len(c))]
+
+def _eor_health(runs: Mapping, d: str, s: str) -> list[dict]:
+    "The pool disagrees (its answers differ in correctness), and the vote did not always take one member."
+    pool = pd.DataFrame({m: _right(runs, d, m) for m in EOR_POOL})
+    chosen = [(t or {}).get("chosen") for t in runs[d, s].table.trace]
+    top = Counter(chosen).most_common(1)[0][1] if chosen else 0
+    return [health_row(EOR_VOTE.name, d, s, "the pool's answers differ in correctness", int((pool.nunique(axis=1) > 1).sum()), len(pool)),
+            health_row(EOR_VOTE.name, d, s, "the vote took another member than its most frequent choice", len(chosen) - top, len(chosen))]
+
+def bench_health(runs: Mapping[tuple[str, str], Evaluation]) -> list[dict]:
+    "Every method's mechanism checks on every task: LoRE's ranking, SuRe's selection, EoR's vote, adaptive routing."
+    out = []
     for (d, s), ev in runs.items():
-        for prefix, acted, what in (m for m in MECHANISMS if s.startswith(m[0])):
-            k = sum(acted(t or {}) for t in ev.table.trace)
-            parts.append(f"On {d}, {s}: {what} on {k} of {len(ev.table)} questions.")
-    return " ".join(parts)
+        if s.startswith("LoRE"): out += health(LORE_RANKING, d, s, ev.table.to_dict("records"))
+        elif s.startswith("SuRe"): out += health(SURE_SELECTION, d, s, ev.table.to_dict("records"))
+        elif s.startswith("Adaptive"): out += _adaptive_health(runs, d, s)
+        elif s.startswith("EoR") and all((d, m) in runs for m in EOR_POOL): out += _eor_health(runs, d, s)
+    return out
+
+# %% ../nbs/90_benchmark.ipynb #c90d0002
+from .eval.experiment import decisive_claim
+from .papers.lore import contexts_differ, top_context_right
+from .papers.sure import sure_decisive_claims
+
+def _route_claim(runs: Mapping, d: str, s: str) -> Claim:
+    "Adaptive retrieval against always retrieving, where closed-book and naive RAG - BM25 differ in containment."
+    c, r = _right(runs, d, CLOSED), _right(runs, d, BASELINE)
+    return decisive_claim(f"{s} is right more often than always retrieving (decisive questions)", d, s, BASELINE, _right(runs, d, s), r,
+                          c != r[c.index], "closed-book and naive RAG - BM25 differ in containment", ADAPTIVE_ROUTE.name, SOURCES["Adaptive"], "contains_match")
+
+def _vote_claim(runs: Mapping, d: str, s: str) -> Claim:
+    "EoR's vote against its best pool member (on this run), where the pool's answers differ in containment."
+    pool = pd.DataFrame({m: _right(runs, d, m) for m in EOR_POOL})
+    best = max(EOR_POOL, key=lambda m: (pool[m].mean(), -EOR_POOL.index(m)))
+    return decisive_claim(f"{s} is right more often than its best pool member (decisive questions)", d, s, best, _right(runs, d, s), pool[best],
+                          pool.nunique(axis=1) > 1, "the pool's answers differ in containment", EOR_VOTE.name, SOURCES["EoR"], "contains_match")
+
+def _lor_claim(runs: Mapping, d: str, s: str) -> Claim:
+    "LoR against the top context's answer, where the contexts' answers differ in exact match."
+    ev = runs[d, s]
+    return decisive_claim(f"{s} is right more often than its top context's answer (decisive questions)", d, s, "top context", ev.scores("exact_match"),
+                          top_context_right(ev), contexts_differ(ev), "the contexts' answers differ in EM", LORE_RANKING.name, SOURCES["LoRE"], "exact_match")
+
+def bench_decisive_claims(runs: Mapping[tuple[str, str], Evaluation]) -> list[Claim]:
+    "Each method's mechanism against what it does without it, on the questions where that can change correctness."
+    out = []
+    for (d, s) in runs:
+        if s.startswith("Adaptive") and (d, CLOSED) in runs and (d, BASELINE) in runs: out.append(_route_claim(runs, d, s))
+        elif s.startswith("EoR") and all((d, m) in runs for m in EOR_POOL): out.append(_vote_claim(runs, d, s))
+        elif s.startswith("LoRE"): out.append(_lor_claim(runs, d, s))
+    return out + [c for sure in {s for _, s in runs if s.startswith("SuRe")} for c in sure_decisive_claims(runs, sure)]

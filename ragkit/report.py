@@ -12,12 +12,12 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file', 'duration', 'ratio',
-           'verdict_lines', 'scale_lines', 'system_lines', 'cost_lines', 'cost_table', 'score_table', 'reader_of',
-           'took', 'scale_block', 'run_block', 'render_headlines', 'reproduce_lines', 'prefix_line', 'render_timings',
-           'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines',
-           'render_bench', 'server_lines', 'generate_lines', 'render_readers', 'markers', 'splice', 'render_readme',
-           'rows_of', 'metric_means', 'compare', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run',
-           'record_profile', 'clean_notebooks', 'main']
+           'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines', 'cost_table', 'score_table',
+           'reader_of', 'took', 'scale_block', 'run_block', 'render_headlines', 'reproduce_lines', 'prefix_line',
+           'render_timings', 'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines',
+           'compare_lines', 'render_bench', 'server_lines', 'generate_lines', 'render_readers', 'markers', 'splice',
+           'render_readme', 'rows_of', 'metric_means', 'compare', 'compare_runs', 'describe', 'collect', 'save_key',
+           'record_run', 'record_profile', 'clean_notebooks', 'main']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -45,15 +45,32 @@ def ratio(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.2f}×"
 
 # %% ../nbs/95_report.ipynb #73dd3d70
+def _direction_cell(r: dict) -> str:
+    "The direction, how it was tested, and the Holm-adjusted one where it differs."
+    d, holm = r["direction"], r.get("direction_holm", r["direction"])
+    test = " (exact)" if r.get("test") == "exact sign test" else ""
+    return f"{d}{test}" + ("" if holm == d else f"; Holm: {holm}")
+
 def verdict_lines(rows: list[dict]) -> list[str]:
-    "A markdown table of a verdict: claim, dataset, n, our difference with its 95% CI, the paper's, direction and size."
-    out = ["| claim | dataset | n | ours (95% CI) | paper | direction | size |", "|---|---|---:|---|---|---|---|"]
+    "A markdown table of a verdict: claim, dataset, n, questions that differ, our difference with its 95% CI, the paper's, direction and size."
+    out = ["| claim | dataset | n | differ | ours (95% CI) | paper | direction | size |", "|---|---|---:|---:|---|---|---|---|"]
     for r in rows:
         u = "%" if r.get("unit") == "%" else ""
         ours = "n/a" if r.get("ours") is None else f"{r['ours']:+.1f}{u} [{r['lo']:+.1f}{u}, {r['hi']:+.1f}{u}]"
         paper = "n/a" if r.get("paper") is None else f"{r['paper']:+.1f}{u}"
-        out.append(f"| {r['claim']} | {r['dataset']} | {r.get('n', '')} | {ours} | {paper} | {r['direction']} | {r['size']} |")
+        differ = "" if r.get("discordant") is None else int(r["discordant"])
+        out.append(f"| {r['claim']} | {r['dataset']} | {r.get('n', '')} | {differ} | {ours} | {paper} | {_direction_cell(r)} | {r['size']} |")
     return out
+
+def mechanism_lines(rows: list[dict]) -> list[str]:
+    "A run's mechanism checks (results.json's `mechanisms`) as a collapsed markdown table: on how many questions each acted."
+    if not rows: return []
+    short = sum(not r["ok"] for r in rows)
+    out = [f"<details><summary>Did the mechanisms act? {len(rows) - short} of {len(rows)} checks reached their minimum, {short} fell short</summary>", "",
+           "| mechanism | task | system | check | acted on | minimum | |", "|---|---|---|---|---:|---:|---|"]
+    out += [f"| {r['mechanism']} | {r['dataset']} | {r.get('system', '')} | {r['check']} | {r['count']} of {r['of']} | {r['minimum']} | "
+            f"{'' if r['ok'] else 'did not act'} |" for r in rows]
+    return out + ["", "</details>"]
 
 # %% ../nbs/95_report.ipynb #c559ccaf
 def _scale_cell(r: dict, l: str) -> str:
@@ -153,6 +170,7 @@ def run_block(root: Path, # the project root
     if costs := cost_table(res): out += cost_lines(costs) + [""] + ([res["front"], ""] if res.get("front") else [])
     if res.get("verdict"): out += verdict_lines(res["verdict"]) + [""]
     else: out += ["(This run computes what the next notebooks judge; it decides no claim itself.)", ""]
+    if mech := mechanism_lines(res.get("mechanisms") or []): out += mech + [""]
     return out + scale_block(root, folder.name, res)
 
 def render_headlines(root: Path) -> str:

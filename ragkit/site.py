@@ -14,9 +14,10 @@ from pathlib import Path
 from .report import read_json, render_bench, render_headlines, render_readers, render_timings
 
 # %% auto #0
-__all__ = ['PAPER_NAMES', 'CROSS_PAPER', 'HIDDEN', 'CONF', 'CSS', 'paper_of', 'run_reader', 'claim_rows', 'ours_text',
-           'scoreboard_markdown', 'scoreboard_text', 'page_cell', 'module_notebooks', 'module_page', 'paper_pages',
-           'index_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links', 'site_main', 'scoreboard_main']
+__all__ = ['PAPER_NAMES', 'CROSS_PAPER', 'TALLY', 'HIDDEN', 'CONF', 'CSS', 'paper_of', 'run_reader', 'claim_rows', 'ours_text',
+           'scoreboard_markdown', 'tally', 'tally_text', 'scoreboard_text', 'page_cell', 'module_notebooks',
+           'module_page', 'paper_pages', 'index_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links',
+           'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #046c7b9c
 PAPER_NAMES = {"lore": "LoRE", "eor": "EoR", "sure": "SuRe", "witqa": "WITQA"}  # a notebook name's second part -> the paper
@@ -38,7 +39,8 @@ def _claim_row(nb: str, r: dict, reader: str) -> dict:
     "One verdict row `r` of notebook `nb`'s results as a scoreboard row."
     return dict(paper=paper_of(nb), notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
                 ours=r.get("ours"), lo=r.get("lo"), hi=r.get("hi"), unit=r.get("unit") or "points",
-                direction=r["direction"], size=r["size"], n=r.get("n"), reader=reader)
+                direction=r["direction"], size=r["size"], n=r.get("n"), reader=reader,
+                direction_holm=r.get("direction_holm", r["direction"]), discordant=r.get("discordant"), mechanism=r.get("mechanism") or "")
 
 def _run_claims(res_file: Path) -> list[dict]:
     "The scoreboard rows of one run's results.json."
@@ -64,11 +66,16 @@ def _cell(text: str) -> str:
     "Text safe inside a markdown table cell."
     return str(text).replace("|", "\\|").replace("\n", " ")
 
+def _direction(r: dict) -> str:
+    "The direction, and the Holm-adjusted one where it differs: 'holds (Holm: undecided)'."
+    holm = r.get("direction_holm", r["direction"])
+    return r["direction"] if holm == r["direction"] else f"{r['direction']} (Holm: {holm})"
+
 def _board_row(r: dict, link: str) -> str:
     "One claim's row of the markdown scoreboard, the claim linked to `link` filled in from the row ('' for no link)."
     claim = f"[{_cell(r['claim'])}]({link.format(**r)})" if link else _cell(r["claim"])
     return (f"| {r['paper']} | {claim} | {r['dataset']} | {_num(r['paper_effect'], r['unit'])} | {ours_text(r)} | "
-            f"{r['direction']} | {r['size']} | {r['n'] if r['n'] is not None else ''} | {r['reader'].split('@')[0]} |")
+            f"{_direction(r)} | {r['size']} | {r['n'] if r['n'] is not None else ''} | {r['reader'].split('@')[0]} |")
 
 def scoreboard_markdown(rows: list[dict], # claim_rows
                         link: str = "papers/{notebook}.ipynb#what-reproduces", # each row's link ('' for none)
@@ -82,7 +89,25 @@ def _text_row(r: dict, width: int) -> str:
     "One claim's line of the terminal scoreboard, the claim cut to `width`."
     c = r["claim"] if len(r["claim"]) <= width else r["claim"][:width - 1] + "…"
     return (f"{r['paper']:6} {c:{width}} {r['dataset'][:14]:14} {ours_text(r):26} "
-            f"{_num(r['paper_effect'], r['unit']):>7}  {r['direction']} / {r['size']}")
+            f"{_num(r['paper_effect'], r['unit']):>7}  {_direction(r)} / {r['size']}")
+
+TALLY = ("holds", "reversed", "undecided", "mechanism did not run")  # the columns of the per-paper tally, by the Holm-adjusted direction
+
+def tally(rows: list[dict], # claim_rows
+          ) -> list[dict]:
+    "Per paper (in order of appearance): its claims, how many have a paper number, and the count of each Holm-adjusted direction."
+    out = []
+    for p in dict.fromkeys(r["paper"] for r in rows):
+        mine = [r for r in rows if r["paper"] == p]
+        out.append(dict(paper=p or "other", claims=len(mine), with_paper_number=sum(r["paper_effect"] is not None for r in mine),
+                        **{d: sum(r.get("direction_holm", r["direction"]) == d for r in mine) for d in TALLY}))
+    return out
+
+def tally_text(rows: list[dict]) -> str:
+    "The tally as a small markdown table (directions after Holm's adjustment over each run's claims)."
+    out = ["| paper | claims | with a paper number | " + " | ".join(TALLY) + " |", "|---|---:|---:|" + "---:|" * len(TALLY)]
+    return "\n".join(out + [f"| {t['paper']} | {t['claims']} | {t['with_paper_number']} | " + " | ".join(str(t[d]) for d in TALLY) + " |"
+                            for t in tally(rows)])
 
 def scoreboard_text(rows: list[dict], width: int = 72) -> str:
     "The scoreboard for a terminal: paper, claim (cut to `width`), task, ours, the paper's, direction / size."
@@ -182,6 +207,9 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path]) -> str:
         f"## Scoreboard\n\nEvery claim of every paper that the committed runs test ({len(rows)} claims): our estimate with its 95% "
         "interval, the paper's own effect, and two verdicts — *direction* (does the claim hold here at all?) and *size* "
         "(is our effect the paper's?).",
+        "Per paper, how many claims hold, are reversed or are undecided after Holm's adjustment over each run's claims, and how "
+        "many had a mechanism that did not act (no direction: the mechanism the claim is about did not act on enough questions).",
+        tally_text(rows),
         scoreboard_markdown(rows),
         "## The reference runs\n\n" + render_headlines(root).replace("(`outputs/paper/", "(`outputs/paper/"),
         "## What it costs to run\n\n" + render_timings(root),
@@ -292,7 +320,7 @@ def _print_claims(root: Path, label: str, prof: str) -> None:
     "Print the claims of the `prof` runs under the heading `label`, or that there are none yet."
     rows = claim_rows(root, prof)
     print(f"\nClaims of {label}: {len(rows)}" + ("" if rows else f" — none yet (ragkit reproduce --profile {prof})"))
-    if rows: print(scoreboard_text(rows))
+    if rows: print(tally_text(rows) + "\n\n" + scoreboard_text(rows))
 
 def scoreboard_main(root: Path, profile: str = "demo") -> int:
     "`ragkit report scoreboard`: the committed paper runs' claims, then this clone's `profile` runs' claims, labelled."

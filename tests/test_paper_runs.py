@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.eval.experiment import no_difference_bound
+from ragkit.eval.experiment import DIRECTIONS, no_difference_bound
+from ragkit.eval.mechanism import EXACT_BELOW, NOT_RUN, exact_direction, failing, holm
 from ragkit.report import render_readme
 from ragkit.runner import find_notebook, load_profiles, project_root, resolve_parameters
 
@@ -55,13 +56,42 @@ def test_committed_run_matches_its_profile(run):
         assert (run / Path(fig).name).is_file(), f"{run}: figure {fig} is listed in results.json but not committed"
     assert not list(run.rglob("*.sqlite")), "an LM cache was committed"
     for row in results.get("verdict", []):  # every verdict says both things: its direction and its size
-        assert row["direction"] in ("holds", "reversed", "undecided") and row["size"] in ("consistent", "smaller", "larger", "n/a"), row["claim"]
+        assert row["direction"] in DIRECTIONS and row["size"] in ("consistent", "smaller", "larger", "n/a"), row["claim"]
+        if row["direction"] == NOT_RUN: continue  # no direction: the mechanism did not act (test_no_verdict_on_a_mechanism_that_did_not_run)
+        if row.get("test") == "exact sign test":  # fewer than EXACT_BELOW questions differ: the exact test decides, not the interval
+            assert row["discordant"] < EXACT_BELOW and row["direction"] == exact_direction(row["wins"], row["losses"], row["p_exact"]), row["claim"]
+            continue
         if row["direction"] != "undecided" and row.get("n", 0) >= 10: assert (row["lo"] > 0) == (row["direction"] == "holds"), row["claim"]
         if row["direction"] == "undecided" and row.get("n", 0) >= 10: assert row["lo"] <= 0 <= row["hi"], row["claim"]
         paper, lo, hi = row.get("paper"), row["lo"], row["hi"]
         if lo == hi == 0 and row.get("n"): lo, hi = -no_difference_bound(row["n"]), no_difference_bound(row["n"])  # no question differs
         if paper is not None and row["size"] in ("smaller", "larger"): assert not lo <= paper <= hi, row["claim"]
         if row["size"] == "consistent": assert lo <= paper <= hi, row["claim"]
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
+def test_every_claim_records_its_test_and_its_adjusted_direction(run):
+    "Each verdict row says how many questions differ, which test decided its direction, and its direction after Holm over the run."
+    results = _strict(run / "results.json")
+    assert "mechanisms" in results, f"{run}: results.json has no mechanism checks; re-render it (ragkit run {run.name} --profile {run.parent.name})"
+    rows = results.get("verdict", [])
+    for row in rows:
+        assert {"discordant", "test", "p_two", "p_holm", "direction_holm"} <= set(row), row["claim"]
+        assert row["direction_holm"] in (row["direction"], "undecided"), row["claim"]
+    want = holm([None if r["direction"] == NOT_RUN else r["p_two"] for r in rows])
+    got = [r["p_holm"] for r in rows]
+    assert all((a is None and (b != b)) or (a is not None and abs(a - b) < 1e-9) for a, b in zip(got, want)), f"{run}: p_holm is not Holm over the run's claims"
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
+def test_no_verdict_on_a_mechanism_that_did_not_run(run):
+    "No committed claim about a mechanism reads holds or reversed where a check of that mechanism fell short on its task."
+    results = _strict(run / "results.json")
+    health = results.get("mechanisms", [])
+    for row in results.get("verdict", []):
+        if not row.get("mechanism"): continue
+        fails = failing(health, row["mechanism"], row["dataset"], [row.get("a") or ""])
+        if fails: assert row["direction"] == NOT_RUN and row["direction_holm"] == NOT_RUN, (row["claim"], row["dataset"], fails[0]["check"])
 
 
 def _absolute_strings(obj, where=""):

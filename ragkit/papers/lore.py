@@ -16,7 +16,7 @@ from ..eval.metrics import normalize_answer
 __all__ = ['LORE_TEMPLATES', 'RULES', 'PARAMETER_RULES', 'RETRIEVERS', 'PAPER_TABLE1', 'LORE_RANKING', 'COST_SOURCE', 'lor_score',
            'Candidate', 'score_candidates', 'choose', 'LoRE', 'tokenizer_of', 'fit_document', 'NaiveRAG', 'Rechoose',
            'lore_retrievers', 'lore_systems', 'lore_ablations', 'paper_rows', 'bias_rows', 'lore_health', 'lore_claims',
-           'lore_cost_claims', 'lore_decisive_claims']
+           'lore_cost_claims', 'contexts_differ', 'lore_decisive_claims', 'top_context_right']
 
 # %% ../../nbs/40_papers.lore.ipynb #fe1e6c8a
 from ..lm.reader import Template, register_templates
@@ -475,7 +475,7 @@ import pandas as pd
 from ..eval.experiment import decisive_claim
 from ..eval.metrics import exact_match as _right
 
-def _decisive(ev) -> pd.Series:
+def contexts_differ(ev) -> pd.Series:
     "Per qid of a LoRE run: whether its contexts' answers differ in exact match against the golds."
     return pd.Series({r.qid: len({_right(c["answer"], list(r.golds)) for c in (r.trace or {}).get("candidates", [])}) > 1
                       for r in ev.table.itertuples()}, dtype=bool)
@@ -490,6 +490,11 @@ def lore_decisive_claims(runs: Mapping, # (task, system) -> Evaluation, with LoR
         for rival in ("Top-1", "MeanProb"):
             if (d, f"{rival} - {r}") not in runs: continue
             out.append(decisive_claim(f"LoR is right more often than {rival} ({r}; decisive questions)", d, s, f"{rival} - {r}",
-                                      ev.scores("exact_match"), runs[d, f"{rival} - {r}"].scores("exact_match"), _decisive(ev),
+                                      ev.scores("exact_match"), runs[d, f"{rival} - {r}"].scores("exact_match"), contexts_differ(ev),
                                       "the contexts' answers differ in EM", LORE_RANKING.name, _ABLATION_SRC, "exact_match"))
     return out
+
+def top_context_right(ev) -> pd.Series:
+    "Per qid of a LoRE run: the exact match of the top context's answer (what Top-1 reading answers)."
+    top = lambda t: min((t or {}).get("candidates", []), key=lambda c: c["context_rank"], default={"answer": ""})["answer"]
+    return pd.Series({r.qid: _right(top(r.trace), list(r.golds)) for r in ev.table.itertuples()}, dtype=float)
