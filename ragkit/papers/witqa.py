@@ -19,14 +19,15 @@ from ..eval.metrics import as_golds, contains_match, bootstrap_ci
 
 # %% auto #0
 __all__ = ['WITQA_TEMPLATES', 'MATCH_RULES', 'SR_BINS', 'GROUPS', 'ROUTES', 'QUESTION_STOP', 'QGEN_PROMPT', 'FEEDBACK',
-           'PARAMETER_RULES', 'WITQA_TASKS', 'GOLD_KIND', 'PV_BINS', 'COUNTED', 'PAPER_AGREEMENT', 'ORACLE_WHAT',
-           'substring_match', 'witqa_match', 'bin_labels', 'bin_of', 'bins_of', 'accuracy_by_bin', 'head_tail',
-           'agreement_ratio', 'retrieves', 'Thresholds', 'fit_thresholds', 'selective_splits', 'selective_integration',
-           'mean_std', 'mallen_adaptive', 'Vanilla', 'RALM', 'GenRead', 'popularity_table', 'subject_of',
-           'proper_words', 'question_subject', 'corpus_popularity', 'load_retrieved_passages', 'check_criteria',
-           'feedback', 'roundtrip_question', 'render_qgen', 'popqa_views', 'passage_pid', 'supporting_corpus',
-           'task_options', 'task_popularity', 'gold_passage', 'oracle_retriever', 'file_retriever', 'witqa_retrievers',
-           'witqa_systems', 'question_means', 'popular_claim', 'agreement_claim', 'counted_claims', 'witqa_claims']
+           'PARAMETER_RULES', 'WITQA_TASKS', 'GOLD_KIND', 'PV_BINS', 'COUNTED', 'PAPER_AGREEMENT', 'SELECTIVE',
+           'SELECTIVE_SOURCE', 'ORACLE_WHAT', 'substring_match', 'witqa_match', 'bin_labels', 'bin_of', 'bins_of',
+           'accuracy_by_bin', 'head_tail', 'agreement_ratio', 'retrieves', 'Thresholds', 'fit_thresholds',
+           'selective_splits', 'selective_integration', 'mean_std', 'mallen_adaptive', 'Vanilla', 'RALM', 'GenRead',
+           'popularity_table', 'subject_of', 'proper_words', 'question_subject', 'corpus_popularity',
+           'load_retrieved_passages', 'check_criteria', 'feedback', 'roundtrip_question', 'render_qgen', 'popqa_views',
+           'passage_pid', 'supporting_corpus', 'task_options', 'task_popularity', 'gold_passage', 'oracle_retriever',
+           'file_retriever', 'witqa_retrievers', 'witqa_systems', 'question_means', 'popular_claim', 'agreement_claim',
+           'held_out', 'selective_health', 'selective_claims', 'counted_claims', 'witqa_claims']
 
 # %% ../../nbs/80_papers.witqa.ipynb #b4712c8a
 from ..lm.reader import Template, register_templates
@@ -763,6 +764,46 @@ def agreement_claim(r, # a row of the agreement table (dataset, system, agreemen
                  f"passage: {r.passage})", r.dataset, r.system, f"{r.system} passage", match, None,
                  "WITQA §4.4, Figure 8 (agreement ratios 85.5% for BM25, 93.1% for the Oracle)", statistic=Statistic(excess, len(a)))
 
+# %% ../../nbs/80_papers.witqa.ipynb #24653c00
+from typing import Mapping
+from ..eval.experiment import decisive_claim
+from ..eval.mechanism import Check, Mechanism, health
+
+SELECTIVE = Mechanism("WITQA's selective integration", (  # what the routing must show on a task's held-out questions (one row each)
+    Check("it answered from memory (no retrieval)", lambda r: not r["retrieved"]),
+    Check("it retrieved", lambda r: bool(r["retrieved"])),
+    Check("the closed-book reader is right and retrieval wrong (routing to memory can gain)", lambda r: r["vanilla"] > r["ralm"]),
+    Check("retrieval is right and the closed-book reader wrong (retrieving can gain)", lambda r: r["ralm"] > r["vanilla"])))
+SELECTIVE_SOURCE = "WITQA Figure 14, App. C.2.2: +7.7 to +10.1 over the baselines for Llama-2-70B, GPT-3.5 and GPT-4"
+
+def held_out(rows: pd.DataFrame, # selective_splits' rows (seed, row, half, retrieved and the three 0/1 outcomes)
+             qids: Sequence[str], # the popularity table's qids, in its row order
+             ) -> pd.DataFrame:
+    "One row per question held out at least once (index qid): from the first seed whose test half held it, its seed, route and outcomes."
+    t = rows[rows.half == "test"].sort_values(["seed", "row"], kind="stable").drop_duplicates("row").sort_values("row")
+    return t.assign(qid=np.asarray(qids)[t.row.to_numpy()]).set_index("qid")[["seed", "retrieved", "vanilla", "ralm", "selective"]]
+
+def selective_health(tables: Mapping[str, pd.DataFrame], # task -> popularity table (its row order is selective_splits' `row`)
+                     sel_rows: Mapping[str, pd.DataFrame], # task -> selective_splits' rows
+                     ) -> list[dict]:
+    "SELECTIVE's checks on each task's held-out questions: health rows on task '<task> selective', system 'Selective'."
+    return [h for d, rows in sel_rows.items()
+            for h in health(SELECTIVE, f"{d} selective", "Selective", held_out(rows, tables[d].qid).to_dict("records"))]
+
+def selective_claims(d: str, rows: pd.DataFrame, qids: Sequence[str], # a task, its selective_splits rows and its table's qids
+                     r: str, match: str, # its RALM and the accuracy rule
+                     ) -> tuple[list[Claim], dict]:
+    "Task `d`'s selective-integration claims (beating both baselines; the route on the decisive questions) and the scores the first reads."
+    qm, held = question_means(rows), held_out(rows, qids)
+    scores = {(f"{d} selective", s_): qm[col] for col, s_ in [("selective", "Selective"), ("vanilla", "Vanilla"), ("ralm", r)]}
+    both = Claim("Selective integration beats both baselines", f"{d} selective", "Selective", ("Vanilla", r), match, None, SELECTIVE_SOURCE,
+                 mechanism=SELECTIVE.name)
+    route = decisive_claim("The route picks the right one more often than always retrieving (decisive questions)", f"{d} selective",
+                           "Selective", r, held.selective, held.ralm, held.vanilla != held.ralm,
+                           f"the closed-book reader and {r} differ in correctness; each question's first held-out split",
+                           SELECTIVE.name, "WITQA App. C.2 (ragkit's decisive-question reading of selective integration)", match)
+    return [both, route], scores
+
 # %% ../../nbs/80_papers.witqa.ipynb #5c2a1f06
 ORACLE_WHAT = {"nq": "The gold passage beats retrieval (Oracle: NQ's annotated gold passage",
                "demo": "An answer-string passage beats retrieval (Oracle: the demo's answer-string passage, not a verified supporting one"}
@@ -804,10 +845,9 @@ def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
         stats += s
         scores |= sc
         if d in sel_rows:
-            qm = question_means(sel_rows[d])
-            scores |= {(f"{d} selective", s_): qm[col] for col, s_ in [("selective", "Selective"), ("vanilla", "Vanilla"), ("ralm", r)]}
-            pairs.append(Claim("Selective integration beats both baselines", f"{d} selective", "Selective", ("Vanilla", r), match, None,
-                               "WITQA Figure 14, App. C.2.2: +7.7 to +10.1 over the baselines for Llama-2-70B, GPT-3.5 and GPT-4"))
+            p, sc = selective_claims(d, sel_rows[d], tables[d].qid, r, match)
+            pairs += p
+            scores |= sc
     if "retrievalqa" in tables and "Given@1" in tables["retrievalqa"]:
         t = tables["retrievalqa"].set_index("qid")
         scores |= {("retrievalqa", s): t[s] for s in ("Given@1", "Vanilla")}
