@@ -17,7 +17,7 @@ import pandas as pd
 from ..data.tasks import Prepared
 from .evaluate import Evaluation, evaluate, write_results
 from .metrics import paired_bootstrap
-from .mechanism import (ALPHA, EXACT_BELOW, NOT_RUN, adjusted_direction, exact_direction, failing, health_sentence,
+from .mechanism import (EXACT_BELOW, NOT_RUN, adjusted_direction, exact_direction, failing, health_sentence,
                                     health_text, holm, sign_test)
 from fastcore.basics import patch
 

@@ -400,7 +400,6 @@ def bias_rows(ev, golds_by_qid: dict[str, list[str]]) -> pd.DataFrame:
 # %% ../../nbs/40_papers.lore.ipynb #7e951149
 from ..eval.experiment import Claim, cost_saving
 from ..eval.mechanism import Check, Mechanism, health
-from ..eval.metrics import normalize_answer
 
 def _distinct_answers(r: Mapping) -> int:
     "How many different (normalised) answers a LoRE row's contexts gave."
@@ -471,7 +470,6 @@ def lore_cost_claims(runs: Mapping, # (task, system) -> Evaluation
             for (d, s), ev in runs.items() if s == "LoRE - Ensemble" and (d, "Naive - Ensemble") in runs]
 
 # %% ../../nbs/40_papers.lore.ipynb #c40d0002
-import pandas as pd
 from ..eval.experiment import decisive_claim
 from ..eval.metrics import exact_match as _right
 
