@@ -299,7 +299,8 @@ def _not_run(r: Mapping, fails: Sequence[Mapping]) -> dict:
     "A verdict row whose mechanism did not act: no direction or size, and the checks that fell short in its sentence."
     iv = f"{_pts(r['ours'], r['unit'])} [{_pts(r['lo'], r['unit'])}, {_pts(r['hi'], r['unit'])}]" + ("" if r["unit"] == "%" else f" {r['unit']}")
     why = "; ".join(health_sentence(f) for f in fails)
-    return dict(r, direction=NOT_RUN, size="n/a", verdict=f"No verdict: the mechanism did not run ({why}); our {iv} says nothing about it.")
+    counts = r["verdict"].split(". ", 1)[0] + ". " if r.get("decisive") and r["verdict"].startswith("On the ") else ""  # a decisive claim's counts stay
+    return dict(r, direction=NOT_RUN, size="n/a", verdict=f"{counts}No verdict: the mechanism did not run ({why}); our {iv} says nothing about it.")
 
 def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
            health: Sequence[Mapping] = (), # the run's mechanism checks

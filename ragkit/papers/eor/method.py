@@ -16,12 +16,14 @@ from ...eval.metrics import contains_match
 from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher, Matcher
 
 # %% auto #0
-__all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_NAME',
-           'PAPER_SYSTEM', 'ANCHOR', 'ANCHOR_SRC', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch',
-           'metric_key', 'check_answers', 'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex',
-           'EoRFit', 'SearchSpace', 'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen',
-           'train_masks', 'cross_fit', 'EoRData', 'eor_data', 'system_mrlr', 'reads', 'eor_systems',
-           'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_claims', 'mrlr_claims']
+__all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'VOTERS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_NAME',
+           'PAPER_SYSTEM', 'POOL_DISAGREES', 'EOR_VOTE', 'EOR_TRAINING', 'ANCHOR', 'ANCHOR_SRC', 'DECISIVE', 'VOTE_SRC',
+           'TRAINING_SRC', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key',
+           'check_answers', 'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit',
+           'SearchSpace', 'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks',
+           'cross_fit', 'start_fit', 'uniform_fit', 'held_out', 'EoRData', 'eor_data', 'system_mrlr', 'reads',
+           'eor_systems', 'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_health',
+           'held_out_table', 'held_out_note', 'eor_claims', 'mrlr_claims', 'eor_decisive_claims']
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c1229ae6
 TIE = 1e-12  # scores within this of the best count as tied (ties go to the first candidate)
@@ -383,6 +385,8 @@ class EoRFit:
     converged: bool = False  # scipy's success flag
     message: str = ""  # scipy's message
     start_weights: np.ndarray | None = None  # ω^r at the start point (each retriever's training accuracy, clipped)
+    start_sim_weights: np.ndarray | None = None  # ω^s at the start point (the start metric alone, normalised)
+    start_threshold: float | None = None  # the threshold at the start point
     restart: int = 0  # which search gave the result: 0 the one from the start, k the k-th seeded restart
 
     @property
@@ -517,7 +521,8 @@ def train_eor(
     return EoRFit(metrics, retrievers, ws / ws.sum() if ws.sum() > 0 else ws, wr.copy(), float(thr), pooling, s, t,
                   train_accuracy=obj.accuracy(ws, wr, thr), start_accuracy=obj.accuracy(*sp.unpack(x0)), n_evals=int(nfev),
                   seconds=time.perf_counter() - t0, converged=bool(res.success), message=str(res.message),
-                  start_weights=sp.unpack(x0)[1].copy(), restart=won)
+                  start_weights=sp.unpack(x0)[1].copy(), start_sim_weights=_normalised(sp.unpack(x0)[0]),
+                  start_threshold=float(sp.unpack(x0)[2]), restart=won)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #830f163e
 def _check_fit_shape(S: np.ndarray, fit: EoRFit) -> None:
@@ -609,6 +614,41 @@ def cross_fit(
         fits.append(train_eor(S[m], correct[m], **train_kw))
         pick[te], top[te] = eor_predict(S[te], fits[-1]), top_r(correct[m])
     return fits, pick, top
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #e0d36002
+import pandas as pd
+from dataclasses import replace
+
+def start_fit(fit: EoRFit, # a fit made by train_eor
+              ) -> EoRFit:
+    "The fit as it was before the search: its start metric and retriever weights and threshold, the same pooling and t."
+    if fit.start_weights is None or fit.start_sim_weights is None: raise ValueError("the fit has no start weights (train_eor records them)")
+    thr = fit.threshold if fit.start_threshold is None else fit.start_threshold
+    return replace(fit, sim_weights=np.asarray(fit.start_sim_weights), retriever_weights=np.asarray(fit.start_weights), threshold=thr)
+
+def uniform_fit(fit: EoRFit, # a fit made by train_eor
+                ) -> EoRFit:
+    "An untrained vote: equal weight on every computed similarity slice and on every retriever (all kept), the start's pooling, threshold and t."
+    ws = np.array([0.0 if m.endswith(":none") else 1.0 for m in fit.metrics])
+    return replace(start_fit(fit), sim_weights=ws / ws.sum(), retriever_weights=np.full(len(fit.retrievers), fit.t + 1.0))
+
+VOTERS = {"start": start_fit, "learned": lambda fit: fit, "uniform": uniform_fit}  # the three votes held_out scores
+
+def held_out(S: np.ndarray, correct: np.ndarray, # the similarity tensor and correctness cross_fit was given
+             masks: Sequence[np.ndarray], fits: Sequence[EoRFit], # its train masks and fits
+             top: np.ndarray, # its Top-R choice per question (-1 where untested)
+             ) -> pd.DataFrame:
+    "Per tested question (its index): its fold, whether the pool disagrees, and whether the start, learned and uniform votes and Top-R are right."
+    S, N = _check_S(S), len(correct)
+    correct, fold = _check_correct(correct, S.shape), np.full(N, -1)
+    pick = {v: np.full(N, -1) for v in VOTERS}
+    for f, (m, fit) in enumerate(zip(masks, fits)):
+        te = _test_part(_train_mask(m, f, N), f, fold)
+        fold[te] = f + 1
+        for v, make in VOTERS.items(): pick[v][te] = eor_predict(S[te], make(fit))
+    te, c = fold > 0, correct[fold > 0]
+    return pd.DataFrame(dict(fold=fold[te], disagree=c.any(1) & ~c.all(1), **{v: chosen(c, p[te]) for v, p in pick.items()},
+                             **{"Top-R": chosen(c, np.asarray(top)[te])}), index=np.flatnonzero(te))
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #15bb7877
 from ...core import AtLeast, OneOf
@@ -736,6 +776,45 @@ def cost_rows(frame: pd.DataFrame, # one dataset's rows of a response grid
     ds = str(frame.dataset.iloc[0])
     return cost.assign(dataset=ds).reset_index().to_dict("records") + [dict(retriever="EoR (all kept retrievers)", dataset=ds, **kept.to_dict())]
 
+# %% ../../../nbs/64_papers.eor.method.ipynb #e0d36006
+from ...eval.mechanism import Check, Mechanism, health
+
+POOL_DISAGREES = Check("the pool disagrees (its responses differ in correctness)", lambda r: bool(r["trace"]["disagree"]))
+EOR_VOTE = Mechanism("EoR's vote", (POOL_DISAGREES, Check("EoR's choice differs in correctness from Top-R's",
+                                                          lambda r: bool(r["trace"]["learned"] != r["trace"]["Top-R"]))))
+EOR_TRAINING = Mechanism("EoR's training", (POOL_DISAGREES, Check(
+    "the learned weights changed the held-out choice from the start weights' choice, right to wrong or wrong to right",
+    lambda r: bool(r["trace"]["learned"] != r["trace"]["start"]))))
+
+def eor_health(ds: str, # the dataset
+               h: pd.DataFrame, # its held_out table (index: qid)
+               ) -> list[dict]:
+    "EoR's vote and EoR's training counted on the held-out questions of `ds` (system 'EoR', the claims' a)."
+    rows = [dict(qid=q, trace=r) for q, r in h.to_dict("index").items()]
+    return [r for m in (EOR_VOTE, EOR_TRAINING) for r in health(m, ds, "EoR", rows)]
+
+def held_out_table(ds: str, h: pd.DataFrame) -> list[dict]:
+    "Held-out accuracy of the start, learned and uniform votes and Top-R per fold and in all, and how often learned and start differ in correctness."
+    row = lambda fold, g: dict(dataset=ds, fold=fold, n=len(g), **{v: float(g[v].mean()) for v in ("start", "learned", "uniform", "Top-R")},
+                               changed=int((g.learned != g.start).sum()))
+    return [row(str(f), g) for f, g in h.groupby("fold")] + [row("all", h)]
+
+def held_out_note(ds: str, h: pd.DataFrame, # the dataset and its held_out table
+                  checks: Sequence[Mapping], # its health rows (eor_health)
+                  ) -> str:
+    "One sentence: the held-out right counts of each vote and Top-R, learned − start per fold, and what the training check says."
+    n, k = len(h), {v: int(h[v].sum()) for v in ("start", "learned", "uniform", "Top-R")}
+    per = ", ".join(f"{int(d):+d}" for d in (h.learned.astype(int) - h.start.astype(int)).groupby(h.fold).sum())
+    tr = next(r for r in checks if r["mechanism"] == EOR_TRAINING.name and r["check"] != POOL_DISAGREES.what)
+    head = (f"Held out on {ds} ({n} test questions, each scored by weights searched on the other folds), the vote is right on "
+            f"{k['start']} from its start weights, {k['learned']} from its learned weights (learned − start per fold: {per}) and "
+            f"{k['uniform']} as a uniform vote; Top-R on {k['Top-R']}. The training changed whether a held-out choice is right on "
+            f"{tr['count']} questions")
+    if tr["ok"]: return head + f" (at least {tr['minimum']}): the claims that rest on it are judged."
+    return (head + f", fewer than {tr['minimum']}: EoR's gain over Top-R here ({k['learned'] - k['Top-R']:+d}) is the vote's "
+            f"(from the start weights {k['start'] - k['Top-R']:+d}, uniform {k['uniform'] - k['Top-R']:+d}), not the training's, "
+            "and the claims that rest on the training get no direction.")
+
 # %% ../../../nbs/64_papers.eor.method.ipynb #c912c88b
 from ...eval.experiment import Claim, Statistic
 
@@ -747,10 +826,12 @@ def _paper(d: str, a: str, b: str, col: int = 1) -> float | None:
     return round(PAPER_TABLE1[(ANCHOR, a)][n][col] - PAPER_TABLE1[(ANCHOR, b)][n][col], 2) if n else None
 
 def eor_claims(datasets: Sequence[str]) -> list[Claim]:
-    "EoR > Top-R (on test: the paper's; cross-fitted: ours) and EoR > ReFree per dataset, anchored on Table 1's ChatGPT EM."
+    "EoR > Top-R (on test: the paper's; cross-fitted: ours; both about the training) and EoR > ReFree per dataset, anchored on Table 1's ChatGPT EM."
     return [c for d in datasets for c in (
-        Claim("EoR > Top-R on test (the paper's Top R: best on the test questions)", d, "EoR", "Top-R on test", "accuracy", _paper(d, "EoR", "Top R"), ANCHOR_SRC),
-        Claim("EoR > Top-R (chosen on the training folds)", d, "EoR", "Top-R", "accuracy", _paper(d, "EoR", "Top R"), ANCHOR_SRC),
+        Claim("EoR > Top-R on test (the paper's Top R: best on the test questions)", d, "EoR", "Top-R on test", "accuracy", _paper(d, "EoR", "Top R"), ANCHOR_SRC,
+              mechanism=EOR_TRAINING.name),
+        Claim("EoR > Top-R (chosen on the training folds)", d, "EoR", "Top-R", "accuracy", _paper(d, "EoR", "Top R"), ANCHOR_SRC,
+              mechanism=EOR_TRAINING.name),
         Claim("EoR > ReFree", d, "EoR", "ReFree", "accuracy", _paper(d, "EoR", "ReFree"), ANCHOR_SRC))]
 
 def mrlr_claims(d: str, # the dataset
@@ -762,3 +843,17 @@ def mrlr_claims(d: str, # the dataset
     return [Claim(f"EoR reduces MRLR against {top} ({label})", d, "EoR", top, "MRLR", _paper(d, "Top R", "EoR", 2),
                   "EoR Table 1, Section 4.4 (ChatGPT, MRLR)", statistic=Statistic(diff(top), len(rows["EoR"])))
             for top, label in [("Top-R on test", "the paper's Top R"), ("Top-R", "chosen on the training folds")]]
+
+from ...eval.experiment import decisive_claim
+
+DECISIVE = "the pool disagrees: some retriever right, some wrong"  # the decisive questions of eor_decisive_claims
+VOTE_SRC, TRAINING_SRC = "EoR Section 4.1 (the vote); ragkit's decisive questions", "EoR Section 4.2 (the trained weights); ragkit's ablation"
+
+def eor_decisive_claims(ds: str, # the dataset
+                        h: pd.DataFrame, # its held_out table (index: qid)
+                        ) -> list[Claim]:
+    "On the questions where the pool disagrees: EoR's vote against Top-R, and its learned weights against a uniform vote and their start."
+    on = lambda claim, b, col, mech, src: decisive_claim(claim, ds, "EoR", b, h.learned, h[col], h.disagree, DECISIVE, mech, src)
+    return [on("EoR's vote is right more often than Top-R (decisive questions)", "Top-R", "Top-R", EOR_VOTE.name, VOTE_SRC),
+            on("EoR's learned weights are right more often than a uniform vote (decisive questions)", "uniform vote", "uniform", EOR_TRAINING.name, TRAINING_SRC),
+            on("EoR's learned weights are right more often than their start (decisive questions)", "EoR from its start weights", "start", EOR_TRAINING.name, TRAINING_SRC)]
