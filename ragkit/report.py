@@ -63,13 +63,14 @@ def verdict_lines(rows: list[dict]) -> list[str]:
     return out
 
 def mechanism_lines(rows: list[dict]) -> list[str]:
-    "A run's mechanism checks (results.json's `mechanisms`) as a collapsed markdown table: on how many questions each acted."
+    "A run's mechanism checks (results.json's `mechanisms`): how many reached their minimum, then a collapsed table of those that fell short."
     if not rows: return []
-    short = sum(not r["ok"] for r in rows)
-    out = [f"<details><summary>Did the mechanisms act? {len(rows) - short} of {len(rows)} checks reached their minimum, {short} fell short</summary>", "",
-           "| mechanism | task | system | check | acted on | minimum | |", "|---|---|---|---|---:|---:|---|"]
-    out += [f"| {r['mechanism']} | {r['dataset']} | {r.get('system', '')} | {r['check']} | {r['count']} of {r['of']} | {r['minimum']} | "
-            f"{'' if r['ok'] else 'did not act'} |" for r in rows]
+    short = [r for r in rows if not r["ok"]]
+    head = f"Did the mechanisms act? {len(rows) - len(short)} of {len(rows)} checks reached their minimum (every check: `results.json`, `mechanisms`)"
+    if not short: return [head + "."]
+    out = [f"<details><summary>{head}; {len(short)} fell short</summary>", "",
+           "| mechanism | task | system | check | acted on | minimum |", "|---|---|---|---|---:|---:|"]
+    out += [f"| {r['mechanism']} | {r['dataset']} | {r.get('system', '')} | {r['check']} | {r['count']} of {r['of']} | {r['minimum']} |" for r in short]
     return out + ["", "</details>"]
 
 # %% ../nbs/95_report.ipynb #c559ccaf

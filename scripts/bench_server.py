@@ -26,6 +26,7 @@ def prompts_of(n: int, seed: int) -> list[str]:
     "LoRE's reading prompt for `n` seeded SQuAD questions, each with its gold paragraph."
     from ragkit.data.tasks import prepare
     from ragkit.lm.reader import render
+    import ragkit.papers.lore  # noqa: F401 -- registers LoRE's prompts (lore-context) in the template registry
     prep = prepare("squad", n, seed)
     return [render("lore-context", question=e.question, document=e.meta["context"]) for e in prep.examples]
 
