@@ -17,10 +17,11 @@ import seaborn as sns
 from ...eval.metrics import has_answer, normalize_answer
 
 # %% auto #0
-__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PARAMETER_RULES', 'PAPER_PAIR', 'rwr', 'mrwr', 'mrlr', 'error_indicators',
+__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PARAMETER_RULES', 'PAPER_PAIR', 'SOURCES', 'rwr', 'mrwr', 'mrlr', 'error_indicators',
            'answer_in_doc', 'doc_indicators', 'long_answer_mask', 'error_condition', 'error_rwr', 'decomposition_table',
            'pool_oracle', 'upper_bound_table', 'plot_rwr', 'plot_mrlr', 'plot_accuracy', 'plot_upper_bound',
-           'question_grid', 'inconsistency_report', 'summary_frame', 'report_record', 'inconsistency_claims']
+           'question_grid', 'inconsistency_report', 'summary_frame', 'report_record', 'source_health',
+           'inconsistency_claims']
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #c3260491
 def _binary(x, name: str = "correct", min_rows: int = 2) -> np.ndarray:
@@ -388,15 +389,33 @@ def _on_questions(c: np.ndarray, # a [M, N] 0/1 matrix: retrievers x questions
     return Statistic(lambda ix: stat(c[:, ix]), c.shape[1])
 
 PAPER_PAIR = ("SE@1", "Wiki@10")  # EoR Section 2.2: the lowest-ranked and the top retriever on NQ with ChatGPT
+SOURCES = "EoR's two sources"  # the mechanism the paper gives for RWR(SE@1, Wiki@10): SE holds knowledge that Wiki lacks
+
+from ...eval.mechanism import health_row
+
+def _held(g: pd.DataFrame, retriever: str) -> pd.Series:
+    "Per qid: whether `retriever`'s document held a gold answer."
+    return g[g.retriever == retriever].set_index("qid").gold_in_doc.astype(bool)
+
+def source_health(frame: pd.DataFrame, # a response grid with `gold_in_doc` (62_papers.eor.runs)
+                  ) -> list[dict]:
+    "Per dataset with the paper's pair: on how many questions SE@1's document held a gold answer where Wiki@10's did not."
+    out = []
+    for d, g in frame.groupby("dataset", sort=False):
+        if not set(PAPER_PAIR) <= set(g.retriever) or "gold_in_doc" not in g: continue
+        se, wiki = _held(g, PAPER_PAIR[0]), _held(g, PAPER_PAIR[1])
+        out.append(health_row(SOURCES, d, "", "SE@1's document held a gold answer where Wiki@10's did not", int((se & ~wiki[se.index]).sum()), len(se)))
+    return out
 
 def _dataset_claims(d: str, g: pd.DataFrame) -> list[Claim]:
     "Section 2's claims on one dataset's responses."
     q = question_grid(g)
     c, names = q["correct"].astype(float), q["retrievers"]
     w, b = _worst_best(c)
-    on = lambda claim, stat, paper, source: Claim(claim, d, "", "", "correct", paper, source, statistic=_on_questions(c, stat))
+    on = lambda claim, stat, paper, source, mechanism="": Claim(claim, d, "", "", "correct", paper, source, statistic=_on_questions(c, stat),
+                                                                mechanism=mechanism)
     pair = [on("SE@1 answers some of Wiki@10's failures (RWR(SE@1, Wiki@10) > 0; the paper's pair)",
-               _pair_rwr(names.index(PAPER_PAIR[0]), names.index(PAPER_PAIR[1])), 26.0, "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM)")
+               _pair_rwr(names.index(PAPER_PAIR[0]), names.index(PAPER_PAIR[1])), 26.0, "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM)", SOURCES)
             ] if set(PAPER_PAIR) <= set(names) else []
     return [on("retrievers are inconsistent (mean MRLR > 0)", lambda x: np.nanmean(mrlr(x)), 16.0, "EoR Section 2.2, Figure 2 ('more than 16%', BEM)"),
             *pair,
