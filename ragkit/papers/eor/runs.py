@@ -22,7 +22,7 @@ from ...lm.reader import read_batch
 __all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'PAPER_BEM_NQ', 'PAPER_EM_NQ', 'RetrieverReader', 'collect',
            'grid_matrix', 'has_answer_at_k', 'parse_se_corpus', 'se_collection', 'whole_pages', 'corpus_support',
            'GridRun', 'grid_retrievers', 'has_answer_rows', 'grid_task', 'build_grid', 'save_grid', 'load_grid',
-           'GridSource', 'top_single', 'retriever_claims']
+           'GridSource', 'top_single', 'retriever_claims', 'source_overlap', 'overlap_health']
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #d7e3b91c
 class RetrieverReader(Method):
@@ -287,3 +287,23 @@ def retriever_claims(datasets: Sequence[str], # the grid's datasets
     return out + [Claim(f"retrieval helps (Top R = {top_single(per_ret, d)}, best on these questions, > ReFree)", d, top_single(per_ret, d), "ReFree",
                         "correct", PAPER_EM_NQ["Top R"] - PAPER_EM_NQ["ReFree"] if d == "nq" else None,
                         "EoR Table 1 (NQ, ChatGPT, EM; Top R picked on the test set)") for d in datasets]
+
+# %% ../../../nbs/62_papers.eor.runs.ipynb #c62d0002
+from ...eval.mechanism import health_row
+
+def _words(t: str) -> str:
+    "Text with white space collapsed."
+    return " ".join(t.split())
+
+def source_overlap(wiki: Corpus, # Wiki's passages (the task's corpus)
+                   se: Corpus, # SE's collection
+                   ) -> dict:
+    "Wiki passages held word for word inside an SE passage of the same title, and SE passages equal to a Wiki passage."
+    by_title, wiki_texts = {}, {_words(p.text) for p in wiki}
+    for p in se: by_title.setdefault(p.title, []).append(_words(p.text))
+    inside = sum(any(_words(p.text) in t for t in by_title.get(p.title, ())) for p in wiki)
+    return dict(wiki=len(wiki), se=len(se), wiki_inside_se=inside, se_equal_to_wiki=sum(t in wiki_texts for ts in by_title.values() for t in ts))
+
+def overlap_health(dataset: str, o: dict) -> dict:
+    "The overlap as a check of EoR's two sources: Wiki passages SE does not hold, at least 10."
+    return health_row("EoR's two sources", dataset, "", "Wiki passages that SE does not hold word for word", o["wiki"] - o["wiki_inside_se"], o["wiki"])
