@@ -91,7 +91,8 @@ def _text_row(r: dict, width: int) -> str:
     return (f"{r['paper']:6} {c:{width}} {r['dataset'][:14]:14} {ours_text(r):26} "
             f"{_num(r['paper_effect'], r['unit']):>7}  {_direction(r)} / {r['size']}")
 
-TALLY = ("holds", "reversed", "undecided", "mechanism did not run")  # the columns of the per-paper tally, by the Holm-adjusted direction
+from .eval.experiment import DIRECTIONS
+TALLY = DIRECTIONS  # the columns of the per-paper tally (holds, reversed, undecided, mechanism did not run), by the Holm-adjusted direction
 
 def tally(rows: list[dict], # claim_rows
           ) -> list[dict]:
