@@ -152,6 +152,7 @@ class Claim:
     mechanism: str = ""  # the mechanism the claim is about (a ragkit.eval.mechanism.Mechanism's name): no direction where its checks fail
     scores: tuple | None = None  # the claim's own per-question scores of a and b (two Series by qid), e.g. on its decisive questions only
     decisive: str = ""  # for a decisive-question claim: which questions it is judged on, e.g. "the candidates differ in correctness"
+    bound: str = ""  # "at least" when the paper's number is a lower bound ("more than 16%"): then only a smaller effect is ruled out
 
 MIN_N = 10  # fewer questions than this decide nothing: a bootstrap over one question has an interval of one point
 DIRECTIONS, SIZES = ("holds", "reversed", "undecided", NOT_RUN), ("consistent", "smaller", "larger", "n/a")
@@ -177,11 +178,13 @@ def size(lo: float, # the interval's lower end
          hi: float, # its upper end
          paper: float | None = None, # the paper's own difference, in the same unit
          n: int | None = None, # questions compared: under MIN_N nothing is decided
+         bound: str = "", # "at least": the paper's number is a lower bound, which only a smaller interval rules out
          ) -> str:
-    "consistent if the paper's difference lies in the interval, smaller / larger if the interval ends below / starts above it, else n/a."
+    "consistent if the paper's difference lies in the interval (or, for a lower bound, the interval reaches it), smaller / larger if it ends below / starts above it, else n/a."
     if _missing(paper) or _missing(lo) or _missing(hi) or (n is not None and n < MIN_N): return "n/a"
+    if bound not in ("", "at least"): raise ValueError(f"bound={bound!r}: use '' (the paper's number is a point) or 'at least' (a lower bound)")
     if lo == hi == 0 and n: lo, hi = -no_difference_bound(n), no_difference_bound(n)
-    return "smaller" if hi < paper else "larger" if lo > paper else "consistent"
+    return "smaller" if hi < paper else "larger" if lo > paper and not bound else "consistent"
 
 # %% ../../nbs/33_eval.experiment.ipynb #6bba33e9
 def _pts(v, unit: str = "points") -> str:
@@ -201,9 +204,10 @@ def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 9
                      n: int | None = None, # questions compared
                      unit: str = "points", # the unit of all four numbers
                      exact: Mapping | None = None, # the sign test (discordant, wins, losses, p_exact) when it decides the direction
+                     bound: str = "", # "at least": the paper's number is a lower bound
                      ) -> str:
     "Both verdicts in words, with the numbers they rest on."
-    s = size(lo, hi, paper, n)
+    s = size(lo, hi, paper, n, bound)
     iv = f"{_pts(ours, unit)} [{_pts(lo, unit)}, {_pts(hi, unit)}]" + ("" if unit == "%" else f" {unit}")
     if n is not None and n < MIN_N: return f"Undecided: {n} question{'s' * (n != 1)}, fewer than the {MIN_N} a verdict needs ({iv})."
     if exact is not None: head = _exact_head(exact_direction(exact["wins"], exact["losses"], exact["p_exact"]), exact, iv)
@@ -214,6 +218,8 @@ def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 9
             "smaller": f"an effect of the paper's size ({_pts(paper, unit)}) is ruled out: ours is smaller",
             "larger": f"an effect of the paper's size ({_pts(paper, unit)}) is ruled out: ours is larger",
             "n/a": "the paper gives no number to compare the size with"}[s]
+    if bound and s == "consistent": tail = f"the paper's lower bound (at least {_pts(paper, unit)}) is reached by our interval, so it is not ruled out"
+    if bound and s == "smaller": tail = f"the paper's lower bound (at least {_pts(paper, unit)}) is ruled out: ours is smaller"
     return f"{head}; {tail}."
 
 def _exact(extra: Mapping) -> dict | None:
@@ -234,15 +240,15 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
                 unit: str = "points", # points (×100 of a score), % (a relative change) or any unit name
                 **extra) -> dict:
     "A verdict-table row: the numbers, both verdicts, the test that decided the direction and its two-sided p, and the sentence."
-    prefix, n, ex = extra.pop("prefix", ""), extra.get("n"), _exact(extra)
+    prefix, n, ex, bound = extra.pop("prefix", ""), extra.get("n"), _exact(extra), extra.get("bound") or ""
     d = exact_direction(ex["wins"], ex["losses"], ex["p_exact"]) if ex and not (n is not None and n < MIN_N) else direction(lo, hi, n)
     test, p_two = ("exact sign test", ex["p_exact"]) if ex else ("bootstrap", _two_sided(extra.get("p_value"), lo, hi))
-    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=d, size=size(lo, hi, paper, n),
-                verdict=prefix + verdict_sentence(estimate, lo, hi, paper, n, unit, ex), unit=unit, source=source,
+    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=d, size=size(lo, hi, paper, n, bound),
+                verdict=prefix + verdict_sentence(estimate, lo, hi, paper, n, unit, ex, bound), unit=unit, source=source,
                 test=test, p_two=p_two, **extra)
 
 VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "discordant", "wins", "losses", "ours", "lo", "hi", "p_value", "p_exact",
-                   "test", "p_two", "paper", "direction", "size", "verdict", "unit", "source", "mechanism", "decisive"]
+                   "test", "p_two", "paper", "bound", "direction", "size", "verdict", "unit", "source", "mechanism", "decisive"]
 
 def _scores(x, metric: str) -> pd.Series:
     "Per-question scores by qid from an Evaluation or a Series."
@@ -290,7 +296,7 @@ def verdict(claims: Sequence[Claim], # the paper's claims
         b = r.get("b", c.b if isinstance(c.b, str) else ", ".join(c.b))
         counts = {k: r[k] for k in ("discordant", "wins", "losses", "p_exact") if k in r}
         rows.append(verdict_row(c.claim, c.dataset, r["ours"], r["lo"], r["hi"], c.paper, c.source, c.unit, metric=c.metric, a=c.a, b=b,
-                                n=r["n"], p_value=r["p_value"], mechanism=c.mechanism, decisive=c.decisive, prefix=_decisive_prefix(c, r | {"b": b}),
+                                n=r["n"], p_value=r["p_value"], mechanism=c.mechanism, decisive=c.decisive, bound=c.bound, prefix=_decisive_prefix(c, r | {"b": b}),
                                 **counts))
     return judged(pd.DataFrame(rows, columns=VERDICT_COLUMNS), health)
 
