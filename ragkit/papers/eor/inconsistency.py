@@ -17,11 +17,11 @@ import seaborn as sns
 from ...eval.metrics import has_answer, normalize_answer
 
 # %% auto #0
-__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PARAMETER_RULES', 'PAPER_PAIR', 'SOURCES', 'rwr', 'mrwr', 'mrlr', 'error_indicators',
-           'answer_in_doc', 'doc_indicators', 'long_answer_mask', 'error_condition', 'error_rwr', 'decomposition_table',
-           'pool_oracle', 'upper_bound_table', 'plot_rwr', 'plot_mrlr', 'plot_accuracy', 'plot_upper_bound',
-           'question_grid', 'inconsistency_report', 'summary_frame', 'report_record', 'source_health',
-           'inconsistency_claims']
+__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PARAMETER_RULES', 'PAPER_PAIR', 'SOURCES', 'PAPER_ER_PAIRS', 'ER_SRC', 'rwr', 'mrwr',
+           'mrlr', 'error_indicators', 'answer_in_doc', 'doc_indicators', 'long_answer_mask', 'error_condition',
+           'error_rwr', 'decomposition_table', 'pool_oracle', 'upper_bound_table', 'plot_rwr', 'plot_mrlr',
+           'plot_accuracy', 'plot_upper_bound', 'question_grid', 'inconsistency_report', 'summary_frame',
+           'report_record', 'source_health', 'held_matrix', 'rwr_wins', 'inconsistency_claims']
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #c3260491
 def _binary(x, name: str = "correct", min_rows: int = 2) -> np.ndarray:
@@ -407,21 +407,52 @@ def source_health(frame: pd.DataFrame, # a response grid with `gold_in_doc` (62_
         out.append(health_row(SOURCES, d, "", "SE@1's document held a gold answer where Wiki@10's did not", int((se & ~wiki[se.index]).sum()), len(se)))
     return out
 
+def held_matrix(g: pd.DataFrame, # one dataset's rows of a response grid, with `gold_in_doc`
+                names: Sequence[str], # its retrievers, in question_grid's order
+                ) -> np.ndarray:
+    "[M, N] 0/1: whether retriever m's document held a gold answer on question n (1 − Appendix B's Er), in question_grid's order."
+    qids = list(dict.fromkeys(g.qid))
+    return g.pivot(index="retriever", columns="qid", values="gold_in_doc").loc[list(names), qids].to_numpy(float)
+
+PAPER_ER_PAIRS = {("Wiki@10", "PK"): 62.0, ("PK", "Wiki@10"): 36.0}  # EoR Section 3.2 (Figure 4 text): "0.62/0.36 for Wiki@10 versus PK"
+ER_SRC = "EoR Section 3.2, Figure 4 (NQ, ChatGPT): bidirectional RWR_Er between retrievers of different sources"
+
+def _er_claims(d: str, g: pd.DataFrame, names: list[str]) -> list[Claim]:
+    "The sources' own mechanism, both ways: RWR_Er(i, j) > 0 for (Wiki@10, SE@1) and (Wiki@10, PK), on the documents alone (no reader)."
+    if "gold_in_doc" not in g or g.gold_in_doc.isna().any(): return []
+    held = held_matrix(g, names)
+    pairs = [(a, b) for x, y in (("Wiki@10", "SE@1"), ("Wiki@10", "PK")) if {x, y} <= set(names) for a, b in ((x, y), (y, x))]
+    return [Claim(f"{a}'s documents hold answers {b}'s lack (RWR_Er({a}, {b}) > 0; the sources differ)", d, "", "", "gold_in_doc",
+                  PAPER_ER_PAIRS.get((a, b)), ER_SRC, statistic=_on_questions(held, _pair_rwr(names.index(a), names.index(b))))
+            for a, b in pairs]
+
+def rwr_wins(g: pd.DataFrame, # one dataset's rows of a response grid, with `gold_in_doc`
+             i: str, j: str, # the pair: wins of i over j
+             ) -> dict:
+    "RWR(i, j)'s wins (i right, j wrong) split by whose document held a gold answer: only i's, both, neither, only j's."
+    right, held = (g.pivot(index="qid", columns="retriever", values=c)[[i, j]].astype(bool) for c in ("correct", "gold_in_doc"))
+    win = right[i] & ~right[j]
+    hi, hj = held[i][win], held[j][win]
+    return dict(pair=f"{i} over {j}", j_wrong=int((~right[j]).sum()), wins=int(win.sum()), only_i_held=int((hi & ~hj).sum()),
+                both_held=int((hi & hj).sum()), neither_held=int((~hi & ~hj).sum()), only_j_held=int((~hi & hj).sum()))
+
 def _dataset_claims(d: str, g: pd.DataFrame) -> list[Claim]:
-    "Section 2's claims on one dataset's responses."
+    "Section 2's claims on one dataset's responses, and the sources' mechanism (RWR_Er both ways) where the documents record it."
     q = question_grid(g)
     c, names = q["correct"].astype(float), q["retrievers"]
     w, b = _worst_best(c)
-    on = lambda claim, stat, paper, source, mechanism="": Claim(claim, d, "", "", "correct", paper, source, statistic=_on_questions(c, stat),
-                                                                mechanism=mechanism)
+    on = lambda claim, stat, paper, source, mechanism="", bound="": Claim(claim, d, "", "", "correct", paper, source, statistic=_on_questions(c, stat),
+                                                                          mechanism=mechanism, bound=bound)
     pair = [on("SE@1 answers some of Wiki@10's failures (RWR(SE@1, Wiki@10) > 0; the paper's pair)",
                _pair_rwr(names.index(PAPER_PAIR[0]), names.index(PAPER_PAIR[1])), 26.0, "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM)", SOURCES)
             ] if set(PAPER_PAIR) <= set(names) else []
-    return [on("retrievers are inconsistent (mean MRLR > 0)", lambda x: np.nanmean(mrlr(x)), 16.0, "EoR Section 2.2, Figure 2 ('more than 16%', BEM)"),
+    return [on("retrievers are inconsistent (mean MRLR > 0)", lambda x: np.nanmean(mrlr(x)), 16.0, "EoR Section 2.2, Figure 2 ('more than 16%', BEM)",
+               bound="at least"),
             *pair,
             on(f"the worst retriever beats the best somewhere (RWR({names[w]}, {names[b]}) > 0; the pair picked on this grid)", _pair_rwr(w, b), 26.0,
                "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM; there the worst and best are SE@1 and Wiki@10)"),
-            on("oracle over all retrievers > best single", lambda x: x.max(0).mean() - x.mean(1).max(), None, "EoR Section 3, Figure 5")]
+            on("oracle over all retrievers > best single", lambda x: x.max(0).mean() - x.mean(1).max(), None, "EoR Section 3, Figure 5"),
+            *_er_claims(d, g, names)]
 
 def inconsistency_claims(frame: pd.DataFrame, # a response grid (dataset, qid, retriever, correct, ...)
                          ) -> list[Claim]:

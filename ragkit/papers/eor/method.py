@@ -688,8 +688,9 @@ def eor_data(frame: pd.DataFrame, # one dataset's rows of a response grid (see 6
 def system_mrlr(correct_te: np.ndarray, # bool [N, M]: the retrievers' correctness on the test questions
                 row: np.ndarray, # bool [N]: the system's
                 ) -> float:
-    "MRLR of a system's test correctness `row` among the retrievers' rows (eq. 3)."
-    return float(mrlr(np.vstack([correct_te.T, row[None]]))[-1])
+    "MRLR of a system's test correctness `row` among the retrievers' rows (eq. 3), leaving out any retriever identical to it."
+    others = correct_te.T[(correct_te.T != row[None]).any(1)]  # Top-R reads one retriever: its own row would count as a loss of 0
+    return float(mrlr(np.vstack([others, row[None]]))[-1])
 
 def reads(correct_te: np.ndarray, # bool [N, M] on the test questions
           idx: np.ndarray, # [N]: the retriever each test question reads

@@ -20,9 +20,10 @@ from ...lm.reader import read_batch
 
 # %% auto #0
 __all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'PAPER_BEM_NQ', 'PAPER_EM_NQ', 'RetrieverReader', 'collect',
-           'grid_matrix', 'has_answer_at_k', 'parse_se_corpus', 'se_collection', 'whole_pages', 'corpus_support',
-           'GridRun', 'grid_retrievers', 'has_answer_rows', 'grid_task', 'build_grid', 'save_grid', 'load_grid',
-           'GridSource', 'top_single', 'retriever_claims', 'source_overlap', 'overlap_health']
+           'grid_matrix', 'answer_hits', 'has_answer_at_k', 'complement', 'parse_se_corpus', 'se_collection',
+           'split_sources', 'whole_pages', 'corpus_support', 'GridRun', 'grid_retrievers', 'has_answer_rows',
+           'task_sources', 'grid_task', 'build_grid', 'save_grid', 'load_grid', 'GridSource', 'top_single',
+           'retriever_claims', 'source_overlap', 'overlap_health']
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #d7e3b91c
 class RetrieverReader(Method):
@@ -86,17 +87,23 @@ def grid_matrix(frame: pd.DataFrame, column: str = "correct") -> tuple[pd.DataFr
     return m, names, qids
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #8055ef19
+def answer_hits(sources: dict, examples: Sequence[Example], k: int = 20,
+                names: Sequence[str] = ("Wiki", "SE")) -> dict[str, list[list[bool]]]:
+    "{source: per example, whether each of its top-k items contains a gold answer}."
+    qs = [e.question for e in examples]
+    return {n: [[has_answer(c.text, e.answers) > 0 for c in cs] for cs, e in zip(sources[n](qs, k), examples)] for n in names if n in sources}
+
 def has_answer_at_k(sources: dict, examples: Sequence[Example], ks: Sequence[int] = (1, 5, 10, 20),
-                    names: Sequence[str] = ("Wiki", "SE")) -> pd.DataFrame:
-    "Share of `examples` whose top-k items of each source contain a gold answer, for each k."
-    qs, rows = [e.question for e in examples], []
-    for n in names:
-        if n not in sources: continue
-        got = sources[n](qs, max(ks))
-        hits = [[has_answer(c.text, e.answers) > 0 for c in cs] for cs, e in zip(got, examples)]
-        for k in ks:
-            rows.append(dict(source=n, k=k, has_answer=sum(any(h[:k]) for h in hits) / max(len(examples), 1)))
-    return pd.DataFrame(rows)
+                    names: Sequence[str] = ("Wiki", "SE"), hits: dict | None = None) -> pd.DataFrame:
+    "Share of `examples` whose top-k items of each source contain a gold answer, for each k (from `hits` when given)."
+    hits = answer_hits(sources, examples, max(ks), names) if hits is None else hits
+    return pd.DataFrame([dict(source=n, k=k, has_answer=sum(any(h[:k]) for h in hs) / max(len(examples), 1)) for n, hs in hits.items() for k in ks])
+
+def complement(hits: dict, # answer_hits of Wiki and SE
+               ) -> dict:
+    "Questions where SE@1 holds a gold answer and Wiki@10 does not, and the reverse: what each source adds to the other."
+    se1, wiki10 = [any(h[:1]) for h in hits["SE"]], [any(h[:10]) for h in hits["Wiki"]]
+    return dict(se1_not_wiki10=sum(s and not w for s, w in zip(se1, wiki10)), wiki10_not_se1=sum(w and not s for s, w in zip(se1, wiki10)))
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #edd7621e
 def parse_se_corpus(spec: str,  # "task:corpus+corpus,..." e.g. "nq:nq-long+squad"; empty: every task's SE reads its own corpus
@@ -124,6 +131,25 @@ def se_collection(names: Sequence[str], corpus: Corpus) -> Corpus:
         for p in load_corpus(n): kept.setdefault(p.pid, p)
     return Corpus(list(kept.values()), "+".join(names))
 
+# %% ../../../nbs/62_papers.eor.runs.ipynb #1d737146
+import random
+
+def split_sources(wiki: Corpus, # Wiki's passages (the task's corpus)
+                  se: Corpus, # SE's collection
+                  share: float, # the share of Wiki's titles each source loses, in [0, 0.5]; 0 keeps both whole
+                  seed: int = 0, # the draw's seed
+                  ) -> tuple[Corpus, Corpus]:
+    "Wiki without a seeded `share` of its titles (SE alone holds them) and SE without as many others (Wiki alone holds them)."
+    if not 0 <= share <= 0.5: raise ValueError(f"source_split={share!r}: must lie in [0, 0.5] (the share of titles each source loses; 0 keeps both whole)")
+    if share == 0: return wiki, se
+    titles = sorted({p.title for p in wiki})
+    random.Random(seed).shuffle(titles)
+    k = round(share * len(titles))
+    se_only, wiki_only = set(titles[:k]), set(titles[k:2 * k])
+    tag = f"-split{share:g}s{seed}"
+    return (Corpus([p for p in wiki if p.title not in se_only], wiki.name + tag),
+            Corpus([p for p in se if p.title not in wiki_only], se.name + tag))
+
 # %% ../../../nbs/62_papers.eor.runs.ipynb #f76e04de
 def whole_pages(se) -> "SourceFn":
     "An SE source's top-k pages, one chunk per page holding the whole page."
@@ -136,7 +162,7 @@ def whole_pages(se) -> "SourceFn":
 def corpus_support(examples: Sequence[Example], corpus, ks: Sequence[int] = (1, 5, 10, 20), embedder=None,
                    bm25_backend: str = "bm25s", cache_dir=None, progress: bool = False,
                    se_corpus=None) -> pd.DataFrame:  # SE's own collection (default: `corpus`)
-    "Has-answer@k of Wiki (dense passages of `corpus`) and SE (whole BM25 pages of `se_corpus`), for `examples`."
+    "Has-answer@k of Wiki (dense passages of `corpus`) and SE (whole BM25 pages of `se_corpus`), for `examples`, with their complement counts."
     from ragkit.retrieve.dense import DenseRetriever
     from ragkit.papers.eor.sources import WikiSource, SESource, pages_from_corpus
     se_corpus = corpus if se_corpus is None else se_corpus
@@ -144,7 +170,8 @@ def corpus_support(examples: Sequence[Example], corpus, ks: Sequence[int] = (1, 
     srcs = {"Wiki": WikiSource(DenseRetriever(corpus, embedder, cache_dir=cache_dir, progress=progress), max(ks)),
             "SE": whole_pages(SESource(pages, depth=max(ks), backend=bm25_backend, cache_dir=cache_dir, progress=progress))}
     size = {"Wiki": (corpus.name, len(corpus), corpus.hash[:12]), "SE": (se_corpus.name, len(pages), se_corpus.hash[:12])}
-    out = has_answer_at_k(srcs, examples, ks).assign(n=len(examples), passages=len(corpus), pages=len(pages))
+    hits = answer_hits(srcs, examples, max(max(ks), 10))
+    out = has_answer_at_k(srcs, examples, ks, hits=hits).assign(n=len(examples), passages=len(corpus), pages=len(pages), **complement(hits))
     return out.assign(collection=[size[s][0] for s in out.source], items=[size[s][1] for s in out.source],
                       collection_hash=[size[s][2] for s in out.source])
 
@@ -158,7 +185,8 @@ from .algebra import EOR_RETRIEVERS
 PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them before the kernel
     datasets=TaskChoice(tuple(EOR_TASKS)), support=TaskChoice(tuple(EOR_TASKS), optional=True), limit=AtLeast(0), retrievers=OneOf(tuple(EOR_RETRIEVERS), many=True, also=("all",)), max_passages=AtLeast(0),
     pk_max_new_tokens=AtLeast(1), cp_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")),
-    device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), batch_size=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0))
+    device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), batch_size=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0),
+    source_split=AtLeast(0))
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #5fed437d
 @dataclass
@@ -186,6 +214,17 @@ def has_answer_rows(srcs: dict, prep, se) -> pd.DataFrame:
                      collection=[prep.corpus.name if s == "Wiki" else se.name for s in ha.source],
                      collection_hash=[prep.corpus.hash[:12] if s == "Wiki" else se.hash[:12] for s in ha.source])
 
+def task_sources(ds: str, limit: int, seed: int, max_passages: int, # the task and its sample, as prepare takes them
+                 se_corpus: str = "", # SE's own collection per task (see parse_se_corpus)
+                 source_split: float = 0.0, # the share of titles each source loses (see split_sources)
+                 ):
+    "The prepared task with Wiki as its corpus, and SE's collection, split as `source_split` says."
+    from dataclasses import replace
+    from ragkit.data.tasks import prepare
+    prep = prepare(ds, limit, seed, max_passages)
+    wiki, se = split_sources(prep.corpus, se_collection(parse_se_corpus(se_corpus).get(ds, []), prep.corpus), source_split, seed)
+    return replace(prep, corpus=wiki), se
+
 def grid_task(prep, names: list[str], lm, emb, se, # a prepared task, the retrievers, the reader, Wiki's encoder and SE's collection
               pk_max_new_tokens: int = 32, cp_max_new_tokens: int = 32, out_dir=None, **collect_kw) -> tuple:
     "One task's response grid, its evaluations and its has-answer rows."
@@ -212,19 +251,21 @@ def build_grid(datasets: str = "demo", # comma-separated tasks: demo, nq, trivia
                dtype: str = "float32", # the reader's precision
                se_corpus: str = "", # SE's own collection per task (see parse_se_corpus)
                device: str = "cpu", # where the reader and Wiki's embedder run
+               source_split: float = 0.0, # the share of titles each source loses (see split_sources); 0 keeps both whole
                ) -> GridRun:
     "Answer every sampled question of `datasets` with every EoR retriever on the cached reader (defaults: the smoke grid)."
     from ragkit.lm.backends import build_reader
     from ragkit.retrieve.dense import Embedder
     from ragkit.data.tasks import parse_datasets, prepare
     params = dict(datasets=datasets, limit=limit, retrievers=retrievers, max_passages=max_passages, pk_max_new_tokens=pk_max_new_tokens,
-                  cp_max_new_tokens=cp_max_new_tokens, max_new_tokens=max_new_tokens, seed=seed, se_corpus=se_corpus)
-    names, tasks, se_names = grid_retrievers(retrievers), parse_datasets(datasets, EOR_TASKS, auto=["demo", "nq"]), parse_se_corpus(se_corpus)
+                  cp_max_new_tokens=cp_max_new_tokens, max_new_tokens=max_new_tokens, seed=seed, se_corpus=se_corpus,
+                  source_split=source_split)
+    names, tasks = grid_retrievers(retrievers), parse_datasets(datasets, EOR_TASKS, auto=["demo", "nq"])
     lm = build_reader(reader, cache="eor", device=device, dtype=dtype) if isinstance(reader, str) else reader
     emb, parts = Embedder(device=device), []
     for ds in tasks:
-        prep = prepare(ds, limit, seed, max_passages)
-        parts.append(grid_task(prep, names, lm, emb, se_collection(se_names.get(ds, []), prep.corpus), pk_max_new_tokens, cp_max_new_tokens,
+        prep, se = task_sources(ds, limit, seed, max_passages, se_corpus, source_split)
+        parts.append(grid_task(prep, names, lm, emb, se, pk_max_new_tokens, cp_max_new_tokens,
                                out_dir, batch_size=batch_size, n_boot=n_boot, seed=seed, progress=progress, max_new_tokens=max_new_tokens))
     return GridRun(pd.concat([g for g, _, _ in parts], ignore_index=True), {k: v for _, ev, _ in parts for k, v in ev.items()},
                    pd.concat([h for _, _, h in parts], ignore_index=True), lm.identity, _order(names), params, lm)
