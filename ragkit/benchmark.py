@@ -15,55 +15,118 @@ from .eval.evaluate import Evaluation
 from .eval.experiment import Claim
 
 # %% auto #0
-__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'BENCH_TASKS', 'PARAMETER_RULES', 'ADAPTIVE_ROUTE', 'EOR_VOTE', 'CLOSED',
-           'BASELINE', 'MECHANISM_OF', 'EoRVote', 'PopularityRoute', 'benchmark_systems', 'pareto_front', 'bench_table',
-           'front_probability', 'bench_claims', 'front_text', 'bench_health', 'bench_decisive_claims']
+__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'TOP_R', 'BENCH_TASKS', 'PARAMETER_RULES', 'ADAPTIVE_ROUTE', 'EOR_VOTE',
+           'CLOSED', 'BASELINE', 'MECHANISM_OF', 'EoRVote', 'TopR', 'PopularityRoute', 'benchmark_systems',
+           'pareto_front', 'bench_table', 'front_probability', 'eor_name', 'eor_claims', 'bench_claims', 'front_text',
+           'bench_health', 'bench_decisive_claims', 'eor_fits', 'eor_versus', 'eor_text']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
-from .papers.eor.method import correct_matrix, cross_fit, similarity_tensor, train_masks
+from .eval.semantic import Matcher
+from .papers.eor.method import correct_matrix, cross_fit, similarity_tensor, top_r, train_masks
+
+def _test_parts(masks: Sequence[np.ndarray]) -> list[np.ndarray]:
+    "Each train mask's test part, as cross_fit tests it (a one-question run tests on its train question)."
+    return [~m if (~m).any() else m for m in masks]
+
+def _charged_row(tables: Mapping[str, pd.DataFrame], name: str, question: str) -> pd.Series:
+    "System `name`'s row for `question` (an error naming the question when it is not one of the pooled runs')."
+    hit = tables[name][tables[name].question == question]
+    if hit.empty: raise KeyError(f"{question!r} is not a question of the pooled runs")
+    return hit.iloc[0]
+
+def _cost(r: pd.Series) -> Cost:
+    "One row's LM calls and tokens as a Cost."
+    return Cost(int(r.lm_calls), int(r.prompt_tokens), int(r.tokens), int(r.cached_calls))
 
 class EoRVote(Method):
-    "EoR's cross-fitted weighted vote over the responses of finished systems; charged every pooled system's cost."
+    "EoR's cross-fitted weighted vote over the responses of finished systems, searched as 64_papers.eor.method searches it; charged every pooled system's cost."
     def __init__(self, pool: Mapping[str, Evaluation], # system name -> its finished evaluation (all on the same questions)
                  folds: int = 5, # cross-fitting folds: each question is chosen for by weights searched on the others
-                 metrics: Sequence[str] = ("em", "f1"), # EoR's similarity slices between responses
+                 metrics: Sequence[str] = ("em", "f1", "bertscore", "nli"), # EoR's similarity slices between responses (64's)
+                 nli: Matcher | None = None, # the 'nli' slice's matcher; None: no NLI model, the slice is 0 and weighs 0 (as in 64's run)
+                 restarts: int = 4, # Nelder-Mead restarts from seeded random points (64's)
+                 sim_upper: float = 0.6, # upper bound of each similarity weight (the paper's, and 64's)
+                 pooling: str = "mean", # how a response's similarities to the others are pooled (the paper's)
+                 t: float = 0.1, # members whose weight is at most t are dropped (the paper's)
                  seed: int = 0, # the folds' and the search's seed
                  name: str = "EoR"): # the system's name
         self.names, self.folds, self.metrics, self.seed, self.name = list(pool), folds, tuple(metrics), seed, name
+        self.nli, self.restarts, self.sim_upper, self.pooling, self.t = nli, restarts, sim_upper, pooling, t
         self.tables, self.note = {n: ev.table.set_index("qid") for n, ev in pool.items()}, ""
         self.fingerprints = {n: ev.summary.get("fingerprint") for n, ev in pool.items()}
-        self.chosen = self._fit()
+        self.chosen, self.top_r, self.fold = self._fit()
 
-    def _fit(self) -> dict[str, str]:
-        "question -> the pooled system whose answer the cross-fitted vote picks."
+    def _fit(self) -> tuple[dict[str, str], dict[str, str], dict[str, int]]:
+        "question -> the member the cross-fitted vote picks, the member Top-R picks (most often right on the training folds), and its test fold."
         first = self.tables[self.names[0]]
         answers = [[str(self.tables[n].prediction[q] or "") for n in self.names] for q in first.index]
-        S, slices = similarity_tensor(answers, list(self.metrics))
+        S, self.slices = similarity_tensor(answers, list(self.metrics), query=list(first.question), nli=self.nli)
+        correct = correct_matrix(answers, [list(g) for g in first.golds])
         masks = train_masks(len(answers), min(self.folds, len(answers)), 0.5, self.seed)
-        try: _, pick, _ = cross_fit(S, correct_matrix(answers, [list(g) for g in first.golds]), masks, metrics=slices, retrievers=self.names,
-                                    seed=self.seed)
+        top, fold = np.zeros(len(answers), int), np.zeros(len(answers), int)
+        for f, (m, te) in enumerate(zip(masks, _test_parts(masks))): top[te], fold[te] = top_r(correct[m]), f + 1
+        try: self.fits, pick, _ = cross_fit(S, correct, masks, metrics=self.slices, retrievers=self.names, pooling=self.pooling, t=self.t,
+                                            sim_bounds=(0.0, self.sim_upper), restarts=self.restarts, seed=self.seed)
         except ValueError as err:  # e.g. no pooled system right on a training fold: every weight starts at 0, nothing to vote with
-            self.note, pick = f"{err}; EoR answers with {self.names[0]}", np.zeros(len(answers), int)
-        return {first.question[q]: self.names[int(p)] for q, p in zip(first.index, pick)}
+            self.fits, self.note, pick = [], f"{err}; EoR answers with {self.names[0]}", np.zeros(len(answers), int)
+        qs = list(first.question)
+        return ({q: self.names[int(p)] for q, p in zip(qs, pick)}, {q: self.names[int(p)] for q, p in zip(qs, top)},
+                {q: int(f) for q, f in zip(qs, fold)})
+
+    @property
+    def described(self) -> str:
+        "The slices the vote used (one without a model named as weighing 0) and its restarts, in words for the system's name."
+        return "slices " + ", ".join(f"{s} at weight 0" if s.endswith(":none") else s for s in self.slices) + f"; {self.restarts} restarts"
 
     @property
     def config(self) -> dict:
-        "The pool (each system's run fingerprint), the folds, the slices and the seed."
-        return dict(method="EoR-vote", pool=self.fingerprints, folds=self.folds, metrics=list(self.metrics), seed=self.seed)
+        "The pool (each system's run fingerprint), the folds, the slices as computed, the search's settings and the seed."
+        return dict(method="EoR-vote", pool=self.fingerprints, folds=self.folds, metrics=list(self.metrics), slices=list(self.slices),
+                    restarts=self.restarts, sim_upper=self.sim_upper, pooling=self.pooling, t=self.t, seed=self.seed)
+
+    def fit_rows(self) -> list[dict]:
+        "Per fold: its questions, Top-R's member, the searched slice weights, the kept members, the winning restart and the training accuracy."
+        tops = {self.fold[q]: self.top_r[q] for q in self.fold}
+        return [dict(fold=f + 1, n_test=sum(v == f + 1 for v in self.fold.values()), top_r=tops.get(f + 1), restarts=self.restarts, restart_won=fit.restart,
+                     sim_weights={k: round(float(w), 4) for k, w in zip(fit.metrics, fit.sim_weights)}, kept=fit.kept,
+                     start_accuracy=fit.start_accuracy, train_accuracy=fit.train_accuracy) for f, fit in enumerate(self.fits)]
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "The chosen system's answer to each question, charged every pooled system's cost on it."
         return [self._answer(q) for q in questions]
 
     def _answer(self, question: str) -> Prediction:
-        "One question's answer."
-        if question not in self.chosen: raise KeyError(f"{question!r} is not a question of the pooled runs")
-        rows = {n: t[t.question == question].iloc[0] for n, t in self.tables.items()}
-        cost = sum((Cost(int(r.lm_calls), int(r.prompt_tokens), int(r.tokens), int(r.cached_calls)) for r in rows.values()), Cost())
+        "One question's answer, its trace naming the vote's and Top-R's members and the question's fold."
+        rows = {n: _charged_row(self.tables, n, question) for n in self.names}
         s = self.chosen[question]
         secs = sum(float(r.seconds) for r in rows.values())
-        return Prediction.charged(str(rows[s].prediction or ""), cost, raw=str(rows[s].raw or ""),
-                                  trace=dict(chosen=s, charged_seconds=secs, **({"fallback": self.note} if self.note else {})))
+        return Prediction.charged(str(rows[s].prediction or ""), sum((_cost(r) for r in rows.values()), Cost()), raw=str(rows[s].raw or ""),
+                                  trace=dict(chosen=s, top_r=self.top_r[question], fold=self.fold[question], charged_seconds=secs,
+                                             **({"fallback": self.note} if self.note else {})))
+
+# %% ../nbs/90_benchmark.ipynb #0f424e72
+class TopR(Method):
+    "EoR's Top-R over an EoRVote's pool: per fold, the member most often right on the training folds; charged only that member's cost."
+    def __init__(self, vote: EoRVote, # the vote whose pool, folds and seed Top-R shares
+                 name: str = "Top-R"): # the system's name
+        self.vote, self.name = vote, name
+
+    @property
+    def config(self) -> dict:
+        "The pool (each system's run fingerprint), the folds and their seed: all Top-R's choice depends on."
+        return dict(method="EoR-Top-R", pool=self.vote.fingerprints, folds=self.vote.folds, seed=self.vote.seed, right="contains_match")
+
+    def answer_batch(self, questions: list[str]) -> list[Prediction]:
+        "The Top-R member's answer to each question, charged that member's cost."
+        return [self._answer(q) for q in questions]
+
+    def _answer(self, question: str) -> Prediction:
+        "One question's answer."
+        s = self.vote.top_r.get(question)
+        if s is None: raise KeyError(f"{question!r} is not a question of the pooled runs")
+        r = _charged_row(self.vote.tables, s, question)
+        return Prediction.charged(str(r.prediction or ""), _cost(r), raw=str(r.raw or ""),
+                                  trace=dict(chosen=s, fold=self.vote.fold[question], charged_seconds=float(r.seconds)))
 
 # %% ../nbs/90_benchmark.ipynb #d0d15b27
 from .core import stable_hash
@@ -202,11 +265,23 @@ def front_probability(runs: Mapping[tuple[str, str], Evaluation], # (task, syste
 # %% ../nbs/90_benchmark.ipynb #a572206a
 SOURCES = {"Adaptive": "WITQA's selective integration (App. C.2) and Mallen et al. (2023), on the S count",
            "LoRE": "LoRE (Sanniboina et al., 2024)", "SuRe": "SuRe (Kim et al., ICLR 2024)", "EoR": "EoR (Li et al., 2024)",
-           "Closed-book": "WITQA's Vanilla (Maekawa et al., 2024)", "Naive": "naive RAG"}
+           "Closed-book": "WITQA's Vanilla (Maekawa et al., 2024)", "Naive": "naive RAG",
+           "Top-R": "EoR (Li et al., 2024), Table 1's Top-R: the member best on the training questions (here: the training folds)"}
+TOP_R = "Top-R (pool member best on the training folds)"  # EoR's own baseline over its pool
+
+def eor_name(vote) -> str:
+    "EoR's system name: its pool, the slices it voted with and the restarts of its search."
+    return f"EoR (vote over closed-book and the naive RAGs; {vote.described})"
 
 def _prefixed(s: str, table: Mapping, default=None):
     "The value of the first key of `table` that starts system name `s`."
     return next((v for k, v in table.items() if s.startswith(k)), default)
+
+def eor_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
+               metric: str = "f1") -> list[Claim]:
+    "'EoR > Top-R' on each task where both ran: the vote against the member it would take without voting, chosen on the training folds."
+    return [Claim(f"{s} > {TOP_R}", d, s, TOP_R, metric, None, f"{SOURCES['Top-R']}; ragkit's benchmark pool", mechanism=MECHANISM_OF["EoR"].name)
+            for (d, s) in runs if s.startswith("EoR") and (d, TOP_R) in runs]
 
 def bench_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
                  baseline: str = "Naive RAG - BM25", # the system every other one is compared with
@@ -223,7 +298,7 @@ from .lm.reader import TEMPLATES
 BENCH_TASKS = ("demo", "nq", "squad", "hotpotqa")  # tasks with a corpus every retriever searches
 PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their type; `ragkit run` checks them before the kernel
     datasets=TaskChoice(BENCH_TASKS), limit=AtLeast(0), max_passages=AtLeast(0), context_words=AtLeast(0), k=AtLeast(1),
-    template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), folds=AtLeast(2), n_boot=AtLeast(1), seed=AtLeast(0),
+    template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), folds=AtLeast(2), eor_restarts=AtLeast(0), eor_sim_upper=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0),
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))))
 
 # %% ../nbs/90_benchmark.ipynb #c1e34566
@@ -262,13 +337,24 @@ def _adaptive_health(runs: Mapping, d: str, s: str) -> list[dict]:
     c, r = _right(runs, d, CLOSED), _right(runs, d, BASELINE)
     return rows + [health_row(ADAPTIVE_ROUTE.name, d, s, "closed-book was right where naive RAG - BM25 was wrong", int(((c == 1) & (r[c.index] == 0)).sum()), len(c))]
 
+def _pool_right(runs: Mapping, d: str) -> pd.DataFrame:
+    "Per qid (rows) and pool member (columns): the member's 0/1 containment on task `d`."
+    return pd.DataFrame({m: _right(runs, d, m) for m in EOR_POOL})
+
+def _top_r_right(runs: Mapping, d: str, s: str) -> pd.Series:
+    "Per qid: whether the member Top-R picks for it (named in EoR's trace) contains a gold."
+    pool, tr = _pool_right(runs, d), runs[d, s].table.set_index("qid").trace
+    return pd.Series({q: pool.at[q, (t or {}).get("top_r", EOR_POOL[0])] for q, t in tr.items()})
+
 def _eor_health(runs: Mapping, d: str, s: str) -> list[dict]:
-    "The pool disagrees (its answers differ in correctness), and the vote did not always take one member."
-    pool = pd.DataFrame({m: _right(runs, d, m) for m in EOR_POOL})
+    "The pool disagrees, the vote did not always take one member, and its choice differs in correctness from Top-R's (64's check)."
+    pool = _pool_right(runs, d)
     chosen = [(t or {}).get("chosen") for t in runs[d, s].table.trace]
     top = Counter(chosen).most_common(1)[0][1] if chosen else 0
+    eor, topr = _right(runs, d, s), _top_r_right(runs, d, s)
     return [health_row(EOR_VOTE.name, d, s, "the pool's answers differ in correctness", int((pool.nunique(axis=1) > 1).sum()), len(pool)),
-            health_row(EOR_VOTE.name, d, s, "the vote took another member than its most frequent choice", len(chosen) - top, len(chosen))]
+            health_row(EOR_VOTE.name, d, s, "the vote took another member than its most frequent choice", len(chosen) - top, len(chosen)),
+            health_row(EOR_VOTE.name, d, s, "EoR's choice differs in correctness from Top-R's", int((eor != topr[eor.index]).sum()), len(eor))]
 
 def bench_health(runs: Mapping[tuple[str, str], Evaluation]) -> list[dict]:
     "Every method's mechanism checks on every task: LoRE's ranking, SuRe's selection, EoR's vote, adaptive routing."
@@ -292,11 +378,11 @@ def _route_claim(runs: Mapping, d: str, s: str) -> Claim:
                           c != r[c.index], "closed-book and naive RAG - BM25 differ in containment", ADAPTIVE_ROUTE.name, SOURCES["Adaptive"], "contains_match")
 
 def _vote_claim(runs: Mapping, d: str, s: str) -> Claim:
-    "EoR's vote against its best pool member (on this run), where the pool's answers differ in containment."
-    pool = pd.DataFrame({m: _right(runs, d, m) for m in EOR_POOL})
-    best = max(EOR_POOL, key=lambda m: (pool[m].mean(), -EOR_POOL.index(m)))
-    return decisive_claim(f"{s} is right more often than its best pool member (decisive questions)", d, s, best, _right(runs, d, s), pool[best],
-                          pool.nunique(axis=1) > 1, "the pool's answers differ in containment", EOR_VOTE.name, SOURCES["EoR"], "contains_match")
+    "EoR's vote against Top-R (the member best on the training folds), where the pool's answers differ in containment."
+    pool = _pool_right(runs, d)
+    return decisive_claim(f"{s} is right more often than Top-R, its best pool member on the training folds (decisive questions)", d, s, TOP_R,
+                          _right(runs, d, s), _top_r_right(runs, d, s), pool.nunique(axis=1) > 1, "the pool's answers differ in containment",
+                          EOR_VOTE.name, SOURCES["Top-R"], "contains_match")
 
 def _lor_claim(runs: Mapping, d: str, s: str) -> Claim:
     "LoR against the top context's answer, where the contexts' answers differ in exact match."
@@ -312,3 +398,26 @@ def bench_decisive_claims(runs: Mapping[tuple[str, str], Evaluation]) -> list[Cl
         elif s.startswith("EoR") and all((d, m) in runs for m in EOR_POOL): out.append(_vote_claim(runs, d, s))
         elif s.startswith("LoRE"): out.append(_lor_claim(runs, d, s))
     return out + [c for sure in {s for _, s in runs if s.startswith("SuRe")} for c in sure_decisive_claims(runs, sure)]
+
+# %% ../nbs/90_benchmark.ipynb #b32ac01c
+def eor_fits(votes: Mapping[tuple[str, str], "EoRVote"]) -> list[dict]:
+    "One row per (task, EoR system, fold): the fold's Top-R member, searched slice weights, kept members, winning restart and accuracies."
+    return [dict(task=d, system=s, **r) for (d, s), v in votes.items() for r in v.fit_rows()]
+
+def eor_versus(runs: Mapping[tuple[str, str], Evaluation], votes: Mapping[tuple[str, str], "EoRVote"], metric: str = "f1") -> list[dict]:
+    "Per task: EoR's, Top-R's and each pool member's mean `metric` (×100), and the member best on the test questions (hindsight, no claim)."
+    out = []
+    for d, s in votes:
+        members = {m: float(runs[d, m].scores(metric).mean() * 100) for m in EOR_POOL}
+        best = max(EOR_POOL, key=lambda m: (members[m], -EOR_POOL.index(m)))
+        out.append(dict(task=d, system=s, metric=metric, eor=float(runs[d, s].scores(metric).mean() * 100),
+                        top_r=float(runs[d, TOP_R].scores(metric).mean() * 100) if (d, TOP_R) in runs else None,
+                        best_in_hindsight=best, **{f"member: {m}": v for m, v in members.items()}))
+    return out
+
+def eor_text(versus: Sequence[Mapping]) -> str:
+    "EoR against Top-R and its members in one sentence per task, from eor_versus's rows."
+    return " ".join(f"On {r['task']} EoR's F1 is {r['eor']:.1f} ({r['system'].split('; ', 1)[1].rstrip(')')}), Top-R's {r['top_r']:.1f}, "
+                    f"and its best member on these very questions, {r['best_in_hindsight']}, {r[f'member: ' + r['best_in_hindsight']]:.1f} "
+                    f"(EoR {r['eor'] - r[f'member: ' + r['best_in_hindsight']]:+.1f}; chosen with the test answers, so no claim rests on it)."
+                    for r in versus)
