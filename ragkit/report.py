@@ -13,11 +13,11 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file', 'duration', 'ratio',
            'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines', 'cost_table', 'score_table',
-           'reader_of', 'took', 'scale_block', 'run_block', 'render_headlines', 'reproduce_lines', 'prefix_line',
-           'render_timings', 'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines',
-           'compare_lines', 'render_bench', 'server_lines', 'generate_lines', 'render_readers', 'markers', 'splice',
-           'render_readme', 'rows_of', 'metric_means', 'compare', 'compare_runs', 'describe', 'collect', 'save_key',
-           'record_run', 'record_profile', 'clean_notebooks', 'main']
+           'reader_of', 'took', 'scale_block', 'split_block', 'run_block', 'render_headlines', 'reproduce_lines',
+           'prefix_line', 'render_timings', 'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines',
+           'precision_lines', 'compare_lines', 'render_bench', 'server_lines', 'generate_lines', 'render_readers',
+           'markers', 'splice', 'render_readme', 'rows_of', 'metric_means', 'compare', 'compare_runs', 'describe',
+           'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks', 'main']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -159,6 +159,22 @@ def scale_block(root: Path, # the project root
             else ["(this run's reader-scale table predates the 1.5B run: rerun it to set them side by side)"])
     return out + [""]
 
+def split_block(root: Path, # the project root
+                name: str, # the notebook, e.g. 63_papers.eor.inconsistency
+                ) -> list[str]:
+    "The paragraph and verdict of the same notebook run on EoR's split sources (outputs/paper-split/; [] when none ran)."
+    split = root / "outputs" / "paper-split" / name
+    if not (split / "results.json").is_file(): return []
+    r2 = load_run(split)
+    res2, p2 = r2["results"], r2["results"].get("parameters", {})
+    grid = (res2.get("grid") or {}).get("parameters", p2)
+    out = [f"Sources that differ (profile `paper-split`, git `{r2['run']['git']['commit'][:10]}`; `outputs/paper-split/{name}/`): "
+           f"each of Wiki and SE loses a seeded {grid.get('source_split', 0):g} of the NQ titles, on {grid.get('limit')} questions "
+           f"and the retrievers {grid.get('retrievers')}; {took(res2, r2['run'])}.", ""]
+    if res2.get("verdict"): out += verdict_lines(res2["verdict"]) + [""]
+    if mech := mechanism_lines(res2.get("mechanisms") or []): out += mech + [""]
+    return out
+
 def run_block(root: Path, # the project root
               folder: Path, # a run folder under outputs/paper/
               ) -> list[str]:
@@ -172,7 +188,7 @@ def run_block(root: Path, # the project root
     if res.get("verdict"): out += verdict_lines(res["verdict"]) + [""]
     else: out += ["(This run computes what the next notebooks judge; it decides no claim itself.)", ""]
     if mech := mechanism_lines(res.get("mechanisms") or []): out += mech + [""]
-    return out + scale_block(root, folder.name, res)
+    return out + scale_block(root, folder.name, res) + split_block(root, folder.name)
 
 def render_headlines(root: Path) -> str:
     "The headline block: every run folder under root/outputs/paper/, in notebook order."
@@ -199,9 +215,12 @@ def prefix_line(root: Path, # the project root
     nb, n = r["notebook"], max(e["n"] for e in r["evaluations"])
     answering = sum(e["seconds"] for e in r["evaluations"])
     params = root / "outputs" / "paper" / nb / "params.json"
-    full = read_json(params).get("limit") if params.is_file() else None
+    now = {k: v for k, v in read_json(params).items() if k not in ("limit", "out_dir")} if params.is_file() else None
+    then = {k: v for k, v in (r.get("params") or {}).items() if k not in ("limit", "out_dir")}
+    full = read_json(params).get("limit") if now is not None and then == now else None  # extrapolate only under the same profile
     per = ", ".join(f"{e['system']} {duration(e['seconds'])}" for e in r["evaluations"])
-    est = f"; at that rate {full} questions take about {(answering / n * full + r['seconds'] - answering) / 60:.0f} min" if full else ""
+    est = (f"; at that rate {full} questions take about {(answering / n * full + r['seconds'] - answering) / 60:.0f} min" if full else
+           f"; timed under the profile of that commit, which differs from today's (the reference run's own time is in its block above)")
     return (f"`{nb}`'s paper profile on {n} of its questions (its seeded sample's first {n} draws, `-p {' -p '.join(f'{k} {v}' for k, v in r['overrides'].items())}`), "
             f"reader `{r.get('reader') or 'not recorded'}`, alone from an empty cache (git `{r['git'][:7]}`): {duration(answering)} of answering ({answering / n:.1f} s per "
             f"question: {per}) and {duration(r['seconds'] - answering)} for the rest{est}.")
@@ -408,10 +427,11 @@ def compare_runs(ref: Path, # the reference run folder (e.g. the fp32 run)
 
 # %% ../nbs/95_report.ipynb #82e4bb8e
 def describe(folder: Path) -> dict:
-    "One run folder: notebook, reader, profile, overrides, status, seconds, git revision, start, and each evaluation's answering time."
-    r, res = read_json(Path(folder) / "run.json"), Path(folder) / "results.json"
+    "One run folder: notebook, reader, profile, overrides, parameters, status, seconds, git revision, start, and each evaluation's answering time."
+    r, res, params = read_json(Path(folder) / "run.json"), Path(folder) / "results.json", Path(folder) / "params.json"
     doc = read_json(res) if res.is_file() else {}
     return {"notebook": r["notebook"], "reader": doc.get("reader"), "profile": r.get("profile"), "overrides": r.get("overrides") or {},
+            "params": read_json(params) if params.is_file() else None,
             "status": r["status"], "seconds": round(r.get("seconds") or 0, 1), "git": r["git"]["commit"], "dirty": r["git"].get("dirty"),
             "started": r.get("started"), "evaluations": [{"system": e.get("method"), "n": e.get("n"), "resumed": e.get("resumed"),
                                                            "seconds": round(e.get("seconds") or 0, 1)} for e in doc.get("summaries", [])]}

@@ -57,7 +57,7 @@ def find_notebook(name: str, root: Path | None = None) -> Path:
     return p
 
 # %% ../nbs/99_runner.ipynb #07aa50d2
-PROFILES = ("smoke", "demo", "paper", "paper-1.5b", "full")  # paper: the committed reference runs (outputs/paper/); paper-1.5b: their claims read by the 1.5B reader
+PROFILES = ("smoke", "demo", "paper", "paper-1.5b", "paper-split", "full")  # paper: the committed reference runs (outputs/paper/); paper-1.5b: their claims read by the 1.5B reader; paper-split: EoR on sources that differ in content
 
 def load_profiles(root: Path | None = None) -> dict:
     "The parsed nbs/profiles.toml."
