@@ -46,6 +46,8 @@ TASKS: dict[str, Task] = {t.name: t for t in [
          contexts="contexts"),
     Task("popqa", "popqa", "test-1k", None, "", "PopQA: FlashRAG's random 1,000, closed-book, with page views and relations (WITQA)"),
     Task("witqa", "witqa", "test", None, "", "WITQA: S-R and S counts, relations, a supporting passage per question (not offline)"),
+    Task("witqa-disamb", "witqa-disamb", "test", None, "", "DisambWITQA: 2,256 WITQA questions with subject and relation labels; "
+         "no passages, no popularity counts (WITQA)"),
 ]}
 
 # %% ../../nbs/05_data.tasks.ipynb #6bb38445

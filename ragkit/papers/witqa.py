@@ -8,7 +8,7 @@ Docs: https://ragkit.github.io/ragkit/papers.witqa.html.md"""
 
 # %% ../../nbs/80_papers.witqa.ipynb #8f705835
 from __future__ import annotations
-import json, math
+import json, math, re
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,16 +18,20 @@ import pandas as pd
 from ..eval.metrics import as_golds, contains_match, bootstrap_ci
 
 # %% auto #0
-__all__ = ['WITQA_TEMPLATES', 'MATCH_RULES', 'SR_BINS', 'GROUPS', 'ROUTES', 'QUESTION_STOP', 'QGEN_PROMPT', 'FEEDBACK',
-           'PARAMETER_RULES', 'WITQA_TASKS', 'GOLD_KIND', 'PV_BINS', 'COUNTED', 'PAPER_AGREEMENT', 'SELECTIVE',
-           'SELECTIVE_SOURCE', 'ORACLE_WHAT', 'substring_match', 'witqa_match', 'bin_labels', 'bin_of', 'bins_of',
-           'accuracy_by_bin', 'head_tail', 'agreement_ratio', 'retrieves', 'Thresholds', 'fit_thresholds',
-           'selective_splits', 'selective_integration', 'mean_std', 'mallen_adaptive', 'Vanilla', 'RALM', 'GenRead',
-           'popularity_table', 'subject_of', 'proper_words', 'question_subject', 'corpus_popularity',
-           'load_retrieved_passages', 'check_criteria', 'feedback', 'roundtrip_question', 'render_qgen', 'popqa_views',
-           'passage_pid', 'supporting_corpus', 'task_options', 'task_popularity', 'gold_passage', 'oracle_retriever',
-           'file_retriever', 'witqa_retrievers', 'witqa_systems', 'question_means', 'popular_claim', 'agreement_claim',
-           'held_out', 'selective_health', 'selective_claims', 'counted_claims', 'witqa_claims']
+__all__ = ['WITQA_TEMPLATES', 'MATCH_RULES', 'SR_BINS', 'GROUPS', 'ROUTES', 'PRONOUNS', 'QUESTION_STOP', 'QGEN_PROMPT',
+           'FEEDBACK', 'WITQA_TASK_NAMES', 'PARAMETER_RULES', 'WITQA_TASKS', 'UNION_TASKS', 'SUBJECT_FIELD',
+           'GOLD_KIND', 'TASK_RETRIEVERS', 'PV_BINS', 'COUNTED', 'PAPER_AGREEMENT', 'PAPER_TABLE4', 'PAPER_TABLE5',
+           'TABLE5_LABEL', 'PAPER_SYSTEM', 'SELECTIVE', 'PAPER_SELECTIVE_GAIN', 'SELECTIVE_SOURCE',
+           'PAPER_RETRIEVAL_GAIN', 'RETRIEVAL_SOURCE', 'CORPUS_HOLDS', 'CORPUS_CHECKED', 'ORACLE_WHAT', 'fold_spaces',
+           'substring_match', 'witqa_match', 'bin_labels', 'bin_of', 'bins_of', 'accuracy_by_bin', 'head_tail',
+           'agreement_ratio', 'retrieves', 'Thresholds', 'fit_thresholds', 'selective_splits', 'selective_integration',
+           'mean_std', 'mallen_adaptive', 'Vanilla', 'RALM', 'GenRead', 'popularity_table', 'subject_of',
+           'split_contractions', 'proper_words', 'question_subject', 'corpus_popularity', 'load_retrieved_passages',
+           'check_criteria', 'feedback', 'roundtrip_question', 'render_qgen', 'popqa_views', 'passage_pid',
+           'supporting_corpus', 'task_options', 'task_popularity', 'gold_passage', 'oracle_retriever', 'file_retriever',
+           'witqa_retrievers', 'witqa_systems', 'relation_table', 'question_means', 'popular_claim', 'agreement_claim',
+           'agreement_ratio_claim', 'held_out', 'selective_health', 'selective_claims', 'corpus_health',
+           'uncounted_claims', 'counted_claims', 'witqa_claims']
 
 # %% ../../nbs/80_papers.witqa.ipynb #b4712c8a
 from ..lm.reader import Template, register_templates
@@ -46,12 +50,19 @@ WITQA_TEMPLATES = register_templates(
     paper_file="witqa-retrieval-helps-or-hurts.txt")
 
 # %% ../../nbs/80_papers.witqa.ipynb #f8b74d94
+_UNICODE_SPACES = re.compile(r"[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")  # the Zs spaces other than ' '
+
+def fold_spaces(s: str) -> str:
+    "`s` with every Unicode space (no-break, thin, narrow, ideographic...) replaced by a plain space."
+    return _UNICODE_SPACES.sub(" ", s)
+
 def substring_match(prediction: str, # the reader's answer, raw
                     golds: str | Sequence[str], # accepted gold answers (a bare str is one gold)
                     ) -> float:
-    "WITQA's rule as Mallen et al.'s code writes it: 1.0 if a gold, as written, lower-cased or capitalised, is a substring of the prediction."
+    "WITQA's rule as Mallen et al.'s code writes it: 1.0 if a gold, as written, lower-cased or capitalised, is a substring of the prediction (Unicode spaces folded)."
     if not isinstance(prediction, str): raise TypeError(f"prediction must be a str, got {type(prediction).__name__}: {prediction!r:.60}")
-    return float(any(g in prediction or g.lower() in prediction or g.capitalize() in prediction for g in as_golds(golds) if g))
+    p = fold_spaces(prediction)
+    return float(any(g in p or g.lower() in p or g.capitalize() in p for g in map(fold_spaces, as_golds(golds)) if g))
 
 MATCH_RULES = {"substring": substring_match, "contains": contains_match}
 
@@ -441,8 +452,19 @@ def subject_of(title: str) -> str:
     "A Wikipedia title without its trailing parenthetical: 'Mercury (planet)' -> 'Mercury'."
     return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
 
-QUESTION_STOP = frozenset("a an the of in on at to for from by with and or is are was were be been did does do has have had "
-                          "who whom whose what which when where why how".split())  # never at the edge of a subject n-gram
+PRONOUNS = frozenset("i me my mine myself you your yours yourself we us our ours he him his she her hers it its they them their theirs "
+                     "this that these those there here someone something anyone anything".split())
+QUESTION_STOP = frozenset("a an the of in on at to for from by with and or is are was were be been did does do has have had not "
+                          "who whom whose what which when where why how will would shall should can could may might must "
+                          "ll re ve m d s t".split()) | PRONOUNS  # never at the edge of a subject n-gram; pronouns and clitic stubs never a subject
+
+_CLITIC = re.compile(r"\b([A-Za-z]+)['’](ll|re|ve|m|d|s)\b", re.IGNORECASE)
+
+def split_contractions(question: str) -> str:
+    "`question` with contractions undone before normalisation: n't -> ' not', clitics after a word dropped ('s only after a pronoun)."
+    q = re.sub(r"n['’]t\b", " not", question, flags=re.IGNORECASE)
+    keep = lambda m: m[0] if m[2].lower() == "s" and m[1].lower() not in PRONOUNS | {"what", "who", "where", "how", "when", "which", "why"} else m[1]
+    return _CLITIC.sub(keep, q)
 
 def proper_words(corpus, share: float = 0.7, min_count: int = 2) -> frozenset:
     "Lower-cased words the corpus capitalises in at least `share` of their (at least `min_count`) occurrences."
@@ -458,7 +480,7 @@ def question_subject(question: str, # the question text
                      df, # n-gram (normalised) -> passages holding it
                      ) -> tuple[str, str]:
     "(subject, rule): the question's rarest proper-noun n-gram found in the corpus, else its rarest word found there."
-    w = normalize_answer(question).split()
+    w = normalize_answer(split_contractions(question)).split()
     grams = [(w[i:i + n], i) for n in (4, 3, 2, 1) for i in range(len(w) - n + 1)]
     grams = [(g, i) for g, i in grams if g[0] not in QUESTION_STOP and g[-1] not in QUESTION_STOP]
     for rule, ok in (("proper noun", lambda g: all(x in proper or x in QUESTION_STOP for x in g)), ("rarest word", lambda g: len(g) == 1)):
@@ -625,8 +647,9 @@ def render_qgen(context: str, subject: str, relation: str, obj: str, description
 # %% ../../nbs/80_papers.witqa.ipynb #edd9b389
 from ..core import AtLeast, OneOf
 from ..data.tasks import TaskChoice
+WITQA_TASK_NAMES = ("demo", "nq", "popqa", "retrievalqa", "witqa-disamb", "witqa")  # the tasks this notebook runs
 PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them before the kernel
-    datasets=TaskChoice(("demo", "nq", "popqa", "retrievalqa", "witqa")), limit=AtLeast(0), systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True), match=OneOf(tuple(MATCH_RULES)),
+    datasets=TaskChoice(WITQA_TASK_NAMES), limit=AtLeast(0), systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True), match=OneOf(tuple(MATCH_RULES)),
     max_new_tokens=AtLeast(1), genread_tokens=AtLeast(1), context_words=AtLeast(0), dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))),
     route=OneOf(tuple(ROUTES)), n_seeds=AtLeast(1), train_frac=AtLeast(0), mallen_boot=AtLeast(1), n_boot=AtLeast(1), qgen=AtLeast(0), seed=AtLeast(0))
 
@@ -645,7 +668,7 @@ def popqa_views(examples: Sequence) -> pd.DataFrame:
 # %% ../../nbs/80_papers.witqa.ipynb #cd7e31fa
 from functools import lru_cache
 from ..core import Corpus, Passage
-from ..data.corpora import cap_words, gold_pids
+from ..data.corpora import cap_words, gold_pids, load_corpus
 from ..retrieve.bm25 import BM25Retriever, GivenContexts
 
 def passage_pid(e) -> str:
@@ -659,6 +682,7 @@ def supporting_corpus(examples, words: int = 0) -> Corpus:
 WITQA_TASKS = {  # what each task needs from ragkit.data.tasks.prepare beyond the notebook's parameters
     "retrievalqa": dict(where={"data_source": "popqa"}),  # RetrievalQA's PopQA questions (page views), with the given contexts of all
     "popqa": dict(context_words=0), "witqa": dict(context_words=0)}  # closed-book PopQA; WITQA over its pooled supporting passages
+UNION_TASKS = ("nq", "witqa-disamb")  # answered over ragkit's offline union (NQ's gold passages among SQuAD, HotpotQA, RetrievalQA and NarrativeQA passages)
 
 def task_options(name: str, # a WITQA task
                  context_words: int = 0, # the notebook's passage cut
@@ -667,12 +691,17 @@ def task_options(name: str, # a WITQA task
     from ragkit.data.registry import load_dataset
     opts = dict(WITQA_TASKS.get(name, {}))
     if name == "witqa": opts["corpus"] = supporting_corpus(load_dataset("witqa", "test"), context_words)
+    if name in UNION_TASKS: opts["corpus"] = cap_words(load_corpus("union"), context_words)
     return opts
 
+SUBJECT_FIELD = {"witqa": "subject_label", "witqa-disamb": "subject_label", "popqa": "subj"}  # the meta field labelling each task's subject
+
 def task_popularity(name: str, prep) -> pd.DataFrame | None:
-    "A task's popularity columns: PopQA's page views for RetrievalQA's PopQA questions, corpus counts for demo and NQ."
+    "A task's popularity columns: PopQA's page views (and subject) for RetrievalQA's; PopQA's subject label; corpus counts for demo, NQ and DisambWITQA (the label as subject where there is one)."
     if name == "retrievalqa": return popqa_views(prep.examples)
-    return None if name in ("popqa", "witqa") else corpus_popularity(prep.examples, prep.corpus, subject="question")
+    if name == "popqa": return pd.DataFrame([dict(qid=e.qid, subject=e.meta["subj"]) for e in prep.examples]).set_index("qid")
+    if name == "witqa": return None
+    return corpus_popularity(prep.examples, prep.corpus, subject=SUBJECT_FIELD.get(name, "question"))
 
 GOLD_KIND = {"demo": "answer-string passage (the first passage of the question's matched article that holds an answer)",
              "nq": "annotated gold passage (the DPR passage holding NQ's annotated answer, lost-in-the-middle's isgold)",
@@ -701,6 +730,9 @@ def file_retriever(path: str, prep) -> GivenContexts:
     return GivenContexts(Corpus([p for ps in ret.values() for p in ps], "witqa-retrieved"), table, order="given", name="File")
 
 # %% ../../nbs/80_papers.witqa.ipynb #3e05f93c
+TASK_RETRIEVERS = {"demo": ("bm25", "dense", "oracle"), "nq": ("bm25", "dense", "oracle"), "witqa": ("bm25", "dense", "oracle"),
+                   "witqa-disamb": ("bm25",)}  # DisambWITQA: no passage for an Oracle; dense left out (its corpus lacks the facts: see below)
+
 def witqa_retrievers(name: str, prep, # the task, prepared
                      chosen: Sequence[str] = ("vanilla", "bm25", "oracle"), # the systems asked for (see PARAMETER_RULES)
                      embedder: str = "", device: str = "cpu", # the dense encoder and where it runs
@@ -708,11 +740,11 @@ def witqa_retrievers(name: str, prep, # the task, prepared
                      ) -> dict:
     "RALM name -> the retriever whose top passage it reads, for the chosen systems task `name` can run."
     from ragkit.retrieve.dense import DenseRetriever, Embedder
-    out = {}
-    if prep.corpus is not None and name in ("demo", "nq", "witqa"):
-        if "bm25" in chosen: out["BM25@1"] = BM25Retriever(prep.corpus, progress=False, name="BM25")
-        if "dense" in chosen: out["Dense@1"] = DenseRetriever(prep.corpus, Embedder(embedder or None, device=device), name="Dense")
-        if "oracle" in chosen: out["Oracle"] = oracle_retriever(name, prep)
+    out, can = {}, set(chosen) & set(TASK_RETRIEVERS.get(name, ()))
+    if prep.corpus is not None:
+        if "bm25" in can: out["BM25@1"] = BM25Retriever(prep.corpus, progress=False, name="BM25")
+        if "dense" in can: out["Dense@1"] = DenseRetriever(prep.corpus, Embedder(embedder or None, device=device), name="Dense")
+        if "oracle" in can: out["Oracle"] = oracle_retriever(name, prep)
     if name == "witqa" and retrieved: out["File@1"] = file_retriever(retrieved, prep)
     if prep.given and name == "retrievalqa" and ({"bm25", "dense"} & set(chosen)):
         out["Given@1"] = GivenContexts(prep.corpus, prep.given, order="given", name="Given")
@@ -731,12 +763,49 @@ PV_BINS = (1, 10, 100, 1_000, 10_000, 100_000)  # ragkit's page-view bins (decad
 COUNTED = {  # the tasks with two counts: which columns play S-R and S, how to label them, what thresholds are fitted per
     "demo": dict(sr="so_count", s="s_count", by=None, sr_label="S–O co-occurrence in the demo corpus (the triple-count analogue)",
                  s_label="S count in the demo corpus"),
-    "nq": dict(sr="so_count", s="s_count", by=None, sr_label="S–O co-occurrence in the NQ gold corpus (the triple-count analogue)",
-               s_label="S count in the NQ gold corpus"),
+    "nq": dict(sr="so_count", s="s_count", by=None, sr_label="S–O co-occurrence in the union corpus (the triple-count analogue)",
+               s_label="S count in the union corpus"),
     "witqa": dict(sr="sr_count", s="s_count", by="relation", sr_label="S-R count (WITQA)", s_label="S count (WITQA)")}
 
 # %% ../../nbs/80_papers.witqa.ipynb #0390dd03
 PAPER_AGREEMENT = {"BM25": 85.5, "Contriever": 82.4, "GTR-large": 88.5, "GTR-xl": 88.4, "BGE": 88.7, "Oracle": 93.1}  # WITQA Figure 8 (%)
+
+# %% ../../nbs/80_papers.witqa.ipynb #b7d9d167
+PAPER_TABLE4 = {'country': 1_269, 'sport': 1_034, 'capital': 1_032, 'capital of': 754,
+    'genre': 658, 'author': 654, 'language used': 639, 'country of citizenship': 619,
+    'father': 560, 'characters': 554, 'religion': 550, 'composer': 534,
+    'occupation': 518, 'publisher': 495, 'director': 479, 'place of birth': 443,
+    'educated at': 392, 'mother': 351, 'industry': 345, 'relative': 331,
+    'screenwriter': 278, 'producer': 271, 'doctoral advisor': 214, 'broadcast by': 214,
+    'published in': 210, 'location of first performance': 209, 'cuisine': 208, 'executive producer': 208,
+    'color': 207, 'medical condition': 204, 'architectural style': 203, 'director of photography': 200}  # WITQA App. C.1, Table 4: questions per relation in WITQA
+PAPER_TABLE5 = {'country': 1_979_521, 'sport': 613_742, 'country of citizenship': 278_973,
+    'place of birth': 210_125, 'genre': 169_649, 'capital': 164_597,
+    'occupation': 126_448, 'educated at': 90_799, 'director': 83_411,
+    'author': 75_810, 'capital of': 57_566, 'father': 43_401,
+    'publisher': 28_731, 'religion or worldview': 23_986, 'composer': 23_917,
+    'screenwriter': 16_754, 'producer': 16_578, 'language used': 15_296,
+    'mother': 10_348, 'industry': 10_118, 'characters': 9_783,
+    'architectural style': 7_428, 'relative': 4_327, 'doctoral advisor': 2_544,
+    'published in': 1_600, 'director of photography': 1_254, 'location of first performance': 1_086,
+    'broadcast by': 874, 'color': 787, 'medical condition': 771,
+    'executive producer': 707, 'cuisine': 417}  # WITQA App. C.1, Table 5: relation counts in all triples extracted from Wikipedia abstracts
+TABLE5_LABEL = {"religion": "religion or worldview"}  # Table 4's label -> Table 5's, where the two tables differ
+
+def relation_table(t: pd.DataFrame, # a popularity table with `relation` and 0/1 system columns
+                   systems: Sequence[str], # the 0/1 columns to average per relation
+                   n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    "Per relation: the paper's questions (Table 4) and relation count (Table 5), ours, and each system's accuracy with its 95% interval."
+    _require(t, ["relation", *systems])
+    rows = []
+    for rel, sub in t.groupby("relation", sort=True):
+        row = dict(relation=rel, paper_questions=PAPER_TABLE4.get(rel), paper_relation_count=PAPER_TABLE5.get(TABLE5_LABEL.get(rel, rel)), n=len(sub))
+        for s in systems:
+            m, lo, hi = bootstrap_ci(sub[s].astype(float).values, n=n_boot, seed=seed)
+            row |= {s: m, f"{s} lo": lo, f"{s} hi": hi}
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    return out.sort_values("paper_relation_count", ascending=False, na_position="last", kind="stable").reset_index(drop=True)
 
 # %% ../../nbs/80_papers.witqa.ipynb #91da69b5
 from ..eval.experiment import Claim, Statistic, contrast
@@ -754,7 +823,9 @@ def popular_claim(claim: str, d: str, # the claim in words, and the task
     return Claim(claim, d, "Vanilla (head)", "Vanilla (tail)", match, None, source, statistic=contrast(t.Vanilla.to_numpy(float), head))
 
 def agreement_claim(r, # a row of the agreement table (dataset, system, agreement, chance, passage accuracy, the paper's ratio)
-                    t: pd.DataFrame, match: str) -> Claim | None:
+                    t: pd.DataFrame, match: str,
+                    mechanism: str = "", # the mechanism the claim needs on this task ("": none)
+                    ) -> Claim | None:
     "Figure 8: a RALM's correctness follows its passage beyond chance (agreement minus chance); None when a passage is always or never right."
     if r.passage_accuracy in (0.0, 1.0): return None  # then agreement is the reader's accuracy and equals chance
     a, b = t[r.system].to_numpy(float), t[f"{r.system} passage"].to_numpy(float)
@@ -762,7 +833,20 @@ def agreement_claim(r, # a row of the agreement table (dataset, system, agreemen
     paper = f"; the paper's {r.paper:.1f}%" if r.paper is not None and not pd.isna(r.paper) else "; no paper number for this retriever"
     return Claim(f"{r.system}'s correctness follows its passage beyond chance (agreement {r.agreement * 100:.1f}%, chance {r.chance * 100:.1f}%{paper}; "
                  f"passage: {r.passage})", r.dataset, r.system, f"{r.system} passage", match, None,
-                 "WITQA §4.4, Figure 8 (agreement ratios 85.5% for BM25, 93.1% for the Oracle)", statistic=Statistic(excess, len(a)))
+                 "WITQA §4.4, Figure 8 (agreement ratios 85.5% for BM25, 93.1% for the Oracle; the paper prints no chance level)",
+                 statistic=Statistic(excess, len(a)), mechanism=mechanism)
+
+PAPER_SYSTEM = {"BM25@1": "BM25", "Oracle": "Oracle"}  # our system -> its name in the paper's Figure 8
+
+def agreement_ratio_claim(r, # a row of the agreement table
+                          t: pd.DataFrame, match: str, mechanism: str = "") -> Claim | None:
+    "Figure 8's ratio itself: agreement above one half, sized against the paper's ratio minus one half; None without a paper ratio or when the passage never varies."
+    if r.paper is None or pd.isna(r.paper) or r.passage_accuracy in (0.0, 1.0): return None
+    a, b = t[r.system].to_numpy(float), t[f"{r.system} passage"].to_numpy(float)
+    return Claim(f"{r.system}'s correctness agrees with its passage on most questions (agreement {r.agreement * 100:.1f}%, the paper's "
+                 f"{r.paper:.1f}%; passage: {r.passage})", r.dataset, r.system, f"{r.system} passage", match, round(r.paper - 50, 1),
+                 f"WITQA §4.4, Figure 8: agreement ratio {r.paper:.1f}% for {PAPER_SYSTEM[r.system]}, i.e. {r.paper - 50:+.1f} points above one half",
+                 statistic=Statistic(lambda ix: (a[ix] == b[ix]).mean() - 0.5, len(a)), mechanism=mechanism)
 
 # %% ../../nbs/80_papers.witqa.ipynb #24653c00
 from typing import Mapping
@@ -774,7 +858,9 @@ SELECTIVE = Mechanism("WITQA's selective integration", (  # what the routing mus
     Check("it retrieved", lambda r: bool(r["retrieved"])),
     Check("the closed-book reader is right and retrieval wrong (routing to memory can gain)", lambda r: r["vanilla"] > r["ralm"]),
     Check("retrieval is right and the closed-book reader wrong (retrieving can gain)", lambda r: r["ralm"] > r["vanilla"])))
-SELECTIVE_SOURCE = "WITQA Figure 14, App. C.2.2: +7.7 to +10.1 over the baselines for Llama-2-70B, GPT-3.5 and GPT-4"
+PAPER_SELECTIVE_GAIN = 7.7  # WITQA App. C.2.2 (Figure 14): +7.7, +10.1 and +8.1 points over the baselines for Llama-2-70B, GPT-3.5 and GPT-4; the smallest
+SELECTIVE_SOURCE = ("WITQA App. C.2.2, Figure 14: +7.7 (Llama-2-70B), +10.1 (GPT-3.5) and +8.1 (GPT-4) points over the baselines; "
+                    "the size compared is the smallest, +7.7")
 
 def held_out(rows: pd.DataFrame, # selective_splits' rows (seed, row, half, retrieved and the three 0/1 outcomes)
              qids: Sequence[str], # the popularity table's qids, in its row order
@@ -796,7 +882,7 @@ def selective_claims(d: str, rows: pd.DataFrame, qids: Sequence[str], # a task, 
     "Task `d`'s selective-integration claims (beating both baselines; the route on the decisive questions) and the scores the first reads."
     qm, held = question_means(rows), held_out(rows, qids)
     scores = {(f"{d} selective", s_): qm[col] for col, s_ in [("selective", "Selective"), ("vanilla", "Vanilla"), ("ralm", r)]}
-    both = Claim("Selective integration beats both baselines", f"{d} selective", "Selective", ("Vanilla", r), match, None, SELECTIVE_SOURCE,
+    both = Claim("Selective integration beats both baselines", f"{d} selective", "Selective", ("Vanilla", r), match, PAPER_SELECTIVE_GAIN, SELECTIVE_SOURCE,
                  mechanism=SELECTIVE.name)
     route = decisive_claim("The route picks the right one more often than always retrieving (decisive questions)", f"{d} selective",
                            "Selective", r, held.selective, held.ralm, held.vanilla != held.ralm,
@@ -805,6 +891,25 @@ def selective_claims(d: str, rows: pd.DataFrame, qids: Sequence[str], # a task, 
     return [both, route], scores
 
 # %% ../../nbs/80_papers.witqa.ipynb #5c2a1f06
+from ..eval.mechanism import health_row, MIN_ACTED
+PAPER_RETRIEVAL_GAIN = 49.2  # WITQA §4.3 (Figure 6): BM25, Contriever, GTR and BGE add "up to 49.2%" for small and medium readers
+RETRIEVAL_SOURCE = ("WITQA §4.3, Figure 6: retrievers add up to 49.2 points for small and medium readers (the largest gain of any reader "
+                    "and retriever, so 'smaller' rules out only the best case)")
+CORPUS_HOLDS = "a retrieval corpus that holds the facts (WITQA's Wikipedia holds every question's supporting passage)"
+CORPUS_CHECKED = ("witqa-disamb",)  # tasks whose corpus was not built from their questions' own passages, so it may lack the facts
+
+def corpus_health(d: str, t: pd.DataFrame, # a task and its popularity table (with so_count)
+                  ) -> list[dict]:
+    "Task `d`'s corpus check: the questions whose corpus holds a passage naming the subject and a gold answer; half of the questions needed."
+    return [health_row(CORPUS_HOLDS, d, "", "the corpus holds a passage naming the subject label and a gold answer (S–O co-occurrence > 0)",
+                       int((t.so_count > 0).sum()), len(t), max(MIN_ACTED, math.ceil(len(t) / 2)))]
+
+def uncounted_claims(d: str, t: pd.DataFrame, r: str | None, match: str) -> tuple[list[Claim], dict]:
+    "A task without popularity counts (DisambWITQA): retrieval against the closed-book reader, under the corpus check, and the scores it reads."
+    if not r: return [], {}
+    return ([Claim(f"Retrieval helps a small reader ({r} > Vanilla)", d, r, "Vanilla", match, PAPER_RETRIEVAL_GAIN, RETRIEVAL_SOURCE, mechanism=CORPUS_HOLDS)],
+            {(d, s): t[s] for s in (r, "Vanilla")})
+
 ORACLE_WHAT = {"nq": "The gold passage beats retrieval (Oracle: NQ's annotated gold passage",
                "demo": "An answer-string passage beats retrieval (Oracle: the demo's answer-string passage, not a verified supporting one"}
 
@@ -813,8 +918,7 @@ def counted_claims(d: str, t: pd.DataFrame, r: str | None, # a counted task, its
     "A counted task's two-system claims, its popularity contrasts, and the scores the comparisons read."
     pairs, scores = [], {}
     if r:
-        pairs.append(Claim(f"Retrieval helps a small reader ({r} > Vanilla)", d, r, "Vanilla", match, None,
-                           "WITQA Figure 6, §4.3: retrievers add up to 49.2 points for small and medium readers"))
+        pairs.append(Claim(f"Retrieval helps a small reader ({r} > Vanilla)", d, r, "Vanilla", match, PAPER_RETRIEVAL_GAIN, RETRIEVAL_SOURCE))
         for gname, a, text in [("tail-tail", r, f"Retrieval helps on tail-tail facts ({r} > Vanilla)"),
                                ("head-head", f"{r} passage", f"A small reader's recall trails {r.split('@')[0]}'s passage accuracy even on head-head facts")]:
             sub = t[t.group == gname]
@@ -848,6 +952,10 @@ def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
             p, sc = selective_claims(d, sel_rows[d], tables[d].qid, r, match)
             pairs += p
             scores |= sc
+    for d in [d for d in CORPUS_CHECKED if d in tables and d not in COUNTED]:
+        p, sc = uncounted_claims(d, tables[d].set_index("qid"), ralm_of.get(d), match)
+        pairs += p
+        scores |= sc
     if "retrievalqa" in tables and "Given@1" in tables["retrievalqa"]:
         t = tables["retrievalqa"].set_index("qid")
         scores |= {("retrievalqa", s): t[s] for s in ("Given@1", "Vanilla")}
@@ -856,5 +964,7 @@ def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
     if "popqa" in tables:
         stats.append(popular_claim("A reader recalls facts about popular subjects better (page views above vs at or below the median)", "popqa",
                                    tables["popqa"], "s_pop", match, "Mallen et al. 2023 (WITQA's Figure 4 finds accuracy not monotone in page views)"))
-    stats += [agreement_claim(r_, tables[r_.dataset], match) for r_ in agree.itertuples()]
+    mech = lambda d: CORPUS_HOLDS if d in CORPUS_CHECKED else ""
+    for r_ in agree.itertuples():
+        stats += [agreement_claim(r_, tables[r_.dataset], match, mech(r_.dataset)), agreement_ratio_claim(r_, tables[r_.dataset], match, mech(r_.dataset))]
     return pairs + [c for c in stats if c], scores
