@@ -13,10 +13,13 @@ import numpy as np
 from ..eval.metrics import normalize_answer
 
 # %% auto #0
-__all__ = ['LORE_TEMPLATES', 'RULES', 'PARAMETER_RULES', 'RETRIEVERS', 'PAPER_TABLE1', 'LORE_RANKING', 'COST_SOURCE', 'lor_score',
-           'Candidate', 'score_candidates', 'choose', 'LoRE', 'tokenizer_of', 'fit_document', 'NaiveRAG', 'Rechoose',
-           'lore_retrievers', 'lore_systems', 'lore_ablations', 'paper_rows', 'bias_rows', 'lore_health', 'lore_claims',
-           'lore_cost_claims', 'contexts_differ', 'lore_decisive_claims', 'top_context_right']
+__all__ = ['LORE_TEMPLATES', 'RULES', 'PARAMETER_RULES', 'RETRIEVERS', 'PAPER_TABLE1', 'LORE_RANKING', 'RERANK_SOURCE',
+           'NAIVE_COST_SOURCE', 'RERANK', 'LLM_RERANKING', 'lor_score', 'Candidate', 'score_candidates', 'choose',
+           'LoRE', 'tokenizer_of', 'fit_document', 'NaiveRAG', 'Rechoose', 'LLMRerank', 'lore_retrievers',
+           'lore_systems', 'lore_ablations', 'lore_rerankers', 'first_questions', 'paper_rows', 'bias_rows',
+           'lore_health', 'lore_claims', 'rerank_health', 'lore_cost_claims', 'lore_rerank_claims', 'naive_level',
+           'level_sentence', 'baseline_note', 'answer_kept', 'cut_sentence', 'with_notes', 'contexts_differ',
+           'lore_decisive_claims', 'top_context_right']
 
 # %% ../../nbs/40_papers.lore.ipynb #fe1e6c8a
 from ..lm.reader import Template, register_templates
@@ -301,13 +304,48 @@ def _estimated_cost(r, used: int, n: int) -> Cost:
     "`used` of the row's `n` reads, each charged an even share of the row's tokens."
     return Cost(used, round(r.prompt_tokens * used / n), round(r.tokens * used / n))
 
+# %% ../../nbs/40_papers.lore.ipynb #c37e0002
+from .sure import Rerank1, RERANKERS
+
+class LLMRerank(Rerank1):
+    "LLM re-ranking (RankGPT's sliding window, SuRe's `Rerank1(by='llm')`) of the top-k contexts, then LoRE's read of the one it puts first."
+    def __init__(self, retriever, # where the contexts come from
+                 lm, # the reader: it ranks the contexts and answers from the first
+                 k: int = 5, # contexts re-ranked (RankGPT reads them in windows of `window`, stepping back by `step`)
+                 template: str = "lore-context", # the answer's prompt: LoRE's, so the answer differs from LoRE's rank-1 read only by its context
+                 chat: bool | None = True, # wrap prompts in the reader's chat template
+                 max_new_tokens: int = 16, # answer budget
+                 stop=("\n",), # where an answer ends
+                 rank_words: int = 0, # each context cut to this many words in the ranking prompts (0: as the reader sees it)
+                 name: str | None = None, # the system's name (default "LLM-rerank - <retriever>")
+                 **kw): # Rerank1's RankGPT settings: rank_max_new_tokens, window, step, rankgpt_rule
+        super().__init__(retriever, lm, by="llm", n_passages=k, passage_words=rank_words, max_new_tokens=max_new_tokens,
+                         chat=bool(chat), name=name or f"{RERANKERS['llm']} - {retriever.name}", **kw)
+        self.k, self.template, self.stop = k, template, tuple(stop or ())
+
+    @property
+    def config(self) -> dict:
+        "Rerank1's config, with the answer's prompt and stop strings (the resume key)."
+        return Rerank1.config.fget(self) | dict(method="LoRE-LLM-rerank", template=self.template, stop=list(self.stop))
+
+    def _answer_top(self, questions: list[str], ps: list[list], top: list, cost: list, tr: list) -> list[Prediction]:
+        "LoRE's read of each question's first context (its whole text, as LoRE reads it), charged the ranking too."
+        docs = [_doc(self.retriever.corpus[t["pids"][i]]) for t, i in zip(tr, top)]
+        reads = read_batch(self.lm, questions, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat)
+        return [_reranked(rd, i, c, t) for rd, i, c, t in zip(reads, top, cost, tr)]
+
+def _reranked(rd, top: int, cost: Cost, tr: dict) -> Prediction:
+    "One question's Prediction from the read `rd` of its re-ranked first context (index `top` in the retrieved order)."
+    tr.update(top=top, top_pid=tr["pids"][top], chosen_rank=top + 1, mean_score=rd.completion.mean_prob, answer_finish=rd.completion.finish_reason)
+    return Prediction.charged(rd.answer, cost + rd.completion.cost, raw=rd.raw, pids=[tr["top_pid"]], trace=tr)
+
 # %% ../../nbs/40_papers.lore.ipynb #dbd15778
 from ..core import AtLeast, OneOf
 from ..data.tasks import TaskChoice
 from ..lm.reader import TEMPLATES
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them before the kernel
     datasets=TaskChoice(("demo", "squad", "narrativeqa")), limit=AtLeast(0), max_passages=AtLeast(0), k=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),
-    naive_max_tokens=AtLeast(0), naive_full=OneOf(("BM25", "FAISS", "Ensemble"), many=True), merge=OneOf(("best", "none")),
+    naive_max_tokens=AtLeast(0), naive_full=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank_limit=AtLeast(0), merge=OneOf(("best", "none")),
     template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), context_words=AtLeast(0), max_length=AtLeast(16),
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), bm25_backend=OneOf(("bm25s", "rank_bm25")),
     bias_match=OneOf(("contains", "em", "f1")), n_boot=AtLeast(1), seed=AtLeast(0))
@@ -358,6 +396,27 @@ def lore_ablations(runs: Mapping, # (task, system) -> Evaluation, holding the ta
     "Name -> Top-1, MeanProb and Best-of-k re-chosen from each LoRE run of `task` (no LM call)."
     lores = [ev for (d, s), ev in runs.items() if d == task and s.startswith("LoRE - ")]
     return {m.name: m for ev in lores for m in (Rechoose(ev, rule, merge) for rule in RULES)}
+
+# %% ../../nbs/40_papers.lore.ipynb #c37e0006
+import dataclasses
+from ..data.tasks import Prepared
+
+def lore_rerankers(retrievers: Sequence[Retriever], # LoRE's retrievers (see lore_retrievers)
+                   lm, # the reader: it ranks and answers
+                   rerank: str | Sequence[str] = ("Ensemble",), # retrievers whose LLM re-ranker runs; empty: none
+                   **kw) -> dict[str, LLMRerank]:
+    "Name -> LLMRerank on each retriever named in `rerank` (kw: k, template, chat, max_new_tokens)."
+    want = _names(rerank)
+    unknown = set(want) - {r.name for r in retrievers}
+    if unknown: raise ValueError(f"rerank names {sorted(unknown)}, not among the retrievers {[r.name for r in retrievers]}")
+    return {m.name: m for m in (LLMRerank(r, lm, **kw) for r in retrievers if r.name in want)}
+
+def first_questions(prepared: Prepared, # a prepared task
+                    n: int = 0, # questions kept, the first of the sample; 0: all
+                    ) -> Prepared:
+    "`prepared` with its first `n` questions only (corpus and gold kept)."
+    if n < 0: raise ValueError(f"n={n}: a number of questions is 0 (all) or more")
+    return dataclasses.replace(prepared, examples=prepared.examples[:n] if n else prepared.examples)
 
 # %% ../../nbs/40_papers.lore.ipynb #b6354659
 _T1 = {  # LoRE paper, Table 1: (EM, F1, ROUGE-L) in %, T5-large reader
@@ -460,14 +519,147 @@ def lore_claims(datasets, naive: str = "Naive-512", metric: str = "f1") -> list[
     return [c for d in datasets
             for c in _table1_claims(d, naive, metric) + _ragkit_claims(d, metric) + _ablation_claims(d, metric)]
 
-COST_SOURCE = ("LoRE Section 1 ('reduces the computational overhead typically associated with re-ranking'): the paper compares with "
-               "re-rankers, which ragkit does not run, and gives no number")
+RERANK_SOURCE = ("LoRE Section 1 ('reduces the computational overhead typically associated with re-ranking processes') and "
+                 "Section 3 ('removing the need for expensive re-ranking steps'): the paper names no re-ranker and measures no cost")
+NAIVE_COST_SOURCE = "ragkit's comparison, not the paper's (the paper's cost claim is against re-ranking)"
+RERANK = "LLM-rerank"  # the LLM re-ranker's system prefix (LLMRerank)
+
+def _moved(r: Mapping) -> bool | None:
+    "Whether the re-ranker put a context other than fusion's first on top (None: a row without a ranking)."
+    o = (r["trace"] or {}).get("order")
+    return None if not o else o[0] != 0
+
+LLM_RERANKING = Mechanism("LLM re-ranking", (Check("the re-ranker put a context other than fusion's first on top", _moved),))
+
+def rerank_health(runs: Mapping) -> list[dict]:
+    "LLM re-ranking checked on every re-ranker run, counted for its task as a whole (it decides the claims that name it there)."
+    return [h | dict(check=f"{s}: {h['check']}", system="") for (d, s), ev in runs.items() if s.startswith(f"{RERANK} - ")
+            for h in health(LLM_RERANKING, d, s, ev.table.to_dict("records"))]
+
+def _on(ev, qids):
+    "`ev` on the questions `qids` only (no new bootstrap: cost and paired scores need the rows alone)."
+    from ragkit.eval.evaluate import Evaluation
+    t = ev.table[ev.table.qid.isin(set(qids))].reset_index(drop=True)
+    return Evaluation(ev.name, t, ev.summary, ev.path)
 
 def lore_cost_claims(runs: Mapping, # (task, system) -> Evaluation
                      ) -> list[Claim]:
-    "LoRE-Ensemble costs less than reading its k contexts at once (Naive-Ensemble), on each task where both ran."
-    return [cost_saving("LoRE-Ensemble costs less than reading its k contexts at once (Naive-Ensemble)", d, ev, runs[d, "Naive - Ensemble"], COST_SOURCE)
-            for (d, s), ev in runs.items() if s == "LoRE - Ensemble" and (d, "Naive - Ensemble") in runs]
+    "LoRE costs less than LLM re-ranking of the same contexts (the paper's comparison), and than reading them at once (ragkit's)."
+    out = []
+    for (d, s), ev in runs.items():
+        r = s.removeprefix("LoRE - ")
+        if r == s: continue
+        if (d, f"{RERANK} - {r}") in runs:
+            rr = runs[d, f"{RERANK} - {r}"]
+            out.append(cost_saving(f"LoRE-{r} costs less than LLM re-ranking of its k contexts ({RERANK}-{r}): the paper's comparison",
+                                   d, _on(ev, rr.table.qid), rr, RERANK_SOURCE))
+        if (d, f"Naive - {r}") in runs:
+            out.append(cost_saving(f"LoRE-{r} costs less than reading its k contexts at once (Naive-{r}): ours, not the paper's",
+                                   d, ev, runs[d, f"Naive - {r}"], NAIVE_COST_SOURCE))
+    return out
+
+def lore_rerank_claims(runs: Mapping, metric: str = "f1") -> list[Claim]:
+    "LoRE above LLM re-ranking of the same contexts on `metric`, on the re-ranker's questions (no paper number)."
+    out = []
+    for (d, s), rr in runs.items():
+        r = s.removeprefix(f"{RERANK} - ")
+        if r == s or (d, f"LoRE - {r}") not in runs: continue
+        a = runs[d, f"LoRE - {r}"].scores(metric)
+        out.append(Claim(f"LoRE-{r} > LLM re-ranking of its k contexts ({RERANK}-{r})", d, f"LoRE - {r}", s, metric, None,
+                         RERANK_SOURCE + "; ragkit's accuracy check", scores=(a[list(rr.table.qid)], rr.scores(metric)),
+                         mechanism=LLM_RERANKING.name))
+    return out
+
+# %% ../../nbs/40_papers.lore.ipynb #c37e0009
+from ..eval.metrics import has_answer
+
+def _level(lo: float, hi: float, paper: float) -> str:
+    "Where a 95% interval sits against a paper's number: above it, below it, or at its level (the number lies inside)."
+    return "above" if lo > paper else "below" if hi < paper else "at"
+
+_AGAINST = {"above": "above the paper's", "below": "below the paper's", "at": "at the level of the paper's"}
+
+def _level_cols(ev, paper: float, metric: str, who: str) -> dict:
+    "`who`'s mean and 95% interval of `metric` in points, the paper's number and where ours sits against it."
+    m = ev.summary["metrics"][metric]
+    o, lo, hi = (m[x] * 100 for x in ("mean", "lo", "hi"))
+    return {f"{who}": o, f"{who}_lo": lo, f"{who}_hi": hi, f"{who}_paper": paper, f"{who}_level": _level(lo, hi, paper)}
+
+def naive_level(runs: Mapping, # (task, system) -> Evaluation
+                naive: str = "Naive-512", # our reading of the paper's baseline
+                metric: str = "f1") -> pd.DataFrame:
+    "Per task and retriever: is our `naive` at the paper's Naive level (Table 1)? Its 95% interval against the paper's number, and LoRE's beside."
+    rows = []
+    for (d, s), ev in runs.items():
+        r = s.removeprefix(f"{naive} - ")
+        if r == s or (d, f"Naive - {r}") not in PAPER_TABLE1: continue
+        lore = runs.get((d, f"LoRE - {r}"))
+        rows.append(dict(dataset=d, retriever=r, metric=metric, n=len(ev.table), **_level_cols(ev, PAPER_TABLE1[d, f"Naive - {r}"][metric], metric, "naive"),
+                         **(_level_cols(lore, PAPER_TABLE1[d, f"LoRE - {r}"][metric], metric, "lore") if lore is not None else {}), source=_T1_SRC))
+    return pd.DataFrame(rows)
+
+def _has(l: Mapping, who: str) -> bool:
+    "Whether a naive_level row has `who`'s numbers."
+    return l.get(who) is not None and not (isinstance(l[who], float) and np.isnan(l[who]))
+
+def level_sentence(l: Mapping, naive: str = "Naive-512") -> str:
+    "'On squad, our Naive-512-BM25 scores F1 49.3 [..], above the paper's Naive-BM25 (34.78, LoRE Table 1, Section 4.1.3); ...'."
+    f = lambda who: f"{l[who]:.1f} [{l[who + '_lo']:.1f}, {l[who + '_hi']:.1f}]"
+    r = l["retriever"]
+    out = f"On {l['dataset']}, our {naive}-{r} scores {l['metric'].upper()} {f('naive')}, {_AGAINST[l['naive_level']]} Naive-{r} ({l['naive_paper']:.2f}, {l['source']})"
+    if _has(l, "lore"): out += f"; our LoRE-{r} {f('lore')}, {_AGAINST[l['lore_level']]} LoRE-{r} ({l['lore_paper']:.2f})"
+    return out + "."
+
+def baseline_note(l: Mapping, naive: str = "Naive-512") -> str:
+    "Why a 'smaller' verdict of LoRE over `naive` came out smaller: our baseline above the paper's level, our LoRE below its, or both, with each part in points."
+    strong, weak = l["naive_level"] == "above", _has(l, "lore") and l["lore_level"] == "below"
+    why = {(True, True): "due to the baseline and to LoRE: our Naive is stronger than the paper's and our LoRE weaker",
+           (True, False): "due to the baseline: our Naive is stronger than the paper's, our LoRE not weaker",
+           (False, True): "not due to the baseline (ours is not above the paper's level): our LoRE is weaker than the paper's",
+           (False, False): "not explained by either level: neither our Naive nor our LoRE lies outside the paper's"}[strong, weak]
+    parts = f"; of the paper's gap, our Naive's excess over its Naive accounts for {l['naive'] - l['naive_paper']:+.1f} points" + (
+        f" and our LoRE's shortfall from its LoRE for {l['lore_paper'] - l['lore']:+.1f}" if _has(l, "lore") else "")
+    return f" The smaller gap is {why}{parts}. {level_sentence(l, naive)}"
+
+# %% ../../nbs/40_papers.lore.ipynb #c37e000a
+def answer_kept(prepared: Prepared, # a task with a corpus (see ragkit.data.tasks.prepare)
+                words: int, # the words each context was cut to (0: none)
+                ) -> pd.DataFrame:
+    "Per question: does its gold passage hold a gold answer string (has_answer) whole, and cut to `words` words?"
+    from ragkit.data.corpora import load_with_gold
+    if prepared.task is None or prepared.task.corpus is None: raise ValueError(f"{prepared.name}: answer_kept needs a task with a corpus and gold passages")
+    full, corpus_gold = load_with_gold(prepared.task.corpus)
+    gold = {e.qid: e.meta.get("gold_pids", []) for e in prepared.examples} if prepared.task.gold == "meta" else corpus_gold
+    text = {p.pid: p.text for p in full}
+    cut = lambda t: " ".join(t.split()[:words]) if words else t
+    rows = []
+    for e in prepared.examples:
+        ps = [p for p in gold.get(e.qid, []) if p in text]
+        rows.append(dict(qid=e.qid, gold_passages=len(ps), words=max((len(text[p].split()) for p in ps), default=0),
+                         whole=max((has_answer(text[p], e.answers) for p in ps), default=0.0),
+                         cut=max((has_answer(cut(text[p]), e.answers) for p in ps), default=0.0)))
+    return pd.DataFrame(rows)
+
+def cut_sentence(task: str, kept: pd.DataFrame, words: int) -> str:
+    "'On narrativeqa, each context is cut to 250 words: the gold passage holds a gold answer string for 26 of 50 questions cut, 36 whole.'"
+    n, w, c = len(kept), int(kept.whole.sum()), int(kept.cut.sum())
+    if not words: return f"On {task}, no context is cut: the gold passage holds a gold answer string for {w} of {n} questions."
+    return (f"On {task}, each context is cut to {words} words: the gold passage holds a gold answer string for {c} of {n} questions cut "
+            f"and {w} whole, so the cut drops it for {w - c}.")
+
+# %% ../../nbs/40_papers.lore.ipynb #c37e000b
+def with_notes(v: pd.DataFrame, # a verdict table
+               levels: pd.DataFrame, # naive_level of the same runs
+               cut_notes: Mapping[str, str] = {}, # task -> the sentence of its cut (cut_sentence), added to its every claim
+               naive: str = "Naive-512") -> pd.DataFrame:
+    "`v` with each 'smaller' verdict of LoRE over `naive` saying whether the baseline explains it, and each claim on a cut task saying the cut."
+    lv = {(l["dataset"], l["retriever"]): l for l in levels.to_dict("records")}
+    out = []
+    for r in v.to_dict("records"):
+        rt, s = str(r.get("a") or "").removeprefix("LoRE - "), r["verdict"]
+        if r["size"] == "smaller" and r.get("b") == f"{naive} - {rt}" and (r["dataset"], rt) in lv: s += baseline_note(lv[r["dataset"], rt], naive)
+        out.append(s + (f" ({cut_notes[r['dataset']]})" if r["dataset"] in cut_notes else ""))
+    return v.assign(verdict=out)
 
 # %% ../../nbs/40_papers.lore.ipynb #c40d0002
 from ..eval.experiment import decisive_claim
