@@ -108,7 +108,7 @@ def test_committed_paper_run_says_its_baseline_its_cut_and_its_reranker():
         assert l["naive_paper"] == PAPER_TABLE1[l["dataset"], f"Naive - {l['retriever']}"]["f1"]
         assert l["naive_level"] == ("above" if l["naive_lo"] > l["naive_paper"] else "below" if l["naive_hi"] < l["naive_paper"] else "at")
     v = pd.DataFrame(doc["verdict"])
-    smaller = v[(v["size"] == "smaller") & v.b.str.startswith("Naive-512 - ")]
+    smaller = v[(v["size"] == "smaller") & v.a.str.startswith("LoRE - ") & v.b.str.startswith("Naive-512 - ")]
     assert len(smaller) and smaller.verdict.str.contains("The smaller gap is").all()
     nqa = v[(v.dataset == "narrativeqa") & (v.direction != NOT_RUN)]
     assert len(nqa) and nqa.verdict.str.contains("cut to 250 words").all()
