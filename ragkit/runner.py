@@ -217,7 +217,7 @@ def check_parameters(nb_path: Path, params: dict, origin: str = "") -> None:
     if bad: raise ValueError(f"{nb_path.name} has no parameter(s) {bad}{where}; its parameters are: {', '.join(known)}")
 
 def resolve_parameters(nb_path: Path, # the notebook file
-                       profile: str = "smoke", # smoke, demo, paper, paper-1.5b or full
+                       profile: str = "smoke", # smoke, demo, paper, paper-1.5b, paper-split or full
                        overrides: dict | None = None, # -p values
                        root: Path | None = None, # the project root (holds nbs/profiles.toml)
                        ) -> dict:
@@ -242,7 +242,7 @@ def overrides_hash(overrides: dict) -> str:
     return hashlib.sha256(json.dumps(overrides, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
 
 def run_dir(notebook: str, # e.g. "06_data.cards"
-            profile: str, # smoke, demo, paper, paper-1.5b or full
+            profile: str, # smoke, demo, paper, paper-1.5b, paper-split or full
             settings: Settings | None = None, # default: load_settings()
             overrides: dict | None = None, # -p values (after type conversion)
             ) -> Path:
@@ -627,7 +627,7 @@ def _finish(rec: dict, nb: Path, folder: Path, root: Path, settings: Settings, t
     write_json(folder / "run.json", rec)
 
 def run_notebook(notebook: str, # e.g. "06_data.cards"
-                 profile: str = "smoke", # smoke, demo, paper, paper-1.5b or full (nbs/profiles.toml)
+                 profile: str = "smoke", # smoke, demo, paper, paper-1.5b, paper-split or full (nbs/profiles.toml)
                  params: dict | None = None, # overrides, as with -p
                  settings: Settings | None = None, # default: load_settings()
                  root: Path | None = None, # the project root; default: found from the working directory
@@ -680,7 +680,7 @@ def _timed_attempt(n: str, profile: str, root: Path, stream: bool, progress: boo
     r = _attempt(n, profile, root, stream, progress)
     return r | dict(seconds=round(time.time() - t0, 1))
 
-def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b or full
+def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b, paper-split or full
               only: list[str] | None = None, # names or prefixes of notebooks to restrict to
               root: Path | None = None, # the project root
               stream: bool = False, # echo each notebook's own output (see run_notebook)
