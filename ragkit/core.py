@@ -14,9 +14,9 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'Cost', 'Prediction', 'plain', 'Method',
-           'Retriever', 'DataError', 'missing_file', 'DamagedFile', 'open_text', 'read_json', 'read_jsonl', 'row_error',
-           'OneOf', 'AtLeast', 'rule_problems']
+__all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'Cost', 'Prediction', 'plain', 'init_settings',
+           'Method', 'Retriever', 'DataError', 'missing_file', 'DamagedFile', 'open_text', 'read_json', 'read_jsonl',
+           'row_error', 'OneOf', 'AtLeast', 'rule_problems']
 
 # %% ../nbs/00_core.ipynb #c1cd6d79
 @dataclass
@@ -172,6 +172,8 @@ class Prediction:
         return Cost(self.lm_calls, self.prompt_tokens, self.tokens, self.cached_calls, tuple(sorted((self.trace or {}).get("finish", {}).items())))
 
 # %% ../nbs/00_core.ipynb #5674378d
+import inspect
+
 def plain(v):
     "`v` as JSON-ready data for a config: primitives as they are, objects by their `config`, `identity` or `id`."
     if v is None or isinstance(v, (bool, int, float, str)): return v
@@ -182,10 +184,25 @@ def plain(v):
         if isinstance(x, (dict, str)): return plain(x)
     raise TypeError(f"{type(v).__name__} has no config, identity or id to describe it in a run fingerprint")
 
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+def init_settings(cls: type) -> dict[str, inspect.Parameter]:
+    "The parameters of `cls`'s constructor by name; a constructor that passes `*args`/`**kwargs` on adds its parent's."
+    out = {}
+    for k in cls.__mro__[:-1]:  # object's constructor takes nothing
+        if "__init__" not in vars(k): continue
+        ps = inspect.signature(vars(k)["__init__"]).parameters
+        out.update({n: p for n, p in ps.items() if n != "self" and p.kind not in _VARIADIC and n not in out})
+        if not any(p.kind in _VARIADIC for p in ps.values()): break
+    return out
+
+# %% ../nbs/00_core.ipynb #4cc56e27
 class Method:
     "A question-answering method: `answer_batch(questions)` gives one Prediction each; `answer` and `config` come with it."
-    config_keys: tuple = ()  # attributes that change an answer, in the order `config` lists them (`lm` is listed as `reader`)
     name: str = "method"
+    tag: str | None = None  # the method's name in its fingerprint (the `method` key); None: no such key
+    fingerprint_ignore: dict = {"name": "the system's label: it names the rows and never changes an answer"}
+    fingerprint_since: dict = {}  # setting -> why: added after runs were committed, so counted only off its default
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "One Prediction per question, in order."
@@ -196,10 +213,31 @@ class Method:
         return self.answer_batch([question])[0]
 
     @property
+    def settings(self) -> dict:
+        "Every constructor parameter and the value this method holds for it: its settings, by construction."
+        missing = [n for n in init_settings(type(self)) if not hasattr(self, n)]
+        if missing: raise AttributeError(f"{type(self).__name__} keeps no attribute for its setting(s) {missing}: store each under its "
+                                         "own name, or list it in `fingerprint_ignore` with the reason it cannot change an answer")
+        return {n: getattr(self, n) for n in init_settings(type(self))}
+
+    def derived_config(self) -> dict:
+        "Values computed from the settings that change answers too (none here; a subclass adds its own)."
+        return {}
+
+    def _counted(self, name: str, param: inspect.Parameter) -> bool:
+        "Whether setting `name` enters the fingerprint: not ignored, and not a later addition still at its default."
+        if name in self.fingerprint_ignore: return False
+        return name not in self.fingerprint_since or getattr(self, name) != param.default
+
+    @property
     def config(self) -> dict | None:
-        "Everything that changes an answer (a run's resume key): each of `config_keys`, the reader by its identity; None without keys."
-        if not self.config_keys: return None
-        return {("reader" if k == "lm" else k): plain(getattr(self, k).identity if k == "lm" else getattr(self, k)) for k in self.config_keys}
+        "Everything that changes an answer (a run's resume key): every counted setting, the tag and `derived_config`; None if none."
+        ps = init_settings(type(self))
+        c = {} if self.tag is None else {"method": self.tag}
+        c.update({("reader" if n == "lm" else n): plain(v.identity if n == "lm" and v is not None else v)
+                  for n, v in self.settings.items() if self._counted(n, ps[n])})
+        c.update(plain(self.derived_config()))
+        return c or None
 
 # %% ../nbs/00_core.ipynb #38000eca
 class Retriever:

@@ -146,10 +146,9 @@ class ClosedBook(Method):
     @property
     def backends(self) -> dict: return {"reader": getattr(self.lm, "identity", type(self.lm).__name__)}
 
-    @property
-    def config(self) -> dict:
-        "Everything that changes an answer: the reader, the prompt and the budget."
-        return dict(reader=self.lm.identity, prompt=self.prompt("{question}"), max_new_tokens=self.max_new_tokens)
+    def derived_config(self) -> dict:
+        "The prompt's text: a change to it is a change to every answer (the settings are in `config` by construction)."
+        return dict(prompt=self.prompt("{question}"))
 
     def prompt(self, question: str) -> str:
         "The closed-book prompt for `question`."
