@@ -100,6 +100,7 @@ def parse_datasets(spec: str, # "auto", or comma-separated task names / dataset:
     _check_known(names, allowed)
     return names
 
+# %% ../../nbs/05_data.tasks.ipynb #447bf389
 @dataclass(frozen=True)
 class TaskChoice:
     "A parameter rule (see ragkit.core.OneOf) for a `datasets`-style value: what parse_datasets accepts with these `allowed` tasks."
@@ -151,6 +152,7 @@ def task_of(name: str) -> Task:
     if split: return Task(name, d, split, None, "")
     raise KeyError(f"no task {name!r}; tasks: {', '.join(TASKS)}")
 
+# %% ../../nbs/05_data.tasks.ipynb #3c457aae
 def _check_sizes(sizes: dict) -> None:
     "Fail unless every value of `sizes` (parameter -> value) is a non-negative integer."
     for p, v in sizes.items():
