@@ -56,6 +56,7 @@ def basic_auth(url: str) -> str | None:
     if not (p.username or p.password): return None
     return base64.b64encode(f"{unquote(p.username or '')}:{unquote(p.password or '')}".encode()).decode()
 
+# %% ../nbs/07_secrets.ipynb #d2498a29
 def _user_info(p) -> list[str]:
     "The password and user name of a split URL `p`, those it has."
     return [s for s in (p.password, p.username) if s]
