@@ -104,6 +104,19 @@ class FakeLM(LM):
         "The canned answer to `prompt`."
         return self.answers(prompt) if callable(self.answers) else self.answers.get(prompt, self.default)
 
+    def generate(self, prompts, max_new_tokens=32, stop=None, temperature=0.0, seed=0, chat=True):
+        "Canned completions for `prompts`."
+        return [dataclasses.replace(_fake_completion(self.answer(p), max_new_tokens, stop, self.logprob), prompt_tokens=len(p.split()))
+                for p in check_prompts(prompts)]
+
+    def score_batch(self, prompts, continuations, chat=True):
+        "High score for continuations the canned answer starts with, low otherwise."
+        out = []
+        for p, c in zip(check_prompts(prompts, continuations), continuations):
+            n, good = len(c.split()), bool(c.strip()) and self.answer(p).strip().startswith(c.strip())
+            out.append(n * (self.logprob if good else -5.0))
+        return out
+
 # %% ../../nbs/11_lm.base.ipynb #6057a71f
 def _fake_completion(text: str, max_new_tokens: int, stop, logprob: float) -> Completion:
     "A Completion of `text` split into whitespace tokens, cut like the real backend."
@@ -116,21 +129,6 @@ def _fake_completion(text: str, max_new_tokens: int, stop, logprob: float) -> Co
         lens = [len("".join(toks[:k + 1])) for k in range(len(toks))]
         toks, full, reason = toks[:tokens_covering(lens, cut)], full[:cut], "stop"
     return Completion(full, toks, [int(stable_hash(t, n=6), 16) for t in toks], [logprob] * len(toks), reason)
-
-@patch
-def generate(self: FakeLM, prompts, max_new_tokens=32, stop=None, temperature=0.0, seed=0, chat=True):
-    "Canned completions for `prompts`."
-    return [dataclasses.replace(_fake_completion(self.answer(p), max_new_tokens, stop, self.logprob), prompt_tokens=len(p.split()))
-            for p in check_prompts(prompts)]
-
-@patch
-def score_batch(self: FakeLM, prompts, continuations, chat=True):
-    "High score for continuations the canned answer starts with, low otherwise."
-    out = []
-    for p, c in zip(check_prompts(prompts, continuations), continuations):
-        n, good = len(c.split()), bool(c.strip()) and self.answer(p).strip().startswith(c.strip())
-        out.append(n * (self.logprob if good else -5.0))
-    return out
 
 # %% ../../nbs/11_lm.base.ipynb #694c24fa
 DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}  # short name -> torch dtype name
@@ -161,6 +159,7 @@ def resolve_dtype(dtype: str = "float32", # a torch dtype name, a short name (fp
     if dtype == "int8-dynamic" and not device.startswith("cpu"): raise ValueError("dtype 'int8-dynamic' runs on the CPU only; use bfloat16 on a GPU")
     return dtype
 
+# %% ../../nbs/11_lm.base.ipynb #5b3c31c5
 class TransformersLM(LM):
     "A local transformers model (causal or seq2seq; GGUF via ragkit.lm.models) behind the LM interface."
     def __init__(self, name_or_path: str | Path = "smollm2-135m-instruct",  # registry name, local path or hub id
