@@ -43,6 +43,7 @@ def _wal(db: sqlite3.Connection, wait: float = 60.0) -> None:
             if "locked" not in str(e) or time.monotonic() > deadline: raise
             time.sleep(0.05)
 
+# %% ../../nbs/12_lm.cache.ipynb #bf5fb96a
 class _Store:
     "A key-value table in an SQLite file in WAL mode."
     def __init__(self, path: Path | str):
@@ -123,6 +124,7 @@ def _repeats_cached(found: dict, keys: list[str]) -> list[Completion]:
     seen = set()
     return [found[k] if k not in seen and not seen.add(k) else dataclasses.replace(found[k], cached=True) for k in keys]
 
+# %% ../../nbs/12_lm.cache.ipynb #4d33ba30
 class CachedLM:
     "Wrap any LM with a persistent content-addressed cache of its completions and scores."
     def __init__(self, lm, path: Path | str, chunk: int = 64):
