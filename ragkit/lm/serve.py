@@ -113,6 +113,7 @@ def _server_log(port: int) -> Path:
     log.parent.mkdir(parents=True, exist_ok=True)
     return log
 
+# %% ../../nbs/16_lm.serve.ipynb #bf1aa9d6
 _SERVER_ENV = dict(HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")  # offline, no usage reports
 
 def _server_env(build: str, kv_cache_gib: int, threads: int | None) -> dict:
@@ -127,6 +128,7 @@ def _start(log: Path, env: dict, *command_args) -> subprocess.Popen:
         return subprocess.Popen(vllm_command(*command_args), stdout=f, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
 
+# %% ../../nbs/16_lm.serve.ipynb #c90828f9
 @contextmanager
 def vllm_server(model: str = "qwen2.5-coder-0.5b-instruct", # a registry name, local path or hub id
                 port: int = 0, # 0: a free port
