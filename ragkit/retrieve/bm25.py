@@ -77,6 +77,9 @@ class RankBM25Backend:
         return np.stack([self.model.get_scores(q) for q in queries]) if queries else np.zeros((0, self.model.corpus_size))
 
 # %% ../../nbs/21_retrieve.bm25.ipynb #dcd9f433
+from typing import TYPE_CHECKING
+if TYPE_CHECKING: import scipy.sparse  # named by `_matrix`'s annotation only; scipy loads when a matrix is built
+
 class BM25sBackend:
     "bm25s's precomputed sparse score matrix; a batch of queries is one sparse product."
     name = "bm25s"
@@ -97,29 +100,26 @@ class BM25sBackend:
         self._matrix()
     def n_docs(self) -> int: return int(self.model.scores["num_docs"])
 
-# %% ../../nbs/21_retrieve.bm25.ipynb #3318be26
-@patch
-def _matrix(self: BM25sBackend) -> "scipy.sparse.csr_matrix":
-    "bm25s's score matrix as vocabulary x documents (built once)."
-    if self._mt is None:
-        from scipy.sparse import csc_matrix
-        s = self.model.scores
-        m = csc_matrix((s["data"], s["indices"], s["indptr"]), shape=(s["num_docs"], len(s["indptr"]) - 1))
-        self._mt = m.T.tocsr()
-    return self._mt
+    def _matrix(self) -> "scipy.sparse.csr_matrix":
+        "bm25s's score matrix as vocabulary x documents (built once)."
+        if self._mt is None:
+            from scipy.sparse import csc_matrix
+            s = self.model.scores
+            m = csc_matrix((s["data"], s["indices"], s["indptr"]), shape=(s["num_docs"], len(s["indptr"]) - 1))
+            self._mt = m.T.tocsr()
+        return self._mt
 
-@patch
-def scores(self: BM25sBackend, queries: list[list[str]]) -> np.ndarray:
-    "BM25 scores `[len(queries), n_docs]` by one sparse product."
-    from scipy.sparse import csr_matrix
-    mt, vocab = self._matrix(), self.model.vocab_dict
-    rows, cols = [], []
-    for i, q in enumerate(queries):
-        ids = [vocab[t] for t in q if t in vocab]
-        rows += [i] * len(ids)
-        cols += ids
-    qm = csr_matrix((np.ones(len(rows), mt.dtype), (rows, cols)), shape=(len(queries), mt.shape[0]))
-    return (qm @ mt).toarray()
+    def scores(self, queries: list[list[str]]) -> np.ndarray:
+        "BM25 scores `[len(queries), n_docs]` by one sparse product."
+        from scipy.sparse import csr_matrix
+        mt, vocab = self._matrix(), self.model.vocab_dict
+        rows, cols = [], []
+        for i, q in enumerate(queries):
+            ids = [vocab[t] for t in q if t in vocab]
+            rows += [i] * len(ids)
+            cols += ids
+        qm = csr_matrix((np.ones(len(rows), mt.dtype), (rows, cols)), shape=(len(queries), mt.shape[0]))
+        return (qm @ mt).toarray()
 
 # %% ../../nbs/21_retrieve.bm25.ipynb #26ef534a
 def top_hits(scores: np.ndarray, pids: Sequence[str], k: int) -> list[Hit]:
