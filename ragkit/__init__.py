@@ -3,6 +3,7 @@
 Modules:
 
 - `ragkit.benchmark`: Every method ragkit reproduces, on the same seeded questions read by the same reader: accuracy with 95% intervals against what each costs, the Pareto front per task, and paired comparisons with naive RAG.
+- `ragkit.cli`: `ragkit run`, `reproduce`, `status`, `list`, `serve` and `report ...`: every parser in one module, the leaf of the package; it imports the runner, the report, the site and the server, and nothing imports it.
 - `ragkit.config`: Where data, caches and outputs live, and which models are the defaults: read from `settings.ini`, overridden by `RAGKIT_*` environment variables.
 - `ragkit.core`: The nouns every ragkit notebook speaks in: `Example`, `Passage`, `Corpus` and `Hit`; the `Cost` of LM work; the shapes every floor builds on (`Prediction`, `Method`, `Retriever`); content-derived ids; data-file errors that name the file, the line and the fix; and the parameter rules (`OneOf`, `AtLeast`) a notebook declares for its values.
 - `ragkit.data.cards`: Counts, question and answer lengths, and fact popularity of every dataset ragkit can load: the first reproduced analysis.
@@ -22,6 +23,7 @@ Modules:
 - `ragkit.lm.openai`: `OpenAILM`: ragkit's LM interface over any OpenAI-compatible HTTP endpoint (vLLM, the llama.cpp server, Ollama, OpenAI) — concurrent, with timeouts and retries, log-probs when the server gives them, and an API key that never leaves the request header.
 - `ragkit.lm.reader`: Prompt templates kept as data, word for word, in one registry each paper's module adds its own to; `read(lm, question, document, template)` answers one question, `read_batch` many in one `lm.generate` call; answers are post-processed and the raw output is kept.
 - `ragkit.lm.serve`: `ragkit serve MODEL`: set up vLLM in its own virtual environment and serve a registry model on 127.0.0.1 with the OpenAI API; every paper notebook then reads through it with `-p reader openai:...`.
+- `ragkit.notebooks`: Where a reproducing notebook is, the profiles it runs under and its parameters: found, read with `ast` and checked against the rules its module declares before any kernel starts; one low module that `ragkit run` and `Experiment` share.
 - `ragkit.papers.eor.algebra`: EoR's retriever names (`SE@RR@5&Wiki@5@CP`) parsed into pipelines of knowledge sources and operators, with the cost of every step.
 - `ragkit.papers.eor.inconsistency`: EoR's analyses of why retrievers disagree: the relative win ratio (RWR, MRWR, MRLR), the four-way error decomposition with its per-error RWR, and the oracle upper bound of an ensemble — pure numpy functions and the figures that show them.
 - `ragkit.papers.eor.method`: M responses from M retrievers, a weighted similarity between every pair (eq. 6), a pooled and retriever-weighted vote (eq. 7), and the weights searched by Nelder–Mead on cached responses (Section 4.2).
@@ -30,11 +32,12 @@ Modules:
 - `ragkit.papers.lore`: BM25 and dense retrieval fused by RRF, one greedy answer per retrieved context, the answer chosen by LoR = 0.8·Mean Score + 0.2/Context Rank.
 - `ragkit.papers.sure`: Candidates from the retrieved passages, one summary per candidate conditioned on it, a validity check and pairwise ranking of the summaries, and the candidate whose summary wins.
 - `ragkit.papers.witqa`: WITQA's accuracy rule, the popularity bins and head/tail groups, passage accuracy and its agreement with the reader, selective memory integration and Mallen et al.'s adaptive retrieval, the four QA systems and the round-trip question generation.
+- `ragkit.portable`: An executed notebook as a reader of the repository should see it: progress bars dropped, this machine's paths rewritten to their names, so a committed run reads the same from any clone.
 - `ragkit.report`: `ragkit report`: README's generated blocks rendered from the committed run folders and benchmark files, the timing records behind them, answer agreement between two runs, and executed notebooks made portable.
 - `ragkit.retrieve.bm25`: Sparse retrieval with one tokeniser and one scoring formula, two backends: `rank_bm25` (the reference) and `bm25s` (fast), an index persisted per corpus, and the agreement between the two measured.
 - `ragkit.retrieve.dense`: MiniLM sentence embeddings computed once per (corpus, model) and stored on disk, searched with FAISS through `index_factory` strings: exact inner product by default, HNSW or IVF for large corpora.
 - `ragkit.retrieve.fusion`: One shape for every retriever, reciprocal rank fusion, and EoR's retriever names (`SE@RR@5&Wiki@5@CP`) parsed into pipelines.
-- `ragkit.runner`: `ragkit run` and `ragkit reproduce`: papermill executes a notebook with a named parameter profile into its own folder under `outputs/`, never in place, and records what ran.
+- `ragkit.runner`: What `ragkit run` and `ragkit reproduce` do: papermill executes a notebook with a named parameter profile into its own folder under `outputs/`, never in place, and records what ran. (Finding notebooks and checking their parameters is `ragkit.notebooks`; the command line is `ragkit.cli`.)
 - `ragkit.secrets`: What a credential looks like in a URL, how every message, log record and stored reply is kept free of one, and the one guard that keeps any library's log lines clean: shared by every client that holds a key (`OpenAILM`, `SerperClient`).
 - `ragkit.site`: `ragkit report site`: the executed papers and every module's lessons as a static website built offline — a landing page that is the scoreboard of every claim, one page per committed reference run, one page per module — and the checks that every internal link and image of it resolves."""
 

@@ -15,12 +15,12 @@ from ..lm.reader import clean_line
 
 # %% auto #0
 __all__ = ['SURE_TEMPLATES', 'SURE_OTHER_TEMPLATES', 'RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'RERANKERS',
-           'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PASSAGE_COPY', 'SURE_SELECTION',
-           'original_choices', 'parse_candidates', 'strip_done', 'parse_validity', 'parse_preference', 'original_pair',
-           'rank_scores', 'original_validity', 'combine_scores', 'select', 'k2_cases', 'cut_words', 'SuRe', 'SuReState',
-           'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'SuReCandidates', 'parse_rankgpt',
-           'sliding_window', 'Rerank1', 'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics',
-           'sure_health', 'sure_decisive_claims', 'oracle', 'sure_claims', 'fig4a_claims']
+           'RERANK_READS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PASSAGE_COPY',
+           'SURE_SELECTION', 'original_choices', 'parse_candidates', 'strip_done', 'parse_validity', 'parse_preference',
+           'original_pair', 'rank_scores', 'original_validity', 'combine_scores', 'select', 'k2_cases', 'cut_words',
+           'SuRe', 'SuReState', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'SuReCandidates',
+           'parse_rankgpt', 'sliding_window', 'Rerank1', 'sure_retriever', 'sure_systems', 'sure_extras',
+           'sure_diagnostics', 'sure_health', 'sure_decisive_claims', 'oracle', 'sure_claims', 'fig4a_claims']
 
 # %% ../../nbs/70_papers.sure.ipynb #134b9991
 from ..lm.reader import Template, register_passage_style, register_templates
@@ -380,6 +380,10 @@ def _check_prompts(prompts: str) -> dict:
 class SuRe(Method):
     "Summarised retrieval with answer candidates (Kim et al., ICLR 2024): candidates, conditional summaries, validity, ranking."
     variant = "SuRe"  # the Table 3 ablations are subclasses with another variant
+    tag = "SuRe"  # the method's name in its fingerprint, as committed runs carry it
+    fingerprint_ignore = {**Method.fingerprint_ignore,
+                          "answer_max_new_tokens": "SuRe answers with its chosen candidate and makes no answer call; its variants count it"}
+    fingerprint_since = {"summary_end": "added after the paper runs were committed: counted only when it is set"}
     def __init__(self, retriever, # where the N passages come from
                  lm, # the reader of every step
                  n_passages: int = 10, # N: passages read per question (the paper: 10)
@@ -411,17 +415,10 @@ class SuRe(Method):
         self.candidate_stop = list(candidate_stop) if candidate_stop else None
         self.name = name or f"{self.variant} - {retriever.name}"
 
-    @property
-    def config(self) -> dict:
-        "Everything that changes an answer (the resume key of `ragkit.eval.evaluate`)."
-        c = dict(method="SuRe", reader=self.lm.identity, retriever=self.retriever.config, n_passages=self.n_passages, k=self.k,
-                 candidate_max_new_tokens=self.candidate_max_new_tokens, summary_max_new_tokens=self.summary_max_new_tokens,
-                 judge_max_new_tokens=self.judge_max_new_tokens, parse=self.parse, rank_mode=self.rank_mode, combine=self.combine,
-                 use_ranking=self.use_ranking, use_validity=self.use_validity, passage_words=self.passage_words, chat=self.chat,
-                 prompts="paper (Appendix A)" if self.prompts == "paper" else self.prompts, candidate_stop=self.candidate_stop)
+    def derived_config(self) -> dict:
+        "The prompt set named as committed runs name it, and the mark of the exact original rules."
+        c = dict(prompts="paper (Appendix A)" if self.prompts == "paper" else self.prompts)  # the printed set, by where it is printed
         if "original" in (self.parse, self.combine): c.update(original_rules=2)  # exact since v2: never resumed into older runs
-        if self.variant != "SuRe": c.update(variant=self.variant, answer_max_new_tokens=self.answer_max_new_tokens)
-        if self.summary_end: c.update(summary_end=self.summary_end)  # only when set: runs before it keep their fingerprints
         return c
 
     def _gen(self, prompts: list[str], max_new_tokens: int, stop=None) -> list:
@@ -622,6 +619,8 @@ def _run(self: SuRe, st: SuReState) -> list[str]:
 # %% ../../nbs/70_papers.sure.ipynb #e05ab8fc
 class Base(Method):
     "SuRe's baselines: read the top N passages and answer (Appendix A.5); N = 0 answers with no retrieval."
+    tag = "SuRe-Base"  # the method's name in its fingerprint, as committed runs carry it
+    fingerprint_since = {"prompts": "added after the paper-prompt runs were committed: counted only off 'paper'"}
     def __init__(self, retriever=None, # where the N passages come from (None: no retrieval)
                  lm=None, # the reader
                  n_passages: int = 10, # N (0: the no-retrieval row)
@@ -636,13 +635,6 @@ class Base(Method):
         store_attr("max_new_tokens,passage_words,chat")
         self.name = name or ("No retrieval" if not self.n_passages else f"Base - {retriever.name}")
 
-    @property
-    def config(self) -> dict:
-        "Everything that changes an answer."
-        return dict(method="SuRe-Base", reader=self.lm.identity, retriever=self.retriever.config if self.retriever else None,
-                    n_passages=self.n_passages, max_new_tokens=self.max_new_tokens, passage_words=self.passage_words, chat=self.chat,
-                    **({} if self.prompts == "paper" else dict(prompts=self.prompts)))
-
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, one prompt each."
         hits = self.retriever.batch_search(questions, self.n_passages, progress=False) if self.retriever else [[] for _ in questions]
@@ -652,13 +644,20 @@ class Base(Method):
         outs = self.lm.generate(prompts, max_new_tokens=self.max_new_tokens, stop=("\n\n",), chat=self.chat)
         return [Prediction.charged(postprocess(c.text), c.cost, raw=c.text, pids=[h.pid for h in hs]) for c, hs in zip(outs, hits)]
 
-
 # %% ../../nbs/70_papers.sure.ipynb #98a6d593
 def _labelled_summaries(summaries: Sequence[str]) -> str:
     "The conditional summaries as one block, 'Summary (a): ...' each."
     return "\n\n".join(f"Summary ({chr(97 + j)}): {s}" for j, s in enumerate(summaries))
 
-class SuReSummaries(SuRe):
+class _Variant(SuRe):
+    "A Table 3 row (or Table 6's candidates) built on SuRe's steps: its fingerprint names the variant and counts the answer budget."
+    fingerprint_ignore = Method.fingerprint_ignore  # answer_max_new_tokens counts: a variant answers with a call of its own (the candidates-only one too, as its runs were keyed)
+
+    def derived_config(self) -> dict:
+        "SuRe's, with the variant's name: the settings alone do not say which row it is."
+        return super().derived_config() | dict(variant=self.variant)
+
+class SuReSummaries(_Variant):
     "Table 3's '+ conditional summarizations': Base with the K conditional summaries appended (ragkit's prompt; the paper prints none)."
     variant = "+ conditional summaries"
     def _run(self, st: SuReState) -> list[str]:
@@ -683,7 +682,7 @@ def mcq_answer(raw: str, # the reader's answer to the MCQ prompt
     j = ord(m.group(1)) - 97
     return m.group(2).strip() or (candidates[j] if j < len(candidates) else a)
 
-class SuReMCQ(SuRe):
+class SuReMCQ(_Variant):
     "Table 3's 'MCQ prompt' (Appendix A.7): the K candidates as choices of a multiple-choice Base prompt."
     variant = "MCQ prompt"
     def _run(self, st: SuReState) -> list[str]:
@@ -698,7 +697,7 @@ class SuReMCQ(SuRe):
             st.tr[i].update(answer_raw=c.text, decided_by="multiple choice")
         return [got[i] if i in got else self._single(st, i) for i in range(len(st.questions))]
 
-class SumAndPred(SuRe):
+class SumAndPred(_Variant):
     "Table 3's 'Sum-and-pred (Gen)': a generic summary of the passages (Appendix A.6), then an answer read from it (original notebook)."
     variant = "Sum-and-pred (Gen)"
     def _run(self, st: SuReState) -> list[str]:
@@ -715,7 +714,7 @@ class SumAndPred(SuRe):
             st.tr[i].update(answer_raw=c.text, decided_by="read from the generic summary")
         return [postprocess(c.text) for c in outs]
 
-class SuReCandidates(SuRe):
+class SuReCandidates(_Variant):
     "SuRe's first step alone, answering with the first candidate: the candidates Table 6's oracle is computed from (any K)."
     variant = "candidates only"
     def _run(self, st: SuReState) -> list[str]:
@@ -754,9 +753,20 @@ def sliding_window(order: list[int], # current ranking (passage indices), best f
     return starts + [0] if starts[-1] != 0 else starts
 
 RERANKERS = {"bm25": "BM25", "question": "Sent-enc (q)", "llm": "LLM-rerank", "generic": "Sent-enc (Gen)", "sure": "Sent-enc (SuRe)"}
+RERANK_READS = {"bm25": (), "question": ("embedder",), "generic": ("embedder", "summary_max_new_tokens"),  # the settings each reranker
+                "llm": ("rank_max_new_tokens", "window", "step", "rankgpt_rule"), "sure": ("embedder", "sure")}  # reads beyond the shared ones
 
 class Rerank1(Method):
     "SuRe's Table 4 (§4.3): rerank the N retrieved passages, keep the top one and answer from it with Base's prompt (N = 1)."
+    tag = "SuRe-Rerank1"  # the method's name in its fingerprint, as committed runs carry it
+    fingerprint_ignore = {**Method.fingerprint_ignore,  # each counted by `derived_config` where `by` reads it (RERANK_READS)
+                          "embedder": "read by the Sent-enc rows only (question, generic, sure): counted there, by its id",
+                          "sure": "read by by='sure' only: counted there, by its config",
+                          "summary_max_new_tokens": "read by by='generic' only (the generic summary's budget): counted there",
+                          "rank_max_new_tokens": "read by by='llm' only (each RankGPT window's budget): counted there",
+                          "window": "read by by='llm' only (RankGPT's window): counted there",
+                          "step": "read by by='llm' only (RankGPT's step): counted there",
+                          "rankgpt_rule": "read by by='llm' only: counted there, as `rule`"}
     def __init__(self, retriever, # where the N passages come from
                  lm, # the reader
                  by: str = "sure", # one of RERANKERS: bm25, question, llm, generic, sure
@@ -780,16 +790,9 @@ class Rerank1(Method):
         store_attr(but="name")
         self.templates, self.name = _check_prompts(prompts), name or RERANKERS[by]
 
-    @property
-    def config(self) -> dict:
-        "Everything that changes an answer."
-        c = dict(method="SuRe-Rerank1", by=self.by, reader=self.lm.identity, retriever=self.retriever.config, n_passages=self.n_passages,
-                 passage_words=self.passage_words, max_new_tokens=self.max_new_tokens, chat=self.chat, prompts=self.prompts)
-        if self.by in ("question", "generic", "sure"): c.update(embedder=self.embedder.id)
-        if self.by == "generic": c.update(summary_max_new_tokens=self.summary_max_new_tokens)
-        if self.by == "llm": c.update(rank_max_new_tokens=self.rank_max_new_tokens, window=self.window, step=self.step, rule=self.rankgpt_rule)
-        if self.by == "sure": c.update(sure=self.sure.config)
-        return c
+    def derived_config(self) -> dict:
+        "The settings only this reranker reads (none for bm25), under the keys committed runs carry (`rankgpt_rule` as `rule`)."
+        return {("rule" if s == "rankgpt_rule" else s): getattr(self, s) for s in RERANK_READS[self.by]}
 
     def _gen(self, prompts: list[str], max_new_tokens: int, stop=None) -> list:
         "Completions of `prompts` in one batched call."
