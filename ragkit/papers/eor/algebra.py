@@ -146,9 +146,20 @@ def rerank(query: str, chunks: Sequence[Chunk], scorer: Callable[[str, list[str]
     scores = list(scorer(query, [c.text for c in pieces])) if pieces else []
     return [pieces[i] for i in sorted(range(len(pieces)), key=lambda i: (-scores[i], i))]
 
-# %% ../../../nbs/60_papers.eor.algebra.ipynb #e863b63a
+# %% ../../../nbs/60_papers.eor.algebra.ipynb #0f2d7328
 SourceFn = Callable[[list[str], "int | None"], list[list[Chunk]]]  # (queries, k or None) -> chunks per query, best first
 
+def _traced(costs: list[Cost], trace: list[str], chunks: list[list[Chunk]], step: str) -> list[list[Chunk]]:
+    "`chunks`, after charging their LM cost to `costs` and recording `step` in `trace` (both in place)."
+    _charge(costs, chunks)
+    trace.append(step)
+    return chunks
+
+def _charge(costs: list[Cost], chunks: list[list[Chunk]]) -> None:
+    "Add the LM cost of each query's new chunks to `costs` (in place): it is paid whether or not a chunk survives truncation."
+    for i, cs in enumerate(chunks): costs[i] = costs[i] + sum((c.cost for c in cs if c.cost is not None), Cost())
+
+# %% ../../../nbs/60_papers.eor.algebra.ipynb #e863b63a
 class Pipeline:
     "A runnable EoR retriever: a parsed expression plus the functions that implement its sources and operators."
     def __init__(self, expr: str, sources: dict[str, SourceFn], scorer=None, compressor=None, words: int = 100):
@@ -171,7 +182,6 @@ class Pipeline:
     def __call__(self, query: str) -> Document:
         "Run the pipeline for one query."
         return self.batch([query])[0]
-
     def batch(self, queries: Sequence[str]) -> list[Document]:
         "Run the pipeline for every query, each operator once over the whole batch."
         queries, trace, costs = list(queries), [], [Cost()] * len(queries)
@@ -180,49 +190,32 @@ class Pipeline:
 
     def _run(self, node, qs, k, trace, costs) -> list[list[Chunk]]:
         "Evaluate `node` for all queries; `k` is the truncation that will follow, passed down to sources."
-        if isinstance(node, Source):
-            return self._run_source(node, qs, k, trace, costs)
+        if isinstance(node, Source): return self._run_source(node, qs, k, trace, costs)
         if isinstance(node, Top): return [c[:node.k] for c in self._run(node.child, qs, node.k, trace, costs)]
-        if isinstance(node, Rerank):
-            return self._run_rerank(node, qs, trace, costs)
-        if isinstance(node, Concat):
-            return self._run_concat(node, qs, trace, costs)
+        if isinstance(node, Rerank): return self._run_rerank(node, qs, trace, costs)
+        if isinstance(node, Concat): return self._run_concat(node, qs, trace, costs)
         return self._run_compress(node, qs, trace, costs)
 
     def _run_source(self, node: Source, qs, k, trace, costs) -> list[list[Chunk]]:
         "A source's chunks for all queries (none for ReFree), charged and traced."
         if node.name == "ReFree": return [[] for _ in qs]
         return _traced(costs, trace, self._fetch(node, qs, k), f"{node.name}(k={k})")
-
     def _fetch(self, node: Source, qs, k) -> list[list[Chunk]]:
         "The source's chunks for all queries, checked to hold one list per query."
         out = self.sources[node.name](qs, k)
         if len(out) == len(qs): return out
         raise ValueError(f"source {node.name!r} returned {len(out)} results for {len(qs)} queries")
-
     def _run_rerank(self, node: Rerank, qs, trace, costs) -> list[list[Chunk]]:
         "The child's chunks of each query, rechunked and ordered by the scorer."
         got = self._run(node.child, qs, None, trace, costs)
         trace.append("RR")
         return [rerank(q, c, self.scorer, self.words) for q, c in zip(qs, got)]
-
     def _run_concat(self, node: Concat, qs, trace, costs) -> list[list[Chunk]]:
         "Each query's chunks of every part, in part order."
         parts = [self._run(p, qs, None, trace, costs) for p in node.parts]
         return [[c for part in parts for c in part[i]] for i in range(len(qs))]
-
     def _run_compress(self, node: Compress, qs, trace, costs) -> list[list[Chunk]]:
         "The compressor's summary of each query's document (the child's chunks joined), charged and traced."
         docs = ["\n\n".join(c.text for c in cs) for cs in self._run(node.child, qs, None, trace, costs)]
         out = [[s if isinstance(s, Chunk) else Chunk(s, "", "CP")] for s in self.compressor(qs, docs)]
         return _traced(costs, trace, out, "CP")
-
-def _traced(costs: list[Cost], trace: list[str], chunks: list[list[Chunk]], step: str) -> list[list[Chunk]]:
-    "`chunks`, after charging their LM cost to `costs` and recording `step` in `trace` (both in place)."
-    _charge(costs, chunks)
-    trace.append(step)
-    return chunks
-
-def _charge(costs: list[Cost], chunks: list[list[Chunk]]) -> None:
-    "Add the LM cost of each query's new chunks to `costs` (in place): it is paid whether or not a chunk survives truncation."
-    for i, cs in enumerate(chunks): costs[i] = costs[i] + sum((c.cost for c in cs if c.cost is not None), Cost())
