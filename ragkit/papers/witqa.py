@@ -338,7 +338,6 @@ def mallen_adaptive(table: pd.DataFrame, # one row per question: page views, rel
 from fastcore.basics import store_attr
 from ..core import Method, Prediction
 from ..lm.reader import render, postprocess
-from ..retrieve.bm25 import passage_text
 
 def _context(p) -> str:
     "A passage as the reader sees it (and passage accuracy scores it): its title on a line of its own, then its text."
@@ -346,20 +345,17 @@ def _context(p) -> str:
 
 class Vanilla(Method):
     "WITQA's closed-book reader (Figure 11)."
-    template = "witqa-vanilla"
+    tag = "WITQA-Vanilla"  # the method's name in its fingerprint
+    template = "witqa-vanilla"  # the prompt it answers with (Figure 11; Figure 12 where there is a context)
     def __init__(self, lm, # the reader: generate(prompts, max_new_tokens, stop, chat=...) -> [Completion]
                  max_new_tokens: int = 16, # answer budget
                  chat: bool = True, # wrap prompts in the reader's chat template
                  name: str = "Vanilla"): # the system's name
         store_attr()
 
-    @property
-    def config(self) -> dict:
-        "Everything that changes an answer."
-        return dict(method=f"WITQA-{type(self).__name__}", reader=self.lm.identity, template=self.template,
-                    max_new_tokens=self.max_new_tokens, chat=self.chat, **self._extra())
-
-    def _extra(self) -> dict: return {}
+    def derived_config(self) -> dict:
+        "The prompt it answers with: a class's choice, not a setting, so counted here (the settings are in `config` by construction)."
+        return dict(template=self.template)
 
     def _contexts(self, questions: list[str]) -> tuple[list[str | None], list[list[str]], list]:
         "The context each question is read with (None: closed book), the pids behind it, and what producing it cost."
@@ -368,7 +364,7 @@ class Vanilla(Method):
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, one generate call for the batch."
         ctxs, pids, costs = self._contexts(questions)
-        prompts = [render(self.template, question=q) if c is None else render("witqa-context", question=q, document=c) for q, c in zip(questions, ctxs)]
+        prompts = [render(self.template, question=q, **({} if c is None else dict(document=c))) for q, c in zip(questions, ctxs)]
         outs = self.lm.generate(prompts, max_new_tokens=self.max_new_tokens, stop=("\n\n",), chat=self.chat)
         preds = []
         for o, c, ps, extra in zip(outs, ctxs, pids, costs):
@@ -376,8 +372,10 @@ class Vanilla(Method):
             preds.append(Prediction.charged(postprocess(o.text), cost, raw=o.text, pids=ps, trace={} if c is None else dict(context=c)))
         return preds
 
+# %% ../../nbs/80_papers.witqa.ipynb #d73765f0
 class RALM(Vanilla):
     "WITQA's retrieval-augmented reader (Figure 12): the top-k passages of `retriever` as the context; over gold passages, the Oracle."
+    tag = "WITQA-RALM"
     template = "witqa-context"
     def __init__(self, retriever, # whose top-k passages are the context (GivenContexts over gold passages: the Oracle)
                  lm, # the reader
@@ -389,8 +387,6 @@ class RALM(Vanilla):
         super().__init__(lm, max_new_tokens, chat, name or f"{retriever.name}@{k}")
         self.retriever, self.k = retriever, k
 
-    def _extra(self) -> dict: return dict(retriever=self.retriever.config, k=self.k)
-
     def _contexts(self, questions):
         hits = self.retriever.batch_search(questions, self.k, progress=False)
         ctx = ["\n\n".join(_context(self.retriever.corpus[h.pid]) for h in hs) for hs in hits]
@@ -398,7 +394,8 @@ class RALM(Vanilla):
 
 class GenRead(Vanilla):
     "GenRead as WITQA runs it: the reader writes a background document (Figure 13), then answers from it (Figure 12)."
-    template = "witqa-context"
+    tag = "WITQA-GenRead"
+    template, doc_template = "witqa-context", "witqa-genread"  # the answer's prompt, and the document's
     def __init__(self, lm, # the reader, which also writes the document
                  doc_tokens: int = 150, # the document's budget (Mallen et al.'s code: 150)
                  max_new_tokens: int = 16, # answer budget
@@ -407,10 +404,12 @@ class GenRead(Vanilla):
         super().__init__(lm, max_new_tokens, chat, name)
         self.doc_tokens = doc_tokens
 
-    def _extra(self) -> dict: return dict(doc_tokens=self.doc_tokens, doc_template="witqa-genread")
+    def derived_config(self) -> dict:
+        "Both prompts: the answer's and the document's."
+        return super().derived_config() | dict(doc_template=self.doc_template)
 
     def _contexts(self, questions):
-        docs = self.lm.generate([render("witqa-genread", question=q) for q in questions], max_new_tokens=self.doc_tokens, chat=self.chat)
+        docs = self.lm.generate([render(self.doc_template, question=q) for q in questions], max_new_tokens=self.doc_tokens, chat=self.chat)
         return [d.text.strip() for d in docs], [[] for _ in questions], [d.cost for d in docs]
 
 # %% ../../nbs/80_papers.witqa.ipynb #219f7484
@@ -447,6 +446,7 @@ def popularity_table(runs: dict, # system name -> Evaluation (same questions)
 import re
 from collections import Counter
 from ..eval.metrics import normalize_answer, has_answer, _normalize  # _normalize: uncached, for long passages
+from ..retrieve.bm25 import passage_text
 
 def subject_of(title: str) -> str:
     "A Wikipedia title without its trailing parenthetical: 'Mercury (planet)' -> 'Mercury'."
