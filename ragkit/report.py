@@ -7,7 +7,7 @@ Docs: https://ragkit.github.io/ragkit/report.html.md"""
 
 # %% ../nbs/95_report.ipynb #cd79bdaf
 from __future__ import annotations
-import argparse, json, sys
+import json
 from pathlib import Path
 
 # %% auto #0
@@ -17,7 +17,7 @@ __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'BLOCKS', 'METRICS', 'read_json', 
            'prefix_line', 'render_timings', 'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines',
            'precision_lines', 'compare_lines', 'render_bench', 'server_lines', 'generate_lines', 'render_readers',
            'markers', 'splice', 'render_readme', 'rows_of', 'metric_means', 'compare', 'compare_runs', 'describe',
-           'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks', 'main']
+           'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -480,107 +480,12 @@ def record_profile(outputs: Path, # the outputs folder of the clone that ran
 def clean_notebooks(paths: list[Path], # executed notebooks, or run folders holding one
                     root: Path, # the project root the notebooks ran in
                     ) -> list[Path]:
-    "Tidy each executed notebook in place (ragkit.runner.tidy_notebook with this machine's settings); return those changed."
+    "Tidy each executed notebook in place (ragkit.portable.tidy_notebook with this machine's settings); return those changed."
     from ragkit.config import load_settings
-    from ragkit.runner import tidy_notebook
+    from ragkit.portable import tidy_notebook
     s = load_settings()
     dirs = {"data_dir": s.data_dir, "cache_dir": s.cache_dir, "outputs_dir": s.outputs_dir}
     files = [q for p in map(Path, paths) for q in (sorted(p.glob("*.ipynb")) if p.is_dir() else [p])]
     missing = [str(p) for p in files if not p.is_file()]
     if missing: raise ValueError(f"no such notebook: {', '.join(missing)}")
     return [p for p in files if tidy_notebook(p, root, dirs)]
-
-# %% ../nbs/95_report.ipynb #89587d64
-def _parser() -> argparse.ArgumentParser:
-    "The argparse parser of `ragkit report`."
-    ap = argparse.ArgumentParser(prog="ragkit report", description="README's generated blocks and the records behind them, from the committed run folders.")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--root", type=Path, help="the project whose README and outputs/ are read and written (default: the one at the working directory)")
-    sub = ap.add_subparsers(dest="what", required=True)
-    rd = sub.add_parser("readme", parents=[common], help="render README's four generated blocks (headlines, timings, bench, readers): print them, --write or --check")
-    g = rd.add_mutually_exclusive_group()
-    g.add_argument("--write", action="store_true", help="rewrite the blocks in README.md")
-    g.add_argument("--check", action="store_true", help="exit 1 when README.md's blocks differ from the rendered ones")
-    t = sub.add_parser("times", parents=[common], help="record how long runs took under outputs/bench/: a whole profile (reproduce-<profile>.json) or one --run folder (paper-prefix.json)")
-    t.add_argument("--profile", default="demo")
-    t.add_argument("--label", default="cold", help="cold (empty cache dir, no run folders) or warm (both present)")
-    t.add_argument("--setup-seconds", type=float, default=0.0, help="what `make setup` printed, 0 if .venv existed")
-    t.add_argument("--outputs", type=Path, help="the outputs dir of the clone that ran (default: <root>/outputs)")
-    t.add_argument("--run", type=Path, help="record this one run folder instead of a whole profile")
-    t.add_argument("--out", type=Path, help="where to write (default: <root>/outputs/bench/reproduce-<profile>.json, or paper-prefix.json with --run)")
-    c = sub.add_parser("compare", parents=[common], help="answer agreement between two run folders of one notebook, per (dataset, system), written as JSON")
-    c.add_argument("reference", type=Path, help="the reference run folder (e.g. the fp32 run)")
-    c.add_argument("other", type=Path, help="the run to compare with it")
-    c.add_argument("--out", type=Path, required=True, help="where the JSON goes, e.g. outputs/bench/compare-NAME.json")
-    cl = sub.add_parser("clean", parents=[common], help="make executed notebooks portable in place: drop progress bars, rewrite machine paths (no rerun)")
-    cl.add_argument("paths", nargs="+", type=Path, help="executed notebooks, or run folders holding one")
-    st = sub.add_parser("site", parents=[common], help="build the static website (the scoreboard, every paper run, every module's lessons) offline, and check its links")
-    st.add_argument("--out", type=Path, default=Path("_site"), help="where the HTML goes (default: _site)")
-    st.add_argument("--sphinx-build", default=".venv-site/bin/sphinx-build", help="the site environment's sphinx-build (`make site` makes it)")
-    sb = sub.add_parser("scoreboard", parents=[common], help="print every claim's verdict: the committed paper runs', then this clone's runs of --profile")
-    sb.add_argument("--profile", default="demo", help="whose runs to set beside the committed ones (default: demo, what make reproduce runs)")
-    return ap
-
-# %% ../nbs/95_report.ipynb #88f0c849
-def _readme(a, root: Path) -> int:
-    "`ragkit report readme`: print the blocks, or rewrite README.md, or check it."
-    if not (a.write or a.check):
-        print("\n".join(render(root) for render in BLOCKS.values()))
-        return 0
-    readme = root / "README.md"
-    old = readme.read_text(encoding="utf-8")
-    new = render_readme(old, root)
-    if a.check and new != old:
-        print("README.md's headline, timing or reader-speed block is stale: run `ragkit report readme --write`", file=sys.stderr)
-        return 1
-    if a.write: readme.write_text(new, encoding="utf-8")
-    return 0
-
-def _time_run(a, root: Path) -> int:
-    "`ragkit report times --run`: record one run folder."
-    row = record_run(a.run, out := a.out or root / "outputs" / "bench" / "paper-prefix.json")
-    print(f"{row['notebook']} ({row['profile']}, overrides {row['overrides']}): {row['seconds']:.0f} s -> {out}")
-    return 0
-
-def _times(a, root: Path) -> int:
-    "`ragkit report times`: record one run folder, or every run of a profile."
-    if a.run: return _time_run(a, root)
-    rec = record_profile(a.outputs or root / "outputs", a.profile, a.label, a.setup_seconds,
-                         a.out or root / "outputs" / "bench" / f"reproduce-{a.profile}.json")
-    for r in rec["runs"]: print(f"{r['notebook']:32s} {r['seconds']:8.1f} s")
-    print(f"{a.label}: {rec['notebook_seconds']:.0f} s of notebooks + {a.setup_seconds:.0f} s setup = {rec['total_minutes']:.1f} min")
-    return 0
-
-def _compare(a, root: Path) -> int:
-    "`ragkit report compare`: write the comparison and print one line per system."
-    doc = compare_runs(a.reference, a.other, a.out)
-    for r in doc["systems"]: print(f"{r['dataset']:10s} {r['system']:20s} n={r['n']:4d} same={r['same_prediction']:.3f}")
-    print(f"overall {doc['same_prediction_overall']:.3f} -> {a.out}")
-    return 0
-
-def _clean(a, root: Path) -> int:
-    "`ragkit report clean`: tidy executed notebooks in place and name those changed."
-    changed = clean_notebooks(a.paths, root)
-    for p in changed: print(f"cleaned {p}")
-    print(f"{len(changed)} notebook(s) changed")
-    return 0
-
-def _site(a, root: Path) -> int:
-    "`ragkit report site` and `ragkit report scoreboard` (ragkit.site, imported only for them)."
-    from ragkit.site import scoreboard_main, site_main
-    if a.what == "scoreboard": return scoreboard_main(root, a.profile)
-    sb = Path(a.sphinx_build) if Path(a.sphinx_build).is_absolute() else root / a.sphinx_build
-    if not sb.is_file(): raise FileNotFoundError(f"{sb} not found: `make site` makes the site environment (.venv-site) first")
-    return site_main(root, a.out if a.out.is_absolute() else root / a.out, str(sb))
-
-def main(argv: list[str] | None = None) -> int:
-    "Entry point of `ragkit report` (the arguments after `report`)."
-    a = _parser().parse_args(argv)
-    try:
-        from ragkit.runner import project_root
-        root = (a.root or project_root()).resolve()
-        if a.what in ("site", "scoreboard"): return _site(a, root)
-        return {"readme": _readme, "times": _times, "compare": _compare, "clean": _clean}[a.what](a, root)
-    except (ValueError, FileNotFoundError) as e:
-        print(f"ragkit report: error: {e}", file=sys.stderr)
-        return 2

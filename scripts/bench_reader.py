@@ -24,7 +24,7 @@ import argparse, json, os, platform, random, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-from ragkit.runner import portable_path  # the output path as the record holds it (no machine path)
+from ragkit.portable import portable_path  # the output path as the record holds it (no machine path)
 import ragkit.papers.lore  # noqa: F401 -- registers LoRE's prompts (lore-short, lore-context), which the reading prompts use
 OPTIONS = {  # name -> how the reader runs
     "fp32": dict(backend="transformers", dtype="float32", threads=2, batch_size=8),

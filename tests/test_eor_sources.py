@@ -7,7 +7,7 @@ import pytest
 from ragkit.core import Corpus, Passage
 from ragkit.eval.mechanism import NOT_RUN
 from ragkit.papers.eor.runs import complement, split_sources
-from ragkit.runner import project_root
+from ragkit.notebooks import project_root
 
 ROOT = project_root(Path(__file__).parent)
 PAPER, SPLIT = ROOT / "outputs" / "paper", ROOT / "outputs" / "paper-split"

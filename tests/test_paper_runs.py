@@ -7,7 +7,7 @@ import pytest
 from ragkit.eval.experiment import DIRECTIONS, no_difference_bound
 from ragkit.eval.mechanism import EXACT_BELOW, NOT_RUN, exact_direction, failing, holm
 from ragkit.report import render_readme
-from ragkit.runner import find_notebook, load_profiles, project_root, resolve_parameters
+from ragkit.notebooks import find_notebook, load_profiles, project_root, resolve_parameters
 
 ROOT = project_root(Path(__file__).parent)
 REFERENCE_PROFILES = ("paper", "paper-1.5b", "paper-split")  # the profiles whose runs are committed

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.runner import main, project_root
+from ragkit.cli import main
+from ragkit.notebooks import project_root
 
 ROOT = project_root(Path(__file__).parent)
 RAGKIT = Path(sys.executable).parent / "ragkit"  # the console script pyproject.toml installs

@@ -5,10 +5,12 @@ from pathlib import Path
 
 import nbformat, pytest
 
-from ragkit import runner
+from ragkit import notebooks, portable, runner
+from ragkit.cli import main
 from ragkit.config import load_settings
-from ragkit.runner import (RunFailed, toy_project, check_value, find_notebook, load_profiles, main, notebook_defaults, overrides_hash,
-                           project_root, read_run, reproduce, resolve_parameters, run_dir, run_notebook, status_lines)
+from ragkit.notebooks import check_value, find_notebook, load_profiles, notebook_defaults, project_root, resolve_parameters
+from ragkit.runner import RunFailed, overrides_hash, read_run, reproduce, run_dir, run_notebook, status_lines
+from toy import toy_project
 
 PARAMS = 'n = 1\nword = "smoke"\nrate = 0.5\nout_dir = ""'
 WRITE = 'import json, pathlib\npathlib.Path(out_dir, "results.json").write_text(json.dumps({"n": n, "word": word}))'
@@ -212,7 +214,7 @@ def test_clean_outputs_drops_progress_and_rewrites_machine_paths(tmp_path):
         out(output_type="stream", name="stderr", text="/tmp/ipykernel_19492/3565495412.py:24: UserWarning: no NLI matcher\n  warnings.warn(msg)\n"),
         out(output_type="stream", name="stderr", text="reading /srv/data/squad.json\n"),
         out(output_type="display_data", data={"text/plain": f"{root}", "image/png": "iVBOR/tmp/x"})]
-    got = runner.clean_outputs(json.loads(nbformat.writes(nb)), root, {"data_dir": Path("/srv/data"), "outputs_dir": root / "outputs"})
+    got = portable.clean_outputs(json.loads(nbformat.writes(nb)), root, {"data_dir": Path("/srv/data"), "outputs_dir": root / "outputs"})
     texts = ["".join(o["text"]) if "text" in o else {k: "".join(v) for k, v in o["data"].items()} for o in got["cells"][0]["outputs"]]
     assert texts == ["results in outputs/paper/t and ~/notes\n", "<cell>:24: UserWarning: no NLI matcher\n  warnings.warn(msg)\n",
                      "reading <data_dir>/squad.json\n", {"text/plain": ".", "image/png": "iVBOR/tmp/x"}]
@@ -264,7 +266,7 @@ def test_reproduce_list_names_existing_notebooks():
 
 @pytest.mark.parametrize("nb,profile,vals", REAL_TABLES, ids=[f"{nb}.{p}" for nb, p, _ in REAL_TABLES])
 def test_profiles_toml_matches_the_notebooks(nb, profile, vals):
-    assert profile in runner.PROFILES and profile != "smoke", f"[{nb}.{profile}]: profiles are demo, paper and full (smoke is the defaults)"
+    assert profile in notebooks.PROFILES and profile != "smoke", f"[{nb}.{profile}]: profiles are demo, paper and full (smoke is the defaults)"
     defaults = notebook_defaults(find_notebook(nb, REAL))
     assert set(vals) <= set(defaults), f"[{nb}.{profile}] sets {sorted(set(vals) - set(defaults))}, not parameters of {nb}"
     for k, v in vals.items(): check_value(nb, k, v, defaults[k], f"nbs/profiles.toml [{nb}.{profile}]")

@@ -15,6 +15,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 from ..data.tasks import Prepared
+from ..notebooks import check_declared, find_notebook, notebook_params
 from .evaluate import Evaluation, evaluate, write_results
 from .metrics import paired_bootstrap
 from .mechanism import (EXACT_BELOW, NOT_RUN, adjusted_direction, exact_direction, failing, health_sentence,
@@ -437,7 +438,7 @@ READING = ("device", "dtype", "max_length")  # the parameters ragkit.lm.backends
 
 class Experiment:
     "A paper notebook's run, from its parameters to its closing paragraph: `.params`, `.out`, `.lm`, `.tasks`, `.finish`."
-    def __init__(self, params: dict, # the parameters in force (see ragkit.runner.notebook_params)
+    def __init__(self, params: dict, # the parameters in force (see ragkit.notebooks.notebook_params)
                  paper: str = "ragkit", # the paper's short name: its reader's LM cache and the prefix of a temporary run folder
                  ):
         self.params, self.paper, self.tasks, self.figures = dict(params), paper, {}, []
@@ -449,7 +450,6 @@ class Experiment:
                       notebook: str, # the notebook's name, e.g. "62_papers.eor.runs" (its paper: "eor")
                       ) -> Experiment:
         "The experiment of `notebook`, with the parameters in force in its namespace, checked against its module's PARAMETER_RULES."
-        from ragkit.runner import check_declared, find_notebook, notebook_params
         params = notebook_params(ns, notebook)
         check_declared(find_notebook(notebook), params, {})  # as `ragkit run` does before the kernel: a notebook run by hand is checked too
         return cls(params, notebook.split(".")[1] if "." in notebook else notebook)
