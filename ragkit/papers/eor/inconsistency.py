@@ -388,6 +388,7 @@ def _on_questions(c: np.ndarray, # a [M, N] 0/1 matrix: retrievers x questions
     "`stat` of the matrix's columns, as a statistic of question indices (bootstrapped over questions)."
     return Statistic(lambda ix: stat(c[:, ix]), c.shape[1])
 
+# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #de893da7
 PAPER_PAIR = ("SE@1", "Wiki@10")  # EoR Section 2.2: the lowest-ranked and the top retriever on NQ with ChatGPT
 SOURCES = "EoR's two sources"  # the mechanism the paper gives for RWR(SE@1, Wiki@10): SE holds knowledge that Wiki lacks
 
@@ -414,6 +415,7 @@ def held_matrix(g: pd.DataFrame, # one dataset's rows of a response grid, with `
     qids = list(dict.fromkeys(g.qid))
     return g.pivot(index="retriever", columns="qid", values="gold_in_doc").loc[list(names), qids].to_numpy(float)
 
+# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #243dccff
 PAPER_ER_PAIRS = {("Wiki@10", "PK"): 62.0, ("PK", "Wiki@10"): 36.0}  # EoR Section 3.2 (Figure 4 text): "0.62/0.36 for Wiki@10 versus PK"
 ER_SRC = "EoR Section 3.2, Figure 4 (NQ, ChatGPT): bidirectional RWR_Er between retrievers of different sources"
 
@@ -436,6 +438,7 @@ def rwr_wins(g: pd.DataFrame, # one dataset's rows of a response grid, with `gol
     return dict(pair=f"{i} over {j}", j_wrong=int((~right[j]).sum()), wins=int(win.sum()), only_i_held=int((hi & ~hj).sum()),
                 both_held=int((hi & hj).sum()), neither_held=int((~hi & ~hj).sum()), only_j_held=int((~hi & hj).sum()))
 
+# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #25953cea
 def _dataset_claims(d: str, g: pd.DataFrame) -> list[Claim]:
     "Section 2's claims on one dataset's responses, and the sources' mechanism (RWR_Er both ways) where the documents record it."
     q = question_grid(g)
