@@ -9,12 +9,13 @@ Docs: https://ragkit.github.io/ragkit/notebooks.html.md"""
 from __future__ import annotations
 import ast, json, re, tomllib
 from pathlib import Path
-from .core import plain, rule_problems
+from .core import AtLeast, OneOf, plain, rule_problems
 
 # %% auto #0
-__all__ = ['PROFILES', 'project_root', 'find_notebook', 'load_profiles', 'profile_params', 'parse_value', 'notebook_parameters',
-           'parameter_notes', 'notebook_params', 'notebook_defaults', 'check_value', 'check_datasets',
-           'exported_module', 'check_declared', 'check_parameters', 'resolve_parameters']
+__all__ = ['PROFILES', 'DTYPES', 'DEVICES', 'SHARED_RULES', 'project_root', 'find_notebook', 'notebook_title', 'paper_label',
+           'load_profiles', 'profile_params', 'parse_value', 'notebook_parameters', 'parameter_notes',
+           'notebook_params', 'notebook_defaults', 'check_value', 'check_datasets', 'exported_module', 'check_declared',
+           'check_parameters', 'resolve_parameters']
 
 # %% ../nbs/08_notebooks.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -33,6 +34,18 @@ def find_notebook(name: str, root: Path | None = None) -> Path:
         known = sorted(q.stem for q in (root / "nbs").glob("*.ipynb"))
         raise FileNotFoundError(f"no notebook {stem!r} in {root/'nbs'}; notebooks: {', '.join(known)}")
     return p
+
+# %% ../nbs/08_notebooks.ipynb #7ae76dbf
+def notebook_title(nb_path: Path) -> str:
+    "The text of the notebook's first `# ` heading ('' if it has none)."
+    for c in json.loads(Path(nb_path).read_text(encoding="utf-8"))["cells"]:
+        if c["cell_type"] == "markdown" and (m := re.search(r"^# (.+)$", "".join(c["source"]), re.M)): return m[1].strip()
+    return ""
+
+def paper_label(nb_path: Path) -> str:
+    "The paper (or cross-paper study) a run notebook declares in its title, before the colon; '' for a title without one."
+    head, colon, _ = notebook_title(nb_path).partition(":")
+    return head.strip() if colon else ""
 
 # %% ../nbs/08_notebooks.ipynb #07aa50d2
 PROFILES = ("smoke", "demo", "paper", "paper-1.5b", "paper-split", "full")  # paper: the committed reference runs (outputs/paper/); paper-1.5b: their claims read by the 1.5B reader; paper-split: EoR on sources that differ in content
@@ -152,6 +165,13 @@ def check_datasets(nb: str, # the notebook's name, for the message
     try: parse_datasets(spec)
     except (ValueError, TypeError) as e: raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {e}") from None
 
+# %% ../nbs/08_notebooks.ipynb #f3356586
+DTYPES = ("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")  # what ragkit.lm.backends.build_reader reads in
+DEVICES = ("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))  # where a local reader may run
+SHARED_RULES = dict(  # parameters that mean the same in every notebook that has them; a module's PARAMETER_RULES add to them
+    dtype=OneOf(DTYPES), device=OneOf(DEVICES), seed=AtLeast(0), n_boot=AtLeast(1), limit=AtLeast(0), max_passages=AtLeast(0),
+    context_words=AtLeast(0), max_new_tokens=AtLeast(1))
+
 # %% ../nbs/08_notebooks.ipynb #201caa7c
 def exported_module(nb_path: Path) -> str | None:
     "The module a notebook exports (its `#| default_exp`), e.g. 'papers.lore'; None when it exports none."
@@ -166,8 +186,9 @@ def check_declared(nb_path: Path, # the notebook
     "Fail now, naming parameter, value, origin and what is allowed, if a value breaks the rules the notebook's module declares."
     import importlib
     name = exported_module(nb_path)
-    try: rules = getattr(importlib.import_module(f"ragkit.{name}"), "PARAMETER_RULES", {}) if name else {}
+    try: own = getattr(importlib.import_module(f"ragkit.{name}"), "PARAMETER_RULES", {}) if name else {}
     except ImportError: return  # a module that does not import: the notebook will say why
+    rules = {**{k: r for k, r in SHARED_RULES.items() if k in params}, **own}
     for k, msg in rule_problems(rules, params):
         raise ValueError(f"{Path(nb_path).stem}: parameter {k!r} from {origin.get(k, 'the notebook default')}: {msg}")
 

@@ -11,23 +11,21 @@ from __future__ import annotations
 import html, json, re, shutil, subprocess, sys
 from html.parser import HTMLParser
 from pathlib import Path
+from .notebooks import paper_label
 from .report import read_json, render_bench, render_headlines, render_readers, render_timings
 
 # %% auto #0
-__all__ = ['PAPER_NAMES', 'CROSS_PAPER', 'TALLY', 'HIDDEN', 'CONF', 'CSS', 'paper_of', 'run_reader', 'claim_rows', 'ours_text',
-           'scoreboard_markdown', 'tally', 'tally_text', 'scoreboard_text', 'page_cell', 'module_notebooks',
-           'module_page', 'paper_pages', 'index_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links',
-           'site_main', 'scoreboard_main']
+__all__ = ['TALLY', 'HIDDEN', 'CONF', 'CSS', 'paper_of', 'run_reader', 'claim_rows', 'ours_text', 'scoreboard_markdown', 'tally',
+           'tally_text', 'scoreboard_text', 'page_cell', 'module_notebooks', 'module_page', 'paper_pages', 'index_page',
+           'write_sources', 'markdown_twin', 'build_site', 'check_links', 'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #046c7b9c
-PAPER_NAMES = {"lore": "LoRE", "eor": "EoR", "sure": "SuRe", "witqa": "WITQA"}  # a notebook name's second part -> the paper
-CROSS_PAPER = {"benchmark": "Benchmark"}  # a run that sets the papers' methods side by side (its name after the number) -> its label
-
-def paper_of(notebook: str) -> str:
-    "The paper a notebook reproduces ('40_papers.lore' -> 'LoRE'), 'Benchmark' for the cross-paper benchmark, else ''."
-    parts = notebook.split(".")
-    if len(parts) > 1 and parts[0].endswith("_papers"): return PAPER_NAMES.get(parts[1], "")
-    return CROSS_PAPER.get(notebook.partition("_")[2], "")
+def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore"
+             root: Path, # the project root (its nbs/ holds the notebook)
+             ) -> str:
+    "The paper the notebook declares in its title ('40_papers.lore' -> 'LoRE', '90_benchmark' -> 'Benchmark'), '' if none."
+    nb = Path(root) / "nbs" / f"{notebook}.ipynb"
+    return paper_label(nb) if nb.is_file() else ""
 
 def run_reader(folder: Path, res: dict) -> str:
     "The reader of a run: its own, or that of the grid it read (EoR's 63 and 64)."
@@ -35,23 +33,23 @@ def run_reader(folder: Path, res: dict) -> str:
     grid = (res.get("grid") or {}).get("reader")
     return grid or ""
 
-def _claim_row(nb: str, r: dict, reader: str) -> dict:
+def _claim_row(nb: str, r: dict, reader: str, paper: str) -> dict:
     "One verdict row `r` of notebook `nb`'s results as a scoreboard row."
-    return dict(paper=paper_of(nb), notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
+    return dict(paper=paper, notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
                 ours=r.get("ours"), lo=r.get("lo"), hi=r.get("hi"), unit=r.get("unit") or "points",
                 direction=r["direction"], size=r["size"], n=r.get("n"), reader=reader,
                 direction_holm=r.get("direction_holm", r["direction"]), discordant=r.get("discordant"), mechanism=r.get("mechanism") or "")
 
-def _run_claims(res_file: Path) -> list[dict]:
-    "The scoreboard rows of one run's results.json."
+def _run_claims(res_file: Path, root: Path) -> list[dict]:
+    "The scoreboard rows of one run's results.json, labelled with the paper its notebook declares."
     res, nb = read_json(res_file), res_file.parent.name
-    return [_claim_row(nb, r, run_reader(res_file.parent, res)) for r in res.get("verdict") or []]
+    return [_claim_row(nb, r, run_reader(res_file.parent, res), paper_of(nb, root)) for r in res.get("verdict") or []]
 
 def claim_rows(root: Path, # the project root
                profile: str = "paper", # whose runs: outputs/<profile>/
                ) -> list[dict]:
     "Every claim of every run of `profile`, in notebook order, with its paper, verdicts and reader."
-    return [row for f in sorted((Path(root) / "outputs" / profile).glob("*/results.json")) for row in _run_claims(f)]
+    return [row for f in sorted((Path(root) / "outputs" / profile).glob("*/results.json")) for row in _run_claims(f, root)]
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
