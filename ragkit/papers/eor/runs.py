@@ -28,6 +28,10 @@ __all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'PAPER_BEM_NQ', 'PAPE
 # %% ../../../nbs/62_papers.eor.runs.ipynb #d7e3b91c
 class RetrieverReader(Method):
     "One EoR retriever (a ragkit.papers.eor.algebra.Pipeline) followed by the reader."
+    fingerprint_ignore = {**Method.fingerprint_ignore,
+        "pipeline": "in the fingerprint by its name (`retriever`, derived_config); its sources' settings come from `collect(config=...)`",
+        "refree_template": "folded into `template` (derived_config): the one prompt this pipeline is read with"}
+
     def __init__(self, pipeline, # the retriever: it writes each question's document (its name is the system's)
                  lm, # the reader
                  template: str = "eor-rag-llama2", # the reader's prompt with the document (EoR's Llama-2 prompt)
@@ -35,20 +39,22 @@ class RetrieverReader(Method):
                  max_new_tokens: int = 24, # answer budget
                  stop=("\n",), # where an answer ends
                  chat: bool | None = True): # wrap prompts in the reader's chat template
-        self.pipeline, self.lm, self.name = pipeline, lm, pipeline.name
-        self.template = refree_template if pipeline.name == "ReFree" else template
-        self.max_new_tokens, self.stop, self.chat = max_new_tokens, stop, chat
+        self.pipeline, self.lm, self.template, self.refree_template = pipeline, lm, template, refree_template
+        self.max_new_tokens, self.stop, self.chat, self.name = max_new_tokens, tuple(stop or ()), chat, pipeline.name
 
     @property
-    def config(self) -> dict:
-        "The reader's part of the resume key (the sources' settings come from `collect(config=...)`)."
-        return dict(reader=self.lm.identity, retriever=self.pipeline.name, template=self.template, max_new_tokens=self.max_new_tokens,
-                    stop=list(self.stop or []), chat=self.chat)
+    def reading_template(self) -> str:
+        "The prompt this pipeline's documents are read with: the retrieval-free one for ReFree."
+        return self.refree_template if self.pipeline.name == "ReFree" else self.template
+
+    def derived_config(self) -> dict:
+        "The retriever by its name and the one prompt it is read with (the settings are in `config` by construction)."
+        return dict(retriever=self.pipeline.name, template=self.reading_template)
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Retrieve, then read, every question of the batch; each answer is charged its document's cost and its read."
         docs = self.pipeline.batch(questions)
-        reads = read_batch(self.lm, questions, None if self.pipeline.name == "ReFree" else docs, self.template,
+        reads = read_batch(self.lm, questions, None if self.pipeline.name == "ReFree" else docs, self.reading_template,
                            self.max_new_tokens, self.stop, chat=self.chat)
         return [Prediction.charged(r.answer, d.cost + r.completion.cost, raw=r.raw, pids=d.pids, trace=dict(document=d.text, trace=d.trace))
                 for r, d in zip(reads, docs)]
@@ -151,7 +157,9 @@ def split_sources(wiki: Corpus, # Wiki's passages (the task's corpus)
             Corpus([p for p in se if p.title not in wiki_only], se.name + tag))
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #f76e04de
-def whole_pages(se) -> "SourceFn":
+from .algebra import SourceFn
+
+def whole_pages(se) -> SourceFn:
     "An SE source's top-k pages, one chunk per page holding the whole page."
     from ragkit.papers.eor.algebra import Chunk
     def pages_fn(queries: list[str], k: int | None) -> list[list[Chunk]]:
@@ -214,6 +222,7 @@ def has_answer_rows(srcs: dict, prep, se) -> pd.DataFrame:
                      collection=[prep.corpus.name if s == "Wiki" else se.name for s in ha.source],
                      collection_hash=[prep.corpus.hash[:12] if s == "Wiki" else se.hash[:12] for s in ha.source])
 
+# %% ../../../nbs/62_papers.eor.runs.ipynb #c62e0a02
 def task_sources(ds: str, limit: int, seed: int, max_passages: int, # the task and its sample, as prepare takes them
                  se_corpus: str = "", # SE's own collection per task (see parse_se_corpus)
                  source_split: float = 0.0, # the share of titles each source loses (see split_sources)
@@ -236,6 +245,7 @@ def grid_task(prep, names: list[str], lm, emb, se, # a prepared task, the retrie
     g, ev = collect(prep.examples, rets, lm, prep.name, out_dir, config=cfg, **collect_kw)
     return g, {(prep.name, k): v for k, v in ev.items()}, has_answer_rows(srcs, prep, se)
 
+# %% ../../../nbs/62_papers.eor.runs.ipynb #c62e0a03
 def build_grid(datasets: str = "demo", # comma-separated tasks: demo, nq, triviaqa, webq (EOR_TASKS), or auto
                limit: int = 2, # questions per task, a seeded sample (0: all)
                retrievers: str = "Wiki@10,SE@4,PK,SE@RR@10,SE@2&Wiki@5@CP,ReFree", # EoR retriever names, comma-separated, or all
@@ -256,7 +266,7 @@ def build_grid(datasets: str = "demo", # comma-separated tasks: demo, nq, trivia
     "Answer every sampled question of `datasets` with every EoR retriever on the cached reader (defaults: the smoke grid)."
     from ragkit.lm.backends import build_reader
     from ragkit.retrieve.dense import Embedder
-    from ragkit.data.tasks import parse_datasets, prepare
+    from ragkit.data.tasks import parse_datasets
     params = dict(datasets=datasets, limit=limit, retrievers=retrievers, max_passages=max_passages, pk_max_new_tokens=pk_max_new_tokens,
                   cp_max_new_tokens=cp_max_new_tokens, max_new_tokens=max_new_tokens, seed=seed, se_corpus=se_corpus,
                   source_split=source_split)
