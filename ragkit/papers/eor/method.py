@@ -410,13 +410,6 @@ class EoRFit:
                     start_weights=None if self.start_weights is None else {r: round(float(w), 6) for r, w in zip(self.retrievers, self.start_weights)})
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #26089a59
-def _names(names, n: int, what: str, prefix: str) -> list[str]:
-    "`names` as n str, or generated ones."
-    if names is None: return [f"{prefix}{i}" for i in range(n)]
-    names = [str(x) for x in names]
-    if len(names) != n: raise ValueError(f"{what} needs {n} names (one per {'slice of S' if what == 'metrics' else 'response'}), got {len(names)}")
-    return names
-
 @dataclass
 class SearchSpace:
     "EoR's search vector: the free metric weights, every retriever weight and (when searched) the threshold, with their bounds."
@@ -444,6 +437,7 @@ def search_space(keys: Sequence[str], free: list[int], K: int, M: int, # the fre
     hi = [sim_bounds[1]] * F + [retriever_bounds[1]] * M + [threshold_bounds[1]] * search_threshold
     return SearchSpace(free, K, M, np.array(lo, dtype=float), np.array(hi, dtype=float), threshold, search_threshold)
 
+# %% ../../../nbs/64_papers.eor.method.ipynb #c64e0a03
 def restarted(search, # x0 -> a scipy OptimizeResult (minimising)
               x0: np.ndarray, lo: np.ndarray, hi: np.ndarray, # the first start, and the bounds restarts are drawn in
               restarts: int = 0, seed: int = 0) -> tuple:
@@ -485,6 +479,14 @@ def _nelder_mead(obj: EoRObjective, sp: SearchSpace, n_free: int, start: int | N
     from scipy.optimize import minimize
     return lambda x: minimize(lambda v: -obj.accuracy(*sp.unpack(v)), x,
                               **_nm_kwargs(x, n_free, start, sp, maxiter, adaptive))
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #c64e0a04
+def _names(names, n: int, what: str, prefix: str) -> list[str]:
+    "`names` as n str, or generated ones."
+    if names is None: return [f"{prefix}{i}" for i in range(n)]
+    names = [str(x) for x in names]
+    if len(names) != n: raise ValueError(f"{what} needs {n} names (one per {'slice of S' if what == 'metrics' else 'response'}), got {len(names)}")
+    return names
 
 def train_eor(
     S: np.ndarray,  # [N, M, M, K] similarity tensor of the training questions
@@ -658,7 +660,6 @@ PARAMETER_RULES = dict(  # what 64_papers.eor.method's parameters accept beyond 
     folds=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0))
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #d2c03577
-import pandas as pd
 from ...eval.evaluate import Evaluation, summarize
 from .inconsistency import mrlr
 
