@@ -13,11 +13,11 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file', 'duration', 'ratio',
            'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines', 'cost_table', 'score_table',
-           'reader_of', 'took', 'scale_block', 'split_block', 'run_block', 'render_headlines', 'reproduce_lines',
-           'prefix_line', 'render_timings', 'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines',
-           'precision_lines', 'compare_lines', 'render_bench', 'server_lines', 'generate_lines', 'render_readers',
-           'markers', 'splice', 'render_readme', 'rows_of', 'metric_means', 'compare', 'compare_runs', 'describe',
-           'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
+           'reader_of', 'where_ran', 'took', 'scale_block', 'split_block', 'run_block', 'render_headlines',
+           'reproduce_lines', 'prefix_line', 'render_timings', 'option_row', 'fastest_faithful', 'reader_lines',
+           'squad_lines', 'precision_lines', 'compare_lines', 'render_bench', 'server_lines', 'generate_lines',
+           'render_readers', 'markers', 'splice', 'render_readme', 'rows_of', 'metric_means', 'compare', 'compare_runs',
+           'describe', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -131,14 +131,21 @@ def reader_of(folder: Path, r: dict) -> str:
     reader = read_json(src).get("reader") if src and src.is_file() else None
     return f"reader `{reader}` (the answers of `{grid}`)" if reader else "reader not recorded"
 
+def where_ran(run: dict) -> str:
+    "The machine a run's record names, in words: 'a 2-core Intel Xeon, no GPU' ('the machine it ran on' for an older record)."
+    m = run.get("machine")
+    if not m: return "the machine it ran on"
+    gpus = ", ".join(m["gpus"]) if m.get("gpus") else "no GPU"
+    return f"a {m['cpus']}-core {m['cpu']}, {gpus}"
+
 def took(res: dict, run: dict) -> str:
-    "How long a run took: its seconds, or for a resumed run the answering summed over the attempts that computed its rows."
-    secs, sums = run.get("seconds"), res.get("summaries", [])
+    "How long a run took, and where: its seconds, or for a resumed run the answering summed over the attempts that computed its rows."
+    secs, sums, where = run.get("seconds"), res.get("summaries", []), where_ran(run)
     mins = "time not recorded" if secs is None else f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.0f} min"
     resumed = sum(x.get("resumed", 0) for x in sums)
-    if not resumed: return f"{mins} on the 2-core machine"
+    if not resumed: return f"{mins} on {where}"
     rows, answering = sum(x.get("n", 0) for x in sums), sum(x.get("seconds", 0) for x in sums) / 60
-    return (f"answering took {answering:.0f} min on the 2-core machine, summed over its {rows} rows and the attempts that "
+    return (f"answering took {answering:.0f} min on {where}, summed over its {rows} rows and the attempts that "
             f"computed them (the last attempt resumed {resumed} of them and took {mins})")
 
 # %% ../nbs/95_report.ipynb #0956b6e9

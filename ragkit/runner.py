@@ -8,7 +8,7 @@ Docs: https://ragkit.github.io/ragkit/runner.html.md"""
 
 # %% ../nbs/98_runner.ipynb #6eb81e34
 from __future__ import annotations
-import hashlib, json, logging, os, re, signal, socket, subprocess, sys, threading, time
+import hashlib, json, logging, os, platform, re, signal, socket, subprocess, sys, threading, time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,8 +18,9 @@ from .portable import portable_path, settings_dirs, tidy_notebook
 
 # %% auto #0
 __all__ = ['STALE', 'check_reader_params', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir', 'git_revision',
-           'portable_settings', 'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state', 'prepare_run_dir',
-           'kernel_env', 'RunFailed', 'failure_info', 'run_notebook', 'select_notebooks', 'reproduce', 'status_lines']
+           'portable_settings', 'machine', 'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state',
+           'prepare_run_dir', 'kernel_env', 'RunFailed', 'failure_info', 'run_notebook', 'select_notebooks',
+           'reproduce', 'status_lines']
 
 # %% ../nbs/98_runner.ipynb #950ccf19
 def check_reader_params(nb: str, # the notebook's name
@@ -80,6 +81,19 @@ def portable_settings(s: Settings, root: Path) -> dict:
     d["source"] = " + ".join(portable_path(x, root) if x.startswith("/") else x for x in s.source.split(" + "))
     return d
 
+def machine() -> dict:
+    "The machine a run computes on, for its record: the CPU cores this process may use, the CPU's model, and the GPUs torch sees."
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    model = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")), "") \
+        if Path("/proc/cpuinfo").is_file() else ""
+    return dict(cpus=cpus, cpu=model or platform.processor() or "unknown", gpus=_gpus())
+
+def _gpus() -> list[str]:
+    "The names of the GPUs torch sees ([] without torch or CUDA)."
+    try: import torch
+    except ImportError: return []
+    return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+
 def run_record(notebook: str, profile: str, params: dict, settings: Settings, root: Path,
                overrides: dict | None = None, # the -p values
                out: Path | None = None, # the run folder
@@ -91,7 +105,7 @@ def run_record(notebook: str, profile: str, params: dict, settings: Settings, ro
         except PackageNotFoundError: return None
     return dict(notebook=notebook, profile=profile, status="running", pid=os.getpid(), host=socket.gethostname(),
                 started=_now(), out=portable_path(out, root) if out else None, overrides=overrides or {}, params=params,
-                git=git_revision(root), settings=portable_settings(settings, root), python=sys.version.split()[0],
+                git=git_revision(root), settings=portable_settings(settings, root), machine=machine(), python=sys.version.split()[0],
                 packages={p: _v(p) for p in ("ragkit", "torch", "transformers", "papermill", "nbdev")})
 
 def write_json(path: Path, obj) -> None:
