@@ -16,8 +16,9 @@ __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'BLOCKS', 'METRICS', 'read_json', 
            'reader_of', 'where_ran', 'took', 'scale_block', 'split_block', 'run_block', 'render_headlines',
            'reproduce_lines', 'prefix_line', 'render_timings', 'option_row', 'fastest_faithful', 'reader_lines',
            'squad_lines', 'precision_lines', 'compare_lines', 'render_bench', 'server_lines', 'generate_lines',
-           'render_readers', 'markers', 'splice', 'render_readme', 'rows_of', 'metric_means', 'compare', 'compare_runs',
-           'describe', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
+           'render_readers', 'notebook_description', 'render_map', 'markers', 'splice', 'render_readme', 'rows_of',
+           'metric_means', 'compare', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
+           'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -350,13 +351,32 @@ def render_readers(root: Path) -> str:
     for g in sorted((root / "outputs" / "bench").glob("generate-*.json")): out += generate_lines(g)
     return "\n".join(out) + "\n"
 
+# %% ../nbs/95_report.ipynb #85587f53
+def notebook_description(nb: Path) -> str:
+    "The notebook's description: the `> ` lines of its first markdown cell, joined into one line."
+    first = next((c for c in json.loads(Path(nb).read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "markdown"), None)
+    lines = "".join(first["source"]).splitlines() if first else []
+    return " ".join(l[1:].strip() for l in lines if l.startswith(">"))
+
+def _map_row(nb: Path) -> str:
+    "One notebook's row of the map: its name, its module and its description."
+    from ragkit.notebooks import exported_module
+    m = exported_module(nb)
+    desc = notebook_description(nb).replace("|", "\\|")
+    return f"| `{nb.stem}` | {f'`ragkit.{m}`' if m else ''} | {desc} |"
+
+def render_map(root: Path) -> str:
+    "The notebook map: one row per numbered notebook, its module and its description."
+    rows = [_map_row(nb) for nb in sorted((Path(root) / "nbs").glob("[0-9]*.ipynb"))]
+    return "\n".join(["| notebook | module | what it is |", "|---|---|---|", *rows]) + "\n"
+
 # %% ../nbs/95_report.ipynb #ae417904
-def markers(name: str, # a block of BLOCKS: headlines, timings, bench or readers
+def markers(name: str, # a block of BLOCKS: headlines, timings, bench, readers or map
             ) -> tuple[str, str]:
     "The start and end comments that fence README's generated block `name`."
     return f"<!-- {name}:start (written by `ragkit report readme`; do not edit) -->", f"<!-- {name}:end -->"
 
-BLOCKS = {"headlines": render_headlines, "timings": render_timings, "bench": render_bench, "readers": render_readers}
+BLOCKS = {"headlines": render_headlines, "timings": render_timings, "bench": render_bench, "readers": render_readers, "map": render_map}
 
 def splice(readme: str, # README's text
            block: str, # the new text of the block
