@@ -12,7 +12,7 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file', 'duration', 'ratio',
-           'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines', 'cost_table', 'score_table',
+           'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines', 'headline_table',
            'reader_of', 'where_ran', 'took', 'scale_block', 'split_block', 'run_block', 'render_headlines',
            'reproduce_lines', 'prefix_line', 'render_timings', 'option_row', 'fastest_faithful', 'reader_lines',
            'squad_lines', 'precision_lines', 'compare_lines', 'render_bench', 'server_lines', 'generate_lines',
@@ -113,15 +113,10 @@ def cost_lines(rows: list[dict]) -> list[str]:
     head = "| task | system | n | EM | F1 (95% CI) | containment | LM calls | cached | reader tokens | s | Pareto front |"
     return [head, "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---|"] + [_cost_row(r) for r in rows]
 
-def cost_table(res: dict) -> list[dict] | None:
-    "The run's accuracy-and-cost rows when it has them (90_benchmark's `table`), else None."
-    rows = res.get("table")
-    return rows if isinstance(rows, list) and rows and {"reader_tokens", "front"} <= set(rows[0]) else None
-
-def score_table(res: dict) -> list[dict] | None:
-    "The run's per-system score rows (`table1` or `accuracy`) when they hold our numbers, else None."
-    return next((res[k] for k in ("table1", "accuracy") if isinstance(res.get(k), list) and res[k]
-                 and any(c.endswith("(ours)") for c in res[k][0])), None)
+def headline_table(res: dict) -> list[dict] | None:
+    "The rows of the table the run names as its headline (results.json's `headline`, which `Experiment.finish` writes), else None."
+    rows = res.get(res.get("headline") or "")
+    return rows if isinstance(rows, list) and rows else None
 
 # %% ../nbs/95_report.ipynb #3dc49188
 def reader_of(folder: Path, r: dict) -> str:
@@ -191,8 +186,8 @@ def run_block(root: Path, # the project root
     res, run = r["results"], r["run"]
     out = [f"**{folder.name}** — {reader_of(folder, r)}, git `{run['git']['commit'][:10]}`; "
            f"{took(res, run)} (`outputs/paper/{folder.name}/`).", ""]
-    if scores := score_table(res): out += system_lines(scores) + [""]
-    if costs := cost_table(res): out += cost_lines(costs) + [""] + ([res["front"], ""] if res.get("front") else [])
+    if rows := headline_table(res):  # a cost table (the benchmark's) has each system's reader tokens; a score table, ours beside the paper's
+        out += cost_lines(rows) + [""] + ([res["front"], ""] if res.get("front") else []) if "reader_tokens" in rows[0] else system_lines(rows) + [""]
     if res.get("verdict"): out += verdict_lines(res["verdict"]) + [""]
     else: out += ["(This run computes what the next notebooks judge; it decides no claim itself.)", ""]
     if mech := mechanism_lines(res.get("mechanisms") or []): out += mech + [""]

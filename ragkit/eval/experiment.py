@@ -512,9 +512,11 @@ def finish(self: Experiment,
            reader: str | None = None, # the reader's identity (default: .lm's, when it was built)
            note: str = "", # a paragraph added after the computed one (e.g. how often a method's mechanism decided)
            health: Sequence[Mapping] = (), # the mechanism checks of the run (ragkit.eval.mechanism.health rows): results.json's `mechanisms`
+           headline: str = "", # which of `tables` is the run's headline (the paper's main table, ours beside it): results.json's `headline`
            **tables) -> str:
     "Judge `claims` (a claim whose mechanism did not act gets no direction), write results.json with `tables`, show the verdict; the closing paragraph."
     from IPython.display import display
+    if headline and headline not in tables: raise ValueError(f"headline={headline!r} names no table given to finish; tables: {', '.join(tables) or 'none'}")
     v = claims if isinstance(claims, pd.DataFrame) else self.verdict(claims, runs if isinstance(runs, Mapping) else None)
     self.verdict_table = v = judged(v, health)
     reader = self.reader() if reader is None else reader
@@ -523,6 +525,6 @@ def finish(self: Experiment,
     evs = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
     questions = {d: [e.qid for e in p.examples] for d, p in self.tasks.items()}
     self.results = write_results(self.out, evs, dict(parameters=self.params, reader=reader, verdict=v, what_reproduces=self.found,
-                                                     figures=self.figures, mechanisms=list(health), **({"questions": questions} if questions else {}), **tables))
+                                                     figures=self.figures, mechanisms=list(health), headline=headline or None, **({"questions": questions} if questions else {}), **tables))
     display(v[[c for c in VERDICT_SHOWN if c in v]].round(2))
     return self.found
