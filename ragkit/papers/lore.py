@@ -95,7 +95,6 @@ def _candidate(rd, rank: int, pid: str) -> tuple[Candidate, Cost]:
 
 class LoRE(Method):
     "Logit-ranked retriever ensemble: one answer per retrieved context, chosen by LoR (Sanniboina et al., 2024)."
-    config_keys = ("lm", "retriever", "k", "w1", "w2", "template", "chat", "max_new_tokens", "stop", "merge")
     def __init__(self, retriever, # where the contexts come from (any ragkit.core.Retriever)
                  lm, # the reader: one answer, with its token log-probabilities, per context
                  k: int = 5, # contexts read per question (one answer each)
@@ -162,6 +161,7 @@ def _cut_words(joined: str, budget: int) -> str:
     words = list(re.finditer(r"\S+", joined))
     return joined if len(words) <= budget else joined[:words[budget - 1].end()]
 
+# %% ../../nbs/40_papers.lore.ipynb #c40e0a02
 def _contexts_kept(contexts: Sequence[str], kept: str) -> dict:
     "How many of the joined `contexts` the cut text `kept` shows at least in part, and how many whole."
     starts = np.cumsum([0] + [len(c) + 2 for c in contexts[:-1]])
@@ -184,9 +184,10 @@ def fit_document(lm, # the reader: its tokenizer counts the budget (words withou
     return kept, dict(**_contexts_kept(contexts, kept), input_tokens=used,
                       unit="tokens" if tok is not None else "words")
 
+# %% ../../nbs/40_papers.lore.ipynb #c40e0a04
 class NaiveRAG(Method):
     "Retrieve-then-read baseline: the top-k contexts concatenated into one prompt, optionally cut to an input budget."
-    config_keys = ("lm", "retriever", "k", "template", "chat", "max_new_tokens", "stop")
+    fingerprint_since = {"max_input_tokens": "added after the Naive runs were committed: counted only when a budget is set"}
     def __init__(self, retriever, # where the contexts come from
                  lm, # the reader
                  k: int = 5, # contexts joined into the prompt, best first
@@ -196,16 +197,13 @@ class NaiveRAG(Method):
                  stop=("\n",), # where an answer ends
                  name: str | None = None, # the system's name (default "Naive[-<budget>] - <retriever>")
                  max_input_tokens: int | None = None): # cut the joined contexts so the prompt fits this many tokens (None: read all k)
-        store_attr("retriever,lm,k,template,chat,max_new_tokens,max_input_tokens")
-        self.stop = tuple(stop or ())
+        store_attr("retriever,lm,k,template,chat,max_new_tokens")
+        self.max_input_tokens, self.stop = max_input_tokens or None, tuple(stop or ())  # a budget of 0 reads all k, as None does
         self.name = name or (f"Naive-{max_input_tokens} - {retriever.name}" if max_input_tokens else f"Naive - {retriever.name}")
 
-    @property
-    def config(self) -> dict:
-        "Method's config, and the input budget with its unit when the contexts are cut."
-        c = Method.config.fget(self)
-        if self.max_input_tokens: c.update(max_input_tokens=self.max_input_tokens, unit="tokens" if tokenizer_of(self.lm) is not None else "words")
-        return c
+    def derived_config(self) -> dict:
+        "The budget's unit when the contexts are cut: the reader's tokens, or words without a tokenizer."
+        return dict(unit="tokens" if tokenizer_of(self.lm) is not None else "words") if self.max_input_tokens else {}
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, one prompt each."
@@ -243,6 +241,10 @@ RULES = {"top1": "Top-1", "mean_prob": "MeanProb", "oracle": "Best-of-k"}  # rul
 
 class Rechoose(Method):
     "Another choice among a finished LoRE run's candidates, with no LM call: an ablation, or the best-of-k oracle."
+    tag = "LoRE-rechoose"
+    fingerprint_ignore = {**Method.fingerprint_ignore,
+        "lore": "in the fingerprint by the LoRE run's name and run fingerprint (`source`, `source_fingerprint`: derived_config)"}
+
     def __init__(self, lore, # a finished LoRE Evaluation (its trace holds every candidate)
                  rule: str = "top1", # top1 (the top context's answer), mean_prob (LoR with w2 0) or oracle (best F1 against the golds)
                  merge: str = "best", # duplicate answers, as LoRE's `merge`
@@ -257,10 +259,9 @@ class Rechoose(Method):
             self.rows.setdefault(r.question, r)
         self.name = name or lore.name.replace("LoRE", RULES[rule], 1)
 
-    @property
-    def config(self) -> dict:
-        "The rule and the LoRE run it reads (its fingerprint), the resume key."
-        return dict(method="LoRE-rechoose", rule=self.rule, merge=self.merge, source=self.lore.name, source_fingerprint=self.lore.summary.get("fingerprint"))
+    def derived_config(self) -> dict:
+        "The LoRE run it reads, by its name and run fingerprint (the settings are in `config` by construction)."
+        return dict(source=self.lore.name, source_fingerprint=self.lore.summary.get("fingerprint"))
 
     def _pick(self, cands: list[Candidate], golds) -> Candidate:
         "The candidate this rule chooses."
@@ -291,6 +292,7 @@ class Rechoose(Method):
         return Prediction.charged(pick.answer, cost, raw=pick.raw, pids=[c.pid for c in used],
                                   trace=dict(rule=self.rule, chosen_rank=pick.context_rank, **note))
 
+# %% ../../nbs/40_papers.lore.ipynb #c40e0a06
 def _reads_cost(r, cands: list[Candidate], used: list[Candidate]) -> tuple[Cost, dict]:
     "What the reads `used` cost, and a trace note if it is estimated (a row from before candidates kept their cost)."
     if any(c.prompt_tokens or c.finish for c in cands): return _own_cost(used), {}
@@ -305,10 +307,15 @@ def _estimated_cost(r, used: int, n: int) -> Cost:
     return Cost(used, round(r.prompt_tokens * used / n), round(r.tokens * used / n))
 
 # %% ../../nbs/40_papers.lore.ipynb #c37e0002
-from .sure import Rerank1, RERANKERS
+from .sure.method import Rerank1, RERANKERS
 
 class LLMRerank(Rerank1):
     "LLM re-ranking (RankGPT's sliding window, SuRe's `Rerank1(by='llm')`) of the top-k contexts, then LoRE's read of the one it puts first."
+    tag = "LoRE-LLM-rerank"
+    fingerprint_ignore = {**Rerank1.fingerprint_ignore,  # Rerank1's, and the two settings it is handed under its own names
+                          "k": "passed to Rerank1 as `n_passages`: counted there",
+                          "rank_words": "passed to Rerank1 as `passage_words`: counted there"}
+
     def __init__(self, retriever, # where the contexts come from
                  lm, # the reader: it ranks the contexts and answers from the first
                  k: int = 5, # contexts re-ranked (RankGPT reads them in windows of `window`, stepping back by `step`)
@@ -321,12 +328,7 @@ class LLMRerank(Rerank1):
                  **kw): # Rerank1's RankGPT settings: rank_max_new_tokens, window, step, rankgpt_rule
         super().__init__(retriever, lm, by="llm", n_passages=k, passage_words=rank_words, max_new_tokens=max_new_tokens,
                          chat=bool(chat), name=name or f"{RERANKERS['llm']} - {retriever.name}", **kw)
-        self.k, self.template, self.stop = k, template, tuple(stop or ())
-
-    @property
-    def config(self) -> dict:
-        "Rerank1's config, with the answer's prompt and stop strings (the resume key)."
-        return Rerank1.config.fget(self) | dict(method="LoRE-LLM-rerank", template=self.template, stop=list(self.stop))
+        self.k, self.rank_words, self.template, self.stop = k, rank_words, template, tuple(stop or ())
 
     def _answer_top(self, questions: list[str], ps: list[list], top: list, cost: list, tr: list) -> list[Prediction]:
         "LoRE's read of each question's first context (its whole text, as LoRE reads it), charged the ranking too."
@@ -457,7 +459,6 @@ def bias_rows(ev, golds_by_qid: dict[str, list[str]]) -> pd.DataFrame:
     return pd.DataFrame([row for _, r in ev.table.iterrows() for row in _candidate_rows(r, golds_by_qid)])
 
 # %% ../../nbs/40_papers.lore.ipynb #7e951149
-from ..eval.experiment import Claim, cost_saving
 from ..eval.mechanism import Check, Mechanism, health
 
 def _distinct_answers(r: Mapping) -> int:
@@ -471,6 +472,9 @@ LORE_RANKING = Mechanism("LoRE's ranking", (  # what LoR must show in a LoRE row
 def lore_health(runs: Mapping) -> list[dict]:
     "LoRE's ranking checked on the rows of every LoRE run in `runs` ((task, system) -> Evaluation)."
     return [h for (d, s), ev in runs.items() if s.startswith("LoRE - ") for h in health(LORE_RANKING, d, s, ev.table.to_dict("records"))]
+
+# %% ../../nbs/40_papers.lore.ipynb #c40e0a08
+from ..eval.experiment import Claim
 
 _T1_SRC = "LoRE Table 1, Section 4.1.3"
 _ABLATION_SRC = "LoRE Section 3.3.4 (LoR = 0.8 Mean Score + 0.2 / Context Rank); ragkit's ablation"
@@ -519,6 +523,7 @@ def lore_claims(datasets, naive: str = "Naive-512", metric: str = "f1") -> list[
     return [c for d in datasets
             for c in _table1_claims(d, naive, metric) + _ragkit_claims(d, metric) + _ablation_claims(d, metric)]
 
+# %% ../../nbs/40_papers.lore.ipynb #c40e0a0a
 RERANK_SOURCE = ("LoRE Section 1 ('reduces the computational overhead typically associated with re-ranking processes') and "
                  "Section 3 ('removing the need for expensive re-ranking steps'): the paper names no re-ranker and measures no cost")
 NAIVE_COST_SOURCE = "ragkit's comparison, not the paper's (the paper's cost claim is against re-ranking)"
@@ -541,6 +546,9 @@ def _on(ev, qids):
     from ragkit.eval.evaluate import Evaluation
     t = ev.table[ev.table.qid.isin(set(qids))].reset_index(drop=True)
     return Evaluation(ev.name, t, ev.summary, ev.path)
+
+# %% ../../nbs/40_papers.lore.ipynb #c40e0a0c
+from ..eval.experiment import cost_saving
 
 def lore_cost_claims(runs: Mapping, # (task, system) -> Evaluation
                      ) -> list[Claim]:
