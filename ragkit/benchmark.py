@@ -130,7 +130,7 @@ class TopR(Method):
 
 # %% ../nbs/90_benchmark.ipynb #d0d15b27
 from .core import stable_hash
-from .papers.witqa import fit_thresholds, retrieves
+from .papers.witqa.method import fit_thresholds, retrieves
 
 class PopularityRoute(Method):
     "Adaptive retrieval: closed-book for popular subjects, RAG for rare ones, by an S-count threshold fitted on the other folds."
@@ -182,7 +182,7 @@ class PopularityRoute(Method):
 # %% ../nbs/90_benchmark.ipynb #8a0154d6
 from .papers.lore import lore_retrievers, lore_systems
 from .papers.sure import sure_systems
-from .papers.witqa import Vanilla
+from .papers.witqa.method import Vanilla
 
 RETRIEVER_NAMES = {"BM25": "BM25", "FAISS": "dense", "Ensemble": "RRF"}  # LoRE's retriever names -> this benchmark's labels
 

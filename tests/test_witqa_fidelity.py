@@ -3,7 +3,7 @@ import json
 from pathlib import Path
 import pandas as pd
 import pytest
-from ragkit.papers import witqa as w
+from ragkit.papers.witqa import experiment as w, method as m
 from ragkit.eval.metrics import contains_match, has_answer
 from ragkit.eval.experiment import verdict
 
@@ -13,17 +13,17 @@ PAPER = Path(__file__).resolve().parents[2] / "shared" / "papers" / "witqa-retri
 def test_unicode_spaces_fold_in_every_rule():
     "NQ dev/2532's gold has a no-break space; the passage a plain one: every rule finds it."
     golds = ["1,228\xa0km/h"]
-    assert w.substring_match("1,228 km/h (763 mph)", golds) == 1.0
+    assert m.substring_match("1,228 km/h (763 mph)", golds) == 1.0
     assert contains_match("1,228 km/h (763 mph)", golds) == 1.0 and has_answer("it reached 1,228 km/h", golds) == 1.0
-    assert w.substring_match("10\u202fOctober\u20092015", ["10 October 2015"]) == 1.0
-    assert w.substring_match("1,228 mph", golds) == 0.0
+    assert m.substring_match("10\u202fOctober\u20092015", ["10 October 2015"]) == 1.0
+    assert m.substring_match("1,228 mph", golds) == 0.0
 
 @pytest.mark.parametrize("q", ["who are you", "what did i tell you about me", "where did he'll go", "you're the one that i want"])
 def test_pronouns_and_contractions_are_never_subjects(q):
     "Pronouns never pass as proper nouns, and 'he'll' never becomes 'hell'."
     proper = frozenset({"i", "you", "me", "hell", "he"})
-    subj, _ = w.question_subject(q, proper, lambda g: 1)
-    assert subj not in w.QUESTION_STOP and "hell" not in subj.split()
+    subj, _ = m.question_subject(q, proper, lambda g: 1)
+    assert subj not in m.QUESTION_STOP and "hell" not in subj.split()
 
 def test_labelled_tasks_use_their_labels():
     "DisambWITQA and PopQA name their subject fields; only unlabelled tasks fall back to the heuristic."

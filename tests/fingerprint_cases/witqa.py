@@ -2,7 +2,7 @@
 from ragkit.core import Corpus, Passage
 from ragkit.lm.base import FakeLM
 from ragkit.retrieve.fusion import FakeRetriever
-from ragkit.papers.witqa import Vanilla, RALM, GenRead
+from ragkit.papers.witqa.method import Vanilla, RALM, GenRead
 
 _CORPUS = Corpus([Passage("p1", "France", "France is a country. Its capital is Paris.")], "toy")
 
