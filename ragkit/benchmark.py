@@ -181,7 +181,7 @@ class PopularityRoute(Method):
 
 # %% ../nbs/90_benchmark.ipynb #8a0154d6
 from .papers.lore import lore_retrievers, lore_systems
-from .papers.sure import sure_systems
+from .papers.sure.experiment import sure_systems
 from .papers.witqa.method import Vanilla
 
 RETRIEVER_NAMES = {"BM25": "BM25", "FAISS": "dense", "Ensemble": "RRF"}  # LoRE's retriever names -> this benchmark's labels
@@ -317,7 +317,7 @@ def front_text(table: pd.DataFrame) -> str:
 from collections import Counter
 from .eval.mechanism import Check, Mechanism, health, health_row
 from .papers.lore import LORE_RANKING
-from .papers.sure import SURE_SELECTION
+from .papers.sure.experiment import SURE_SELECTION
 
 ADAPTIVE_ROUTE = Mechanism("adaptive routing", (  # both routes used, checked per row
     Check("it answered from memory (no retrieval)", lambda r: not r["trace"].get("retrieved", True)),
@@ -369,7 +369,7 @@ def bench_health(runs: Mapping[tuple[str, str], Evaluation]) -> list[dict]:
 # %% ../nbs/90_benchmark.ipynb #c90d0002
 from .eval.experiment import decisive_claim
 from .papers.lore import contexts_differ, top_context_right
-from .papers.sure import sure_decisive_claims
+from .papers.sure.experiment import sure_decisive_claims
 
 def _route_claim(runs: Mapping, d: str, s: str) -> Claim:
     "Adaptive retrieval against always retrieving, where closed-book and naive RAG - BM25 differ in containment."

@@ -1,9 +1,9 @@
-"Fingerprint cases of SuRe (`ragkit.papers.sure`): SuRe, its Table 3 and Table 6 variants, Base and the Table 4 reranker."
+"Fingerprint cases of SuRe (`ragkit.papers.sure.method`): SuRe, its Table 3 and Table 6 variants, Base and the Table 4 reranker."
 from ragkit.core import Corpus, Passage
 from ragkit.lm.base import FakeLM
 from ragkit.retrieve.fusion import FakeRetriever
 from ragkit.retrieve.dense import HashingEmbedder
-from ragkit.papers.sure import Base, Rerank1, SuRe, SuReCandidates, SuReMCQ, SuReSummaries, SumAndPred
+from ragkit.papers.sure.method import Base, Rerank1, SuRe, SuReCandidates, SuReMCQ, SuReSummaries, SumAndPred
 
 _toy = Corpus([Passage("p1", "Lyon", "Lyon is a city in France."), Passage("p2", "Paris", "Paris is the capital of France.")], "toy")
 _ret = FakeRetriever(_toy, {"What is the capital of France?": ["p1", "p2"]}, "toy")
