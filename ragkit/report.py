@@ -9,15 +9,18 @@ Docs: https://ragkit.github.io/ragkit/report.html.md"""
 from __future__ import annotations
 import json
 from pathlib import Path
+from .eval.experiment import DIRECTIONS
+from .notebooks import paper_label
 
 # %% auto #0
-__all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file', 'duration', 'ratio',
-           'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines', 'headline_table',
+__all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'TALLY', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file', 'duration',
+           'ratio', 'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines', 'headline_table',
            'reader_of', 'where_ran', 'took', 'scale_block', 'split_block', 'run_block', 'render_headlines',
            'reproduce_lines', 'prefix_line', 'render_timings', 'option_row', 'fastest_faithful', 'reader_lines',
            'squad_lines', 'precision_lines', 'compare_lines', 'render_bench', 'server_lines', 'generate_lines',
-           'render_readers', 'notebook_description', 'render_map', 'markers', 'splice', 'render_readme', 'rows_of',
-           'metric_means', 'compare', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
+           'render_readers', 'paper_of', 'run_reader', 'claim_rows', 'tally', 'tally_text', 'render_summary',
+           'notebook_description', 'render_map', 'markers', 'splice', 'render_readme', 'rows_of', 'metric_means',
+           'compare', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
            'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
@@ -223,7 +226,7 @@ def prefix_line(root: Path, # the project root
     full = read_json(params).get("limit") if now is not None and then == now else None  # extrapolate only under the same profile
     per = ", ".join(f"{e['system']} {duration(e['seconds'])}" for e in r["evaluations"])
     est = (f"; at that rate {full} questions take about {(answering / n * full + r['seconds'] - answering) / 60:.0f} min" if full else
-           f"; timed under the profile of that commit, which differs from today's (the reference run's own time is in its block above)")
+           "; timed under the profile of that commit, which differs from today's (the reference run's own time is in its block above)")
     return (f"`{nb}`'s paper profile on {n} of its questions (its seeded sample's first {n} draws, `-p {' -p '.join(f'{k} {v}' for k, v in r['overrides'].items())}`), "
             f"reader `{r.get('reader') or 'not recorded'}`, alone from an empty cache (git `{r['git'][:7]}`): {duration(answering)} of answering ({answering / n:.1f} s per "
             f"question: {per}) and {duration(r['seconds'] - answering)} for the rest{est}.")
@@ -346,6 +349,72 @@ def render_readers(root: Path) -> str:
     for g in sorted((root / "outputs" / "bench").glob("generate-*.json")): out += generate_lines(g)
     return "\n".join(out) + "\n"
 
+# %% ../nbs/95_report.ipynb #046c7b9c
+def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore"
+             root: Path, # the project root (its nbs/ holds the notebook)
+             ) -> str:
+    "The paper the notebook declares in its title ('40_papers.lore' -> 'LoRE', '90_benchmark' -> 'Benchmark'), '' if none."
+    nb = Path(root) / "nbs" / f"{notebook}.ipynb"
+    return paper_label(nb) if nb.is_file() else ""
+
+def run_reader(folder: Path, res: dict) -> str:
+    "The reader of a run: its own, or that of the grid it read (EoR's 63 and 64)."
+    if res.get("reader"): return res["reader"]
+    grid = (res.get("grid") or {}).get("reader")
+    return grid or ""
+
+def _claim_row(nb: str, r: dict, reader: str, paper: str) -> dict:
+    "One verdict row `r` of notebook `nb`'s results as a scoreboard row."
+    return dict(paper=paper, notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
+                ours=r.get("ours"), lo=r.get("lo"), hi=r.get("hi"), unit=r.get("unit") or "points",
+                direction=r["direction"], size=r["size"], n=r.get("n"), reader=reader,
+                direction_holm=r.get("direction_holm", r["direction"]), discordant=r.get("discordant"), mechanism=r.get("mechanism") or "")
+
+def _run_claims(res_file: Path, root: Path) -> list[dict]:
+    "The scoreboard rows of one run's results.json, labelled with the paper its notebook declares."
+    res, nb = read_json(res_file), res_file.parent.name
+    return [_claim_row(nb, r, run_reader(res_file.parent, res), paper_of(nb, root)) for r in res.get("verdict") or []]
+
+def claim_rows(root: Path, # the project root
+               profile: str = "paper", # whose runs: outputs/<profile>/
+               ) -> list[dict]:
+    "Every claim of every run of `profile`, in notebook order, with its paper, verdicts and reader."
+    return [row for f in sorted((Path(root) / "outputs" / profile).glob("*/results.json")) for row in _run_claims(f, root)]
+
+# %% ../nbs/95_report.ipynb #5e29101e
+TALLY = DIRECTIONS  # the columns of the per-paper tally (holds, reversed, undecided, mechanism did not run), by the Holm-adjusted direction
+
+def tally(rows: list[dict], # claim_rows
+          ) -> list[dict]:
+    "Per paper (in order of appearance): its claims, how many have a paper number, and the count of each Holm-adjusted direction."
+    out = []
+    for p in dict.fromkeys(r["paper"] for r in rows):
+        mine = [r for r in rows if r["paper"] == p]
+        out.append(dict(paper=p or "other", claims=len(mine), with_paper_number=sum(r["paper_effect"] is not None for r in mine),
+                        **{d: sum(r.get("direction_holm", r["direction"]) == d for r in mine) for d in TALLY}))
+    return out
+
+def tally_text(rows: list[dict]) -> str:
+    "The tally as a small markdown table (directions after Holm's adjustment over each run's claims)."
+    out = ["| paper | claims | with a paper number | " + " | ".join(TALLY) + " |", "|---|---:|---:|" + "---:|" * len(TALLY)]
+    return "\n".join(out + [f"| {t['paper']} | {t['claims']} | {t['with_paper_number']} | " + " | ".join(str(t[d]) for d in TALLY) + " |"
+                            for t in tally(rows)])
+
+# %% ../nbs/95_report.ipynb #fec57061
+def _run_line(root: Path, folder: Path) -> str:
+    "One reference run in a line: its notebook and paper, reader, time, verdict count and folder."
+    r, nb = load_run(folder), Path(root) / "nbs" / f"{folder.name}.ipynb"
+    res, paper = r["results"], paper_label(nb) if nb.is_file() else ""
+    n = len(res.get("verdict") or [])
+    return (f"- **{folder.name}**{f' ({paper})' if paper else ''}: {reader_of(folder, r)}; {took(res, r['run'])}; "
+            f"{f'{n} claims' if n else 'no claim of its own'} (`outputs/paper/{folder.name}/`)")
+
+def render_summary(root: Path) -> str:
+    "README's summary block: the claims' tally per paper and a line per committed reference run."
+    folders = sorted(p for p in (Path(root) / "outputs" / "paper").glob("*") if (p / "results.json").is_file())
+    if not folders: return "No reference run is committed yet (`outputs/paper/` is empty).\n"
+    return "\n".join([tally_text(claim_rows(root)), "", *[_run_line(root, f) for f in folders]]) + "\n"
+
 # %% ../nbs/95_report.ipynb #85587f53
 def notebook_description(nb: Path) -> str:
     "The notebook's description: the `> ` lines of its first markdown cell, joined into one line."
@@ -366,12 +435,12 @@ def render_map(root: Path) -> str:
     return "\n".join(["| notebook | module | what it is |", "|---|---|---|", *rows]) + "\n"
 
 # %% ../nbs/95_report.ipynb #ae417904
-def markers(name: str, # a block of BLOCKS: headlines, timings, bench, readers or map
+def markers(name: str, # a block of BLOCKS: summary, timings, bench, readers or map
             ) -> tuple[str, str]:
     "The start and end comments that fence README's generated block `name`."
     return f"<!-- {name}:start (written by `ragkit report readme`; do not edit) -->", f"<!-- {name}:end -->"
 
-BLOCKS = {"headlines": render_headlines, "timings": render_timings, "bench": render_bench, "readers": render_readers, "map": render_map}
+BLOCKS = {"summary": render_summary, "timings": render_timings, "bench": render_bench, "readers": render_readers, "map": render_map}  # README's; the site shows render_headlines in full
 
 def splice(readme: str, # README's text
            block: str, # the new text of the block

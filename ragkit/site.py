@@ -11,45 +11,12 @@ from __future__ import annotations
 import html, json, re, shutil, subprocess, sys
 from html.parser import HTMLParser
 from pathlib import Path
-from .notebooks import paper_label
-from .report import read_json, render_bench, render_headlines, render_readers, render_timings
+from .report import claim_rows, render_bench, render_headlines, render_readers, render_timings, tally_text
 
 # %% auto #0
-__all__ = ['TALLY', 'HIDDEN', 'CONF', 'CSS', 'paper_of', 'run_reader', 'claim_rows', 'ours_text', 'scoreboard_markdown', 'tally',
-           'tally_text', 'scoreboard_text', 'page_cell', 'module_notebooks', 'module_page', 'paper_pages', 'index_page',
-           'write_sources', 'markdown_twin', 'build_site', 'check_links', 'site_main', 'scoreboard_main']
-
-# %% ../nbs/96_site.ipynb #046c7b9c
-def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore"
-             root: Path, # the project root (its nbs/ holds the notebook)
-             ) -> str:
-    "The paper the notebook declares in its title ('40_papers.lore' -> 'LoRE', '90_benchmark' -> 'Benchmark'), '' if none."
-    nb = Path(root) / "nbs" / f"{notebook}.ipynb"
-    return paper_label(nb) if nb.is_file() else ""
-
-def run_reader(folder: Path, res: dict) -> str:
-    "The reader of a run: its own, or that of the grid it read (EoR's 63 and 64)."
-    if res.get("reader"): return res["reader"]
-    grid = (res.get("grid") or {}).get("reader")
-    return grid or ""
-
-def _claim_row(nb: str, r: dict, reader: str, paper: str) -> dict:
-    "One verdict row `r` of notebook `nb`'s results as a scoreboard row."
-    return dict(paper=paper, notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
-                ours=r.get("ours"), lo=r.get("lo"), hi=r.get("hi"), unit=r.get("unit") or "points",
-                direction=r["direction"], size=r["size"], n=r.get("n"), reader=reader,
-                direction_holm=r.get("direction_holm", r["direction"]), discordant=r.get("discordant"), mechanism=r.get("mechanism") or "")
-
-def _run_claims(res_file: Path, root: Path) -> list[dict]:
-    "The scoreboard rows of one run's results.json, labelled with the paper its notebook declares."
-    res, nb = read_json(res_file), res_file.parent.name
-    return [_claim_row(nb, r, run_reader(res_file.parent, res), paper_of(nb, root)) for r in res.get("verdict") or []]
-
-def claim_rows(root: Path, # the project root
-               profile: str = "paper", # whose runs: outputs/<profile>/
-               ) -> list[dict]:
-    "Every claim of every run of `profile`, in notebook order, with its paper, verdicts and reader."
-    return [row for f in sorted((Path(root) / "outputs" / profile).glob("*/results.json")) for row in _run_claims(f, root)]
+__all__ = ['HIDDEN', 'CONF', 'CSS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text', 'page_cell', 'module_notebooks',
+           'module_page', 'paper_pages', 'index_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links',
+           'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
@@ -88,25 +55,6 @@ def _text_row(r: dict, width: int) -> str:
     c = r["claim"] if len(r["claim"]) <= width else r["claim"][:width - 1] + "…"
     return (f"{r['paper']:6} {c:{width}} {r['dataset'][:14]:14} {ours_text(r):26} "
             f"{_num(r['paper_effect'], r['unit']):>7}  {_direction(r)} / {r['size']}")
-
-from .eval.experiment import DIRECTIONS
-TALLY = DIRECTIONS  # the columns of the per-paper tally (holds, reversed, undecided, mechanism did not run), by the Holm-adjusted direction
-
-def tally(rows: list[dict], # claim_rows
-          ) -> list[dict]:
-    "Per paper (in order of appearance): its claims, how many have a paper number, and the count of each Holm-adjusted direction."
-    out = []
-    for p in dict.fromkeys(r["paper"] for r in rows):
-        mine = [r for r in rows if r["paper"] == p]
-        out.append(dict(paper=p or "other", claims=len(mine), with_paper_number=sum(r["paper_effect"] is not None for r in mine),
-                        **{d: sum(r.get("direction_holm", r["direction"]) == d for r in mine) for d in TALLY}))
-    return out
-
-def tally_text(rows: list[dict]) -> str:
-    "The tally as a small markdown table (directions after Holm's adjustment over each run's claims)."
-    out = ["| paper | claims | with a paper number | " + " | ".join(TALLY) + " |", "|---|---:|---:|" + "---:|" * len(TALLY)]
-    return "\n".join(out + [f"| {t['paper']} | {t['claims']} | {t['with_paper_number']} | " + " | ".join(str(t[d]) for d in TALLY) + " |"
-                            for t in tally(rows)])
 
 def scoreboard_text(rows: list[dict], width: int = 72) -> str:
     "The scoreboard for a terminal: paper, claim (cut to `width`), task, ours, the paper's, direction / size."
