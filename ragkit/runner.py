@@ -343,6 +343,7 @@ def _finish(rec: dict, nb: Path, folder: Path, root: Path, settings: Settings, t
     rec.update(finished=_now(), seconds=round(time.time() - t0, 1))
     write_json(folder / "run.json", rec)
 
+# %% ../nbs/98_runner.ipynb #f1d755bf
 def run_notebook(notebook: str, # e.g. "06_data.cards"
                  profile: str = "smoke", # smoke, demo, paper, paper-1.5b, paper-split or full (nbs/profiles.toml)
                  params: dict | None = None, # overrides, as with -p

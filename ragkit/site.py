@@ -208,6 +208,7 @@ def build_site(root: Path, # the project root
     for m, nb in module_notebooks(root).items(): (Path(out) / f"{m}.html.md").write_text(markdown_twin(nb), encoding="utf-8")
     return Path(out) / "index.html"
 
+# %% ../nbs/96_site.ipynb #a58ae8ea
 class _Refs(HTMLParser):
     "The hrefs, image sources and element ids of one HTML page."
     def __init__(self):

@@ -223,6 +223,7 @@ def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 9
     if bound and s == "smaller": tail = f"the paper's lower bound (at least {_pts(paper, unit)}) is ruled out: ours is smaller"
     return f"{head}; {tail}."
 
+# %% ../../nbs/33_eval.experiment.ipynb #78f0e16c
 def _exact(extra: Mapping) -> dict | None:
     "The sign test of a row when it decides the direction: fewer than EXACT_BELOW differing questions (and MIN_N or more compared)."
     m, n = extra.get("discordant"), extra.get("n")
@@ -251,6 +252,7 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
 VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "discordant", "wins", "losses", "ours", "lo", "hi", "p_value", "p_exact",
                    "test", "p_two", "paper", "bound", "direction", "size", "verdict", "unit", "source", "mechanism", "decisive"]
 
+# %% ../../nbs/33_eval.experiment.ipynb #10b8ff7f
 def _scores(x, metric: str) -> pd.Series:
     "Per-question scores by qid from an Evaluation or a Series."
     return x.scores(metric) if isinstance(x, Evaluation) else pd.Series(x, dtype=float)
