@@ -23,11 +23,11 @@ from .mechanism import (EXACT_BELOW, NOT_RUN, adjusted_direction, exact_directio
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN', 'run_systems', 'restrict',
-           'ci', 'paper_table', 'cost_table', 'Statistic', 'contrast', 'Claim', 'direction', 'no_difference_bound',
-           'size', 'verdict_sentence', 'verdict_row', 'compared', 'verdict', 'judged', 'decisive_claim',
-           'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure',
-           'Experiment']
+__all__ = ['PaperTable', 'MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN', 'run_systems',
+           'restrict', 'ci', 'paper_table', 'cost_table', 'paper_difference', 'Statistic', 'contrast', 'Claim',
+           'direction', 'no_difference_bound', 'size', 'verdict_sentence', 'verdict_row', 'compared', 'verdict',
+           'judged', 'decisive_claim', 'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers', 'output_dir',
+           'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval.evaluate)
@@ -101,6 +101,19 @@ def cost_table(runs: Mapping[tuple[str, str], Evaluation]) -> pd.DataFrame:
                          tokens=t.tokens.mean(), cached=(t.cached_calls.sum() / t.lm_calls.sum()) if t.lm_calls.sum() else 0.0,
                          cut_by_budget=_cut_share(t)))
     return pd.DataFrame(rows)
+
+# %% ../../nbs/33_eval.experiment.ipynb #fe8a584c
+PaperTable = Mapping[tuple[str, str], Mapping[str, float]]  # a paper's numbers: (task, system) -> {metric: value}
+
+def paper_difference(table: PaperTable, # the paper's numbers
+                     task: str, # where the claim is checked
+                     a: str, # the system claimed better
+                     b: str | Sequence[str], # the system it beats, or several: the best of them
+                     metric: str, # a metric both rows report
+                     ) -> float | None:
+    "The paper's a − b (or a − the best of several b) on `task` and `metric`, to 2 decimals; None when its table lacks a cell."
+    cells = [table.get((task, s), {}).get(metric) for s in (a, *([b] if isinstance(b, str) else b))]
+    return None if any(v is None for v in cells) else round(cells[0] - max(cells[1:]), 2)
 
 # %% ../../nbs/33_eval.experiment.ipynb #91f2a418
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher,
 
 # %% auto #0
 __all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'VOTERS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_NAME',
-           'PAPER_SYSTEM', 'POOL_DISAGREES', 'EOR_VOTE', 'EOR_TRAINING', 'ANCHOR', 'ANCHOR_SRC', 'DECISIVE', 'VOTE_SRC',
-           'TRAINING_SRC', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key',
+           'PAPER_SYSTEM', 'POOL_DISAGREES', 'EOR_VOTE', 'EOR_TRAINING', 'ANCHOR', 'ANCHOR_SRC', 'ANCHORED', 'DECISIVE',
+           'VOTE_SRC', 'TRAINING_SRC', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key',
            'check_answers', 'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit',
            'SearchSpace', 'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks',
            'cross_fit', 'start_fit', 'uniform_fit', 'held_out', 'EoRData', 'eor_data', 'system_mrlr', 'reads',
@@ -818,23 +818,20 @@ def held_out_note(ds: str, h: pd.DataFrame, # the dataset and its held_out table
             "and the claims that rest on the training get no direction.")
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c912c88b
-from ...eval.experiment import Claim, Statistic
+from ...eval.experiment import Claim, Statistic, paper_difference
 
 ANCHOR, ANCHOR_SRC = "ChatGPT", "EoR Table 1, Section 4.4 (ChatGPT, EM)"
 
-def _paper(d: str, a: str, b: str, col: int = 1) -> float | None:
-    "The paper's Table 1 difference a − b (ChatGPT; col 1: EM, 2: MRLR) for dataset d, None off the paper's datasets."
-    n = PAPER_NAME.get(d)
-    return round(PAPER_TABLE1[(ANCHOR, a)][n][col] - PAPER_TABLE1[(ANCHOR, b)][n][col], 2) if n else None
+ANCHORED = {(d, s): paper_row(d, s, ANCHOR) for d in PAPER_NAME for s in PAPER_SYSTEM}  # the anchor's Table 1 as (task, system) -> {BEM, EM, MRLR}
 
 def eor_claims(datasets: Sequence[str]) -> list[Claim]:
     "EoR > Top-R (on test: the paper's; cross-fitted: ours; both about the training) and EoR > ReFree per dataset, anchored on Table 1's ChatGPT EM."
     return [c for d in datasets for c in (
-        Claim("EoR > Top-R on test (the paper's Top R: best on the test questions)", d, "EoR", "Top-R on test", "accuracy", _paper(d, "EoR", "Top R"), ANCHOR_SRC,
+        Claim("EoR > Top-R on test (the paper's Top R: best on the test questions)", d, "EoR", "Top-R on test", "accuracy", paper_difference(ANCHORED, d, "EoR", "Top-R", "EM"), ANCHOR_SRC,
               mechanism=EOR_TRAINING.name),
-        Claim("EoR > Top-R (chosen on the training folds)", d, "EoR", "Top-R", "accuracy", _paper(d, "EoR", "Top R"), ANCHOR_SRC,
+        Claim("EoR > Top-R (chosen on the training folds)", d, "EoR", "Top-R", "accuracy", paper_difference(ANCHORED, d, "EoR", "Top-R", "EM"), ANCHOR_SRC,
               mechanism=EOR_TRAINING.name),
-        Claim("EoR > ReFree", d, "EoR", "ReFree", "accuracy", _paper(d, "EoR", "ReFree"), ANCHOR_SRC))]
+        Claim("EoR > ReFree", d, "EoR", "ReFree", "accuracy", paper_difference(ANCHORED, d, "EoR", "ReFree", "EM"), ANCHOR_SRC))]
 
 def mrlr_claims(d: str, # the dataset
                 correct_te: np.ndarray, # bool [N, M]: the retrievers' correctness on the test questions
@@ -842,7 +839,7 @@ def mrlr_claims(d: str, # the dataset
                 ) -> list[Claim]:
     "'EoR reduces MRLR' against both Top-Rs: MRLR(Top-R) − MRLR(EoR) in points, a statistic of the test questions."
     diff = lambda top: lambda ix: system_mrlr(correct_te[ix], rows[top][ix]) - system_mrlr(correct_te[ix], rows["EoR"][ix])
-    return [Claim(f"EoR reduces MRLR against {top} ({label})", d, "EoR", top, "MRLR", _paper(d, "Top R", "EoR", 2),
+    return [Claim(f"EoR reduces MRLR against {top} ({label})", d, "EoR", top, "MRLR", paper_difference(ANCHORED, d, "Top-R", "EoR", "MRLR"),
                   "EoR Table 1, Section 4.4 (ChatGPT, MRLR)", statistic=Statistic(diff(top), len(rows["EoR"])))
             for top, label in [("Top-R on test", "the paper's Top R"), ("Top-R", "chosen on the training folds")]]
 
