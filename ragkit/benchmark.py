@@ -10,15 +10,16 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
+from fastcore.basics import store_attr
 from .core import Cost, Method, Prediction
 from .eval.evaluate import Evaluation
 from .eval.experiment import Claim
 
 # %% auto #0
-__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'TOP_R', 'BENCH_TASKS', 'PARAMETER_RULES', 'ADAPTIVE_ROUTE', 'EOR_VOTE',
-           'CLOSED', 'BASELINE', 'MECHANISM_OF', 'EoRVote', 'TopR', 'PopularityRoute', 'benchmark_systems',
-           'pareto_front', 'bench_table', 'front_probability', 'eor_name', 'eor_claims', 'bench_claims', 'front_text',
-           'bench_health', 'bench_decisive_claims', 'eor_fits', 'eor_versus', 'eor_text']
+__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'TOP_R', 'BENCH_TASKS', 'PARAMETER_RULES', 'ADAPTIVE_ROUTE',
+           'BENCH_EOR_VOTE', 'CLOSED', 'BASELINE', 'MECHANISM_OF', 'EoRVote', 'TopR', 'PopularityRoute',
+           'benchmark_systems', 'pareto_front', 'bench_table', 'front_probability', 'eor_name', 'eor_claims',
+           'bench_claims', 'front_text', 'bench_health', 'bench_decisive_claims', 'eor_fits', 'eor_versus', 'eor_text']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
 from .eval.semantic import Matcher
@@ -38,8 +39,18 @@ def _cost(r: pd.Series) -> Cost:
     "One row's LM calls and tokens as a Cost."
     return Cost(int(r.lm_calls), int(r.prompt_tokens), int(r.tokens), int(r.cached_calls))
 
+def _fingerprints(runs: Mapping[str, Evaluation]) -> dict[str, str | None]:
+    "Each finished run's fingerprint, by name: how a method that reads runs names them in its own fingerprint."
+    return {n: ev.summary.get("fingerprint") for n, ev in runs.items()}
+
+# %% ../nbs/90_benchmark.ipynb #c90e0a03
 class EoRVote(Method):
     "EoR's cross-fitted weighted vote over the responses of finished systems, searched as 64_papers.eor.method searches it; charged every pooled system's cost."
+    tag = "EoR-vote"
+    fingerprint_ignore = {**Method.fingerprint_ignore,
+        "pool": "in the fingerprint by each member's run fingerprint (`pool`, derived_config)",
+        "nli": "in the fingerprint by the name of the slice it gives (`slices`, derived_config: its model's label, or nli:none)"}
+
     def __init__(self, pool: Mapping[str, Evaluation], # system name -> its finished evaluation (all on the same questions)
                  folds: int = 5, # cross-fitting folds: each question is chosen for by weights searched on the others
                  metrics: Sequence[str] = ("em", "f1", "bertscore", "nli"), # EoR's similarity slices between responses (64's)
@@ -50,11 +61,14 @@ class EoRVote(Method):
                  t: float = 0.1, # members whose weight is at most t are dropped (the paper's)
                  seed: int = 0, # the folds' and the search's seed
                  name: str = "EoR"): # the system's name
-        self.names, self.folds, self.metrics, self.seed, self.name = list(pool), folds, tuple(metrics), seed, name
-        self.nli, self.restarts, self.sim_upper, self.pooling, self.t = nli, restarts, sim_upper, pooling, t
-        self.tables, self.note = {n: ev.table.set_index("qid") for n, ev in pool.items()}, ""
-        self.fingerprints = {n: ev.summary.get("fingerprint") for n, ev in pool.items()}
+        store_attr("pool,folds,nli,restarts,sim_upper,pooling,t,seed,name")
+        self.metrics, self.names, self.note = tuple(metrics), list(pool), ""
+        self.tables, self.fingerprints = {n: ev.table.set_index("qid") for n, ev in pool.items()}, _fingerprints(pool)
         self.chosen, self.top_r, self.fold = self._fit()
+
+    def derived_config(self) -> dict:
+        "The pool by its members' run fingerprints and the slices as `similarity_tensor` computed them (the settings are in `config` by construction)."
+        return dict(pool=self.fingerprints, slices=list(self.slices))
 
     def _fit(self) -> tuple[dict[str, str], dict[str, str], dict[str, int]]:
         "question -> the member the cross-fitted vote picks, the member Top-R picks (most often right on the training folds), and its test fold."
@@ -73,24 +87,6 @@ class EoRVote(Method):
         return ({q: self.names[int(p)] for q, p in zip(qs, pick)}, {q: self.names[int(p)] for q, p in zip(qs, top)},
                 {q: int(f) for q, f in zip(qs, fold)})
 
-    @property
-    def described(self) -> str:
-        "The slices the vote used (one without a model named as weighing 0) and its restarts, in words for the system's name."
-        return "slices " + ", ".join(f"{s} at weight 0" if s.endswith(":none") else s for s in self.slices) + f"; {self.restarts} restarts"
-
-    @property
-    def config(self) -> dict:
-        "The pool (each system's run fingerprint), the folds, the slices as computed, the search's settings and the seed."
-        return dict(method="EoR-vote", pool=self.fingerprints, folds=self.folds, metrics=list(self.metrics), slices=list(self.slices),
-                    restarts=self.restarts, sim_upper=self.sim_upper, pooling=self.pooling, t=self.t, seed=self.seed)
-
-    def fit_rows(self) -> list[dict]:
-        "Per fold: its questions, Top-R's member, the searched slice weights, the kept members, the winning restart and the training accuracy."
-        tops = {self.fold[q]: self.top_r[q] for q in self.fold}
-        return [dict(fold=f + 1, n_test=sum(v == f + 1 for v in self.fold.values()), top_r=tops.get(f + 1), restarts=self.restarts, restart_won=fit.restart,
-                     sim_weights={k: round(float(w), 4) for k, w in zip(fit.metrics, fit.sim_weights)}, kept=fit.kept,
-                     start_accuracy=fit.start_accuracy, train_accuracy=fit.train_accuracy) for f, fit in enumerate(self.fits)]
-
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "The chosen system's answer to each question, charged every pooled system's cost on it."
         return [self._answer(q) for q in questions]
@@ -104,17 +100,36 @@ class EoRVote(Method):
                                   trace=dict(chosen=s, top_r=self.top_r[question], fold=self.fold[question], charged_seconds=secs,
                                              **({"fallback": self.note} if self.note else {})))
 
+# %% ../nbs/90_benchmark.ipynb #c90e0a05
+from fastcore.basics import patch
+
+@patch(as_prop=True)
+def described(self: EoRVote) -> str:
+    "The slices the vote used (one without a model named as weighing 0) and its restarts, in words for the system's name."
+    return "slices " + ", ".join(f"{s} at weight 0" if s.endswith(":none") else s for s in self.slices) + f"; {self.restarts} restarts"
+
+@patch
+def fit_rows(self: EoRVote) -> list[dict]:
+    "Per fold: its questions, Top-R's member, the searched slice weights, the kept members, the winning restart and the training accuracy."
+    tops = {self.fold[q]: self.top_r[q] for q in self.fold}
+    return [dict(fold=f + 1, n_test=sum(v == f + 1 for v in self.fold.values()), top_r=tops.get(f + 1), restarts=self.restarts, restart_won=fit.restart,
+                 sim_weights={k: round(float(w), 4) for k, w in zip(fit.metrics, fit.sim_weights)}, kept=fit.kept,
+                 start_accuracy=fit.start_accuracy, train_accuracy=fit.train_accuracy) for f, fit in enumerate(self.fits)]
+
 # %% ../nbs/90_benchmark.ipynb #0f424e72
 class TopR(Method):
     "EoR's Top-R over an EoRVote's pool: per fold, the member most often right on the training folds; charged only that member's cost."
+    tag = "EoR-Top-R"
+    fingerprint_ignore = {**Method.fingerprint_ignore,  # the vote's own settings (slices, search) cannot change Top-R's choice
+        "vote": "in the fingerprint by all Top-R's choice depends on (derived_config): its pool's run fingerprints, folds and seed"}
+
     def __init__(self, vote: EoRVote, # the vote whose pool, folds and seed Top-R shares
                  name: str = "Top-R"): # the system's name
         self.vote, self.name = vote, name
 
-    @property
-    def config(self) -> dict:
-        "The pool (each system's run fingerprint), the folds and their seed: all Top-R's choice depends on."
-        return dict(method="EoR-Top-R", pool=self.vote.fingerprints, folds=self.vote.folds, seed=self.vote.seed, right="contains_match")
+    def derived_config(self) -> dict:
+        "The pool (each system's run fingerprint), the folds, their seed and what counts as right: all Top-R's choice depends on."
+        return dict(pool=self.vote.fingerprints, folds=self.vote.folds, seed=self.vote.seed, right="contains_match")
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "The Top-R member's answer to each question, charged that member's cost."
@@ -134,23 +149,32 @@ from .papers.witqa.method import fit_thresholds, retrieves
 
 class PopularityRoute(Method):
     "Adaptive retrieval: closed-book for popular subjects, RAG for rare ones, by an S-count threshold fitted on the other folds."
+    tag = "popularity-route"
+    fingerprint_ignore = {**Method.fingerprint_ignore,
+        "closed": "in the fingerprint by its run fingerprint (`runs`, derived_config)",
+        "rag": "in the fingerprint by its run fingerprint (`runs`, derived_config)",
+        "popularity": "in the fingerprint by a hash of the counts of the runs' questions (derived_config)"}
+
     def __init__(self, closed: Evaluation, # the closed-book run
                  rag: Evaluation, # the retrieval-augmented run (same questions)
                  popularity: Mapping[str, float], # qid -> the question subject's S count in the task corpus
                  metric: str = "contains_match", # the 0/1 score the threshold maximises on the fitting folds
                  folds: int = 5, seed: int = 0, # cross-fitting folds and their seed
                  name: str = "Adaptive retrieval (S count)"): # the system's name
-        self.closed, self.rag = closed.table.set_index("qid"), rag.table.set_index("qid")
-        self.metric, self.folds, self.seed, self.name = metric, folds, seed, name
-        self.pop = {q: float(popularity[q]) for q in self.closed.index}
-        self.fingerprints = dict(closed=closed.summary.get("fingerprint"), rag=rag.summary.get("fingerprint"))
+        store_attr("closed,rag,popularity,metric,folds,seed,name")
+        self.closed_rows, self.rag_rows = closed.table.set_index("qid"), rag.table.set_index("qid")
+        self.pop = {q: float(popularity[q]) for q in self.closed_rows.index}
         self.retrieve = self._fit()
+
+    def derived_config(self) -> dict:
+        "The two runs by their fingerprints and the counts of their questions by a hash (the settings are in `config` by construction)."
+        return dict(runs=_fingerprints(dict(closed=self.closed, rag=self.rag)), popularity=stable_hash(repr(sorted(self.pop.items()))))
 
     def _fit(self) -> dict[str, bool]:
         "qid -> routed to the RAG run, by thresholds fitted on the other folds."
-        q = list(self.closed.index)
+        q = list(self.closed_rows.index)
         s = np.array([self.pop[x] for x in q])
-        v, r = self.closed[self.metric][q].to_numpy(float), self.rag[self.metric][q].to_numpy(float)
+        v, r = self.closed_rows[self.metric][q].to_numpy(float), self.rag_rows[self.metric][q].to_numpy(float)
         out = np.zeros(len(q), bool)
         for m in train_masks(len(q), min(self.folds, len(q)), 0.5, self.seed):
             te = ~m if (~m).any() else m
@@ -158,25 +182,17 @@ class PopularityRoute(Method):
             out[te] = retrieves(s[te], s[te], th.t_sr, th.t_s)
         return dict(zip(q, out.tolist()))
 
-    @property
-    def config(self) -> dict:
-        "The two runs (their fingerprints), the counts' hash, the score, the folds and the seed."
-        return dict(method="popularity-route", runs=self.fingerprints, popularity=stable_hash(repr(sorted(self.pop.items()))),
-                    metric=self.metric, folds=self.folds, seed=self.seed)
-
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "The routed run's answer to each question, charged that run's cost."
         return [self._answer(q) for q in questions]
 
     def _answer(self, question: str) -> Prediction:
         "One question's answer."
-        hit = self.closed[self.closed.question == question]
+        hit = self.closed_rows[self.closed_rows.question == question]
         if hit.empty: raise KeyError(f"{question!r} is not a question of the two runs")
         qid = hit.index[0]
-        t = self.rag if self.retrieve[qid] else self.closed
-        r = t.loc[qid]
-        cost = Cost(int(r.lm_calls), int(r.prompt_tokens), int(r.tokens), int(r.cached_calls))
-        return Prediction.charged(str(r.prediction or ""), cost, raw=str(r.raw or ""),
+        r = (self.rag_rows if self.retrieve[qid] else self.closed_rows).loc[qid]
+        return Prediction.charged(str(r.prediction or ""), _cost(r), raw=str(r.raw or ""),
                                   trace=dict(retrieved=self.retrieve[qid], s_count=self.pop[qid], charged_seconds=float(r.seconds)))
 
 # %% ../nbs/90_benchmark.ipynb #8a0154d6
@@ -322,9 +338,9 @@ from .papers.sure.experiment import SURE_SELECTION
 ADAPTIVE_ROUTE = Mechanism("adaptive routing", (  # both routes used, checked per row
     Check("it answered from memory (no retrieval)", lambda r: not r["trace"].get("retrieved", True)),
     Check("it retrieved", lambda r: bool(r["trace"].get("retrieved")))))
-EOR_VOTE = Mechanism("EoR's vote", ())  # its checks need the pool's rows: see _eor_health
+BENCH_EOR_VOTE = Mechanism("EoR's vote", ())  # over this pool, checked by _eor_health on the pool's rows (64's EOR_VOTE checks its held-out rows)
 CLOSED, BASELINE = "Closed-book", "Naive RAG - BM25"  # adaptive retrieval's two routes
-MECHANISM_OF = {"LoRE": LORE_RANKING, "SuRe": SURE_SELECTION, "EoR": EOR_VOTE, "Adaptive": ADAPTIVE_ROUTE}  # a system's name prefix -> its mechanism
+MECHANISM_OF = {"LoRE": LORE_RANKING, "SuRe": SURE_SELECTION, "EoR": BENCH_EOR_VOTE, "Adaptive": ADAPTIVE_ROUTE}  # a system's name prefix -> its mechanism
 
 def _right(runs: Mapping, d: str, s: str, metric: str = "contains_match") -> pd.Series:
     "Per qid: system `s`'s 0/1 score on task `d`."
@@ -352,9 +368,9 @@ def _eor_health(runs: Mapping, d: str, s: str) -> list[dict]:
     chosen = [(t or {}).get("chosen") for t in runs[d, s].table.trace]
     top = Counter(chosen).most_common(1)[0][1] if chosen else 0
     eor, topr = _right(runs, d, s), _top_r_right(runs, d, s)
-    return [health_row(EOR_VOTE.name, d, s, "the pool's answers differ in correctness", int((pool.nunique(axis=1) > 1).sum()), len(pool)),
-            health_row(EOR_VOTE.name, d, s, "the vote took another member than its most frequent choice", len(chosen) - top, len(chosen)),
-            health_row(EOR_VOTE.name, d, s, "EoR's choice differs in correctness from Top-R's", int((eor != topr[eor.index]).sum()), len(eor))]
+    return [health_row(BENCH_EOR_VOTE.name, d, s, "the pool's answers differ in correctness", int((pool.nunique(axis=1) > 1).sum()), len(pool)),
+            health_row(BENCH_EOR_VOTE.name, d, s, "the vote took another member than its most frequent choice", len(chosen) - top, len(chosen)),
+            health_row(BENCH_EOR_VOTE.name, d, s, "EoR's choice differs in correctness from Top-R's", int((eor != topr[eor.index]).sum()), len(eor))]
 
 def bench_health(runs: Mapping[tuple[str, str], Evaluation]) -> list[dict]:
     "Every method's mechanism checks on every task: LoRE's ranking, SuRe's selection, EoR's vote, adaptive routing."
@@ -382,7 +398,7 @@ def _vote_claim(runs: Mapping, d: str, s: str) -> Claim:
     pool = _pool_right(runs, d)
     return decisive_claim(f"{s} is right more often than Top-R, its best pool member on the training folds (decisive questions)", d, s, TOP_R,
                           _right(runs, d, s), _top_r_right(runs, d, s), pool.nunique(axis=1) > 1, "the pool's answers differ in containment",
-                          EOR_VOTE.name, SOURCES["Top-R"], "contains_match")
+                          BENCH_EOR_VOTE.name, SOURCES["Top-R"], "contains_match")
 
 def _lor_claim(runs: Mapping, d: str, s: str) -> Claim:
     "LoR against the top context's answer, where the contexts' answers differ in exact match."
