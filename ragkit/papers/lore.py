@@ -474,7 +474,7 @@ def lore_health(runs: Mapping) -> list[dict]:
     return [h for (d, s), ev in runs.items() if s.startswith("LoRE - ") for h in health(LORE_RANKING, d, s, ev.table.to_dict("records"))]
 
 # %% ../../nbs/40_papers.lore.ipynb #c40e0a08
-from ..eval.experiment import Claim
+from ..eval.experiment import Claim, paper_difference
 
 _T1_SRC = "LoRE Table 1, Section 4.1.3"
 _ABLATION_SRC = "LoRE Section 3.3.4 (LoR = 0.8 Mean Score + 0.2 / Context Rank); ragkit's ablation"
@@ -482,10 +482,6 @@ _ABLATIONS = (  # (claim, the ablation's system prefix)
     ("LoR beats reading the top context ({r}): the logits add to the rank term", "Top-1"),
     ("the rank term adds to the logits ({r}): LoRE > MeanProb", "MeanProb"))
 
-def _paper_gap(d: str, a: str, bs: Sequence[str], metric: str) -> float | None:
-    "The paper's `a` minus the best of `bs` on task `d`, if its Table 1 has all of them."
-    have = [(d, s) in PAPER_TABLE1 for s in (a, *bs)]
-    return PAPER_TABLE1[d, a][metric] - max(PAPER_TABLE1[d, b][metric] for b in bs) if all(have) else None
 
 def _papers_claim(c: Claim) -> bool:
     "Whether `c` is the paper's claim: where the paper's own table does not show it, it is not."
@@ -494,12 +490,12 @@ def _papers_claim(c: Claim) -> bool:
 def _lore_over_naive(d: str, naive: str, metric: str) -> list[Claim]:
     "LoRE over the paper's naive baseline (as read) on each retriever, on task `d`."
     return [Claim(f"LoRE-{r} > {naive}-{r} (the paper's baseline, as read)", d, f"LoRE - {r}", (f"{naive} - {r}",),
-                  metric, _paper_gap(d, f"LoRE - {r}", [f"Naive - {r}"], metric), _T1_SRC) for r in RETRIEVERS]
+                  metric, paper_difference(PAPER_TABLE1, d, f"LoRE - {r}", [f"Naive - {r}"], metric), _T1_SRC) for r in RETRIEVERS]
 
 def _ensemble_claim(d: str, ours: str, papers: str, metric: str) -> Claim:
     "`ours`-Ensemble over the best single retriever's `ours` on task `d`, with the paper's gap on its `papers` rows."
     bs = tuple(f"{ours} - {r}" for r in ("BM25", "FAISS"))
-    gap = _paper_gap(d, f"{papers} - Ensemble", [f"{papers} - {r}" for r in ("BM25", "FAISS")], metric)
+    gap = paper_difference(PAPER_TABLE1, d, f"{papers} - Ensemble", [f"{papers} - {r}" for r in ("BM25", "FAISS")], metric)
     return Claim(f"{ours}-Ensemble > best single {ours}", d, f"{ours} - Ensemble", bs, metric, gap, _T1_SRC)
 
 def _table1_claims(d: str, naive: str, metric: str) -> list[Claim]:
