@@ -197,6 +197,9 @@ class FakeOpenAIServer:
 
     def __repr__(self): return f"FakeOpenAIServer({self.base_url if self._httpd else 'stopped'}, {len(self.requests)} requests)"
 
+    def __enter__(self) -> FakeOpenAIServer: return self.start()  # a `with` block: started (or ready) on entry
+    def __exit__(self, *exc) -> None: self.stop()  # ... and stopped (closed) on leaving it
+
 # %% ../../nbs/13_lm.openai.ipynb #175cac6b
 def _prompt_of(body) -> str:
     "The prompt of a request body: the last message's content, or `prompt`."
@@ -280,12 +283,6 @@ def stop(self: FakeOpenAIServer) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-@patch
-def __enter__(self: FakeOpenAIServer) -> FakeOpenAIServer: return self.start()
-
-@patch
-def __exit__(self: FakeOpenAIServer, *exc) -> None: self.stop()
-
 # %% ../../nbs/13_lm.openai.ipynb #14751e8f
 class OpenAILM(LM):
     "ragkit's LM interface over an OpenAI-compatible HTTP endpoint (vLLM, llama.cpp server, Ollama, OpenAI)."
@@ -330,6 +327,9 @@ class OpenAILM(LM):
     def __repr__(self) -> str:
         return f"OpenAILM({self.model!r}, {self.base_url!r}, concurrency={self.concurrency}, key from ${self.api_key_env})"
 
+    def __enter__(self) -> OpenAILM: return self  # a `with` block: started (or ready) on entry
+    def __exit__(self, *exc) -> None: self.close()  # ... and stopped (closed) on leaving it
+
 # %% ../../nbs/13_lm.openai.ipynb #9932aea1
 @patch
 def _api_key(self: OpenAILM) -> str | None:
@@ -357,12 +357,6 @@ def close(self: OpenAILM) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None
-
-@patch
-def __enter__(self: OpenAILM) -> OpenAILM: return self
-
-@patch
-def __exit__(self: OpenAILM, *exc) -> None: self.close()
 
 # %% ../../nbs/13_lm.openai.ipynb #c1dd1c53
 _HINTS = {401: "check the key in ${env}", 403: "the key in ${env} may lack access to this model",

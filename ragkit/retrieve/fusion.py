@@ -9,7 +9,6 @@ Docs: https://ragkit.github.io/ragkit/retrieve.fusion.html.md"""
 from __future__ import annotations
 import math
 from typing import Sequence
-from tqdm.auto import tqdm
 from ..core import Corpus, Hit, Retriever
 
 # %% auto #0
