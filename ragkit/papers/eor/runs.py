@@ -190,10 +190,9 @@ EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # ragkit.data.tasks.TASKS this n
 from ...core import AtLeast, OneOf
 from ...data.tasks import TaskChoice
 from .algebra import EOR_RETRIEVERS
-PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them before the kernel
+PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype and device: ragkit.notebooks.SHARED_RULES)
     datasets=TaskChoice(tuple(EOR_TASKS)), support=TaskChoice(tuple(EOR_TASKS), optional=True), limit=AtLeast(0), retrievers=OneOf(tuple(EOR_RETRIEVERS), many=True, also=("all",)), max_passages=AtLeast(0),
-    pk_max_new_tokens=AtLeast(1), cp_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")),
-    device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), batch_size=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0),
+    pk_max_new_tokens=AtLeast(1), cp_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), batch_size=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0),
     source_split=AtLeast(0))
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #5fed437d

@@ -357,7 +357,7 @@ from ...core import AtLeast, OneOf
 from ...data.tasks import TaskChoice
 from .method import MATCH_RULES, ROUTES
 WITQA_TASK_NAMES = ("demo", "nq", "popqa", "retrievalqa", "witqa-disamb", "witqa")  # the tasks this notebook runs
-PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them before the kernel
+PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype and device: ragkit.notebooks.SHARED_RULES)
     datasets=TaskChoice(WITQA_TASK_NAMES), limit=AtLeast(0), systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True), match=OneOf(tuple(MATCH_RULES)),
-    max_new_tokens=AtLeast(1), genread_tokens=AtLeast(1), context_words=AtLeast(0), dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))),
+    max_new_tokens=AtLeast(1), genread_tokens=AtLeast(1), context_words=AtLeast(0),
     route=OneOf(tuple(ROUTES)), n_seeds=AtLeast(1), train_frac=AtLeast(0), mallen_boot=AtLeast(1), n_boot=AtLeast(1), qgen=AtLeast(0), seed=AtLeast(0))
