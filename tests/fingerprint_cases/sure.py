@@ -17,6 +17,6 @@ def _sure(cls):
 
 CASES = {SuRe: _sure, SuReSummaries: _sure, SuReMCQ: _sure, SumAndPred: _sure, SuReCandidates: _sure,
          Base: lambda cls: cls(_ret, _lm, n_passages=2, prompts="original"),  # prompts is counted only off 'paper'
-         Rerank1: lambda cls: cls(_ret, _lm, by="bm25", n_passages=2)}
+         Rerank1: lambda cls: cls(_ret, _lm, by="sure", embedder=HashingEmbedder(), sure=_sure(SuRe), n_passages=2)}  # reads embedder and sure
 
 ALTERNATIVES = {Rerank1: {"by": "llm"}}  # a probe reranker name reads no settings: RERANK_READS has no entry for it
