@@ -215,16 +215,14 @@ def oracle(sure_table: pd.DataFrame, golds: dict[str, list[str]]) -> pd.DataFram
     return pd.DataFrame(rows)
 
 # %% ../../../nbs/70_papers.sure.ipynb #49190248
-def _diff(table: dict, d: str, a: str, b: str, m: str) -> float | None:
-    "The paper's a − b on task d and metric m, if its table has both cells."
-    return table[d, a][m] - table[d, b][m] if (d, a) in table and (d, b) in table else None
+from ...eval.experiment import paper_difference
 
 _T1_CLAIMS = (("Base", ("exact_match", "f1")), ("No retrieval", ("exact_match",)))  # (b, the metrics claimed)
 
 def _table1_claims(datasets: Sequence[str]) -> list[Claim]:
     "Table 1's: SuRe beats Base (EM and F1) and no retrieval (EM)."
     return [Claim(f"SuRe > {b} ({'EM' if m == 'exact_match' else 'F1'})", d, "SuRe", (b,), m,
-                  _diff(PAPER_TABLE1, d, "SuRe", b, m), "SuRe Table 1, Section 4.2 (gpt-3.5-turbo, BM25 top-10)",
+                  paper_difference(PAPER_TABLE1, d, "SuRe", b, m), "SuRe Table 1, Section 4.2 (gpt-3.5-turbo, BM25 top-10)",
                   mechanism=SURE_SELECTION.name)
             for d in datasets for b, ms in _T1_CLAIMS for m in ms]
 
@@ -234,7 +232,7 @@ _T3_CLAIMS = (("+ summaries > Base (EM)", "+ conditional summaries", "Base"),  #
 
 def _table3_claims(datasets: Sequence[str]) -> list[Claim]:
     "Table 3's: conditional summaries help, validity adds to ranking, and SuRe beats a generic summary."
-    return [Claim(name, d, a, (b,), "exact_match", _diff(PAPER_TABLE3, d, a, b, "exact_match"),
+    return [Claim(name, d, a, (b,), "exact_match", paper_difference(PAPER_TABLE3, d, a, b, "exact_match"),
                   "SuRe Table 3, Section 4.3", mechanism=SURE_SELECTION.name) for d in datasets for name, a, b in _T3_CLAIMS]
 
 _T4_CLAIMS = (("rerank by SuRe > BM25 top-1 (EM)", "BM25"),  # (claim, b)
@@ -243,7 +241,7 @@ _T4_CLAIMS = (("rerank by SuRe > BM25 top-1 (EM)", "BM25"),  # (claim, b)
 def _table4_claims(datasets: Sequence[str]) -> list[Claim]:
     "Table 4's: SuRe's summary finds a better passage than BM25's order and than a generic summary."
     return [Claim(name, d, "Sent-enc (SuRe)", (b,), "exact_match",
-                  _diff(PAPER_TABLE4, d, "Sent-enc (SuRe)", b, "exact_match"), "SuRe Table 4, Section 4.3", mechanism=SURE_SELECTION.name)
+                  paper_difference(PAPER_TABLE4, d, "Sent-enc (SuRe)", b, "exact_match"), "SuRe Table 4, Section 4.3", mechanism=SURE_SELECTION.name)
             for d in datasets for name, b in _T4_CLAIMS]
 
 def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
