@@ -215,8 +215,9 @@ class Method:
     @property
     def settings(self) -> dict:
         "Every constructor parameter and the value this method holds for it: its settings, by construction."
+        # a TypeError, not an AttributeError: `getattr(m, "config", None)` would swallow that and key the rows by code instead
         missing = [n for n in init_settings(type(self)) if not hasattr(self, n)]
-        if missing: raise AttributeError(f"{type(self).__name__} keeps no attribute for its setting(s) {missing}: store each under its "
+        if missing: raise TypeError(f"{type(self).__name__} keeps no attribute for its setting(s) {missing}: store each under its "
                                          "own name, or list it in `fingerprint_ignore` with the reason it cannot change an answer")
         return {n: getattr(self, n) for n in init_settings(type(self))}
 
