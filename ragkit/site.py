@@ -15,8 +15,8 @@ from .report import claim_rows, render_bench, render_headlines, render_readers, 
 
 # %% auto #0
 __all__ = ['HIDDEN', 'CONF', 'CSS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text', 'page_cell', 'module_notebooks',
-           'module_page', 'paper_pages', 'index_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links',
-           'site_main', 'scoreboard_main']
+           'doc_name', 'module_page', 'paper_pages', 'index_page', 'write_sources', 'markdown_twin', 'build_site',
+           'check_links', 'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
@@ -119,6 +119,10 @@ def module_notebooks(root: Path) -> dict[str, Path]:
     found = {nb: _default_exp(nb) for nb in sorted((Path(root) / "nbs").glob("[0-9]*.ipynb"))}
     return {m: nb for nb, m in found.items() if m}
 
+def doc_name(nb: Path) -> str:
+    "A lesson notebook's page name, as nbdev's `Docs:` links name it: the notebook's name without its number ('70_papers.sure' -> 'papers.sure')."
+    return nb.stem.split("_", 1)[1] if "_" in nb.stem and nb.stem.split("_", 1)[0].isdigit() else nb.stem
+
 def module_page(nb: Path, dest: Path) -> Path:
     "The lesson notebook as a site page: directives gone, hidden cells tagged, the kernel named for MyST-NB."
     d = json.loads(nb.read_text(encoding="utf-8"))
@@ -142,7 +146,7 @@ def _toc(caption: str, items) -> str:
 def _pages_list(papers: list[str], modules: dict[str, Path]) -> str:
     "The landing page's list of pages: each reference run, then each module with its notebook."
     return "## Pages\n\n" + "\n".join([f"- [{p}](papers/{p}.ipynb)" for p in papers] +
-                                      [f"- [{m}]({m}.ipynb) — from `nbs/{nb.name}`" for m, nb in modules.items()])
+                                      [f"- [{m}]({doc_name(nb)}.ipynb) — from `nbs/{nb.name}`" for m, nb in modules.items()])
 
 def index_page(root: Path, papers: list[str], modules: dict[str, Path]) -> str:
     "The landing page's MyST markdown: the scoreboard, the headline blocks, the other blocks, and the tables of contents."
@@ -179,7 +183,7 @@ def write_sources(root: Path, # the project root
     src.mkdir(parents=True)
     _write_conf(src)
     papers, modules = paper_pages(root, src), module_notebooks(root)
-    for m, nb in modules.items(): module_page(nb, src / f"{m}.ipynb")
+    for nb in modules.values(): module_page(nb, src / f"{doc_name(nb)}.ipynb")  # named as the modules' Docs: links name them
     (src / "index.md").write_text(index_page(root, papers, modules), encoding="utf-8")
     return src
 
@@ -205,7 +209,7 @@ def build_site(root: Path, # the project root
     r = subprocess.run([str(sphinx_build), "-W", "--keep-going", "-q", "-b", "html", str(src), str(Path(out).resolve())], capture_output=True,
                        text=True, cwd=src)  # MyST-NB writes its jupyter_execute/ beside the sources, not in the caller's folder
     if r.returncode: raise RuntimeError(f"sphinx-build failed ({r.returncode}):\n{r.stderr[-3000:] or r.stdout[-3000:]}")
-    for m, nb in module_notebooks(root).items(): (Path(out) / f"{m}.html.md").write_text(markdown_twin(nb), encoding="utf-8")
+    for nb in module_notebooks(root).values(): (Path(out) / f"{doc_name(nb)}.html.md").write_text(markdown_twin(nb), encoding="utf-8")
     return Path(out) / "index.html"
 
 # %% ../nbs/96_site.ipynb #a58ae8ea
