@@ -15,8 +15,8 @@ from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'Cost', 'Prediction', 'plain', 'init_settings',
-           'Method', 'Retriever', 'DataError', 'missing_file', 'DamagedFile', 'open_text', 'read_json', 'read_jsonl',
-           'row_error', 'OneOf', 'AtLeast', 'rule_problems']
+           'Fingerprinted', 'Method', 'Retriever', 'DataError', 'missing_file', 'DamagedFile', 'open_text', 'read_json',
+           'read_jsonl', 'row_error', 'OneOf', 'AtLeast', 'rule_problems']
 
 # %% ../nbs/00_core.ipynb #c1cd6d79
 @dataclass
@@ -197,12 +197,42 @@ def init_settings(cls: type) -> dict[str, inspect.Parameter]:
     return out
 
 # %% ../nbs/00_core.ipynb #4cc56e27
-class Method:
+class Fingerprinted:
+    "What a method and a retriever share: settings that are their constructor's parameters, and a fingerprint over all of them."
+    tag: str | None = None  # the class's name in its fingerprint (a method's `method` key); None: no such key
+    fingerprint_ignore: dict = {"name": "a label: it names the rows and never changes an answer"}
+    fingerprint_since: dict = {}  # setting -> why: added after runs were committed, so counted only off its default
+
+    @property
+    def settings(self) -> dict:
+        "Every constructor parameter that is not ignored, and the value held for it: the settings, by construction."
+        # a TypeError, not an AttributeError: `getattr(m, "config", None)` would swallow that and key the rows by code instead
+        names = [n for n in init_settings(type(self)) if n not in self.fingerprint_ignore]
+        missing = [n for n in names if not hasattr(self, n)]
+        if missing: raise TypeError(f"{type(self).__name__} keeps no attribute for its setting(s) {missing}: store each under its "
+                                    "own name, or list it in `fingerprint_ignore` with the reason it cannot change an answer")
+        return {n: getattr(self, n) for n in names}
+
+    def derived_config(self) -> dict:
+        "Values computed from the settings that change answers too (none here; a subclass adds its own)."
+        return {}
+
+    def _counted(self, name: str, param: inspect.Parameter) -> bool:
+        "Whether setting `name` enters the fingerprint: not a later addition still at its default."
+        return name not in self.fingerprint_since or getattr(self, name) != param.default
+
+    def fingerprint(self) -> dict:
+        "Every counted setting (`lm` as `reader`, by its identity; the rest through `plain`), then `derived_config`."
+        ps = init_settings(type(self))
+        c = {("reader" if n == "lm" else n): plain(v.identity if n == "lm" and v is not None else v)
+             for n, v in self.settings.items() if self._counted(n, ps[n])}
+        return c | plain(self.derived_config())
+
+# %% ../nbs/00_core.ipynb #facd68fb
+class Method(Fingerprinted):
     "A question-answering method: `answer_batch(questions)` gives one Prediction each; `answer` and `config` come with it."
     name: str = "method"
-    tag: str | None = None  # the method's name in its fingerprint (the `method` key); None: no such key
     fingerprint_ignore: dict = {"name": "the system's label: it names the rows and never changes an answer"}
-    fingerprint_since: dict = {}  # setting -> why: added after runs were committed, so counted only off its default
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "One Prediction per question, in order."
@@ -213,39 +243,18 @@ class Method:
         return self.answer_batch([question])[0]
 
     @property
-    def settings(self) -> dict:
-        "Every constructor parameter and the value this method holds for it: its settings, by construction."
-        # a TypeError, not an AttributeError: `getattr(m, "config", None)` would swallow that and key the rows by code instead
-        missing = [n for n in init_settings(type(self)) if not hasattr(self, n)]
-        if missing: raise TypeError(f"{type(self).__name__} keeps no attribute for its setting(s) {missing}: store each under its "
-                                         "own name, or list it in `fingerprint_ignore` with the reason it cannot change an answer")
-        return {n: getattr(self, n) for n in init_settings(type(self))}
-
-    def derived_config(self) -> dict:
-        "Values computed from the settings that change answers too (none here; a subclass adds its own)."
-        return {}
-
-    def _counted(self, name: str, param: inspect.Parameter) -> bool:
-        "Whether setting `name` enters the fingerprint: not ignored, and not a later addition still at its default."
-        if name in self.fingerprint_ignore: return False
-        return name not in self.fingerprint_since or getattr(self, name) != param.default
-
-    @property
     def config(self) -> dict | None:
-        "Everything that changes an answer (a run's resume key): every counted setting, the tag and `derived_config`; None if none."
-        ps = init_settings(type(self))
-        c = {} if self.tag is None else {"method": self.tag}
-        c.update({("reader" if n == "lm" else n): plain(v.identity if n == "lm" and v is not None else v)
-                  for n, v in self.settings.items() if self._counted(n, ps[n])})
-        c.update(plain(self.derived_config()))
+        "Everything that changes an answer (a run's resume key): the tag, every counted setting and `derived_config`; None if none."
+        c = ({} if self.tag is None else {"method": self.tag}) | self.fingerprint()
         return c or None
 
 # %% ../nbs/00_core.ipynb #38000eca
-class Retriever:
+class Retriever(Fingerprinted):
     "Base retriever: `search(query, k) -> list[Hit]` best first; text is looked up in `self.corpus` by pid."
     corpus: Corpus
     name: str = "retriever"
-    config_keys: tuple = ()  # attributes that change the rankings, besides the corpus (each subclass names its own)
+    fingerprint_ignore: dict = {"corpus": "counted by its name and content hash (the config's `corpus`)",
+                                "name": "a label: it never changes a ranking", "progress": "a progress bar"}
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         "The top-`k` hits for `query`, best first."
@@ -261,9 +270,8 @@ class Retriever:
 
     @property
     def config(self) -> dict:
-        "What determines this retriever's rankings: its class, its corpus's hash and its `config_keys` (for run fingerprints)."
-        return dict(type=type(self).__name__, corpus=f"{self.corpus.name}#{self.corpus.hash[:16]}",
-                    **{k: plain(getattr(self, k)) for k in self.config_keys})
+        "What determines this retriever's rankings (for run fingerprints): its class, its corpus's hash and every counted setting."
+        return dict(type=type(self).__name__, corpus=f"{self.corpus.name}#{self.corpus.hash[:16]}", **self.fingerprint())
 
 # %% ../nbs/00_core.ipynb #03487bba
 import gzip, io, zlib

@@ -1,10 +1,10 @@
 """The check behind `test_fingerprint_covers_every_setting`: a method's run fingerprint moves with every one of its settings.
 
-A case is `make(cls) -> instance` for one method class, kept per paper in `tests/fingerprint_cases/*.py` as
+A case is `make(cls) -> instance` for one method or retriever class, kept per paper in `tests/fingerprint_cases/*.py` as
 `CASES = {Class: make}` (and `ALTERNATIVES = {Class: {setting: other value}}` where the generic change of a setting
 would not be a value the class accepts)."""
 import copy
-from ragkit.core import Method, init_settings
+from ragkit.core import Fingerprinted, init_settings
 from ragkit.eval.evaluate import run_key
 
 
@@ -55,11 +55,11 @@ def covered(cls: type, make, alternatives: dict | None = None) -> list[str]:
     return problems
 
 
-def method_classes(module_names) -> set[type]:
-    "Every `Method` subclass defined in the named ragkit modules."
+def fingerprinted_classes(module_names) -> set[type]:
+    "Every method and retriever class (a `Fingerprinted` subclass) defined in the named ragkit modules."
     import importlib
     mods = [importlib.import_module(n) for n in module_names]
-    found, todo = set(), list(Method.__subclasses__())
+    found, todo = set(), list(Fingerprinted.__subclasses__())
     while todo:
         c = todo.pop()
         todo += c.__subclasses__()

@@ -159,7 +159,9 @@ def _save_index(be, folder: Path, meta: dict) -> None:
 # %% ../../nbs/21_retrieve.bm25.ipynb #6af749f4
 class BM25Retriever(Retriever):
     "BM25 over a corpus with a persisted index; backend 'bm25s' (fast) or 'rank_bm25' (reference)."
-    config_keys = ("key",)  # corpus hash, backend, parameters and tokeniser: what changes a ranking (run fingerprints)
+    fingerprint_ignore = {**Retriever.fingerprint_ignore, **dict.fromkeys(("backend", "k1", "b", "stem", "with_title"),
+                          "counted in `key` (derived_config): the corpus hash, backend, parameters and tokeniser in one string"),
+                          "cache_dir": "where the index is kept: the same index wherever it lives"}
     def __init__(self, corpus: Corpus, backend: str = "bm25s", k1: float = 1.5, b: float = 0.75,
                  stem: bool = True,  # Porter-stem tokens (both backends)
                  with_title: bool = True,  # index the title before the text
@@ -175,6 +177,10 @@ class BM25Retriever(Retriever):
 
     @property
     def tokenizer(self) -> str: return ("porter" if self.stem else "nostem") + ("+title" if self.with_title else "")
+
+    def derived_config(self) -> dict:
+        "The index's key, which names everything that changes a ranking (and its folder)."
+        return dict(key=self.key)
 
     @property
     def key(self) -> str:
@@ -242,7 +248,7 @@ def search(self: BM25Retriever, query: str, k: int = 10) -> list[Hit]:
 # %% ../../nbs/21_retrieve.bm25.ipynb #25e87f60
 class GivenContexts(Retriever):
     "Each question's own given passages (e.g. HotpotQA's ten paragraphs), best first by BM25 among them or as given."
-    config_keys = ("order", "table_hash")
+    fingerprint_ignore = {**Retriever.fingerprint_ignore, "table": "counted by its hash (derived_config's `table_hash`)"}
     def __init__(self, corpus: Corpus, # every question's passages
                  table: dict[str, list[str]], # question -> the pids of its passages, in the given order
                  order: str = "bm25", # "bm25" (scored among the question's own passages) or "given"
@@ -252,6 +258,10 @@ class GivenContexts(Retriever):
         if missing: raise ValueError(f"{len(missing)} pids of the table are not in corpus {corpus.name!r}, e.g. {missing[:3]}")
         self.corpus, self.table, self.order, self.name = corpus, table, order, name
         self.table_hash = stable_hash(json.dumps(table, sort_keys=True))
+
+    def derived_config(self) -> dict:
+        "The table by its hash: which passages each question has."
+        return dict(table_hash=self.table_hash)
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         "The question's own passages, best first."

@@ -223,13 +223,17 @@ def fill_index(index, emb: np.ndarray, spec: str = ""):
 # %% ../../nbs/20_retrieve.dense.ipynb #30ff2468
 class DenseRetriever(Retriever):
     "Dense retrieval: stored corpus embeddings searched with a FAISS index."
-    config_keys = ("embedder", "spec", "metric")  # the embedder's id, the index and metric: what changes a ranking
+    fingerprint_ignore = {**Retriever.fingerprint_ignore, "index": "counted as `spec`, its faiss string (derived_config; `index` holds the built index)",
+                          "cache_dir": "where embeddings and indexes are kept", "shard_size": "how many passages are embedded at a time: the same vectors",
+                          "threads": "FAISS's threads: the same ranking"}
+    fingerprint_since = {"nprobe": "added after runs were committed; it changes an IVF index's ranking only",
+                         "ef_search": "added after runs were committed; it changes an HNSW index's ranking only"}
     def __init__(self, corpus: Corpus, embedder=None,  # an Embedder (default: settings.embedder) or a test double
                  index: str = "Flat",  # faiss index_factory string
                  metric: str = "ip",  # "ip" (cosine for normalised vectors) or "l2"
                  cache_dir: Path | str | None = None, nprobe: int = 16, ef_search: int = 128,
                  shard_size: int = 2048, name: str | None = None, progress: bool = True, threads: int = 2):
-        self.corpus, self.spec, self.metric = corpus, index, metric
+        self.corpus, self.spec, self.metric, self.nprobe, self.ef_search = corpus, index, metric, nprobe, ef_search
         self.cache_dir = Path(cache_dir or load_settings().cache_dir)
         self.embedder = embedder or Embedder(cache_dir=self.cache_dir)
         self.name = name or f"dense-{self.embedder.id.split('-')[0]}-{index}"
@@ -238,6 +242,10 @@ class DenseRetriever(Retriever):
         self.index = self._open_index(threads)
         self._set_params(nprobe, ef_search)
         self.seconds = time.perf_counter() - t0
+
+    def derived_config(self) -> dict:
+        "The index by its faiss string."
+        return dict(spec=self.spec)
 
     @property
     def index_path(self) -> Path:

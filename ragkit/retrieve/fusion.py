@@ -70,8 +70,6 @@ class FusedRetriever(Retriever):
         self.corpus = self.retrievers[0].corpus
         self.name = name or "+".join(r.name for r in self.retrievers)
 
-    config_keys = ("retrievers", "k", "depth")
-
     def search(self, query: str, k: int = 10) -> list[Hit]:
         "The top-`k` fused hits."
         return rrf([r.search(query, self.depth) for r in self.retrievers], self.k)[:k]
@@ -86,8 +84,6 @@ class FakeRetriever(Retriever):
     "Test double: returns a fixed ranking per query from a dict (query -> pids)."
     def __init__(self, corpus: Corpus, table: dict[str, list[str]], name: str = "fake"):
         self.corpus, self.table, self.name = corpus, table, name
-
-    config_keys = ("table",)
 
     def search(self, query, k=10):
         "The table's pids for `query`, scored 1/rank."
