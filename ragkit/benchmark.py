@@ -203,7 +203,7 @@ from .papers.witqa.method import Vanilla
 RETRIEVER_NAMES = {"BM25": "BM25", "FAISS": "dense", "Ensemble": "RRF"}  # LoRE's retriever names -> this benchmark's labels
 
 def benchmark_systems(prep, lm, # a prepared task (with a corpus) and the reader
-                      k: int = 5, # passages per question for every retrieving system
+                      n_passages: int = 5, # passages per question for every retrieving system
                       template: str = "lore-short", # the naive RAGs' and LoRE's reader prompt
                       chat: bool = True, # wrap prompts in the reader's chat template (closed-book, naive RAG, LoRE)
                       sure_chat: bool = False, # SuRe's chat flag (Qwen follows its candidate format without the template)
@@ -212,9 +212,9 @@ def benchmark_systems(prep, lm, # a prepared task (with a corpus) and the reader
                       ) -> dict[str, object]:
     "Name -> answering system of the benchmark on task `prep`: closed-book, naive RAG and LoRE on three retrievers, SuRe."
     rets = lore_retrievers(prep.corpus, device=device)
-    lore = lore_systems(rets, lm, naive_max_tokens=0, k=k, template=template, chat=chat, max_new_tokens=max_new_tokens)
+    lore = lore_systems(rets, lm, naive_max_tokens=0, n_contexts=n_passages, template=template, chat=chat, max_new_tokens=max_new_tokens)
     rename = lambda s: s.replace("Naive - ", "Naive RAG - ").replace(" - FAISS", " - dense").replace(" - Ensemble", " - RRF")
-    sure = sure_systems(rets[0], lm, max_new_tokens=max_new_tokens, n_passages=k, chat=sure_chat)["SuRe"]
+    sure = sure_systems(rets[0], lm, max_new_tokens=max_new_tokens, n_passages=n_passages, chat=sure_chat)["SuRe"]
     return {"Closed-book": Vanilla(lm, max_new_tokens, chat), **{rename(s): m for s, m in lore.items()}, "SuRe - BM25": sure}
 
 EOR_POOL = ("Closed-book", "Naive RAG - BM25", "Naive RAG - dense", "Naive RAG - RRF")  # the systems EoR votes over
@@ -313,7 +313,7 @@ from .data.tasks import TaskChoice
 from .lm.reader import TEMPLATES
 BENCH_TASKS = ("demo", "nq", "squad", "hotpotqa")  # tasks with a corpus every retriever searches
 PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their type; `ragkit run` checks them before the kernel
-    datasets=TaskChoice(BENCH_TASKS), limit=AtLeast(0), max_passages=AtLeast(0), context_words=AtLeast(0), k=AtLeast(1),
+    datasets=TaskChoice(BENCH_TASKS), limit=AtLeast(0), max_passages=AtLeast(0), context_words=AtLeast(0), n_passages=AtLeast(1),
     template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), folds=AtLeast(2), eor_restarts=AtLeast(0), eor_sim_upper=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0),
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))))
 

@@ -202,6 +202,7 @@ class Fingerprinted:
     tag: str | None = None  # the class's name in its fingerprint (a method's `method` key); None: no such key
     fingerprint_ignore: dict = {"name": "a label: it names the rows and never changes an answer"}
     fingerprint_since: dict = {}  # setting -> why: added after runs were committed, so counted only off its default
+    fingerprint_names: dict = {}  # setting -> the key committed runs file it under, for a setting renamed since (its value still counts)
 
     @property
     def settings(self) -> dict:
@@ -224,7 +225,7 @@ class Fingerprinted:
     def fingerprint(self) -> dict:
         "Every counted setting (`lm` as `reader`, by its identity; the rest through `plain`), then `derived_config`."
         ps = init_settings(type(self))
-        c = {("reader" if n == "lm" else n): plain(v.identity if n == "lm" and v is not None else v)
+        c = {self.fingerprint_names.get(n, "reader" if n == "lm" else n): plain(v.identity if n == "lm" and v is not None else v)
              for n, v in self.settings.items() if self._counted(n, ps[n])}
         return c | plain(self.derived_config())
 

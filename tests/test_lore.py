@@ -46,19 +46,19 @@ def test_lor_orders_like_its_formula():
 def test_lore_reads_every_context_and_resumes(toy, tmp_path):
     "LoRE reads k contexts per question (k calls), picks the confident rank-2 answer, and a rerun resumes every row."
     ret, exs = toy
-    ev = evaluate(LoRE(ret, ContextReader(), k=2), exs, ["exact_match"], out_dir=tmp_path, progress=False)
+    ev = evaluate(LoRE(ret, ContextReader(), n_contexts=2), exs, ["exact_match"], out_dir=tmp_path, progress=False)
     assert ev.summary["metrics"]["exact_match"]["mean"] == 1.0 and (ev.table.lm_calls == 2).all()
     assert {t["chosen_rank"] for t in ev.table.trace} == {2}
-    again = evaluate(LoRE(ret, ContextReader(), k=2), exs, ["exact_match"], out_dir=tmp_path, progress=False)
+    again = evaluate(LoRE(ret, ContextReader(), n_contexts=2), exs, ["exact_match"], out_dir=tmp_path, progress=False)
     assert again.summary["resumed"] == len(exs) and again.path == ev.path
-    other = evaluate(LoRE(ret, ContextReader(), k=2, w2=0.9), exs, ["exact_match"], out_dir=tmp_path, progress=False)
+    other = evaluate(LoRE(ret, ContextReader(), n_contexts=2, w2=0.9), exs, ["exact_match"], out_dir=tmp_path, progress=False)
     assert other.path != ev.path  # another weight: another fingerprint, never the old rows
 
 
 def test_ablations_are_recomputed_choices(toy):
     "Top-1 keeps the top context's (wrong) answer, MeanProb and the oracle the right one; none calls the LM."
     ret, exs = toy
-    lore = evaluate(LoRE(ret, ContextReader(), k=2), exs, ["exact_match"], progress=False)
+    lore = evaluate(LoRE(ret, ContextReader(), n_contexts=2), exs, ["exact_match"], progress=False)
     got = {name: evaluate(m, exs, ["exact_match"], progress=False) for name, m in lore_ablations({("t", lore.name): lore}, "t").items()}
     assert {n: e.summary["metrics"]["exact_match"]["mean"] for n, e in got.items()} == {"Top-1 - toy": 0.0, "MeanProb - toy": 1.0, "Best-of-k - toy": 1.0}
     with pytest.raises(ValueError, match="choose one of"): Rechoose(lore, "vote")
@@ -69,16 +69,16 @@ def test_naive_budget_cuts_the_joined_contexts(toy):
     ret, _ = toy
     doc, kept = fit_document(FakeLM(), "lore-context", "q?", ["one two three four five", "six seven eight"], max_tokens=7)
     assert kept["unit"] == "words" and kept["input_tokens"] <= 7 and kept["contexts_seen"] == 1 and doc.startswith("one two")
-    p = NaiveRAG(ret, ContextReader(), k=2, max_input_tokens=13).answer(QUESTIONS[0])  # 9 words of prompt leave 4: the first passage
+    p = NaiveRAG(ret, ContextReader(), n_contexts=2, max_input_tokens=13).answer(QUESTIONS[0])  # 9 words of prompt leave 4: the first passage
     assert p.trace["contexts_seen"] == 1 and p.answer == "Lyon"  # the cut drops the gold passage at rank 2
-    assert NaiveRAG(ret, ContextReader(), k=2).answer(QUESTIONS[0]).answer == "Paris"
+    assert NaiveRAG(ret, ContextReader(), n_contexts=2).answer(QUESTIONS[0]).answer == "Paris"
     with pytest.raises(ValueError, match="leaves no room"): fit_document(FakeLM(), "lore-context", "q?", ["x"], max_tokens=2)
 
 
 def test_systems_factory_and_configs(toy):
     "lore_systems builds Table 1's systems by keyword; each config names every setting that changes an answer."
     ret, _ = toy
-    systems = lore_systems([ret], FakeLM(), k=3, w1=0.5, w2=0.5, naive_full="toy")
+    systems = lore_systems([ret], FakeLM(), n_contexts=3, w1=0.5, w2=0.5, naive_full="toy")
     assert list(systems) == ["Naive-512 - toy", "Naive - toy", "LoRE - toy"]
     cfg = systems["LoRE - toy"].config
     assert (cfg["k"], cfg["w1"], cfg["w2"], cfg["stop"], cfg["reader"]) == (3, 0.5, 0.5, ["\n"], FakeLM().identity)
@@ -99,7 +99,7 @@ def test_cost_claim_is_judged(toy):
     "LoRE's cost claim goes through the one verdict: reading k contexts apart costs more than reading them joined here."
     ret, exs = toy
     runs = {("t", n): evaluate(m, exs, ["exact_match"], progress=False)
-            for n, m in lore_systems([ret], ContextReader(), k=2, naive_max_tokens=0, naive_full="toy").items()}
+            for n, m in lore_systems([ret], ContextReader(), n_contexts=2, naive_max_tokens=0, naive_full="toy").items()}
     [c] = lore_cost_claims({("t", "LoRE - Ensemble"): runs["t", "LoRE - toy"], ("t", "Naive - Ensemble"): runs["t", "Naive - toy"]})
     v = verdict([c], n_boot=200)
     assert v.unit.iloc[0] == "%" and v.ours.iloc[0] < 0 and v.direction.iloc[0] == "reversed"

@@ -40,8 +40,8 @@ def toy():
 def test_rerank_reads_the_context_it_ranks_first(toy):
     "A re-ranker that moves the gold context up answers from it; one that echoes the example ranking reads fusion's first."
     ret, exs = toy
-    moved = evaluate(LLMRerank(ret, Ranker("[2] > [1]"), k=2), exs, ["exact_match"], progress=False)
-    echo = evaluate(LLMRerank(ret, Ranker("[1] > [2]"), k=2), exs, ["exact_match"], progress=False)
+    moved = evaluate(LLMRerank(ret, Ranker("[2] > [1]"), n_contexts=2), exs, ["exact_match"], progress=False)
+    echo = evaluate(LLMRerank(ret, Ranker("[1] > [2]"), n_contexts=2), exs, ["exact_match"], progress=False)
     assert moved.summary["metrics"]["exact_match"]["mean"] == 1.0 and (moved.table.lm_calls == 2).all()  # one window, one read
     assert echo.summary["metrics"]["exact_match"]["mean"] == 0.0 and {t["chosen_rank"] for t in echo.table.trace} == {1}
     assert [h["count"] for h in rerank_health({("t", "LLM-rerank - Ensemble"): moved})] == [12]
@@ -51,9 +51,9 @@ def test_rerank_reads_the_context_it_ranks_first(toy):
 def test_rerank_claims_compare_on_its_questions_and_need_it_to_act(toy):
     "The cost and accuracy claims use the re-ranker's first questions only; accuracy gets no direction when it never moved a context."
     ret, exs = toy
-    lore = evaluate(LoRE(ret, Ranker("[1] > [2]"), k=2, name="LoRE - Ensemble"), exs, ["exact_match", "f1"], progress=False)
+    lore = evaluate(LoRE(ret, Ranker("[1] > [2]"), n_contexts=2, name="LoRE - Ensemble"), exs, ["exact_match", "f1"], progress=False)
     sub = first_questions(_prepared(exs), 10)
-    rr = evaluate(LLMRerank(ret, Ranker("[1] > [2]"), k=2), sub.examples, ["exact_match", "f1"], progress=False)
+    rr = evaluate(LLMRerank(ret, Ranker("[1] > [2]"), n_contexts=2), sub.examples, ["exact_match", "f1"], progress=False)
     runs = {("t", "LoRE - Ensemble"): lore, ("t", "LLM-rerank - Ensemble"): rr}
     [cost] = lore_cost_claims(runs)
     assert "the paper's comparison" in cost.claim and cost.statistic.n == 10

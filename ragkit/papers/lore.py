@@ -95,9 +95,10 @@ def _candidate(rd, rank: int, pid: str) -> tuple[Candidate, Cost]:
 
 class LoRE(Method):
     "Logit-ranked retriever ensemble: one answer per retrieved context, chosen by LoR (Sanniboina et al., 2024)."
+    fingerprint_names = {"n_contexts": "k"}  # runs before the rename file it under `k`
     def __init__(self, retriever, # where the contexts come from (any ragkit.core.Retriever)
                  lm, # the reader: one answer, with its token log-probabilities, per context
-                 k: int = 5, # contexts read per question (one answer each)
+                 n_contexts: int = 5, # contexts read per question (one answer each)
                  w1: float = 0.8, # LoR weight of the answer's mean token probability (Section 3.3.4)
                  w2: float = 0.2, # LoR weight of 1 / its context's rank
                  template: str = "lore-context", # the reader's prompt (ragkit.lm.reader)
@@ -106,12 +107,12 @@ class LoRE(Method):
                  stop=("\n",), # where an answer ends
                  merge: str = "best", # duplicate answers keep their best LoR ("best") or stay separate ("none")
                  name: str | None = None): # the system's name (default "LoRE - <retriever>")
-        store_attr("retriever,lm,k,w1,w2,template,chat,max_new_tokens,merge")
+        store_attr("retriever,lm,n_contexts,w1,w2,template,chat,max_new_tokens,merge")
         self.stop, self.name = tuple(stop or ()), name or f"LoRE - {retriever.name}"
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, every (question, context) pair read in one batched call."
-        hits = self.retriever.batch_search(questions, self.k, progress=False)
+        hits = self.retriever.batch_search(questions, self.n_contexts, progress=False)
         reads = iter(self._read(questions, hits))  # question by question, context by context
         return [self._predict([_candidate(next(reads), r, h.pid) for r, h in enumerate(hs, 1)], hs) for hs in hits]
 
@@ -187,17 +188,18 @@ def fit_document(lm, # the reader: its tokenizer counts the budget (words withou
 # %% ../../nbs/40_papers.lore.ipynb #c40e0a04
 class NaiveRAG(Method):
     "Retrieve-then-read baseline: the top-k contexts concatenated into one prompt, optionally cut to an input budget."
+    fingerprint_names = {"n_contexts": "k"}  # runs before the rename file it under `k`
     fingerprint_since = {"max_input_tokens": "added after the Naive runs were committed: counted only when a budget is set"}
     def __init__(self, retriever, # where the contexts come from
                  lm, # the reader
-                 k: int = 5, # contexts joined into the prompt, best first
+                 n_contexts: int = 5, # contexts joined into the prompt, best first
                  template: str = "lore-context", # the reader's prompt
                  chat: bool | None = True, # wrap prompts in the reader's chat template
                  max_new_tokens: int = 16, # answer budget
                  stop=("\n",), # where an answer ends
                  name: str | None = None, # the system's name (default "Naive[-<budget>] - <retriever>")
-                 max_input_tokens: int | None = None): # cut the joined contexts so the prompt fits this many tokens (None: read all k)
-        store_attr("retriever,lm,k,template,chat,max_new_tokens")
+                 max_input_tokens: int | None = None): # cut the joined contexts so the prompt fits this many tokens (None: read all n_contexts)
+        store_attr("retriever,lm,n_contexts,template,chat,max_new_tokens")
         self.max_input_tokens, self.stop = max_input_tokens or None, tuple(stop or ())  # a budget of 0 reads all k, as None does
         self.name = name or (f"Naive-{max_input_tokens} - {retriever.name}" if max_input_tokens else f"Naive - {retriever.name}")
 
@@ -207,7 +209,7 @@ class NaiveRAG(Method):
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, one prompt each."
-        hits = self.retriever.batch_search(questions, self.k, progress=False)
+        hits = self.retriever.batch_search(questions, self.n_contexts, progress=False)
         docs, kept = self._documents(questions, hits)
         return [_naive_prediction(rd, hs, x) for rd, hs, x in zip(self._read(questions, docs), hits, kept)]
 
@@ -313,12 +315,12 @@ class LLMRerank(Rerank1):
     "LLM re-ranking (RankGPT's sliding window, SuRe's `Rerank1(by='llm')`) of the top-k contexts, then LoRE's read of the one it puts first."
     tag = "LoRE-LLM-rerank"
     fingerprint_ignore = {**Rerank1.fingerprint_ignore,  # Rerank1's, and the two settings it is handed under its own names
-                          "k": "passed to Rerank1 as `n_passages`: counted there",
+                          "n_contexts": "passed to Rerank1 as `n_passages`: counted there",
                           "rank_words": "passed to Rerank1 as `passage_words`: counted there"}
 
     def __init__(self, retriever, # where the contexts come from
                  lm, # the reader: it ranks the contexts and answers from the first
-                 k: int = 5, # contexts re-ranked (RankGPT reads them in windows of `window`, stepping back by `step`)
+                 n_contexts: int = 5, # contexts re-ranked (RankGPT reads them in windows of `window`, stepping back by `step`)
                  template: str = "lore-context", # the answer's prompt: LoRE's, so the answer differs from LoRE's rank-1 read only by its context
                  chat: bool | None = True, # wrap prompts in the reader's chat template
                  max_new_tokens: int = 16, # answer budget
@@ -326,9 +328,9 @@ class LLMRerank(Rerank1):
                  rank_words: int = 0, # each context cut to this many words in the ranking prompts (0: as the reader sees it)
                  name: str | None = None, # the system's name (default "LLM-rerank - <retriever>")
                  **kw): # Rerank1's RankGPT settings: rank_max_new_tokens, window, step, rankgpt_rule
-        super().__init__(retriever, lm, by="llm", n_passages=k, passage_words=rank_words, max_new_tokens=max_new_tokens,
+        super().__init__(retriever, lm, by="llm", n_passages=n_contexts, passage_words=rank_words, max_new_tokens=max_new_tokens,
                          chat=bool(chat), name=name or f"{RERANKERS['llm']} - {retriever.name}", **kw)
-        self.k, self.rank_words, self.template, self.stop = k, rank_words, template, tuple(stop or ())
+        self.n_contexts, self.rank_words, self.template, self.stop = n_contexts, rank_words, template, tuple(stop or ())
 
     def _answer_top(self, questions: list[str], ps: list[list], top: list, cost: list, tr: list) -> list[Prediction]:
         "LoRE's read of each question's first context (its whole text, as LoRE reads it), charged the ranking too."
@@ -346,7 +348,7 @@ from ..core import AtLeast, OneOf
 from ..data.tasks import TaskChoice
 from ..lm.reader import TEMPLATES
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype and device: ragkit.notebooks.SHARED_RULES)
-    datasets=TaskChoice(("demo", "squad", "narrativeqa")), limit=AtLeast(0), max_passages=AtLeast(0), k=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),
+    datasets=TaskChoice(("demo", "squad", "narrativeqa")), limit=AtLeast(0), max_passages=AtLeast(0), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),
     naive_max_tokens=AtLeast(0), naive_full=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank_limit=AtLeast(0), merge=OneOf(("best", "none")),
     template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), context_words=AtLeast(0), max_length=AtLeast(16), bm25_backend=OneOf(("bm25s", "rank_bm25")),
     bias_match=OneOf(("contains", "em", "f1")), n_boot=AtLeast(1), seed=AtLeast(0))
@@ -369,7 +371,7 @@ def lore_retrievers(corpus: Corpus, # the task's corpus
     from ragkit.retrieve.fusion import FusedRetriever
     bm25 = BM25Retriever(corpus, bm25_backend, progress=False, name="BM25")
     dense = DenseRetriever(corpus, Embedder(device=device), progress=False, name="FAISS")
-    return bm25, dense, FusedRetriever([bm25, dense], k=rrf_k, depth=depth, name="Ensemble")
+    return bm25, dense, FusedRetriever([bm25, dense], rrf_k=rrf_k, depth=depth, name="Ensemble")
 
 def _names(v: str | Sequence[str]) -> list[str]:
     "A comma-separated string or a sequence of names, as a list."
@@ -380,14 +382,19 @@ def lore_systems(retrievers: Sequence[Retriever], # each retriever gets its syst
                  naive_max_tokens: int = 512, # Naive-<budget>: the paper's baseline as read (joined contexts cut to this many tokens); 0 skips it
                  naive_full: str | Sequence[str] = RETRIEVERS, # retrievers whose Naive (all k contexts in one prompt) runs
                  merge: str = "best", # LoRE's duplicate answers: keep their best LoR, or "none"
-                 **kw) -> dict[str, object]:
+                 n_contexts: int = 5, # contexts per question: LoRE reads each, Naive joins them
+                 w1: float = 0.8, w2: float = 0.2, # LoR's weights (LoRE's alone)
+                 template: str = "lore-context", # the reader's prompt
+                 chat: bool | None = True, # wrap prompts in the reader's chat template
+                 max_new_tokens: int = 16, # answer budget
+                 ) -> dict[str, object]:
     "Name -> system of LoRE's Table 1: Naive-<budget> on each retriever, then per retriever Naive (where asked) and LoRE."
     if naive_max_tokens and naive_max_tokens < 32:
         raise ValueError(f"naive_max_tokens={naive_max_tokens}: too few to hold a question and a context; use 512 (a T5 encoder's) or 0 to skip Naive-512")
-    w = {x: kw.pop(x) for x in ("w1", "w2") if x in kw}  # LoR weights: LoRE's alone
+    kw = dict(n_contexts=n_contexts, template=template, chat=chat, max_new_tokens=max_new_tokens)  # what every system reads with
     cut = [NaiveRAG(r, lm, max_input_tokens=naive_max_tokens, **kw) for r in retrievers] if naive_max_tokens else []
     full = _names(naive_full)
-    per = [m for r in retrievers for m in ([NaiveRAG(r, lm, **kw)] if r.name in full else []) + [LoRE(r, lm, merge=merge, **w, **kw)]]
+    per = [m for r in retrievers for m in ([NaiveRAG(r, lm, **kw)] if r.name in full else []) + [LoRE(r, lm, w1=w1, w2=w2, merge=merge, **kw)]]
     return {m.name: m for m in cut + per}
 
 def lore_ablations(runs: Mapping, # (task, system) -> Evaluation, holding the task's LoRE runs
@@ -405,12 +412,16 @@ from ..data.tasks import Prepared
 def lore_rerankers(retrievers: Sequence[Retriever], # LoRE's retrievers (see lore_retrievers)
                    lm, # the reader: it ranks and answers
                    rerank: str | Sequence[str] = ("Ensemble",), # retrievers whose LLM re-ranker runs; empty: none
-                   **kw) -> dict[str, LLMRerank]:
-    "Name -> LLMRerank on each retriever named in `rerank` (kw: k, template, chat, max_new_tokens)."
+                   n_contexts: int = 5, # contexts re-ranked per question
+                   template: str = "lore-context", # the answer's prompt
+                   chat: bool | None = True, # wrap prompts in the reader's chat template
+                   max_new_tokens: int = 16, # answer budget
+                   ) -> dict[str, LLMRerank]:
+    "Name -> LLMRerank on each retriever named in `rerank`."
     want = _names(rerank)
     unknown = set(want) - {r.name for r in retrievers}
     if unknown: raise ValueError(f"rerank names {sorted(unknown)}, not among the retrievers {[r.name for r in retrievers]}")
-    return {m.name: m for m in (LLMRerank(r, lm, **kw) for r in retrievers if r.name in want)}
+    return {m.name: m for m in (LLMRerank(r, lm, n_contexts, template, chat, max_new_tokens) for r in retrievers if r.name in want)}
 
 def first_questions(prepared: Prepared, # a prepared task
                     n: int = 0, # questions kept, the first of the sample; 0: all

@@ -65,19 +65,23 @@ def rrf(runs: Sequence[Sequence[str | Hit]], k: int = 60, depth: int | None = No
 # %% ../../nbs/22_retrieve.fusion.ipynb #7d3422e0
 class FusedRetriever(Retriever):
     "RRF fusion of several retrievers over one corpus."
-    def __init__(self, retrievers: Sequence[Retriever], k: int = 60, depth: int = 100, name: str | None = None):
-        self.retrievers, self.k, self.depth = list(retrievers), k, depth  # k: RRF constant; depth: hits taken per retriever
+    fingerprint_names = {"rrf_k": "k"}  # runs before the rename file the RRF constant under `k`
+    def __init__(self, retrievers: Sequence[Retriever], # the retrievers fused (over one corpus)
+                 rrf_k: int = 60, # RRF's constant k: each hit adds 1 / (rrf_k + its rank)
+                 depth: int = 100, # hits taken from each retriever before fusing
+                 name: str | None = None):
+        self.retrievers, self.rrf_k, self.depth = list(retrievers), rrf_k, depth
         self.corpus = self.retrievers[0].corpus
         self.name = name or "+".join(r.name for r in self.retrievers)
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         "The top-`k` fused hits."
-        return rrf([r.search(query, self.depth) for r in self.retrievers], self.k)[:k]
+        return rrf([r.search(query, self.depth) for r in self.retrievers], self.rrf_k)[:k]
 
     def batch_search(self, queries, k=10, progress=True):
         "Fused hits of each query, from each retriever's own batched search."
         runs = [r.batch_search(queries, self.depth, progress) for r in self.retrievers]
-        return [rrf([run[i] for run in runs], self.k)[:k] for i in range(len(queries))]
+        return [rrf([run[i] for run in runs], self.rrf_k)[:k] for i in range(len(queries))]
 
 # %% ../../nbs/22_retrieve.fusion.ipynb #0b15fa79
 class FakeRetriever(Retriever):

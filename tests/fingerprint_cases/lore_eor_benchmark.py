@@ -28,16 +28,16 @@ def _pool() -> dict:
 
 def _lore_run():
     "A finished LoRE run over EXAMPLES (its trace holds the candidates Rechoose re-chooses from)."
-    return evaluate(LoRE(RETRIEVER, FakeLM(default="Paris"), k=2), EXAMPLES, ["exact_match", "f1"], n_boot=10, progress=False)
+    return evaluate(LoRE(RETRIEVER, FakeLM(default="Paris"), n_contexts=2), EXAMPLES, ["exact_match", "f1"], n_boot=10, progress=False)
 
 
 _wiki = {"Wiki": lambda qs, k: [[Chunk("Paris is the capital of France.", "Paris", "Wiki", "p0")] for _ in qs]}
 
 CASES = {
-    LoRE: lambda cls: cls(RETRIEVER, FakeLM(default="Paris"), k=2),
-    NaiveRAG: lambda cls: cls(RETRIEVER, FakeLM(default="Paris"), k=2, max_input_tokens=512),
+    LoRE: lambda cls: cls(RETRIEVER, FakeLM(default="Paris"), n_contexts=2),
+    NaiveRAG: lambda cls: cls(RETRIEVER, FakeLM(default="Paris"), n_contexts=2, max_input_tokens=512),
     Rechoose: lambda cls: cls(_lore_run(), "mean_prob"),
-    LLMRerank: lambda cls: cls(RETRIEVER, FakeLM(default="Paris"), k=2),
+    LLMRerank: lambda cls: cls(RETRIEVER, FakeLM(default="Paris"), n_contexts=2),
     RetrieverReader: lambda cls: cls(Pipeline("Wiki@5", _wiki), FakeLM(default="Paris")),
     EoRVote: lambda cls: cls(_pool(), folds=2, metrics=("em", "f1"), restarts=1),
     TopR: lambda cls: cls(EoRVote(_pool(), folds=2, metrics=("em", "f1"), restarts=0)),

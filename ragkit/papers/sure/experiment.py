@@ -22,7 +22,7 @@ from ...core import AtLeast, OneOf
 from ...data.tasks import TaskChoice
 from .method import COMBINES, PROMPTS, RANK_MODES, RULES
 PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their type; `ragkit run` checks them before the kernel
-    datasets=TaskChoice(("demo", "nq", "hotpotqa", "retrievalqa")), closed_book=TaskChoice(optional=True), limit=AtLeast(0), n_passages=AtLeast(1), k=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
+    datasets=TaskChoice(("demo", "nq", "hotpotqa", "retrievalqa")), closed_book=TaskChoice(optional=True), limit=AtLeast(0), n_passages=AtLeast(1), n_candidates=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
     summary_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), passage_words=AtLeast(1), max_passages=AtLeast(0),
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES),
     combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)), summary_end=OneOf(("", "space")), extras_limit=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0))
@@ -40,10 +40,10 @@ def sure_systems(retriever, lm, # where passages come from, and the reader
                  max_new_tokens: int = 16, # Base's (and SuRe's final) answer budget
                  **common) -> dict[str, object]:
     "Table 1's systems: no retrieval, Base (the N passages, then the answer) and SuRe, with SuRe's settings `common`."
-    shared = dict(max_new_tokens=max_new_tokens, chat=common.get("chat", True), prompts=common.get("prompts", "paper"))
+    sure = SuRe(retriever, lm, name="SuRe", answer_max_new_tokens=max_new_tokens, **common)
+    shared = dict(max_new_tokens=max_new_tokens, chat=sure.chat, prompts=sure.prompts)  # read from SuRe itself: no default restated here
     return {"No retrieval": Base(None, lm, n_passages=0, **shared),
-            "Base": Base(retriever, lm, n_passages=common.get("n_passages", 10), passage_words=common.get("passage_words", 100), name="Base", **shared),
-            "SuRe": SuRe(retriever, lm, name="SuRe", answer_max_new_tokens=max_new_tokens, **common)}
+            "Base": Base(retriever, lm, n_passages=sure.n_passages, passage_words=sure.passage_words, name="Base", **shared), "SuRe": sure}
 
 def sure_extras(retriever, lm, # where passages come from, and the reader
                 sure: SuRe, # Table 1's SuRe (its chosen summary ranks Table 4's passages)
@@ -54,11 +54,10 @@ def sure_extras(retriever, lm, # where passages come from, and the reader
     "Tables 3, 4 and 6's systems: the ablations, the K = 3 candidates and the one-passage rerankers."
     more = {s: make(retriever, lm, name=s, answer_max_new_tokens=max_new_tokens, **common) for s, make in TABLE3_SYSTEMS.items()} if table3 else {}
     if oracle_k3: more["Candidates (K=3)"] = SuReCandidates(retriever, lm, name="Candidates (K=3)", answer_max_new_tokens=max_new_tokens,
-                                                            **(common | dict(k=3, rank_mode="paper", combine="paper")))
-    get = lambda key, default: common.get(key, default)
-    return more | ({row: Rerank1(retriever, lm, by=by, embedder=embedder, sure=sure, n_passages=get("n_passages", 10), passage_words=get("passage_words", 100),
-                                 max_new_tokens=max_new_tokens, summary_max_new_tokens=get("summary_max_new_tokens", 128), chat=get("chat", True),
-                                 prompts=get("prompts", "paper"), name=row) for by, row in RERANKERS.items()} if table4 else {})
+                                                            **(common | dict(n_candidates=3, rank_mode="paper", combine="paper")))
+    return more | ({row: Rerank1(retriever, lm, by=by, embedder=embedder, sure=sure, n_passages=sure.n_passages, passage_words=sure.passage_words,
+                                 max_new_tokens=max_new_tokens, summary_max_new_tokens=sure.summary_max_new_tokens, chat=sure.chat,
+                                 prompts=sure.prompts, name=row) for by, row in RERANKERS.items()} if table4 else {})  # SuRe's own settings
 
 # %% ../../../nbs/70_papers.sure.ipynb #6424900b
 _T1 = {  # SuRe paper, Table 1 (Section 4.2): (EM, F1) in %, gpt-3.5-turbo-0301, BM25 top-10, K = 2

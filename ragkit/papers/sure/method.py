@@ -395,9 +395,9 @@ def _check_choice(k: int, # K, the candidates
                   ) -> None:
     "A clear error for a choice SuRe cannot make."
     if rank_mode not in RANK_MODES or combine not in COMBINES: raise ValueError(f"rank_mode must be one of {RANK_MODES}, combine one of {COMBINES}")
-    if rank_mode == "original" and k != 2: raise ValueError("rank_mode='original' ranks exactly 2 candidates (the original code's); use k=2")
-    if combine == "original" and k != 2: raise ValueError("combine='original' chooses between exactly 2 candidates (the original code's); use k=2")
-    if k < 2: raise ValueError(f"k={k}: SuRe chooses between at least 2 candidates")
+    if rank_mode == "original" and k != 2: raise ValueError("rank_mode='original' ranks exactly 2 candidates (the original code's); use n_candidates=2")
+    if combine == "original" and k != 2: raise ValueError("combine='original' chooses between exactly 2 candidates (the original code's); use n_candidates=2")
+    if k < 2: raise ValueError(f"n_candidates={k}: SuRe chooses between at least 2 candidates")
     if not chooses: raise ValueError("SuRe needs ranking, validity or both to choose; for Table 3's summaries-only row use SuReSummaries")
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69a00025
@@ -421,6 +421,7 @@ class SuReState:
 # %% ../../../nbs/69_papers.sure.method.ipynb #4d09b2d9
 class SuRe(Method):
     "Summarised retrieval with answer candidates (Kim et al., ICLR 2024): candidates, conditional summaries, validity, ranking."
+    fingerprint_names = {"n_candidates": "k"}  # runs before the rename file K under `k`
     variant = "SuRe"  # the Table 3 ablations are subclasses with another variant
     tag = "SuRe"  # the method's name in its fingerprint, as committed runs carry it
     fingerprint_ignore = {**Method.fingerprint_ignore,
@@ -430,7 +431,7 @@ class SuRe(Method):
     def __init__(self, retriever, # where the N passages come from
                  lm, # the reader of every step
                  n_passages: int = 10, # N: passages read per question (the paper: 10)
-                 k: int = 2, # K: answer candidates (the paper: 2)
+                 n_candidates: int = 2, # K: answer candidates (the paper: 2)
                  candidate_max_new_tokens: int = 32, # budget of the candidate reply (step 1, Eq. 2)
                  summary_max_new_tokens: int = 128, # budget of each conditional summary (step 2, Eq. 3)
                  judge_max_new_tokens: int = 8, # budget of each validity and ranking judgement (steps 3 and 4)
@@ -448,7 +449,7 @@ class SuRe(Method):
                  summary_end: str = ""): # appended to each summary prompt: "" (Appendix A as printed, ending "Passage:") or " " (the original code's "Passage: ")
         _check_rule(parse)
         self.templates = _check_prompts(prompts)
-        _check_choice(k, rank_mode, combine, use_ranking or use_validity or self.variant != "SuRe")
+        _check_choice(n_candidates, rank_mode, combine, use_ranking or use_validity or self.variant != "SuRe")
         store_attr(but="name,candidate_stop")
         self.candidate_stop = list(candidate_stop) if candidate_stop else None
         self.name = name or f"{self.variant} - {retriever.name}"
@@ -486,10 +487,10 @@ _COUNT = "two three four five six seven eight nine ten".split()
 @patch
 def _candidate_prompt(self: SuRe, question: str, block: str, n: int) -> str:
     "p_can: the paper's (or the original code's) prompt for K = 2; for another K, ragkit's `sure-candidates-k`."
-    if self.k == 2: return render(self.templates["candidates"], n=n, passages=block, question=question)
-    if self.k > len(_COUNT) + 1: raise ValueError(f"k={self.k}: at most {len(_COUNT) + 1} candidates can be asked for")
-    form = ", ".join(f"({chr(97 + j)}) {chr(120 + j % 3) * 2}" for j in range(self.k))
-    return render("sure-candidates-k", n=n, count=_COUNT[self.k - 2], form=form, passages=block, question=question)
+    if self.n_candidates == 2: return render(self.templates["candidates"], n=n, passages=block, question=question)
+    if self.n_candidates > len(_COUNT) + 1: raise ValueError(f"n_candidates={self.n_candidates}: at most {len(_COUNT) + 1} candidates can be asked for")
+    form = ", ".join(f"({chr(97 + j)}) {chr(120 + j % 3) * 2}" for j in range(self.n_candidates))
+    return render("sure-candidates-k", n=n, count=_COUNT[self.n_candidates - 2], form=form, passages=block, question=question)
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b030b
 @patch
@@ -499,7 +500,7 @@ def _candidates(self: SuRe, st: SuReState) -> None:
                      self.candidate_max_new_tokens, stop=self.candidate_stop)
     st.cands, st.choices = [], []
     for i, c in enumerate(outs):
-        cs, labelled = parse_candidates(c.text, self.k, self.parse)
+        cs, labelled = parse_candidates(c.text, self.n_candidates, self.parse)
         st.cands.append(cs)
         st.cost[i] += c.cost
         st.tr[i].update(candidates_raw=c.text, candidates=cs, labelled=labelled, candidates_finish=c.finish_reason)

@@ -201,19 +201,20 @@ class Vanilla(Method):
 class RALM(Vanilla):
     "WITQA's retrieval-augmented reader (Figure 12): the top-k passages of `retriever` as the context; over gold passages, the Oracle."
     tag = "WITQA-RALM"
+    fingerprint_names = {"n_passages": "k"}  # runs before the rename file it under `k`
     template = "witqa-context"
     def __init__(self, retriever, # whose top-k passages are the context (GivenContexts over gold passages: the Oracle)
                  lm, # the reader
-                 k: int = 1, # passages read (the paper: 1)
+                 n_passages: int = 1, # passages read (the paper: 1)
                  max_new_tokens: int = 16, # answer budget
                  chat: bool = True, # wrap prompts in the reader's chat template
-                 name: str | None = None): # the system's name (default "<retriever>@<k>")
-        if k < 1: raise ValueError(f"k must be at least 1 (Vanilla is the closed-book reader), got {k}")
-        super().__init__(lm, max_new_tokens, chat, name or f"{retriever.name}@{k}")
-        self.retriever, self.k = retriever, k
+                 name: str | None = None): # the system's name (default "<retriever>@<n_passages>")
+        if n_passages < 1: raise ValueError(f"n_passages must be at least 1 (Vanilla is the closed-book reader), got {n_passages}")
+        super().__init__(lm, max_new_tokens, chat, name or f"{retriever.name}@{n_passages}")
+        self.retriever, self.n_passages = retriever, n_passages
 
     def _contexts(self, questions):
-        hits = self.retriever.batch_search(questions, self.k, progress=False)
+        hits = self.retriever.batch_search(questions, self.n_passages, progress=False)
         ctx = ["\n\n".join(_context(self.retriever.corpus[h.pid]) for h in hs) for hs in hits]
         return ctx, [[h.pid for h in hs] for hs in hits], [None] * len(questions)
 
