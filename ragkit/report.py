@@ -144,8 +144,8 @@ def took(res: dict, run: dict) -> str:
     resumed = sum(x.get("resumed", 0) for x in sums)
     if not resumed: return f"{mins} on {where}"
     rows, answering = sum(x.get("n", 0) for x in sums), sum(x.get("seconds", 0) for x in sums) / 60
-    return (f"answering took {answering:.0f} min on {where}, summed over its {rows} rows and the attempts that "
-            f"computed them (the last attempt resumed {resumed} of them and took {mins})")
+    return (f"answering took {answering:.0f} min, summed over its {rows} rows and the attempts that computed them "
+            f"(the last attempt, on {where}, resumed {resumed} of them and took {mins})")  # earlier attempts' machines are not recorded
 
 # %% ../nbs/95_report.ipynb #0956b6e9
 def scale_block(root: Path, # the project root
