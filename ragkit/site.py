@@ -166,7 +166,7 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path]) -> str:
         "## What it costs to run\n\n" + render_timings(root),
         "## Reader speed\n\n" + render_bench(root) + "\n\n" + render_readers(root),
         _pages_list(papers, modules),
-        _toc("Reference runs", [f"papers/{p}" for p in papers]), _toc("Modules", list(modules))])
+        _toc("Reference runs", [f"papers/{p}" for p in papers]), _toc("Modules", [doc_name(nb) for nb in modules.values()])])
 
 def _write_conf(src: Path) -> None:
     "Write conf.py and the stylesheet into the (new) sources folder `src`."
