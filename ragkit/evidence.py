@@ -152,7 +152,8 @@ def no_rows_reason(run: RunRows, # the run
     lacking = _no_row_folder(run, r, names, nb)
     if lacking: return lacking
     row = next(iter(system_rows(run, d, a).values()), None)
-    if row is None or metric_column(row, m) is None: return f"{m} is not a column of the rows: {nb} computes it"
+    if row is None: return f"a's rows on {d} hold none of the run's questions: {nb} computes the scores"
+    if metric_column(row, m) is None: return f"{m} is not a column of the rows: {nb} computes it"
     return None
 
 # %% ../nbs/97_evidence.ipynb #d7c2bc29
