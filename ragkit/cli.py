@@ -87,10 +87,10 @@ def _report_commands(sub) -> None:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--root", type=Path, help="the project whose README and outputs/ are read and written (default: the one at the working directory)")
     rs = rep.add_subparsers(dest="what", required=True)
-    rd = rs.add_parser("readme", parents=[common], help="render README's four generated blocks (headlines, timings, bench, readers): print them, --write or --check")
+    rd = rs.add_parser("readme", parents=[common], help="render the generated blocks of README.md and docs/REFERENCE.md: print them, --write or --check")
     g = rd.add_mutually_exclusive_group()
-    g.add_argument("--write", action="store_true", help="rewrite the blocks in README.md")
-    g.add_argument("--check", action="store_true", help="exit 1 when README.md's blocks differ from the rendered ones")
+    g.add_argument("--write", action="store_true", help="rewrite the blocks in README.md and docs/REFERENCE.md")
+    g.add_argument("--check", action="store_true", help="exit 1 when a block differs from the rendered one, or README links to a section docs/REFERENCE.md lacks")
     t = rs.add_parser("times", parents=[common], help="record how long runs took under outputs/bench/: a whole profile (reproduce-<profile>.json) or one --run folder (paper-prefix.json)")
     t.add_argument("--profile", default="demo")
     t.add_argument("--label", default="cold", help="cold (empty cache dir, no run folders) or warm (both present)")
@@ -107,24 +107,24 @@ def _report_commands(sub) -> None:
     st = rs.add_parser("site", parents=[common], help="build the static website (the scoreboard, every paper run, every module's lessons) offline, and check its links")
     st.add_argument("--out", type=Path, default=Path("_site"), help="where the HTML goes (default: _site)")
     st.add_argument("--sphinx-build", default=".venv-site/bin/sphinx-build", help="the site environment's sphinx-build (`make site` makes it)")
-    sb = rs.add_parser("scoreboard", parents=[common], help="print every claim's verdict: the committed paper runs', then this clone's runs of --profile")
+    sb = rs.add_parser("scoreboard", parents=[common], help="per paper, the committed runs' tally beside this clone's runs of --profile (one screen); --all: every claim")
     sb.add_argument("--profile", default="demo", help="whose runs to set beside the committed ones (default: demo, what make reproduce runs)")
+    sb.add_argument("--all", action="store_true", help="print every claim's verdict, the committed runs' and then this clone's")
 
 # %% ../nbs/99_cli.ipynb #951d1434
 def _readme(a, root: Path) -> int:
-    "`ragkit report readme`: print the blocks, or rewrite README.md, or check it."
-    from ragkit.report import BLOCKS, render_readme
+    "`ragkit report readme`: print the blocks, or rewrite them in README.md and docs/REFERENCE.md, or check both."
+    from ragkit.report import BLOCKS, broken_links, render_readme
     if not (a.write or a.check):
-        print("\n".join(render(root) for render in BLOCKS.values()))
+        print("\n".join(render(root) for _, render in BLOCKS.values()))
         return 0
-    readme = root / "README.md"
-    old = readme.read_text(encoding="utf-8")
-    new = render_readme(old, root)
-    if a.check and new != old:
-        print("README.md's headline, timing or reader-speed block is stale: run `ragkit report readme --write`", file=sys.stderr)
-        return 1
-    if a.write: readme.write_text(new, encoding="utf-8")
-    return 0
+    docs = render_readme(root)
+    stale = [doc for doc, (old, new) in docs.items() if new != old]
+    if a.write:
+        for doc in stale: (root / doc).write_text(docs[doc][1], encoding="utf-8")
+    problems = [] if a.write or not stale else [f"{' and '.join(stale)}: generated blocks are stale: run `ragkit report readme --write`"]
+    for p in problems + broken_links(root): print(p, file=sys.stderr)
+    return 1 if problems or broken_links(root) else 0
 
 def _times(a, root: Path) -> int:
     "`ragkit report times`: record one run folder (--run), or every run of a profile."
@@ -155,6 +155,7 @@ def _clean(a, root: Path) -> int:
     print(f"{len(changed)} notebook(s) changed")
     return 0
 
+# %% ../nbs/99_cli.ipynb #7bb1f7f5
 def _site(a, root: Path) -> int:
     "`ragkit report site`: build the site with the site environment's sphinx-build."
     from ragkit.site import site_main
@@ -163,9 +164,13 @@ def _site(a, root: Path) -> int:
     return site_main(root, a.out if a.out.is_absolute() else root / a.out, str(sb))
 
 def _scoreboard(a, root: Path) -> int:
-    "`ragkit report scoreboard`: every claim's verdict in the terminal."
-    from ragkit.site import scoreboard_main
-    return scoreboard_main(root, a.profile)
+    "`ragkit report scoreboard`: the tally per paper on one screen, or with --all every claim's verdict."
+    if a.all:
+        from ragkit.site import scoreboard_main
+        return scoreboard_main(root, a.profile)
+    from ragkit.report import scoreboard_screen
+    print(scoreboard_screen(root, a.profile))
+    return 0
 
 # %% ../nbs/99_cli.ipynb #e4c5a7b1
 REPORT = {"readme": _readme, "times": _times, "compare": _compare, "clean": _clean, "site": _site, "scoreboard": _scoreboard}

@@ -1,5 +1,6 @@
-"""`ragkit report`: README's generated blocks rendered from the committed run folders and benchmark files, the
-timing records behind them, answer agreement between two runs, and executed notebooks made portable.
+"""`ragkit report`: the generated blocks of README.md and docs/REFERENCE.md rendered from the committed run folders
+and benchmark files, the scoreboard screen `make reproduce` ends with, the timing records behind them, answer
+agreement between two runs, and executed notebooks made portable.
 
 Docs: https://ragkit.github.io/ragkit/report.html.md"""
 
@@ -7,20 +8,22 @@ Docs: https://ragkit.github.io/ragkit/report.html.md"""
 
 # %% ../nbs/95_report.ipynb #cd79bdaf
 from __future__ import annotations
-import json
+import json, re
 from pathlib import Path
 from .eval.experiment import DIRECTIONS
 from .notebooks import paper_label
 
 # %% auto #0
-__all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'TALLY', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file', 'duration',
-           'ratio', 'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines', 'headline_table',
-           'reader_of', 'where_ran', 'took', 'scale_block', 'split_block', 'run_block', 'render_headlines',
-           'reproduce_lines', 'prefix_line', 'render_timings', 'option_row', 'fastest_faithful', 'reader_lines',
-           'squad_lines', 'precision_lines', 'compare_lines', 'render_bench', 'server_lines', 'generate_lines',
-           'render_readers', 'paper_of', 'run_reader', 'claim_rows', 'tally', 'tally_text', 'render_summary',
-           'notebook_description', 'render_map', 'markers', 'splice', 'render_readme', 'rows_of', 'metric_means',
-           'compare', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
+__all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'TALLY', 'SCREEN', 'LEGEND', 'WHERE', 'NO_RUN', 'README', 'REFERENCE', 'BLOCKS',
+           'METRICS', 'read_json', 'load_run', 'bench_file', 'duration', 'ratio', 'verdict_lines', 'mechanism_lines',
+           'scale_lines', 'system_lines', 'cost_lines', 'headline_table', 'reader_of', 'where_ran', 'took',
+           'took_briefly', 'scale_block', 'split_block', 'run_block', 'render_headlines', 'reproduce_lines',
+           'make_lines', 'prefix_line', 'render_timings', 'render_reproduce', 'option_row', 'fastest_faithful',
+           'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines', 'render_bench', 'server_lines',
+           'generate_lines', 'render_readers', 'paper_of', 'run_reader', 'claim_rows', 'tally', 'tally_text',
+           'scoreboard_screen', 'reference_folders', 'render_summary', 'render_runs', 'notebook_description',
+           'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of',
+           'metric_means', 'compare', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
            'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
@@ -137,15 +140,25 @@ def where_ran(run: dict) -> str:
     gpus = ", ".join(m["gpus"]) if m.get("gpus") else "no GPU"
     return f"a {m['cpus']}-core {m['cpu']}, {gpus}"
 
+def _span(secs: float | None) -> str:
+    "A run's seconds in words: '14 s' under two minutes, else whole minutes ('time not recorded' when missing)."
+    return "time not recorded" if secs is None else f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.0f} min"
+
 def took(res: dict, run: dict) -> str:
     "How long a run took, and where: its seconds, or for a resumed run the answering summed over the attempts that computed its rows."
     secs, sums, where = run.get("seconds"), res.get("summaries", []), where_ran(run)
-    mins = "time not recorded" if secs is None else f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.0f} min"
+    mins = _span(secs)
     resumed = sum(x.get("resumed", 0) for x in sums)
     if not resumed: return f"{mins} on {where}"
     rows, answering = sum(x.get("n", 0) for x in sums), sum(x.get("seconds", 0) for x in sums) / 60
     return (f"answering took {answering:.0f} min, summed over its {rows} rows and the attempts that computed them "
             f"(the last attempt, on {where}, resumed {resumed} of them and took {mins})")  # earlier attempts' machines are not recorded
+
+def took_briefly(res: dict, run: dict) -> str:
+    "How long a run took, in README's few words: a resumed run's answering summed over its attempts, else its seconds."
+    sums = res.get("summaries", [])
+    if not sum(x.get("resumed", 0) for x in sums): return _span(run.get("seconds"))
+    return f"{sum(x.get('seconds', 0) for x in sums) / 60:.0f} min of answering over {sum(x.get('n', 0) for x in sums)} rows"
 
 # %% ../nbs/95_report.ipynb #0956b6e9
 def scale_block(root: Path, # the project root
@@ -210,9 +223,12 @@ def reproduce_lines(rec: dict) -> list[str]:
     out = ["| notebook | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
     for nb in secs[labels[0]]:
         out.append(f"| `{nb}` | " + " | ".join(duration(secs[l][nb]) if nb in secs[l] else "n/a" for l in labels) + " |")
-    out.append("")
-    return out + [f"- `make reproduce` {l} (git `{rec[l]['runs'][0]['git'][:7]}`): **{rec[l]['total_minutes']} min** in all, "
-                  f"{duration(rec[l]['setup_seconds'])} of setup and {duration(rec[l]['notebook_seconds'])} of notebooks." for l in labels]
+    return out + [""] + make_lines(rec)
+
+def make_lines(rec: dict) -> list[str]:
+    "One line per recorded `make reproduce` (cold, warm) of reproduce-demo.json: its minutes in all, setup and notebooks."
+    return [f"- `make reproduce` {l} (git `{rec[l]['runs'][0]['git'][:7]}`): **{rec[l]['total_minutes']} min** in all, "
+            f"{duration(rec[l]['setup_seconds'])} of setup and {duration(rec[l]['notebook_seconds'])} of notebooks." for l in ("cold", "warm") if l in rec]
 
 def prefix_line(root: Path, # the project root
                 r: dict, # one record of paper-prefix.json
@@ -238,6 +254,11 @@ def render_timings(root: Path) -> str:
     out = reproduce_lines(rec)
     for r in (bench_file(root, "paper-prefix.json") or {}).values(): out += ["", prefix_line(root, r)]
     return "\n".join(out) + "\n"
+
+def render_reproduce(root: Path) -> str:
+    "README's timing block: how long `make reproduce` took, cold and warm (the per-notebook table is the reference's)."
+    rec = bench_file(root, "reproduce-demo.json")
+    return "\n".join(make_lines(rec)) + "\n" if rec else "No timing is recorded yet (`ragkit report times` writes `outputs/bench/reproduce-demo.json`).\n"
 
 # %% ../nbs/95_report.ipynb #a20194e5
 FAITHFUL = 0.95  # an option is faithful when at least this share of its reading answers equal fp32's
@@ -400,20 +421,60 @@ def tally_text(rows: list[dict]) -> str:
     return "\n".join(out + [f"| {t['paper']} | {t['claims']} | {t['with_paper_number']} | " + " | ".join(str(t[d]) for d in TALLY) + " |"
                             for t in tally(rows)])
 
+# %% ../nbs/95_report.ipynb #37fed804
+SCREEN = {"claims": "claims", "with_paper_number": "paper no.", **{d: d for d in TALLY}, TALLY[-1]: "not run"}  # tally key -> column head
+LEGEND = "paper no. = claims with a paper number; not run = mechanism did not run; directions Holm-adjusted per run."
+WHERE = "Every claim with its interval: ragkit report scoreboard --all, make site (_site/index.html), outputs/paper/."
+
+def _screen_row(paper: str, label: str, t: dict | None, widths: tuple[int, int]) -> str:
+    "One line of the screen: the paper (blank under its first line), whose runs, and its tally's counts or that there is none."
+    cells = "  ".join(f"{t[k]:>{len(h)}}" for k, h in SCREEN.items()) if t else "no claim yet"
+    return f"{paper:{widths[0]}}  {label:{widths[1]}}  {cells}".rstrip()
+
+def scoreboard_screen(root: Path, # the project root
+                      profile: str = "demo", # whose runs to set under the committed ones (outputs/<profile>/)
+                      ) -> str:
+    "Per paper, the committed runs' tally with this clone's `profile` runs' under it, a legend, and where every claim is."
+    runs = [("committed", tally(claim_rows(root)))] + ([(profile, tally(claim_rows(root, profile)))] if profile != "paper" else [])
+    byp = [(label, {t["paper"]: t for t in ts}) for i, (label, ts) in enumerate(runs) if ts or i == 0]  # a profile not run yet: a note, not rows
+    papers = list(dict.fromkeys(p for _, ts in byp for p in ts))
+    mine = f" beside this clone's {profile} runs (outputs/{profile}/)" if profile != "paper" else ""
+    out = [f"Claims per paper: the committed reference runs (outputs/paper/){mine}.", ""]
+    w = (max(map(len, papers + ["paper"])), max(len(l) for l, _ in byp + [("runs", 0)]))
+    out.append(_screen_row("paper", "runs", dict(zip(SCREEN, SCREEN.values())), w))
+    out += [_screen_row("" if i else p, label, ts.get(p), w) for p in papers for i, (label, ts) in enumerate(byp)]
+    if not papers: out.append("(no claim yet: ragkit reproduce --profile paper writes the reference runs)")
+    if mine and len(byp) == 1: out.append(f"(no {profile} run yet: ragkit reproduce --profile {profile})")
+    return "\n".join(out + ["", LEGEND, WHERE])
+
 # %% ../nbs/95_report.ipynb #fec57061
-def _run_line(root: Path, folder: Path) -> str:
+def reference_folders(root: Path) -> list[Path]:
+    "The committed reference runs: every folder under root/outputs/paper/ with a results.json, in notebook order."
+    return sorted(p for p in (Path(root) / "outputs" / "paper").glob("*") if (p / "results.json").is_file())
+
+def _run_line(root: Path, # the project root
+              folder: Path, # a reference run's folder
+              brief: bool = False, # README's few words (claims, reader, answering time) rather than the reference's full line
+              ) -> str:
     "One reference run in a line: its notebook and paper, reader, time, verdict count and folder."
     r, nb = load_run(folder), Path(root) / "nbs" / f"{folder.name}.ipynb"
     res, paper = r["results"], paper_label(nb) if nb.is_file() else ""
     n = len(res.get("verdict") or [])
-    return (f"- **{folder.name}**{f' ({paper})' if paper else ''}: {reader_of(folder, r)}; {took(res, r['run'])}; "
-            f"{f'{n} claims' if n else 'no claim of its own'} (`outputs/paper/{folder.name}/`)")
+    head, claims = f"- **{folder.name}**{f' ({paper})' if paper else ''}: ", f"{n} claims" if n else "no claim of its own"
+    if brief: return head + f"{claims}; {reader_of(folder, r)}; {took_briefly(res, r['run'])} (`outputs/paper/{folder.name}/`)"
+    return head + f"{reader_of(folder, r)}; {took(res, r['run'])}; {claims} (`outputs/paper/{folder.name}/`)"
+
+NO_RUN = "No reference run is committed yet (`outputs/paper/` is empty).\n"
 
 def render_summary(root: Path) -> str:
-    "README's summary block: the claims' tally per paper and a line per committed reference run."
-    folders = sorted(p for p in (Path(root) / "outputs" / "paper").glob("*") if (p / "results.json").is_file())
-    if not folders: return "No reference run is committed yet (`outputs/paper/` is empty).\n"
-    return "\n".join([tally_text(claim_rows(root)), "", *[_run_line(root, f) for f in folders]]) + "\n"
+    "README's summary block: the claims' tally per paper and a short line per committed reference run."
+    if not (folders := reference_folders(root)): return NO_RUN
+    return "\n".join([tally_text(claim_rows(root)), "", *[_run_line(root, f, brief=True) for f in folders]]) + "\n"
+
+def render_runs(root: Path) -> str:
+    "The reference's runs block: each committed reference run's reader, time and machine, and claim count."
+    if not (folders := reference_folders(root)): return NO_RUN
+    return "\n".join(_run_line(root, f) for f in folders) + "\n"
 
 # %% ../nbs/95_report.ipynb #85587f53
 def notebook_description(nb: Path) -> str:
@@ -435,26 +496,65 @@ def render_map(root: Path) -> str:
     return "\n".join(["| notebook | module | what it is |", "|---|---|---|", *rows]) + "\n"
 
 # %% ../nbs/95_report.ipynb #ae417904
-def markers(name: str, # a block of BLOCKS: summary, timings, bench, readers or map
+README, REFERENCE = "README.md", "docs/REFERENCE.md"  # the files with generated blocks, relative to the project root
+
+def markers(name: str, # a block of BLOCKS, e.g. summary or timings
             ) -> tuple[str, str]:
-    "The start and end comments that fence README's generated block `name`."
+    "The start and end comments that fence the generated block `name`."
     return f"<!-- {name}:start (written by `ragkit report readme`; do not edit) -->", f"<!-- {name}:end -->"
 
-BLOCKS = {"summary": render_summary, "timings": render_timings, "bench": render_bench, "readers": render_readers, "map": render_map}  # README's; the site shows render_headlines in full
+BLOCKS = {  # each generated block: the file it lives in, and what renders it (the site shows render_headlines in full)
+    "summary": (README, render_summary), "reproduce": (README, render_reproduce), "runs": (REFERENCE, render_runs),
+    "timings": (REFERENCE, render_timings), "bench": (REFERENCE, render_bench), "readers": (REFERENCE, render_readers),
+    "map": (REFERENCE, render_map)}
 
-def splice(readme: str, # README's text
+def splice(text: str, # the file's text
            block: str, # the new text of the block
            start: str, end: str, # its markers
+           doc: str = README, # the file, named in the error
            ) -> str:
-    "README text with the block between the markers replaced; a ValueError when a marker is missing."
-    if start not in readme or end not in readme: raise ValueError(f"README.md lacks the markers {start!r} … {end!r}")
-    head, rest = readme.split(start, 1)
+    "The text with the block between the markers replaced; a ValueError when a marker is missing."
+    if start not in text or end not in text: raise ValueError(f"{doc} lacks the markers {start!r} … {end!r}")
+    head, rest = text.split(start, 1)
     return head + start + "\n" + block + rest[rest.index(end):]
 
-def render_readme(readme: str, root: Path) -> str:
-    "README text with its four blocks (headlines, timings, reader speed, bigger readers) rendered from root's files."
-    for name, render in BLOCKS.items(): readme = splice(readme, render(root), *markers(name))
-    return readme
+def render_doc(text: str, # the text of `doc`
+               root: Path, # the project root, whose files the blocks are rendered from
+               doc: str = README, # which file it is: README or REFERENCE
+               ) -> str:
+    "The text of `doc` with each of its blocks rendered; a ValueError when it holds a block that lives in another file."
+    for name, (where, _) in BLOCKS.items():
+        if where != doc and markers(name)[0] in text: raise ValueError(f"{doc} holds the block {name!r}, which lives in {where}: move its markers there")
+    for name, (where, render) in BLOCKS.items(): text = splice(text, render(root), *markers(name), doc) if where == doc else text
+    return text
+
+def render_readme(root: Path) -> dict[str, tuple[str, str]]:
+    "Each file with generated blocks (README.md, docs/REFERENCE.md) -> its text now and its text with the blocks rendered."
+    out = {}
+    for doc in dict.fromkeys(where for where, _ in BLOCKS.values()):
+        f = Path(root) / doc
+        if not f.is_file(): raise FileNotFoundError(f"{f} not found: it holds the generated blocks {', '.join(n for n, (w, _) in BLOCKS.items() if w == doc)}")
+        old = f.read_text(encoding="utf-8")
+        out[doc] = (old, render_doc(old, root, doc))
+    return out
+
+# %% ../nbs/95_report.ipynb #122d021b
+def anchor(heading: str) -> str:
+    "The anchor GitHub gives a markdown heading: lower case, punctuation dropped, spaces as hyphens."
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+def _text(root: Path, doc: str) -> str:
+    "The text of one of the files, '' when it is missing."
+    f = Path(root) / doc
+    return f.read_text(encoding="utf-8") if f.is_file() else ""
+
+def broken_links(root: Path) -> list[str]:
+    "Each link from README.md to a section of docs/REFERENCE.md, or within it, that no heading of docs/REFERENCE.md gives."
+    ref = _text(root, REFERENCE)
+    heads = {anchor(m) for m in re.findall(r"^#+ (.+)$", ref, re.M)}
+    links = [(README, f"{REFERENCE}#{a}", a) for a in re.findall(r"\]\(docs/REFERENCE\.md#([^)\s]+)\)", _text(root, README))]
+    links += [(REFERENCE, f"#{a}", a) for a in re.findall(r"\]\(#([^)\s]+)\)", ref)]
+    return [f"{doc}: a link to {target}, a section {REFERENCE} does not have" for doc, target, a in links if a not in heads]
 
 # %% ../nbs/95_report.ipynb #b8b8d5a6
 METRICS = ("exact_match", "f1", "rouge_l", "accuracy", "correct")
