@@ -5,10 +5,11 @@ SHELL := /bin/bash
 setup:
 	@bash scripts/setup.sh
 
+# Ends with one screen: per paper, the committed runs' tally beside the demo run's, and where every claim is.
 reproduce: setup
 	.venv/bin/ragkit reproduce --profile demo
+	@echo
 	@.venv/bin/ragkit report scoreboard --profile demo
-	@echo "The executed papers as a website: make site, then open _site/index.html"
 
 # The static website (_site/): every reference run, every module's lessons and the claims scoreboard, built offline.
 site: setup
