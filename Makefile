@@ -1,5 +1,5 @@
 # The two commands of README.md: `make reproduce` (sets up, then runs the main job) and `make test`.
-.PHONY: setup reproduce test smoke site
+.PHONY: screenshots setup reproduce test smoke site
 SHELL := /bin/bash
 
 setup:
@@ -14,6 +14,10 @@ reproduce: setup
 # The static website (_site/): every reference run, every module's lessons and the claims scoreboard, built offline.
 site: setup
 	@bash scripts/site.sh
+
+# The committed screenshots (outputs/site/) are refreshed only here, on purpose: `make site` writes nothing tracked.
+screenshots: setup
+	@SITE_SCREENSHOTS=outputs/site bash scripts/site.sh
 
 smoke: setup
 	.venv/bin/ragkit reproduce --profile smoke

@@ -11,12 +11,15 @@ from __future__ import annotations
 import html, json, re, shutil, subprocess, sys
 from html.parser import HTMLParser
 from pathlib import Path
-from .report import claim_rows, render_bench, render_headlines, render_readers, render_timings, tally_text
+from .evidence import claim_anchor, evidence_markdown
+from .report import read_json, claim_rows, render_bench, render_headlines, render_readers, render_timings, tally_text
 
 # %% auto #0
-__all__ = ['HIDDEN', 'CONF', 'CSS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text', 'page_cell', 'module_notebooks',
-           'doc_name', 'module_page', 'paper_pages', 'index_page', 'write_sources', 'markdown_twin', 'build_site',
-           'check_links', 'site_main', 'scoreboard_main']
+__all__ = ['VERDICT_CLASS', 'CARD_ROWS', 'HIDDEN', 'CONF', 'CSS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text', 'badge',
+           'paper_card', 'card_html', 'cards', 'grouped_scoreboard', 'page_cell', 'module_notebooks', 'doc_name',
+           'module_page', 'paper_pages', 'verdict_section', 'verdict_first', 'evidence_link', 'evidence_pages',
+           'index_page', 'runs_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links', 'raw_math',
+           'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
@@ -60,6 +63,69 @@ def scoreboard_text(rows: list[dict], width: int = 72) -> str:
     "The scoreboard for a terminal: paper, claim (cut to `width`), task, ours, the paper's, direction / size."
     head = f"{'paper':6} {'claim':{width}} {'task':14} {'ours (95% CI)':26} {'paper':>7}  verdict"
     return "\n".join([head] + [_text_row(r, width) for r in rows])
+
+# %% ../nbs/96_site.ipynb #ea310ed2
+from .eval.mechanism import NOT_RUN
+
+VERDICT_CLASS = {"holds": "v-holds", "reversed": "v-reversed", "undecided": "v-undecided", NOT_RUN: "v-notrun"}  # direction -> CSS class
+CARD_ROWS = (("holds, the paper's size", lambda r: r["holm"] == "holds" and r["size"] == "consistent"),
+             ("holds, smaller or larger", lambda r: r["holm"] == "holds" and r["size"] in ("smaller", "larger")),
+             ("undecided", lambda r: r["holm"] == "undecided"), ("reversed", lambda r: r["holm"] == "reversed"),
+             ("mechanism did not run", lambda r: r["holm"] == NOT_RUN))  # a card's lines, each counted over claims with a paper number
+
+def badge(direction: str) -> str:
+    "A verdict as its word in a coloured span (the word is always there: colour is never alone)."
+    return f'<span class="verdict {VERDICT_CLASS.get(direction, "v-undecided")}">{direction}</span>'
+
+def paper_card(paper: str, rows: list[dict]) -> dict:
+    "One paper's card: its claims, those with a paper number counted by verdict, its readers and question counts."
+    mine = [dict(r, holm=r.get("direction_holm", r["direction"])) for r in rows if r["paper"] == paper]
+    numbered = [r for r in mine if r["paper_effect"] is not None]
+    ns = sorted({int(r["n"]) for r in mine if r.get("n") is not None})
+    return dict(paper=paper, claims=len(mine), with_paper_number=len(numbered), counts={k: sum(map(f, numbered)) for k, f in CARD_ROWS},
+                readers=sorted({r["reader"].split("@")[0] for r in mine if r["reader"]}), questions=(ns[0], ns[-1]) if ns else None)
+
+# %% ../nbs/96_site.ipynb #4a4fe013
+def card_html(card: dict) -> str:
+    "The card as an HTML block for the landing page."
+    qs = card["questions"]
+    n = "" if not qs else f"{qs[0]} questions per claim" if qs[0] == qs[1] else f"{qs[0]} to {qs[1]} questions per claim"
+    lines = "".join(f"<li>{c} {badge(_CARD_WORD[k])}{'' if k == _CARD_WORD[k] else ' ' + k.split(', ', 1)[1]}</li>"
+                    for k, c in card["counts"].items())
+    return (f'<div class="card"><h3>{card["paper"]}</h3><p>{card["with_paper_number"]} of its {card["claims"]} claims have a paper '
+            f"number:</p><ul>{lines}</ul><p class=\"card-note\">{', '.join(card['readers']) or 'no reader recorded'}; {n}</p></div>")
+
+_CARD_WORD = {"holds, the paper's size": "holds", "holds, smaller or larger": "holds", "undecided": "undecided", "reversed": "reversed",
+              "mechanism did not run": NOT_RUN}  # the verdict word each card line carries
+
+def cards(rows: list[dict]) -> str:
+    "Every paper's card in order of appearance, in one flexible row (the benchmark's last)."
+    papers = list(dict.fromkeys(r["paper"] for r in rows))
+    papers = [p for p in papers if p != "Benchmark"] + [p for p in papers if p == "Benchmark"]
+    return '<div class="cards">' + "".join(card_html(paper_card(p, rows)) for p in papers) + "</div>"
+
+# %% ../nbs/96_site.ipynb #0f8e726f
+def _direction_cell(r: dict) -> str:
+    "The Holm-adjusted direction as a badge, and the unadjusted one beside it where they differ."
+    holm = r.get("direction_holm", r["direction"])
+    return badge(holm) + ("" if holm == r["direction"] else f" (before Holm: {r['direction']})")
+
+def _grouped_row(r: dict, link) -> str:
+    "One claim's row of the grouped scoreboard."
+    claim = f"[{_cell(r['claim'])}]({link(r)})" if link(r) else _cell(r["claim"])
+    n = r["n"] if r["n"] is not None else ""
+    return f"| {claim} | {_direction_cell(r)} | {r['size']} | {r['dataset']} | {ours_text(r)} | {_num(r['paper_effect'], r['unit'])} | {n} |"
+
+def grouped_scoreboard(rows: list[dict], # claim_rows
+                       link, # row -> the claim's link ('' for none)
+                       ) -> str:
+    "The scoreboard as one markdown table per paper, each wrapped for the stylesheet's narrow-screen rule."
+    head = "| claim | verdict | size | task | ours (95% CI) | paper's effect | n |\n|---|---|---|---|---|---:|---:|"
+    out = []
+    for p in dict.fromkeys(r["paper"] for r in rows):
+        body = "\n".join(_grouped_row(r, link) for r in rows if r["paper"] == p)
+        out.append(f'### {p}\n\n<div class="scoreboard">\n\n{head}\n{body}\n\n</div>')
+    return "\n\n".join(out)
 
 # %% ../nbs/96_site.ipynb #ed780eff
 _DIRECTIVE = re.compile(r"^#\|\s*([\w-]+)(.*)$")
@@ -106,6 +172,18 @@ CSS = """/* Written by `ragkit report site`: wide tables (the scoreboard, Table 
 .bd-page-width { max-width: 100%; }
 .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
 table.table { font-size: 0.8em; }
+.verdict { padding: 0 0.35em; border-radius: 0.3em; white-space: nowrap; }
+.v-holds { background: #d9f2dd; color: #14532d; } .v-reversed { background: #fbdada; color: #7f1d1d; }
+.v-undecided { background: #fdf1c7; color: #713f12; } .v-notrun { background: #e5e7eb; color: #374151; }
+.cards { display: flex; flex-wrap: wrap; gap: 0.8em; margin: 0.5em 0 1.5em; }
+.card { flex: 1 1 15em; max-width: 100%; border: 1px solid #d1d5db; border-radius: 0.5em; padding: 0.2em 0.9em; }
+.card ul { padding-left: 1.1em; margin: 0.2em 0; } .card h3 { margin-top: 0.4em; } .card-note { font-size: 0.85em; color: #4b5563; }
+.cell_output, .cell_input, pre { max-width: 100%; } pre { white-space: pre-wrap; word-break: break-word; }
+.cell_output img { max-width: 100%; height: auto; }
+@media (max-width: 700px) {  /* a phone: the scoreboard keeps claim, verdict and size; no page scrolls sideways */
+  .scoreboard table th:nth-child(n+4), .scoreboard table td:nth-child(n+4) { display: none; }
+  .bd-article-container { overflow-x: hidden; } table { display: block; max-width: 100%; overflow-x: auto; }
+}
 """
 
 def _default_exp(nb: Path) -> str | None:
@@ -132,11 +210,54 @@ def module_page(nb: Path, dest: Path) -> Path:
     return dest
 
 def paper_pages(root: Path, src: Path, profile: str = "paper") -> list[str]:
-    "The executed notebooks of `profile`'s finished runs (those with results.json) as pages under papers/; their names."
+    "The executed notebooks of `profile`'s finished runs (those with results.json) as pages under papers/, verdict first; their names."
     runs = Path(root) / "outputs" / profile
     nbs = sorted(nb for nb in runs.glob("*/*.ipynb") if (nb.parent / "results.json").is_file())
-    return [module_page(nb, src / "papers" / nb.name).stem  # its outputs as committed; nbdev's directives gone
-            for nb in nbs]
+    return [verdict_first(module_page(nb, src / "papers" / nb.name), root, nb.parent, profile).stem for nb in nbs]
+
+# %% ../nbs/96_site.ipynb #a65e56bb
+def _records_table(rows: list[dict], limit: int = 15) -> str:
+    "A results.json table as markdown: no index, a dash for a missing value, at most `limit` rows (the rest counted)."
+    if not rows: return ""
+    cols = list(rows[0])
+    fmt = lambda v: "–" if v is None or (isinstance(v, float) and v != v) else f"{v:.4g}" if isinstance(v, float) else _cell(v)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)] + ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in rows[:limit]]
+    return "\n".join(lines) + (f"\n\n({len(rows) - limit} more rows in `results.json`)" if len(rows) > limit else "")
+
+def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
+    "The generated first section of a run's page: claims, computed paragraph, headline table and figure, the rerun command."
+    res = read_json(run / "results.json")
+    rows = [r for r in claim_rows(root, profile) if r["notebook"] == run.name]
+    parts = ["## The verdict", f"```\nragkit run {run.name} --profile {profile}\n```\nregenerates this page's run from its committed rows."]
+    if rows: parts.append(grouped_scoreboard(rows, lambda r: evidence_link(r, "")).split("\n\n", 1)[1])
+    if res.get("what_reproduces"): parts.append(res["what_reproduces"])
+    if (h := res.get("headline")) and res.get(h): parts.append(f"**{h}** (the run's headline table)\n\n" + _records_table(res[h]))
+    if figs := res.get("figures"):
+        shutil.copy(run / figs[0], page_dir / figs[0]); parts.append(f"![{figs[0]}]({figs[0]})")
+    return "\n\n".join(parts)
+
+def verdict_first(page: Path, root: Path, run: Path, profile: str) -> Path:
+    "The page with the verdict section after its title and every shown code cell folded (MyST-NB's hide-input)."
+    d = json.loads(page.read_text(encoding="utf-8"))
+    for c in d["cells"]:
+        tags = c.get("metadata", {}).get("tags", [])
+        if c["cell_type"] == "code" and "remove-cell" not in tags: c.setdefault("metadata", {})["tags"] = tags + ["hide-input"]
+    d["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": verdict_section(root, run, profile, page.parent)})
+    page.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
+    return page
+
+# %% ../nbs/96_site.ipynb #1f07ddae
+def evidence_link(r: dict, # a scoreboard row
+                  base: str = "papers/", # where the evidence pages sit, relative to the linking page
+                  ) -> str:
+    "The link to the questions that decided claim `r`: its anchor on its run's evidence page."
+    return f"{base}{r['notebook']}.evidence.md#{claim_anchor(r)}"
+
+def evidence_pages(root: Path, src: Path, profile: str = "paper") -> list[str]:
+    "One evidence page per finished run of `profile` under papers/ (the deciding questions of each claim); their names."
+    runs = sorted(r for r in (Path(root) / "outputs" / profile).glob("*") if (r / "results.json").is_file())
+    for r in runs: (src / "papers" / f"{r.name}.evidence.md").write_text(evidence_markdown(r), encoding="utf-8")
+    return [f"{r.name}.evidence" for r in runs]
 
 # %% ../nbs/96_site.ipynb #a1fb5549
 def _toc(caption: str, items) -> str:
@@ -149,24 +270,28 @@ def _pages_list(papers: list[str], modules: dict[str, Path]) -> str:
                                       [f"- [{m}]({doc_name(nb)}.ipynb) — from `nbs/{nb.name}`" for m, nb in modules.items()])
 
 def index_page(root: Path, papers: list[str], modules: dict[str, Path]) -> str:
-    "The landing page's MyST markdown: the scoreboard, the headline blocks, the other blocks, and the tables of contents."
+    "The landing page's MyST markdown: a card per paper, the claims grouped by paper, and the tables of contents."
     rows = claim_rows(root)
     return "\n\n".join([
         "# ragkit: executable papers",
-        "Four retrieval-augmented QA papers — EoR, SuRe, WITQA and LoRE — reproduced on one toolkit. Every number below comes "
-        "from a committed reference run (`outputs/paper/`); each claim links to the run that decided it.",
-        f"## Scoreboard\n\nEvery claim of every paper that the committed runs test ({len(rows)} claims): our estimate with its 95% "
-        "interval, the paper's own effect, and two verdicts — *direction* (does the claim hold here at all?) and *size* "
-        "(is our effect the paper's?).",
-        "Per paper, how many claims hold, are reversed or are undecided after Holm's adjustment over each run's claims, and how "
-        "many had a mechanism that did not act (no direction: the mechanism the claim is about did not act on enough questions).",
-        tally_text(rows),
-        scoreboard_markdown(rows),
-        "## The reference runs\n\n" + render_headlines(root).replace("(`outputs/paper/", "(`outputs/paper/"),
-        "## What it costs to run\n\n" + render_timings(root),
-        "## Reader speed\n\n" + render_bench(root) + "\n\n" + render_readers(root),
-        _pages_list(papers, modules),
-        _toc("Reference runs", [f"papers/{p}" for p in papers]), _toc("Modules", [doc_name(nb) for nb in modules.values()])])
+        "Four retrieval-augmented QA papers — EoR, SuRe, WITQA and LoRE — reproduced on one toolkit, and a benchmark that sets "
+        "their methods side by side. Every number comes from a committed reference run (`outputs/paper/`); each claim links "
+        "to the questions that decided it, and each run's page opens with its verdict.",
+        "## At a glance\n\nPer paper, its claims that carry a paper number, by verdict after Holm's adjustment within each run: "
+        "*holds* (our 95% interval lies above 0), *reversed* (below 0), *undecided*, or *mechanism did not run* (the mechanism "
+        "the claim is about acted on too few questions to judge it); a claim that holds is also sized against the paper's effect.",
+        cards(rows),
+        f"## Every claim\n\n{len(rows)} claims: our estimate with its 95% interval, the paper's own effect, the direction (after Holm) "
+        "and the size (*consistent* when the paper's effect lies in our interval).",
+        grouped_scoreboard(rows, evidence_link),
+        "The reference runs' paragraphs, what each costs and how fast the readers are: [Runs and speed](runs.md).",
+        _pages_list([p for p in papers if not p.endswith(".evidence")], modules),
+        _toc("Reference runs", [f"papers/{p}" for p in papers] + ["runs"]), _toc("Modules", [doc_name(nb) for nb in modules.values()])])
+
+def runs_page(root: Path) -> str:
+    "The runs page: each reference run's paragraph and tables (README's headline blocks), timings and reader speed."
+    return "\n\n".join(["# Runs and speed", "## The reference runs\n\n" + render_headlines(root),
+                         "## What it costs to run\n\n" + render_timings(root), "## Reader speed\n\n" + render_bench(root) + "\n\n" + render_readers(root)])
 
 def _write_conf(src: Path) -> None:
     "Write conf.py and the stylesheet into the (new) sources folder `src`."
@@ -174,18 +299,31 @@ def _write_conf(src: Path) -> None:
     (src / "_static").mkdir()
     (src / "_static" / "ragkit.css").write_text(CSS, encoding="utf-8")
 
+def _sync(new: Path, src: Path) -> None:
+    "Make `src` hold exactly `new`'s files, touching only those that changed (so Sphinx rebuilds only what changed)."
+    want = {p.relative_to(new) for p in new.rglob("*") if p.is_file()}
+    for rel in want:
+        if not (src / rel).is_file() or (src / rel).read_bytes() != (new / rel).read_bytes():
+            (src / rel).parent.mkdir(parents=True, exist_ok=True); shutil.copy2(new / rel, src / rel)
+    for p in [p for p in src.rglob("*") if p.is_file() and p.relative_to(src) not in want and "jupyter_execute" not in p.parts]: p.unlink()
+    shutil.rmtree(new)
+
 def write_sources(root: Path, # the project root
-                  src: Path, # where the Sphinx sources go (emptied first)
+                  src: Path, # where the Sphinx sources go (files that did not change are left untouched)
                   ) -> Path:
     "The site's Sphinx sources from the committed files: conf.py, index.md, the paper runs and the module lessons."
-    src = Path(src)
+    src, final = Path(src).with_name(Path(src).name + ".new"), Path(src)
     if src.exists(): shutil.rmtree(src)
     src.mkdir(parents=True)
     _write_conf(src)
     papers, modules = paper_pages(root, src), module_notebooks(root)
+    papers += evidence_pages(root, src)
     for nb in modules.values(): module_page(nb, src / f"{doc_name(nb)}.ipynb")  # named as the modules' Docs: links name them
     (src / "index.md").write_text(index_page(root, papers, modules), encoding="utf-8")
-    return src
+    (src / "runs.md").write_text(runs_page(root), encoding="utf-8")
+    final.mkdir(parents=True, exist_ok=True)
+    _sync(src, final)
+    return final
 
 # %% ../nbs/96_site.ipynb #2a93b109
 def _twin_part(c: dict) -> str | None:
@@ -213,22 +351,26 @@ def build_site(root: Path, # the project root
     return Path(out) / "index.html"
 
 # %% ../nbs/96_site.ipynb #a58ae8ea
-class _Refs(HTMLParser):
-    "The hrefs, image sources and element ids of one HTML page."
-    def __init__(self):
-        super().__init__()
+_TAG = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)\b([^>]*)>")
+_ATTR = re.compile(r'\b(id|href|src)="([^"]*)"')
+
+class _Refs:
+    "The hrefs, image sources and element ids of one HTML page, read with two regular expressions (an HTML parser took minutes)."
+    def __init__(self, text: str):
         self.refs, self.ids = [], set()
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if a.get("id"): self.ids.add(a["id"])
-        for k in ("href", "src"):
-            if a.get(k) and (tag in ("a", "img", "link", "script") or k == "src"): self.refs.append((tag, a[k]))
+        for m in _TAG.finditer(text):
+            tag = m[1].lower()
+            for k, v in _ATTR.findall(m[2]):
+                if k == "id": self.ids.add(html.unescape(v))
+                elif k == "src" or tag in ("a", "img", "link", "script"): self.refs.append((tag, v))
+
+_PARSED: dict = {}  # (page, its modification time) -> its _Refs: each page is read once per check
 
 def _refs(page: Path) -> _Refs:
     "The parsed references of `page`."
-    p = _Refs()
-    p.feed(page.read_text(encoding="utf-8"))
-    return p
+    key = (page, page.stat().st_mtime_ns)
+    if key not in _PARSED: _PARSED[key] = _Refs(page.read_text(encoding="utf-8"))
+    return _PARSED[key]
 
 def _target(page: Path, ref: str) -> tuple[Path, str]:
     "The file that a reference of `page` points to, and its anchor ('' for none)."
@@ -259,11 +401,36 @@ def check_links(site: Path) -> list[str]:
     site, ids = Path(site), {}
     return [b for page in _pages(site) for b in _page_problems(site, page, ids)]
 
+# %% ../nbs/96_site.ipynb #145efe58
+class _Visible(HTMLParser):
+    "The text a reader sees on a page: outside code, preformatted output, scripts, styles and typeset math."
+    SKIP = {"code", "pre", "script", "style"}
+    def __init__(self):
+        super().__init__()
+        self.stack, self.text = [], []
+    def handle_starttag(self, tag, attrs):
+        if tag in ("br", "img", "hr", "meta", "link", "input"): return
+        self.stack.append(tag in self.SKIP or "math" in (dict(attrs).get("class") or "").split())
+    def handle_endtag(self, tag):
+        if self.stack and tag not in ("br", "img", "hr", "meta", "link", "input"): self.stack.pop()
+    def handle_data(self, data):
+        if not any(self.stack): self.text.append(data)
+
+_RAW = re.compile(r"\$\$|\$[^$\n]{0,80}?(?:\\[A-Za-z]+|[_^]\{?)[^$\n]{0,80}?\$")  # $$, or $...$ holding TeX (a command, _ or ^)
+
+def raw_math(site: Path) -> list[str]:
+    "Every page that shows an untypeset formula (`$$`, or `$…$` around TeX), with the text around the first one."
+    bad = []
+    for page in _pages(Path(site)):
+        v = _Visible(); v.feed(page.read_text(encoding="utf-8")); text = " ".join(v.text)
+        if m := _RAW.search(text): bad.append(f"{page.relative_to(site)}: ...{text[max(0, m.start() - 40):m.end() + 20]!r}")
+    return bad
+
 # %% ../nbs/96_site.ipynb #2a462fb8
 def site_main(root: Path, out: Path, sphinx_build: str, check: bool = True) -> int:
-    "`ragkit report site`: build the site into `out`; with `check`, fail on any link or image that does not resolve."
+    "`ragkit report site`: build the site into `out`; with `check`, fail on a link or image that does not resolve or a raw formula."
     index = build_site(root, out, sphinx_build)
-    bad = check_links(out) if check else []
+    bad = check_links(out) + [f"raw formula on {m}" for m in raw_math(out)] if check else []
     for b in bad: print(f"broken: {b}", file=sys.stderr)
     print(f"site: {index} ({len(list(Path(out).rglob('*.html')))} pages{'' if bad else ', every internal link and image resolves'})")
     return 1 if bad else 0

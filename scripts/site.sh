@@ -3,7 +3,8 @@
 # The site's tools live in their own environment (.venv-site, pinned in requirements-site.txt), made here once and
 # again only when the pins change; the sources are written and the HTML built and link-checked by `ragkit report site`.
 # With Chromium installed (apt-get install chromium), a real browser then opens the landing page and a paper page and
-# saves screenshots under outputs/site/ (scripts/site_browser.py); set SITE_BROWSER=0 to skip it.
+# saves screenshots under _site/screenshots/ (scripts/site_browser.py; `make screenshots` refreshes the committed ones in
+# outputs/site/); set SITE_BROWSER=0 to skip it. Nothing tracked is written.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
@@ -18,7 +19,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 .venv/bin/ragkit report site --out "${SITE_OUT:-_site}"
 if [ "${SITE_BROWSER:-1}" != 0 ] && command -v chromium >/dev/null; then
-  .venv-site/bin/python scripts/site_browser.py --site "${SITE_OUT:-_site}" --out outputs/site
+  .venv-site/bin/python scripts/site_browser.py --site "${SITE_OUT:-_site}" --out "${SITE_SCREENSHOTS:-${SITE_OUT:-_site}/screenshots}"
 elif [ "${SITE_BROWSER:-1}" != 0 ]; then
   echo "site: no chromium on PATH, so no browser check (apt-get install chromium)"
 fi

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.site import check_links, claim_rows
+import json
+from ragkit.report import claim_rows
+from ragkit.site import check_links, paper_card, raw_math
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,16 +39,39 @@ def test_docs_links_name_built_pages(site):
 
 
 def test_landing_page_is_the_scoreboard(site):
-    "One linked row per committed claim, for all four papers."
+    "A card per paper whose counts are the committed results.json files', then one row per claim linked to its deciding questions."
     page = (site / "index.html").read_text(encoding="utf-8")
     rows = claim_rows(ROOT)
-    assert len(rows) > 40 and len(re.findall(r'href="papers/[^"]+#what-reproduces"', page)) == len(rows)
-    assert all(p in page for p in ("LoRE", "EoR", "SuRe", "WITQA"))
+    assert len(rows) > 40 and len(re.findall(r'href="papers/[^"#]+\.evidence\.html#claim-[a-z0-9-]+"', page)) == len(rows)
+    verdicts = [r for f in sorted((ROOT / "outputs" / "paper").glob("*/results.json")) for r in json.loads(f.read_text())["verdict"] or []]
+    for paper in ("LoRE", "EoR", "SuRe", "WITQA", "Benchmark"):
+        card = paper_card(paper, rows)
+        assert f"<h3>{paper}</h3><p>{card['with_paper_number']} of its {card['claims']} claims have a paper number" in page, paper
+    numbered = [r for r in verdicts if r.get("paper") is not None]
+    assert sum(paper_card(p, rows)["with_paper_number"] for p in ("LoRE", "EoR", "SuRe", "WITQA", "Benchmark")) == len(numbered)
+
+
+def test_every_claim_link_reaches_its_deciding_questions(site):
+    "Each claim's anchor is on its run's evidence page, with the deciding questions or the reason there are none."
+    page = (site / "index.html").read_text(encoding="utf-8")
+    for href in set(re.findall(r'href="(papers/[^"#]+\.evidence\.html)#(claim-[a-z0-9-]+)"', page)):
+        target = (site / href[0]).read_text(encoding="utf-8")
+        assert f'id="{href[1]}"' in target, href
+
+
+def test_no_raw_formula_and_the_verdict_first(site):
+    "No page shows an untypeset formula; each reference run's page opens with its verdict."
+    assert raw_math(site) == []
+    for page in sorted((site / "papers").glob("[0-9]*_*.html")):
+        if page.name.endswith(".evidence.html"): continue
+        heads = re.findall(r"<h2>([^<]+)", page.read_text(encoding="utf-8"))
+        assert [h for h in heads if h.strip() != "Contents"][:1] == ["The verdict"], (page.name, heads[:3])
 
 
 def test_paper_pages_read_like_papers(site):
     "No nbdev directive, machine path, progress bar or raw formula on a reference run's page; its figures are there."
     for page in sorted((site / "papers").glob("*.html")):
+        if page.name.endswith(".evidence.html"): continue  # the deciding questions: a page of rows, no figure
         text = page.read_text(encoding="utf-8")
         assert not re.search(r"#\|\s*(export|default_exp|hide)", text), page.name
         assert not re.search(r"(/work/|/home/|/root/|/tmp/ipykernel)", text), page.name

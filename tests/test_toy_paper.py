@@ -76,7 +76,7 @@ def test_toy_paper_needs_only_its_notebook_and_profile(tmp_path):
     rows = [r for r in claim_rows(root, "demo") if r["notebook"] == NB]
     assert [r["paper"] for r in rows] == ["Toy"], "the scoreboard names the paper from the notebook's title"
     board = subprocess.run([sys.executable, "-c", "import sys; from ragkit.cli import main; sys.exit(main())",
-                            "report", "scoreboard", "--root", str(root), "--profile", "demo"], cwd=root, env=env, capture_output=True, text=True)
+                            "report", "scoreboard", "--all", "--root", str(root), "--profile", "demo"], cwd=root, env=env, capture_output=True, text=True)
     assert board.returncode == 0 and "Toy" in board.stdout and "shouting beats silence" in board.stdout, board.stdout + board.stderr
     assert module_notebooks(root)["papers.toy"].name == f"{NB}.ipynb"
     assert NB in paper_pages(root, tmp_path / "site-src", "demo")
