@@ -180,9 +180,12 @@ table.table { font-size: 0.8em; }
 .card ul { padding-left: 1.1em; margin: 0.2em 0; } .card h3 { margin-top: 0.4em; } .card-note { font-size: 0.85em; color: #4b5563; }
 .cell_output, .cell_input, pre { max-width: 100%; } pre { white-space: pre-wrap; word-break: break-word; }
 .cell_output img { max-width: 100%; height: auto; }
+table { display: block !important; max-width: 100% !important; overflow-x: auto !important; }  /* a wide table scrolls inside itself */
+code.literal, code.literal span.pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }  /* a long name breaks, not the page */
+.prev-next-area a, .prev-next-info { min-width: 0; max-width: 100%; overflow-wrap: anywhere; }
+.bd-article h1, .bd-article h2, .bd-article h3, .bd-article p, .bd-article li { overflow-wrap: anywhere; }  /* a run's name or a path wraps */
 @media (max-width: 700px) {  /* a phone: the scoreboard keeps claim, verdict and size; no page scrolls sideways */
   .scoreboard table th:nth-child(n+4), .scoreboard table td:nth-child(n+4) { display: none; }
-  .bd-article-container { overflow-x: hidden; } table { display: block; max-width: 100%; overflow-x: auto; }
 }
 """
 

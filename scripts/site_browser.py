@@ -1,36 +1,42 @@
-"""Open the built site in a real browser, as a reader would: the landing page and one paper page.
+"""Open the built site in a real browser, as a reader would: every page, at a desktop width (1400 px) and a phone's (400 px).
 
-Fails (exit 1) on any console error, any failed request, any image that did not load and any formula left as raw
-`$...$`; saves a screenshot of each page under outputs/site/. Runs with the site environment's playwright driving the
-system Chromium (the Debian package; playwright's own browser download is never used):
+Fails (exit 1) on a console error, a failed request, an image that did not load, a MathJax error, a formula left raw
+(`$$`, or `$...$` around TeX) and a page wider than the window (it would scroll sideways). Saves screenshots of the
+landing page and a paper run's verdict at both widths under --out (`make site`: _site/screenshots/; `make screenshots`:
+the committed outputs/site/). Runs with the site environment's playwright driving the system Chromium (the Debian
+package; playwright's own browser download is never used):
 
-    .venv-site/bin/python scripts/site_browser.py [--site _site] [--out outputs/site] [--chromium /usr/bin/chromium]
+    .venv-site/bin/python scripts/site_browser.py [--site _site] [--out _site/screenshots] [--chromium /usr/bin/chromium]
 """
 from __future__ import annotations
 import argparse, shutil, sys
 from pathlib import Path
 
-PAGES = {"landing": "index.html", "scoreboard-end": "index.html#the-reference-runs",  # the scoreboard, then the headline blocks
-         "paper": "papers/64_papers.eor.method.html#eor-on-real-responses-tables-1-and-2-figure-6",  # a paper run: Table 1
-         "paper-figure": "papers/64_papers.eor.method.html#figure-6-the-learned-retriever-weights",  # ... its figure
-         "paper-verdict": "papers/64_papers.eor.method.html#what-reproduces"}  # ... and its verdict
+WIDTHS = {"desktop": 1400, "phone": 400}
+SHOTS = {"landing": "index.html", "paper-verdict": "papers/64_papers.eor.method.html"}  # pages whose screenshots are kept
+RAW = r"/\$\$|\$[^$\n]{0,80}?(\\[A-Za-z]+|[_^]\{?)[^$\n]{0,80}?\$/"  # the site check's rule (ragkit.site.raw_math), in JavaScript
 
 
-def visit(browser, page_file: Path, shot: Path) -> list[str]:
-    "Load one page from disk; what went wrong on it (console errors, failed requests, broken images, raw formulas)."
-    page, problems = browser.new_page(viewport={"width": 1400, "height": 1000}), []
+def visit(browser, page_file: Path, width: int, shot: Path | None) -> list[str]:
+    "Load one page from disk at `width`; what went wrong on it."
+    page, problems = browser.new_page(viewport={"width": width, "height": 900}), []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
-    path, _, anchor = str(page_file).partition("#")
-    page.goto(Path(path).resolve().as_uri() + (f"#{anchor}" if anchor else ""), wait_until="load")
-    page.wait_for_timeout(1500)  # MathJax typesets after load
+    page.goto(page_file.resolve().as_uri(), wait_until="load")
+    page.wait_for_timeout(800)  # MathJax typesets after load
     broken = page.eval_on_selector_all("img", "els => els.filter(e => !e.complete || e.naturalWidth === 0).map(e => e.src)")
     problems += [f"image did not load: {src}" for src in broken]
-    raw = page.evaluate("() => (document.querySelector('main') || document.body).innerText.match(/\\$[^$\\n]{1,40}\\$/g) || []")
+    raw = page.evaluate("() => { const m = (document.querySelector('main') || document.body).cloneNode(true);"  # the text a reader sees,
+                        " m.querySelectorAll('pre, code, script, style, .math, mjx-container').forEach(e => e.remove());"  # code and math aside
+                        f" return (m.textContent.match({RAW}g) || []).slice(0, 3); }}")
     problems += [f"formula left raw: {t}" for t in raw]
-    shot.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shot), full_page=False)
+    problems += [f"MathJax error: {t}" for t in page.eval_on_selector_all("mjx-merror", "els => els.map(e => e.textContent)")]
+    wide = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    if wide > 1: problems.append(f"wider than the window by {wide} px (it scrolls sideways)")
+    if shot:
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot), full_page=False)
     page.close()
     return problems
 
@@ -38,19 +44,24 @@ def visit(browser, page_file: Path, shot: Path) -> list[str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--site", type=Path, default=Path("_site"))
-    ap.add_argument("--out", type=Path, default=Path("outputs/site"))
+    ap.add_argument("--out", type=Path, default=Path("_site/screenshots"))
     ap.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser") or "")
     a = ap.parse_args(argv)
     if not a.chromium: print("site_browser: no chromium on PATH (apt-get install chromium)", file=sys.stderr); return 2
     from playwright.sync_api import sync_playwright
+    pages = sorted(p for p in a.site.rglob("*.html") if "_static" not in p.relative_to(a.site).parts and p.name not in ("genindex.html", "search.html"))
+    shots = {v: k for k, v in SHOTS.items()}
     bad = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=a.chromium, args=["--no-sandbox"])
-        for name, rel in PAGES.items():
-            got = visit(browser, a.site / rel, a.out / f"{name}.png")
-            bad += [f"{rel}: {g}" for g in got]
-            print(f"site_browser: {rel}: {'ok' if not got else f'{len(got)} problem(s)'}; screenshot {a.out / f'{name}.png'}")
+        for f in pages:
+            rel = f.relative_to(a.site).as_posix()
+            for label, width in WIDTHS.items():
+                shot = a.out / f"{shots[rel]}-{label}.png" if rel in shots else None
+                bad += [f"{rel} at {width} px: {g}" for g in visit(browser, f, width, shot)]
         browser.close()
+    print(f"site_browser: {len(pages)} pages at {', '.join(f'{w} px' for w in WIDTHS.values())}: "
+          f"{'ok' if not bad else f'{len(bad)} problem(s)'}; screenshots under {a.out}")
     for b in bad: print(f"site_browser: {b}", file=sys.stderr)
     return 1 if bad else 0
 
