@@ -151,7 +151,7 @@ def page_cell(cell: dict) -> dict:
 CONF = '''# Written by `ragkit report site`; do not edit.
 project = "ragkit"
 author = "ragkit developers"
-extensions = ["myst_nb", "sphinx-mathjax-offline"]
+extensions = ["myst_nb", "sphinx-mathjax-offline", "sphinx_copybutton"]  # a copy button on every command and code block
 nb_execution_mode = "off"
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
