@@ -229,8 +229,13 @@ def _encode(self: TransformersLM, prompt: str, chat: bool) -> list[int]:
 
 @patch
 def _encode_all(self: TransformersLM, prompts: list[str], chat: bool, extra: int) -> list[list[int]]:
-    "Token ids of every prompt; an error naming the first that leaves no room for `extra` tokens."
-    ids = [self._encode(p, chat) for p in prompts]
+    "Token ids of every prompt, tokenised in one batched call (the same ids as `_encode`); an error naming the first that leaves no room for `extra` tokens."
+    if not prompts: return []
+    if chat and getattr(self.tok, "chat_template", None) and not self.seq2seq:
+        texts = self.tok.apply_chat_template([[{"role": "user", "content": p}] for p in prompts], tokenize=False, add_generation_prompt=True)
+        ids = self.tok(texts, add_special_tokens=False).input_ids
+    else: ids = self.tok(list(prompts)).input_ids
+    ids = [x if x else self._encode(p, chat) for x, p in zip(ids, prompts)]  # an empty prompt: BOS, or the clear error
     for i, x in enumerate(ids):
         if len(x) + extra > self.max_length:
             raise ValueError(f"prompt {i} has {len(x)} tokens; with {extra} more it exceeds max_length={self.max_length}: "
