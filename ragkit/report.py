@@ -20,11 +20,11 @@ __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'TALLY', 'SCREEN', 'LEGEND', 'WHER
            'took_briefly', 'scale_block', 'split_block', 'run_block', 'render_headlines', 'reproduce_lines',
            'make_lines', 'prefix_line', 'render_timings', 'render_reproduce', 'option_row', 'fastest_faithful',
            'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines', 'render_bench', 'server_lines',
-           'generate_lines', 'render_readers', 'paper_of', 'run_reader', 'claim_rows', 'tally', 'tally_text',
-           'scoreboard_screen', 'reference_folders', 'render_summary', 'render_runs', 'notebook_description',
-           'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of',
-           'metric_means', 'compare', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
-           'clean_notebooks']
+           'generate_lines', 'render_gpu', 'render_readers', 'paper_of', 'run_reader', 'claim_rows', 'tally',
+           'tally_text', 'scoreboard_screen', 'reference_folders', 'render_summary', 'render_runs',
+           'notebook_description', 'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor',
+           'broken_links', 'rows_of', 'metric_means', 'compare', 'compare_runs', 'describe', 'collect', 'save_key',
+           'record_run', 'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -351,16 +351,56 @@ def server_lines(srv: dict) -> list[str]:
                    f"{a['mean_prob_diff_max']:.3f} / {a['mean_prob_diff_median']:.3f} | {f['identical']:.1%} |")
     return out
 
+def _gen_row(r: dict) -> str:
+    "One row of ragkit's generate against HF's: batch, stop strings, seconds, ratio and token agreement (and HF against itself)."
+    stop = "yes" if r.get("stop") else "no"
+    same = f"{r['same_greedy_tokens']:.1%}" + (f" ({r['hf_vs_hf_same_tokens']:.1%})" if "hf_vs_hf_same_tokens" in r else "")
+    each = " / ".join(", ".join(f"{t:.2f}" for t in r[k]) for k in ("ragkit_each_s", "hf_each_s")) if "ragkit_each_s" in r else "–"
+    return f"| {r['batch']} | {stop} | {r['ragkit_s']:.2f} | {r['hf_generate_s']:.2f} | {each} | {r['ratio_to_hf']:.2f}× | {same} |"
+
 def generate_lines(g: Path) -> list[str]:
-    "One generate-<device>.json: the setting, the bare prefill speed, and per batch ragkit's time against HF generate's."
+    "One generate-<device>.json: the setting, the bare prefill, per batch ragkit's time against HF generate's, then scoring and the embedder."
     d = read_json(g)
-    return ["", f"`outputs/bench/{g.name}` (`scripts/bench_generate.py`: {d['device']}, {d['dtype']}, {d['weights']} of "
-            f"{d['architecture']} ({d['parameters'] / 1e6:.0f} M parameters); {d['prompts']} prompts of {d['prompt_tokens'][0]}–"
-            f"{d['prompt_tokens'][1]} tokens, {d['new_tokens']} new tokens; torch {d['torch']}, transformers {d['transformers']}). "
-            f"Bare prefill, {d['prefill']['rows']} × {d['prefill']['tokens']} tokens: {d['prefill']['tokens_per_s']:,} tokens/s "
-            f"({d['prefill']['tflops']} TFLOP/s).", "",
-            "| batch | ragkit `generate` s | HF `generate` s | ragkit speed ÷ HF's | same greedy tokens as HF |", "|---:|---:|---:|---:|---:|"] + [
-            f"| {r['batch']} | {r['ragkit_s']:.2f} | {r['hf_generate_s']:.2f} | {r['ratio_to_hf']:.2f}× | {r['same_greedy_tokens']:.1%} |" for r in d["rows"]]
+    out = ["", f"`outputs/bench/{g.name}` (`scripts/bench_generate.py`: {d['device']}, {d['dtype']}, {d['weights']} of "
+           f"{d['architecture']} ({d['parameters'] / 1e6:.0f} M parameters); {d['prompts']} prompts of {d['prompt_tokens'][0]}–"
+           f"{d['prompt_tokens'][1]} tokens, {d['new_tokens']} new tokens; torch {d['torch']}, transformers {d['transformers']}). "
+           f"Bare prefill, {d['prefill']['rows']} × {d['prefill']['tokens']} tokens: {d['prefill']['tokens_per_s']:,} tokens/s "
+           f"({d['prefill']['tflops']} TFLOP/s). Seconds are the best of the rounds each side ran, sides alternating; in brackets, "
+           "HF `generate` against itself across its rounds.", "",
+           "| batch | stop strings | ragkit `generate` s | HF `generate` s | each round, ragkit / HF | ragkit speed ÷ HF's | same greedy tokens as HF |",
+           "|---|---|---:|---:|---|---:|---:|"] + [_gen_row(r) for r in d["rows"]]
+    if pr := d.get("profile"):
+        out += ["", f"One batch of the {pr['ragkit']['rows']} longest prompts under the torch profiler: ragkit {pr['ragkit']['wall_s']:.2f} s wall, "
+                f"{pr['ragkit']['device_busy_s']:.2f} s of device work, {pr['ragkit']['kernel_launches']:,} kernel launches; HF "
+                f"{pr['hf']['wall_s']:.2f} s, {pr['hf']['device_busy_s']:.2f} s, {pr['hf']['kernel_launches']:,}."]
+    if d.get("agreement"):
+        out += ["", "Greedy tokens under other numerics, batch " + str(d["agreement"][0]["batch"]) + ": " + "; ".join(
+            f"{a['numerics']} ({a['dtype']}): ragkit = HF on {a['same_greedy_tokens']:.1%} of positions, HF = HF on "
+            f"{a['hf_vs_hf_same_tokens']:.1%}" for a in d["agreement"]) + "."]
+    if d.get("score_batch"):
+        out += ["", "`score_batch` (the teacher-forced log-probabilities LoRE ranks by) against one unpadded forward pass per pair: " + "; ".join(
+            f"{s['dtype']}, {s['pairs']} pairs: {s['ratio_to_plain']:.1f}× as fast, largest difference {s['max_abs_diff']:g} nats "
+            f"(mean {s['mean_abs_diff']:g}), the higher of each two pairs the same on {s['same_best_of_pairs']:.0%}" for s in d["score_batch"]) + "."]
+    if e := d.get("embedder"):
+        out += ["", f"Embedder ({d.get('embedder_weights')}), {e['passages']:,} passages: {e['device_s']:.2f} s on the device against "
+                f"{e['cpu_s']:.2f} s on its CPU ({e['speedup']:.1f}×); cosine between a passage's two vectors at least {e['cosine_min']:.6f}, "
+                f"the same nearest passage for {e['same_nearest']:.2%}."]
+    return out
+
+def render_gpu(root: Path) -> str:
+    "README's line on the GPU: ragkit's generate against HF's at batch 64 on the card, beside the CPU's best batch, from the bench files."
+    out = []
+    for g in sorted((Path(root) / "outputs" / "bench").glob("generate-*.json")):
+        d = read_json(g)
+        plain = [r for r in d["rows"] if isinstance(r["batch"], int) and not r.get("stop")]
+        r = next((r for r in plain if r["batch"] == 64), None) or max(plain, key=lambda r: r["batch"])  # batch 64, else the largest
+        out.append(f"{d['device']} ({d['dtype']}{', random weights' if d['weights'].startswith('random') else ''}): ragkit's `generate` "
+                   f"runs at {r['ratio_to_hf']:.2f}× HF `generate`'s speed at batch {r['batch']}, same greedy tokens on "
+                   f"{r['same_greedy_tokens']:.1%} of positions" + (f" (HF against itself: {r['hf_vs_hf_same_tokens']:.1%}" if "hf_vs_hf_same_tokens" in r else "")
+                   + "".join(f"; {a['numerics']}, {a['dtype']}: {a['same_greedy_tokens']:.1%}" for a in d.get("agreement") or [])
+                   + (")" if "hf_vs_hf_same_tokens" in r else ""))
+    if not out: return "No decoding benchmark is recorded yet (`scripts/bench_generate.py` writes `outputs/bench/generate-<device>.json`).\n"
+    return "Measured: " + "; ".join(out) + " ([all rows](docs/REFERENCE.md#bigger-readers-in-detail)).\n"
 
 def render_readers(root: Path) -> str:
     "The 'Bigger readers' block: served against local throughput and agreement, and ragkit's decoding against HF generate."
@@ -506,6 +546,7 @@ def markers(name: str, # a block of BLOCKS, e.g. summary or timings
 BLOCKS = {  # each generated block: the file it lives in, and what renders it (the site shows render_headlines in full)
     "summary": (README, render_summary), "reproduce": (README, render_reproduce), "runs": (REFERENCE, render_runs),
     "timings": (REFERENCE, render_timings), "bench": (REFERENCE, render_bench), "readers": (REFERENCE, render_readers),
+    "gpu": (README, render_gpu),
     "map": (REFERENCE, render_map)}
 
 def splice(text: str, # the file's text
