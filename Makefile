@@ -11,12 +11,13 @@ reproduce: setup
 	@echo
 	@.venv/bin/ragkit report scoreboard --profile demo
 
-# The static website (_site/): every reference run, every module's lessons and the claims scoreboard, built offline.
-site: setup
+# The static website (_site/): every reference run, every module's lessons and the claims scoreboard, built offline
+# in its own small environment (.venv-site; no torch, so no `make setup` first).
+site:
 	@bash scripts/site.sh
 
 # The committed screenshots (outputs/site/) are refreshed only here, on purpose: `make site` writes nothing tracked.
-screenshots: setup
+screenshots:
 	@SITE_SCREENSHOTS=outputs/site bash scripts/site.sh
 
 smoke: setup

@@ -15,11 +15,11 @@ from .evidence import claim_anchor, evidence_markdown
 from .report import read_json, claim_rows, render_bench, render_headlines, render_readers, render_timings, tally_text
 
 # %% auto #0
-__all__ = ['VERDICT_CLASS', 'CARD_ROWS', 'HIDDEN', 'CONF', 'CSS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text', 'badge',
-           'paper_card', 'card_html', 'cards', 'grouped_scoreboard', 'page_cell', 'module_notebooks', 'doc_name',
-           'module_page', 'paper_pages', 'verdict_section', 'verdict_first', 'evidence_link', 'evidence_pages',
-           'index_page', 'runs_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links', 'raw_math',
-           'site_main', 'scoreboard_main']
+__all__ = ['VERDICT_CLASS', 'CARD_ROWS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text',
+           'badge', 'paper_card', 'card_html', 'cards', 'grouped_scoreboard', 'tidy_frame_html', 'page_cell',
+           'module_notebooks', 'doc_name', 'module_page', 'paper_pages', 'verdict_section', 'verdict_first',
+           'evidence_link', 'evidence_pages', 'index_page', 'runs_page', 'write_sources', 'markdown_twin', 'build_site',
+           'check_links', 'raw_math', 'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
@@ -127,6 +127,30 @@ def grouped_scoreboard(rows: list[dict], # claim_rows
         out.append(f'### {p}\n\n<div class="scoreboard">\n\n{head}\n{body}\n\n</div>')
     return "\n\n".join(out)
 
+# %% ../nbs/96_site.ipynb #a57c8ca2
+_FRAME = re.compile(r'(<table border="1" class="dataframe">)(.*?)(</table>)', re.S)
+_MISSING = re.compile(r"<td>(?:None|NaN|nan|NaT|&lt;NA&gt;)</td>")
+
+def _tidy_frame(m: re.Match) -> str:
+    "One pandas table: missing values as a dash, and a plain 0..n-1 index (one header row) dropped."
+    head, sep, rows = _MISSING.sub("<td>–</td>", m[2]).partition("</thead>")
+    index = re.findall(r"<tr[^>]*>\s*<th>(.*?)</th>", rows, re.S)
+    if head.count("<tr") == 1 and "<th></th>" in head and index and index == [str(i) for i in range(len(index))]:
+        head, rows = head.replace("<th></th>", "", 1), re.sub(r"(<tr[^>]*>)\s*<th>\d+</th>", r"\1", rows)
+    return m[1] + head + sep + rows + m[3]
+
+def tidy_frame_html(html: str) -> str:
+    "Every pandas table in `html` as a reader wants it: no plain row-number index, a dash for a missing value."
+    return _FRAME.sub(_tidy_frame, html)
+
+def _tidy_outputs(outputs: list[dict]) -> list[dict]:
+    "A code cell's outputs with each displayed pandas table tidied (tidy_frame_html)."
+    def one(o: dict) -> dict:
+        h = o.get("data", {}).get("text/html")
+        if h is None: return o
+        return {**o, "data": {**o["data"], "text/html": tidy_frame_html("".join(h) if isinstance(h, list) else h)}}
+    return [one(o) for o in outputs]
+
 # %% ../nbs/96_site.ipynb #ed780eff
 _DIRECTIVE = re.compile(r"^#\|\s*([\w-]+)(.*)$")
 HIDDEN = {"hide", "default_exp", "exporti"}  # directives whose cell a reader does not need to see
@@ -142,10 +166,11 @@ def _page_tags(cell: dict, names: list[str]) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", [])) + (["remove-cell"] if HIDDEN & set(names) else [])
 
 def page_cell(cell: dict) -> dict:
-    "A notebook cell for the site: nbdev directive lines removed, a hidden cell tagged remove-cell."
+    "A notebook cell for the site: nbdev directive lines removed, a hidden cell tagged remove-cell, its tables tidied."
     if cell.get("cell_type") != "code": return cell
     names, source = _split_directives("".join(cell.get("source", [])))
-    return {**cell, "source": source, "metadata": {**cell.get("metadata", {}), "tags": _page_tags(cell, names)}}
+    out = {**cell, "source": source, "metadata": {**cell.get("metadata", {}), "tags": _page_tags(cell, names)}}
+    return {**out, "outputs": _tidy_outputs(cell["outputs"])} if cell.get("outputs") else out
 
 # %% ../nbs/96_site.ipynb #da5728ae
 CONF = '''# Written by `ragkit report site`; do not edit.
@@ -159,6 +184,7 @@ html_theme = "sphinx_book_theme"
 html_title = "ragkit: executable papers"
 html_static_path = ["_static"]
 html_css_files = ["ragkit.css"]
+html_js_files = ["ragkit.js"]  # a figure opens full size on a click
 html_theme_options = {"use_download_button": False, "use_fullscreen_button": False, "navigation_with_keys": False,
                       "secondary_sidebar_items": {"**": ["page-toc"], "index": []}}  # the scoreboard gets the landing page's width
 html_context = {"default_mode": "light"}  # the theme reads its colour mode from here; unset, it logs a console error
@@ -168,6 +194,7 @@ exclude_patterns = ["_build"]
 suppress_warnings = ["mystnb.unknown_mime_type"]
 '''
 
+# %% ../nbs/96_site.ipynb #963b0d73
 CSS = """/* Written by `ragkit report site`: wide tables (the scoreboard, Table 1) in a smaller type, the page at full width. */
 .bd-page-width { max-width: 100%; }
 .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
@@ -217,6 +244,17 @@ def paper_pages(root: Path, src: Path, profile: str = "paper") -> list[str]:
     runs = Path(root) / "outputs" / profile
     nbs = sorted(nb for nb in runs.glob("*/*.ipynb") if (nb.parent / "results.json").is_file())
     return [verdict_first(module_page(nb, src / "papers" / nb.name), root, nb.parent, profile).stem for nb in nbs]
+
+JS = """// Written by `ragkit report site`: each figure opens full size in a new tab on a click.
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("article img").forEach((img) => {
+    if (img.closest("a")) return;
+    const a = document.createElement("a");
+    a.href = img.currentSrc || img.src; a.target = "_blank"; a.title = "open full size";
+    img.replaceWith(a); a.appendChild(img);
+  });
+});
+"""
 
 # %% ../nbs/96_site.ipynb #a65e56bb
 def _records_table(rows: list[dict], limit: int = 15) -> str:
@@ -297,10 +335,11 @@ def runs_page(root: Path) -> str:
                          "## What it costs to run\n\n" + render_timings(root), "## Reader speed\n\n" + render_bench(root) + "\n\n" + render_readers(root)])
 
 def _write_conf(src: Path) -> None:
-    "Write conf.py and the stylesheet into the (new) sources folder `src`."
+    "Write conf.py, the stylesheet and the figure script into the (new) sources folder `src`."
     (src / "conf.py").write_text(CONF, encoding="utf-8")
     (src / "_static").mkdir()
     (src / "_static" / "ragkit.css").write_text(CSS, encoding="utf-8")
+    (src / "_static" / "ragkit.js").write_text(JS, encoding="utf-8")
 
 def _sync(new: Path, src: Path) -> None:
     "Make `src` hold exactly `new`'s files, touching only those that changed (so Sphinx rebuilds only what changed)."

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make site`: build the static website under _site/ from what is committed, offline, without executing anything.
-# The site's tools live in their own environment (.venv-site, pinned in requirements-site.txt), made here once and
-# again only when the pins change; the sources are written and the HTML built and link-checked by `ragkit report site`.
+# The site's tools live in their own environment (.venv-site, pinned in requirements-site.txt; no torch, no `make setup`),
+# made here once and again only when the pins change; ragkit itself runs there from this checkout; the sources are written and the HTML built and link-checked by `ragkit report site`.
 # With Chromium installed (apt-get install chromium), a real browser then opens the landing page and a paper page and
 # saves screenshots under _site/screenshots/ (scripts/site_browser.py; `make screenshots` refreshes the committed ones in
 # outputs/site/); set SITE_BROWSER=0 to skip it. Nothing tracked is written.
@@ -17,7 +17,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   test "${PIPESTATUS[0]}" -eq 0
   echo "$want" > "$stamp"
 fi
-.venv/bin/ragkit report site --out "${SITE_OUT:-_site}"
+PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" .venv-site/bin/python -c 'import sys; from ragkit.cli import main; sys.exit(main(sys.argv[1:]))' report site --out "${SITE_OUT:-_site}"
 if [ "${SITE_BROWSER:-1}" != 0 ] && command -v chromium >/dev/null; then
   .venv-site/bin/python scripts/site_browser.py --site "${SITE_OUT:-_site}" --out "${SITE_SCREENSHOTS:-${SITE_OUT:-_site}/screenshots}"
 elif [ "${SITE_BROWSER:-1}" != 0 ]; then
