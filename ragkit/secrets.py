@@ -13,8 +13,9 @@ from typing import Callable, Sequence
 from urllib.parse import urlsplit, urlunsplit, parse_qsl, quote, quote_plus, unquote, unquote_plus
 
 # %% auto #0
-__all__ = ['SAFE_PARAMS', 'secret_param', 'secret_segment', 'public_url', 'redact_url', 'basic_auth', 'url_secrets', 'mask',
-           'redact', 'mask_json', 'live_secrets', 'redact_record', 'guard_secrets']
+__all__ = ['SAFE_PARAMS', 'API_SEGMENT', 'secret_param', 'secret_segment', 'public_url', 'redact_url', 'spec_url', 'basic_auth',
+           'url_secrets', 'mask', 'shown_as', 'redact', 'mask_json', 'live_secrets', 'live_shown', 'redact_record',
+           'guard_secrets']
 
 # %% ../nbs/07_secrets.ipynb #51b3f8d7
 SAFE_PARAMS = frozenset({"api-version", "api_version", "version", "format"})  # query parameters known to carry no credential
@@ -49,6 +50,15 @@ def redact_url(url: str) -> str:
     p = urlsplit(url)
     netloc = ("***@" if "@" in p.netloc else "") + p.netloc.rsplit("@", 1)[-1]
     return urlunsplit((p.scheme, netloc, _path(p.path), _redacted_query(p.query), ""))
+
+API_SEGMENT = re.compile(r"(?i)v\d+[a-z0-9]*|api|openai")  # the path segments an API prefix is made of: /v1, /api/v1, /openai/v1beta
+
+def spec_url(url: str) -> str:
+    "A base URL as a record may hold it: scheme, host, port and API-prefix path segments; other segments and query values but SAFE_PARAMS' '***'."
+    p = urlsplit(url)
+    host = (p.hostname or "") + (f":{p.port}" if p.port else "")
+    path = "/".join(s if not s or API_SEGMENT.fullmatch(s) else "***" for s in p.path.split("/"))
+    return urlunsplit((p.scheme, host, path, _redacted_query(p.query), ""))
 
 def basic_auth(url: str) -> str | None:
     "The Basic-auth credential (base64 of 'user:password') that a URL's user info becomes; None without user info."
@@ -93,9 +103,16 @@ def _safe_url(m: re.Match) -> str:
     try: return redact_url(m.group(0))
     except ValueError: return m.group(0)
 
-def redact(text: str, secrets: Sequence[str | None]) -> str:
-    "`text` with every secret, every URL's credentials and anything after 'Bearer ' replaced by '***'."
-    text = mask(_URL.sub(_safe_url, text), secrets)
+def shown_as(text: str, shown: dict[str, str] | None) -> str:
+    "`text` with each key of `shown` (a URL as written) replaced by its value (the URL as it may be shown), longest first."
+    for k in sorted(shown or {}, key=len, reverse=True): text = text.replace(k, shown[k])
+    return text
+
+def redact(text: str, secrets: Sequence[str | None],
+           shown: dict[str, str] | None = None, # URL as written -> as shown (a client's base URL -> its spec_url)
+           ) -> str:
+    "`text` with every secret, every URL's credentials and anything after 'Bearer ' replaced by '***'; URLs in `shown` as shown."
+    text = mask(_URL.sub(_safe_url, shown_as(text, shown)), secrets)
     return re.sub(r"(?i)(bearer\s+)\S+", r"\1***", text)
 
 def mask_json(obj, secrets: Sequence[str]):
@@ -113,25 +130,33 @@ def live_secrets() -> list[str]:
     with _guard_lock: holders = list(_guarded)
     return [s for h in holders for s in h._secrets() if s]
 
-def _redact_exc_text(r: logging.LogRecord, secrets: Sequence[str]) -> None:
-    "Mask `secrets` (and URL credentials, Bearer tokens) in the text of the exception `r` carries, if any."
+def live_shown() -> dict[str, str]:
+    "URL as written -> as shown, for every guarded client that shows its URLs in another form (`_shown()`, optional)."
+    with _guard_lock: holders = list(_guarded)
+    return {k: v for h in holders for k, v in (h._shown() if hasattr(h, "_shown") else {}).items() if k != v}
+
+def _redact_exc_text(r: logging.LogRecord, secrets: Sequence[str], shown: dict | None = None) -> None:
+    "Mask `secrets` (and URL credentials, Bearer tokens) in the text of the exception `r` carries, if any; URLs in `shown` as shown."
     if r.exc_info and r.exc_info[0] is not None:
         text = logging.Formatter().formatException(r.exc_info)
-        if (red := redact(text, secrets)) != text: r.exc_text = red
+        if (red := redact(text, secrets, shown)) != text: r.exc_text = red
 
-def redact_record(r: logging.LogRecord, secrets: Sequence[str]) -> logging.LogRecord:
-    "`r` with `secrets` (and URL credentials, Bearer tokens) masked in its message and its exception text."
+def redact_record(r: logging.LogRecord, secrets: Sequence[str],
+                  shown: dict[str, str] | None = None, # URL as written -> as shown
+                  ) -> logging.LogRecord:
+    "`r` with `secrets` (and URL credentials, Bearer tokens) masked in its message and its exception text; URLs in `shown` as shown."
     try: msg = r.getMessage()
     except Exception: return r  # a malformed record: logging reports it itself
-    if (red := redact(msg, secrets)) != msg: r.msg, r.args = red, ()
-    _redact_exc_text(r, secrets)
+    if (red := redact(msg, secrets, shown)) != msg: r.msg, r.args = red, ()
+    _redact_exc_text(r, secrets, shown)
     return r
 
 def _redacting(make: Callable) -> Callable:
     "A log-record factory that redacts the live secrets in every record `make` creates."
     def factory(*args, **kw):
         r = make(*args, **kw)
-        return redact_record(r, s) if (s := live_secrets()) else r
+        s, shown = live_secrets(), live_shown()
+        return redact_record(r, s, shown) if s or shown else r
     factory.redacts_secrets = live_secrets  # which registry it reads: a second copy of this code (a reload, a notebook) has its own
     return factory
 
