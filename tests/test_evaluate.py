@@ -80,15 +80,17 @@ def test_torn_last_line_is_recovered(nq, tmp_path):
     assert len(read_rows(p)) == 50
 
 
-def test_failure_is_recorded_and_counts_as_zero(nq, tmp_path):
-    "One failing question out of 200: the run goes on, the error is kept, the mean drops by exactly 1/200."
+def test_failure_is_recorded_and_never_scored(nq, tmp_path):
+    "One failing question out of 200: the run goes on, the error is kept, the row has no score (never a 0), the summary names it."
     exs = nq[:200]
     ev = evaluate(Oracle(exs, fail_on=exs[17].question), exs, progress=False)
     bad = ev.table[ev.table["error"].notna()]
     assert bad["qid"].tolist() == [exs[17].qid]
     assert bad["error"].iloc[0] == "RuntimeError: backend down"
+    assert bad["f1"].isna().all()  # not 0.0
     assert ev.summary["n_errors"] == 1
-    assert ev.summary["metrics"]["f1"]["mean"] == pytest.approx(199 / 200)
+    assert ev.summary["failed"] == dict(rows=1, of=200, qid=exs[17].qid, first_error="RuntimeError: backend down")
+    assert ev.summary["metrics"]["f1"]["mean"] == pytest.approx(1.0)  # over the 199 answered rows
 
 
 def test_summary_is_bootstrap_ci_of_the_table(nq):

@@ -19,9 +19,9 @@ from .metrics import METRICS, bootstrap_ci, paired_bootstrap
 # %% auto #0
 __all__ = ['DEFAULT_METRICS', 'LABELS', 'COLUMNS', 'TAIL', 'as_prediction', 'method_name', 'slug', 'check_method', 'ask',
            'resolve_metrics', 'error_text', 'score_row', 'make_row', 'answer_chunk', 'ClosedBook', 'json_safe', 'dumps',
-           'append_rows', 'read_rows', 'lm_counters', 'summarize', 'Evaluation', 'check_examples', 'chunks',
-           'code_fingerprint', 'method_config', 'run_key', 'run_folder', 'evaluate', 'compare', 'summary_table',
-           'write_results']
+           'append_rows', 'read_rows', 'latest_rows', 'read_latest', 'compact_rows', 'lm_counters', 'failure',
+           'summarize', 'Evaluation', 'check_examples', 'chunks', 'code_fingerprint', 'method_config', 'run_key',
+           'run_folder', 'evaluate', 'compare', 'summary_table', 'write_results']
 
 # %% ../../nbs/31_eval.evaluate.ipynb #e7850c62
 def as_prediction(out) -> Prediction:
@@ -92,9 +92,11 @@ def error_text(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 def score_row(row: dict, metrics: dict[str, Callable]) -> dict:
-    "`row` with a score for each metric it lacks (0 for a failed example)."
+    "`row` with a score for each metric it lacks; a failed row gets None on every metric (a failure is never a zero)."
+    row.setdefault("error", None)  # rows stored before `error` existed, or written by hand
     for k, f in metrics.items():
-        if k not in row: row[k] = 0.0 if row["error"] else float(f(row["prediction"], row["golds"]))
+        if row["error"]: row[k] = None
+        elif k not in row: row[k] = float(f(row["prediction"], row["golds"]))
     return row
 
 def make_row(ex: Example, pred: Prediction | None, seconds: float, error: str | None, metrics: dict[str, Callable]) -> dict:
@@ -208,22 +210,69 @@ def read_rows(path: Path) -> list[dict]:
             with open(path, "r+b") as f: f.truncate(good)
     return rows
 
+def latest_rows(rows: list[dict], # rows of one results file, in file order
+                where: str | Path = "", # the file they came from, named in the warning
+                ) -> list[dict]:
+    "The last row of each qid, in the order qids first appear; duplicated qids are named in a warning (a retried row replaces its error row)."
+    last = {}
+    for r in rows: last[r.get("qid")] = r
+    if len(last) < len(rows):
+        dup = sorted({str(q) for q in last if sum(r.get("qid") == q for r in rows) > 1})
+        warnings.warn(f"{where or 'rows'}: {len(rows) - len(last)} duplicated row(s) for {len(dup)} question(s) (e.g. {dup[:3]}); "
+                      "the last row of each question is kept")
+    return list(last.values())
+
+def read_latest(path: Path) -> list[dict]:
+    "Rows of a results JSONL file, one per question: the last one written (see `latest_rows`)."
+    return latest_rows(read_rows(path), path)
+
+def compact_rows(path: Path) -> int:
+    "Rewrite `path` with one row per question (the last), atomically; how many rows were dropped."
+    if not path.is_file(): return 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = read_rows(path)
+        keep = latest_rows(rows)
+    if len(keep) == len(rows): return 0
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    append_rows(tmp, keep)
+    os.replace(tmp, path)
+    return len(rows) - len(keep)
+
 # %% ../../nbs/31_eval.evaluate.ipynb #14749fc2
 def lm_counters(method) -> dict[str, int]:
     "The counters (calls, prompt tokens, tokens, hits, misses) of `method.lm`, if it keeps them."
     lm = getattr(method, "lm", None)
     return {k: int(getattr(lm, k)) for k in ("calls", "prompt_tokens", "tokens", "hits", "misses") if isinstance(getattr(lm, k, None), int)}
 
+def failure(table: pd.DataFrame) -> dict | None:
+    "How many rows of `table` failed and the first failure (qid, error), or None when none did."
+    bad = table[table["error"].notna() & (table["error"] != "")] if "error" in table else table.iloc[:0]
+    if bad.empty: return None
+    return dict(rows=len(bad), of=len(table), qid=str(bad.qid.iloc[0]), first_error=str(bad.error.iloc[0]))
+
+def _interval(x: pd.Series, n_boot: int, seed: int) -> dict:
+    "Mean and bootstrap interval of the scores `x` (NaN when there are none)."
+    return dict(zip(("mean", "lo", "hi"), bootstrap_ci(x, n=n_boot, seed=seed) if len(x) else (math.nan,) * 3))
+
 def summarize(table: pd.DataFrame, metrics: Sequence[str], name: str, n_boot: int = 1000, seed: int = 0, **extra) -> dict:
-    "The summary dict of a per-example table: n, errors, mean and bootstrap CI per metric, cost totals."
+    "The summary dict of a per-example table: n, errors, mean and bootstrap CI per metric over the answered rows, cost totals."
     if table.empty: raise ValueError(f"{name}: no examples to summarise; pass a non-empty list of examples")
-    ci = {m: dict(zip(("mean", "lo", "hi"), bootstrap_ci(table[m].astype(float), n=n_boot, seed=seed))) for m in metrics}
+    failed = failure(table)
+    ok = table if failed is None else table[table["error"].isna() | (table["error"] == "")]
+    ci = {m: _interval(ok[m].astype(float), n_boot, seed) for m in metrics}
     cost = {c: int(table[c].sum()) if c in table else 0 for c in ("lm_calls", "prompt_tokens", "tokens", "cached_calls")}
-    return dict(method=name, n=len(table), n_errors=int(table["error"].notna().sum()), metrics=ci, **cost,
+    return dict(method=name, n=len(table), n_errors=0 if failed is None else failed["rows"], metrics=ci, **cost,
                 seconds=round(float(table["seconds"].sum()), 3), ci=f"{n_boot} bootstrap resamples, 95% percentile, seed {seed}",
-                errors_count_as="0 on every metric", **extra)
+                errors_count_as="not scored: a failed row has no score, and a system with failed rows fails its run (ragkit.eval.experiment.run_systems)",
+                **({"failed": failed} if failed else {}), **extra)
 
 # %% ../../nbs/31_eval.evaluate.ipynb #100c2bb9
+def _percent(x) -> str:
+    "`x` ×100 with one decimal, or 'n/a' for a missing score."
+    return f"{x*100:.1f}" if isinstance(x, (int, float)) and math.isfinite(x) else "n/a"
+
 @dataclass
 class Evaluation:
     "A method's per-example table and summary, and the folder they were written to."
@@ -233,8 +282,13 @@ class Evaluation:
     path: Path | None = None  # the folder holding examples.jsonl and summary.json, if written
 
     def __repr__(self) -> str:
-        ms = ", ".join(f"{LABELS.get(k, k)} {v['mean']*100:.1f}" for k, v in self.summary["metrics"].items())
+        ms = ", ".join(f"{LABELS.get(k, k)} {_percent(v['mean'])}" for k, v in self.summary["metrics"].items())
         return f"Evaluation({self.name!r}, n={self.summary['n']}, errors={self.summary['n_errors']}, {ms})"
+
+    @property
+    def failed(self) -> dict | None:
+        "How many rows failed and the first failure (see `failure`), or None."
+        return self.summary.get("failed")
 
     def scores(self, metric: str) -> pd.Series:
         "Per-example scores of `metric`, indexed by qid."
@@ -281,7 +335,7 @@ TAIL = ["lm_calls", "prompt_tokens", "tokens", "cached_calls", "seconds", "error
 def _table(rows: list[dict], metrics: Sequence[str]) -> pd.DataFrame:
     "The per-example DataFrame with columns in a fixed order."
     t = pd.DataFrame(rows, columns=COLUMNS + list(metrics) + TAIL)
-    t["error"] = pd.Series([r["error"] for r in rows], index=t.index, dtype=object)  # None, not NaN, for a clean row
+    t["error"] = pd.Series([r.get("error") or None for r in rows], index=t.index, dtype=object)  # None, not NaN, for a clean row
     for c in ("prompt_tokens", "cached_calls"): t[c] = t[c].fillna(0)  # rows written before these columns existed
     return t.astype({m: float for m in metrics} | dict(lm_calls=int, prompt_tokens=int, tokens=int, cached_calls=int, seconds=float))
 
@@ -339,12 +393,22 @@ def _write_key(folder: Path, key: dict):
 def _done_rows(path: Path | None, exs: list[Example], retry_errors: bool) -> dict:
     "qid -> the stored row of each example already answered (the last row of a qid wins), less errors if retry_errors."
     wanted = {ex.qid for ex in exs}
-    done = {r["qid"]: r for r in (read_rows(path) if path else []) if r.get("qid") in wanted}
+    done = {r["qid"]: r for r in (read_latest(path) if path else []) if r.get("qid") in wanted}
     return {q: r for q, r in done.items() if not r.get("error")} if retry_errors else done
 
 def _in_order(exs: list[Example], done: dict, new: dict, ms: dict) -> list[dict]:
     "Every example's row, in order: its stored row re-scored against its current golds, else its new row."
     return [score_row(done[ex.qid] | dict(golds=list(ex.answers)), ms) if ex.qid in done else new[ex.qid] for ex in exs]
+
+def _retry(method, failed: list[Example], ms: dict, batch_size: int, path: Path | None, retries: int) -> dict:
+    "qid -> the newest row of each failed example after up to `retries` more attempts (it stops at the first success)."
+    out = {}
+    for _ in range(retries):
+        if not failed: break
+        with tqdm(total=len(failed), disable=True) as bar:
+            out |= {r["qid"]: r for r in _run(method, failed, ms, batch_size, path, bar)}
+        failed = [ex for ex in failed if out[ex.qid]["error"]]
+    return out
 
 def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), or a function question -> str
              examples: Sequence[Example], # the questions with their golds (the method sees only the questions)
@@ -358,6 +422,7 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
              retry_errors: bool = True, # with resume, ask again the questions whose stored row is an error (False: keep the errors)
              progress: bool = True, # show a progress bar
              config: dict | None = None, # settings that change the answers beyond the method's own `config` (part of the resume key)
+             retries: int = 1, # times a failed question is asked again in this run before its failure stands
              ) -> Evaluation:
     "Answer every example with `method`, score it, and summarise; a failing example is recorded, not raised."
     method, exs, ms = check_method(method), check_examples(examples), resolve_metrics(metrics)
@@ -370,8 +435,11 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     if path and not resume: path.unlink(missing_ok=True)
     done = _done_rows(path, exs, retry_errors)
     todo, before = [ex for ex in exs if ex.qid not in done], lm_counters(method)
+    if retries < 0: raise ValueError(f"retries must be >= 0, got {retries}")
     with tqdm(total=len(exs), initial=len(done), desc=name, unit="ex", disable=not progress, mininterval=0.5) as bar:
         new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, bar)}
+    new |= _retry(method, [ex for ex in todo if new[ex.qid]["error"]], ms, batch_size, path, retries)
+    if path: compact_rows(path)  # a retried row replaces its error row in the file too
     rows = _in_order(exs, done, new, ms)
     return _finish(method, name, _table(rows, list(ms)), folder, n_boot, seed, len(done), before, key["fingerprint"])
 
