@@ -15,9 +15,9 @@ from typing import Mapping
 from .core import stable_hash
 
 # %% auto #0
-__all__ = ['claim_anchor', 'rivals', 'read_jsonl', 'RunRows', 'row_folder', 'system_rows', 'metric_column', 'no_rows_reason',
-           'cut', 'trace_summary', 'deciding_questions', 'md_text', 'questions_table', 'claim_markdown',
-           'evidence_markdown', 'committed_runs']
+__all__ = ['DERIVED', 'claim_anchor', 'rivals', 'read_jsonl', 'RunRows', 'row_folder', 'system_rows', 'metric_column',
+           'first_candidate', 'top_context', 'derived_rows', 'no_rows_reason', 'cut', 'trace_summary',
+           'deciding_questions', 'md_text', 'questions_table', 'claim_markdown', 'evidence_markdown', 'committed_runs']
 
 # %% ../nbs/97_evidence.ipynb #f3dc51d1
 def _words(text: str, # any text
@@ -121,11 +121,45 @@ def metric_column(row: Mapping, # one row of examples.jsonl
         if c and c in row: return c
     return None
 
+# %% ../nbs/97_evidence.ipynb #9aaece46
+from .eval.metrics import exact_match
+
+def _cands(row: Mapping) -> list: return list((row.get("trace") or {}).get("candidates") or [])  # a row's candidates, as its trace keeps them
+
+def first_candidate(row: Mapping) -> str:
+    "SuRe's first candidate in a row's trace ('' with none): what the selection is compared with."
+    return str((_cands(row) or [""])[0])
+
+def top_context(row: Mapping) -> str:
+    "LoRE's answer from its top-ranked context in a row's trace ('' with none): what Top-1 reading answers."
+    return min(_cands(row), key=lambda c: c["context_rank"], default={"answer": ""})["answer"]
+
+def _differ(answers: list, golds: list) -> bool:
+    "Whether `answers` differ in exact match against `golds`."
+    return len({exact_match(a, golds) for a in answers}) > 1
+
+DERIVED = {  # rival name -> (its answer from a's row, whether the row's question is decisive)
+    "first candidate": (first_candidate, lambda r: _differ([str(c) for c in _cands(r)], list(r.get("golds") or []))),
+    "top context": (top_context, lambda r: _differ([c["answer"] for c in _cands(r)], list(r.get("golds") or [])))}
+
+def derived_rows(rows: Mapping[str, dict], # qid -> a's row
+                 name: str, # a key of DERIVED
+                 col: str, # the metric column (exact match)
+                 ) -> dict[str, dict]:
+    "qid -> the rival's row (its answer and exact match) on a's decisive questions only."
+    answer, decisive = DERIVED[name]
+    out = {}
+    for q, r in rows.items():
+        if decisive(r):
+            ans = answer(r)
+            out[q] = dict(qid=q, prediction=ans, error=None, **{col: float(exact_match(ans, list(r.get("golds") or [])))})
+    return out
+
 # %% ../nbs/97_evidence.ipynb #5e478cad
 def _no_row_folder(run: RunRows, r: Mapping, names: list[str], nb: str) -> str | None:
     "Which side of claim row `r` has no row folder on its task, and what the claim is judged on instead; None: both have one."
     d, lacking = r["dataset"], []
-    for side, n in [("a", r["a"])] + [("b", x) for x in names]:
+    for side, n in [("a", r["a"])] + [("b", x) for x in names if x not in DERIVED]:
         if row_folder(run, d, n) is None:
             several = len(run.folders.get((d, n), [])) > 1
             lacking.append(f"{side} '{n}'" + (" (several row folders, none named by the summaries)" if several else ""))
@@ -244,8 +278,10 @@ def _notes(r: Mapping, # the verdict row
     "What a reader must know to trust the counts: a rival picked among several, a decisive subset, a different question count, a mismatch."
     out = []
     if len(names) > 1: out.append(f"b is several systems; the best of them on these questions by mean score, {b}, is compared (the verdict's rule)")
-    if r.get("decisive"): out.append(f"the verdict counts only its decisive questions ({r['decisive']}), which the notebook selects; "
-                                     "these rows list every question where the two differ")
+    if r.get("decisive") and b in DERIVED: out.append(f"{b} is read from {r['a']}'s own trace on its decisive questions ({r['decisive']}); "
+                                                      "these rows list every one of them where the two differ")
+    elif r.get("decisive"): out.append(f"the verdict counts only its decisive questions ({r['decisive']}), which the notebook selects; "
+                                       "these rows list every question where the two differ")
     if not _missing(r.get("n")) and int(r["n"]) != n: out.append(f"the rows share {n} questions; the verdict compared {int(r['n'])}")
     if said != counts:
         out.append(f"the rows give {counts['discordant']} differing questions ({counts['wins']} won, {counts['losses']} lost); "
@@ -263,8 +299,8 @@ def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<no
     out, why = _head(run, r, names), no_rows_reason(run, r)
     if why: return out | dict(reason=why)
     d, A = r["dataset"], system_rows(run, r["dataset"], r["a"])
-    Bs = {n: system_rows(run, d, n) for n in names}
     col = metric_column(next(iter(A.values())), r["metric"])
+    Bs = {n: derived_rows(A, n, col) if n in DERIVED else system_rows(run, d, n) for n in names}
     qs = [q for q in A if all(q in B for B in Bs.values())]
     b = names[0] if len(names) == 1 else _best_rival({n: {q: float(Bs[n][q][col]) for q in qs} for n in names}, names)
     B = Bs[b]
