@@ -19,15 +19,16 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 from fastcore.basics import patch
 from ..core import stable_hash
-from ..secrets import basic_auth, guard_secrets, mask_json, public_url, redact, redact_url, url_secrets
+from ..secrets import basic_auth, guard_secrets, mask_json, public_url, redact, spec_url, url_secrets
 from .base import LM, Completion, check_prompts, find_stop, tokens_covering, _fake_completion
 
 log = logging.getLogger("ragkit.lm.openai")
 
 # %% auto #0
-__all__ = ['log', 'DEFAULT_BASE_URL', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'OpenAIError', 'server_message',
+__all__ = ['log', 'DEFAULT_BASE_URL', 'CANARY', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'OpenAIError', 'server_message',
            'backoff_wait', 'retry_after', 'parse_logprobs', 'map_finish', 'to_completion', 'FakeReply', 'FakeRequest',
-           'FakeOpenAIServer', 'OpenAILM', 'usage_prompt_tokens', 'echo_logprob', 'chatml', 'llama_cpp_server']
+           'FakeOpenAIServer', 'OpenAILM', 'usage_prompt_tokens', 'usage_completion_tokens', 'echo_logprob', 'chatml',
+           'llama_cpp_server']
 
 # %% ../../nbs/13_lm.openai.ipynb #592a2660
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -175,9 +176,10 @@ class FakeOpenAIServer:
                  echo: bool = True,  # honour `echo` on /completions (vLLM does, llama.cpp does not)
                  delay: Callable[[str], float] | None = None,  # seconds to wait before answering a prompt
                  models: Sequence[str] | None = ("fake",),  # ids listed by GET /models; None: that route answers 404
-                 logprobs: bool = True):  # send per-token log-probs when asked (False: a server that never does)
+                 logprobs: bool = True,  # send per-token log-probs when asked (False: a server that never does)
+                 model_info: dict | None = None):  # more fields of every GET /models entry, e.g. vLLM's {"root": ..., "max_model_len": ...}
         self.answers, self.default, self.logprob, self.echo, self.delay = answers or {}, default, logprob, echo, delay
-        self.models, self.logprobs = (list(models) if models is not None else None), logprobs
+        self.models, self.logprobs, self.model_info = (list(models) if models is not None else None), logprobs, dict(model_info or {})
         self.replies: deque[FakeReply] = deque()
         self.requests: list[FakeRequest] = []
         self.active = self.max_active = 0
@@ -211,7 +213,8 @@ def _list_models(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
     "Answer GET /models with the fake's model ids (404 when it lists none)."
     with fake._lock: fake.requests.append(FakeRequest("GET", h.path, dict(h.headers.items()), ""))
     ok = fake.models is not None and urlsplit(h.path).path.endswith("/models")
-    out = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.models]} if ok else {"error": {"message": "not found"}}
+    entries = [{"id": m, "object": "model", "owned_by": "fake", **fake.model_info} for m in fake.models] if ok else []
+    out = {"object": "list", "data": entries} if ok else {"error": {"message": "not found"}}
     data = json.dumps(out).encode()
     h.send_response(200 if ok else 404)
     h.send_header("Content-Type", "application/json")
@@ -313,8 +316,8 @@ class OpenAILM(LM):
 
     @property
     def base_url(self) -> str:
-        "The base URL as it may be shown: user info and credential-named query values replaced by '***'."
-        return redact_url(self._url)
+        "The base URL as it may be shown or stored: scheme, host, port and API prefix (spec_url); the rest '***'."
+        return spec_url(self._url)
 
     @property
     def identity(self) -> str:
@@ -340,6 +343,15 @@ def _api_key(self: OpenAILM) -> str | None:
 def _secrets(self: OpenAILM) -> list[str]:
     "What must never be shown: the key (read now), the base URL's credentials and their Basic-auth header value."
     return [s for s in [self._api_key(), *url_secrets(self._url), basic_auth(self._url)] if s]
+
+@patch
+def _shown(self: OpenAILM) -> dict[str, str]:
+    "The base URL as written (with and without user info) -> as it may be shown: what a log line quoting it shows instead."
+    p, shown = urlsplit(self._url), spec_url(urlunsplit((*urlsplit(self._url)[:3], "", "")))
+    host = p.netloc.rsplit("@", 1)[-1]
+    out = {urlunsplit((p.scheme, host, p.path, "", "")): shown}
+    if "@" in p.netloc: out[urlunsplit((p.scheme, p.netloc, p.path, "", ""))] = shown.replace("://", "://***@", 1)
+    return out
 
 @patch
 def _client_(self: OpenAILM) -> httpx.Client:
@@ -410,8 +422,8 @@ def _post(self: OpenAILM, path: str, body: dict) -> dict:
 
 # %% ../../nbs/13_lm.openai.ipynb #11945f00
 @patch
-def served_models(self: OpenAILM, timeout: float = 1.0) -> list[str] | None:
-    "Ids of the models the endpoint serves (GET /models), within `timeout` s and without retries; None if it has no such route."
+def served_model_info(self: OpenAILM, timeout: float = 1.0) -> list[dict] | None:
+    "What GET /models says of each served model (id; vLLM adds root and max_model_len), within `timeout` s, no retries; None without that route."
     key = self._api_key()
     secrets = [key, *self._secrets()]
     try: r = self._client_().get(endpoint(self._url, "/models"), headers={"Authorization": f"Bearer {key}"} if key else {}, timeout=timeout)
@@ -424,7 +436,13 @@ def served_models(self: OpenAILM, timeout: float = 1.0) -> list[str] | None:
                                  + self._hint(r.status_code), secrets), r.status_code, "/models")
     try: data = r.json().get("data")
     except (ValueError, AttributeError): data = None
-    return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(data, list) else None
+    return [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(data, list) else None
+
+@patch
+def served_models(self: OpenAILM, timeout: float = 1.0) -> list[str] | None:
+    "Ids of the models the endpoint serves (GET /models), within `timeout` s and without retries; None if it has no such route."
+    info = self.served_model_info(timeout)
+    return None if info is None else [m["id"] for m in info]
 
 # %% ../../nbs/13_lm.openai.ipynb #88db40f4
 @patch
@@ -468,6 +486,29 @@ def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop:
         reply = self._post(path, body)
         return dataclasses.replace(to_completion(reply["choices"][0], chat, stop), prompt_tokens=usage_prompt_tokens(reply))
     return self._map(one, prompts)
+
+# %% ../../nbs/13_lm.openai.ipynb #8aafcf3b
+CANARY = "Complete the sentence: The capital of France is"  # the health check's greedy question; its answer fingerprints the weights
+
+def usage_completion_tokens(reply: dict) -> int | None:
+    "The generated tokens a reply's `usage` block reports; None when it reports none."
+    n = reply.get("usage", {}).get("completion_tokens") if isinstance(reply.get("usage"), dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
+def _tokens_from(c: Completion, used: int | None) -> str:
+    "Which source counts a reply's generated tokens: its log-prob tokens, else its usage block, else none."
+    return "log-prob tokens" if c.tokens else ("usage.completion_tokens" if used is not None else "none")
+
+@patch
+def canary(self: OpenAILM, chat: bool | None = None, # the endpoint: chat (True) or completions (False); default: the LM's
+           max_new_tokens: int = 8, # the answer's budget
+           ) -> dict:
+    "The served model's greedy answer to CANARY on one endpoint, its tokens' log-probs (4 decimals) and its token count's source."
+    chat = self.chat if chat is None else chat
+    path, body = self._gen_request(CANARY, max_new_tokens, None, 0.0, 0, chat)
+    reply = self._post(path, body)
+    c, used = to_completion(reply["choices"][0], chat), usage_completion_tokens(reply)
+    return dict(endpoint=path, text=c.text, logprobs=[round(l, 4) for l in c.logprobs], tokens_from=_tokens_from(c, used))
 
 # %% ../../nbs/13_lm.openai.ipynb #03a74718
 def echo_logprob(choice: dict, prompt: str, continuation: str) -> float:
