@@ -23,26 +23,50 @@ from .mechanism import (EXACT_BELOW, NOT_RUN, adjusted_direction, exact_directio
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['PaperTable', 'MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN', 'run_systems',
-           'restrict', 'ci', 'paper_table', 'cost_table', 'paper_difference', 'Statistic', 'contrast', 'Claim',
-           'direction', 'no_difference_bound', 'size', 'verdict_sentence', 'verdict_row', 'compared', 'verdict',
-           'judged', 'decisive_claim', 'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers', 'output_dir',
-           'save_figure', 'Experiment']
+__all__ = ['PaperTable', 'MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN',
+           'SystemFailed', 'failed_line', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
+           'paper_difference', 'Statistic', 'contrast', 'Claim', 'direction', 'no_difference_bound', 'size',
+           'verdict_sentence', 'verdict_row', 'compared', 'verdict', 'judged', 'decisive_claim', 'what_reproduces',
+           'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
+class SystemFailed(RuntimeError):
+    "A system with failed rows after its retries: the run fails, naming the system and its first failure."
+
+def failed_line(task: str, name: str, ev: Evaluation) -> str:
+    "One line: which system failed on how many of the task's questions, and its first error."
+    f = ev.failed
+    return f"{task}: {name} failed on {f['rows']} of {f['of']} questions after retries; the first ({f['qid']}): {f['first_error'][:600]}"
+
+def _kept(task: str, name: str, ev: Evaluation, on_error: str, excluded: list | None) -> bool:
+    "Whether `ev` joins the runs: True without failures; else SystemFailed ('raise') or a printed line and False ('exclude')."
+    if not ev.failed: return True
+    line = failed_line(task, name, ev)
+    if on_error == "raise":
+        where = f" Its rows are kept in {ev.path}:" if ev.path else ""
+        raise SystemFailed(f"{line}.{where} fix the cause and run again (answered rows resume, failed ones are asked again), "
+                           "or pass on_error='exclude' to leave the system out of the tables")
+    print(f"EXCLUDED {line}")
+    if excluded is not None: excluded.append(line)
+    return False
+
 def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval.evaluate)
                 prepared: Prepared, # the task they answer
                 metrics: Sequence[str] = ("exact_match", "f1"), # metric columns
                 out: Path | str | None = None, # results folder (None: in memory)
                 n_boot: int = 1000, seed: int = 0, batch_size: int = 16, progress: bool = True,
                 config: dict | None = None, # extra resume-key settings
+                on_error: str = "raise", # a system with failed rows: "raise" SystemFailed, or "exclude" it from the runs with a printed line
+                excluded: list | None = None, # where "exclude" appends its lines (e.g. Experiment.excluded)
                 ) -> dict[tuple[str, str], Evaluation]:
-    "(task, system) -> Evaluation for every system on `prepared`."
+    "(task, system) -> Evaluation for every system on `prepared` that answered every question."
+    if on_error not in ("raise", "exclude"): raise ValueError(f"on_error must be 'raise' or 'exclude', got {on_error!r}")
     runs = {}
     for name, method in systems.items():
-        runs[prepared.name, name] = evaluate(method, prepared.examples, list(metrics), out_dir=None if out is None else Path(out) / prepared.name,
-                                             name=name, n_boot=n_boot, seed=seed, batch_size=batch_size, progress=progress,
-                                             config=dict(task=prepared.name, **(config or {})))
+        ev = evaluate(method, prepared.examples, list(metrics), out_dir=None if out is None else Path(out) / prepared.name,
+                      name=name, n_boot=n_boot, seed=seed, batch_size=batch_size, progress=progress,
+                      config=dict(task=prepared.name, **(config or {})))
+        if _kept(prepared.name, name, ev, on_error, excluded): runs[prepared.name, name] = ev
     return runs
 
 # %% ../../nbs/33_eval.experiment.ipynb #10087bad
@@ -459,6 +483,7 @@ class Experiment:
         self.params, self.paper, self.tasks, self.figures = dict(params), paper, {}, []
         self.seed, self.n_boot = self.params.get("seed", 0), self.params.get("n_boot", 1000)
         self.out = output_dir(self.params.get("out_dir", ""), f"{paper}-")
+        self.on_error, self.excluded = "raise", []  # a failing system fails the run; set on_error = "exclude" for a partial run
 
     @classmethod
     def from_notebook(cls, ns: dict, # the notebook's globals(), once its parameters cell has run
@@ -492,6 +517,7 @@ class Experiment:
             prepared: Prepared, # the task they answer
             metrics: Sequence[str] = ("exact_match", "f1"), **kw) -> dict[tuple[str, str], Evaluation]:
         "Every system on `prepared`, into the run folder, resumable (see run_systems)."
+        kw = dict(on_error=self.on_error, excluded=self.excluded) | kw
         return run_systems(systems, prepared, metrics, self.out, n_boot=self.n_boot, seed=self.seed, **kw)
 
     def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None, health: Sequence[Mapping] = ()) -> pd.DataFrame:
@@ -536,10 +562,12 @@ def finish(self: Experiment,
     self.verdict_table = v = judged(v, health)
     reader = self.reader() if reader is None else reader
     acted = health_text(health)
-    self.found = what_reproduces(v, self.setting(setting, reader)) + (f"\n\n{acted}" if acted else "") + (f"\n\n{note}" if note else "")
+    gone = "".join(f"\n\nLeft out of every table (failed rows): {line}." for line in self.excluded)
+    self.found = what_reproduces(v, self.setting(setting, reader)) + (f"\n\n{acted}" if acted else "") + (f"\n\n{note}" if note else "") + gone
     evs = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
     questions = {d: [e.qid for e in p.examples] for d, p in self.tasks.items()}
     self.results = write_results(self.out, evs, dict(parameters=self.params, reader=reader, verdict=v, what_reproduces=self.found,
-                                                     figures=self.figures, mechanisms=list(health), headline=headline or None, **({"questions": questions} if questions else {}), **tables))
+                                                     figures=self.figures, mechanisms=list(health), headline=headline or None, **({"questions": questions} if questions else {}),
+                                                     **({"excluded": self.excluded} if self.excluded else {}), **tables))
     display(v[[c for c in VERDICT_SHOWN if c in v]].round(2))
     return self.found
