@@ -10,13 +10,14 @@ Docs: https://ragkit.github.io/ragkit/core.html.md"""
 from __future__ import annotations
 import hashlib, json, math, numbers
 from dataclasses import dataclass, field, asdict
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'Cost', 'Prediction', 'plain', 'init_settings',
-           'Fingerprinted', 'Method', 'Retriever', 'DataError', 'missing_file', 'DamagedFile', 'open_text', 'read_json',
-           'read_jsonl', 'row_error', 'OneOf', 'AtLeast', 'rule_problems']
+           'callable_fingerprint', 'Fingerprinted', 'Method', 'Retriever', 'DataError', 'missing_file', 'DamagedFile',
+           'open_text', 'read_json', 'read_jsonl', 'row_error', 'OneOf', 'AtLeast', 'Flag', 'Between', 'WholeNumbers',
+           'Text', 'Parses', 'rule_problems']
 
 # %% ../nbs/00_core.ipynb #c1cd6d79
 @dataclass
@@ -182,6 +183,8 @@ def plain(v):
     for attr in ("config", "identity", "id"):
         x = getattr(v, attr, None)
         if isinstance(x, (dict, str)): return plain(x)
+    if callable(v) and _function_of(v) is not None:  # a function given as a setting: what it computes, globals it reads included
+        return {"callable": getattr(v, "__qualname__", type(v).__name__), "code": callable_fingerprint(v)}
     raise TypeError(f"{type(v).__name__} has no config, identity or id to describe it in a run fingerprint")
 
 _VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
@@ -195,6 +198,52 @@ def init_settings(cls: type) -> dict[str, inspect.Parameter]:
         out.update({n: p for n, p in ps.items() if n != "self" and p.kind not in _VARIADIC and n not in out})
         if not any(p.kind in _VARIADIC for p in ps.values()): break
     return out
+
+# %% ../nbs/00_core.ipynb #94098e09
+import functools, re, types
+
+def _code_text(c: types.CodeType) -> str:
+    "A code object's bytecode, constants (nested code by its own text) and the names it reads."
+    consts = [_code_text(k) if isinstance(k, types.CodeType) else repr(k) for k in c.co_consts]
+    return "|".join([c.co_code.hex(), repr(consts), repr(c.co_names)])
+
+def _names_read(c: types.CodeType) -> set[str]:
+    "Every global or attribute name `c` and the code nested in it read."
+    return set(c.co_names).union(*(_names_read(k) for k in c.co_consts if isinstance(k, types.CodeType)))
+
+def _function_of(v):
+    "The plain function behind `v` (a function, a bound method, a partial), or None."
+    v = v.func if isinstance(v, functools.partial) else v
+    v = getattr(v, "__func__", v)
+    return v if isinstance(v, types.FunctionType) else None
+
+def _held_text(v, seen: frozenset) -> str:
+    "A stable description of a value a function holds or reads (no memory addresses)."
+    if isinstance(v, types.ModuleType): return f"module {v.__name__}"
+    if isinstance(v, type): return f"class {v.__module__}.{v.__qualname__}"
+    if (f := _function_of(v)) is not None: return _function_text(v, f, seen)
+    try: return json.dumps(plain(v), sort_keys=True, default=str)
+    except (TypeError, ValueError, RecursionError): return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v))
+
+def _cell_value(cell):
+    "What a closure cell holds ('<unset>' before its variable is assigned)."
+    try: return cell.cell_contents
+    except ValueError: return "<unset>"
+
+def _function_text(v, f: types.FunctionType, seen: frozenset) -> str:
+    "What `f` computes: its code, closure, defaults, the globals it reads, and what a partial or bound method adds."
+    if id(f) in seen: return f"recursive {f.__qualname__}"
+    seen, c = seen | {id(f)}, f.__code__
+    held = [_cell_value(x) for x in f.__closure__ or ()] + list(f.__defaults__ or ()) + sorted((f.__kwdefaults__ or {}).items())
+    if isinstance(v, functools.partial): held += [v.args, sorted(v.keywords.items())]
+    if hasattr(v, "__self__"): held.append(v.__self__)
+    reads = [f"{n}={_held_text(f.__globals__[n], seen)}" for n in sorted(_names_read(c)) if n in f.__globals__]
+    return "\x00".join([_code_text(c), *(_held_text(x, seen) for x in held), *reads])
+
+def callable_fingerprint(f) -> str:
+    "12 hex digits of what function `f` computes: its code, the values it closes over, its defaults and the module globals it reads."
+    if _function_of(f) is None: raise TypeError(f"{type(f).__name__} is not a function, bound method or partial")
+    return stable_hash(_held_text(f, frozenset()), n=12)
 
 # %% ../nbs/00_core.ipynb #4cc56e27
 class Fingerprinted:
@@ -379,8 +428,73 @@ class AtLeast:
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= self.lo
         return None if ok else f"{v!r}: must be a number at least {self.lo}"
 
-def rule_problems(rules: dict, # parameter -> OneOf or AtLeast
+# %% ../nbs/00_core.ipynb #68b69d0a
+@dataclass(frozen=True)
+class Flag:
+    "A parameter rule: true or false (JSON: -p NAME true)."
+    def problem(self, v) -> str | None:
+        "What is wrong with `v`, or None."
+        return None if isinstance(v, bool) else f"{v!r}: must be true or false"
+
+@dataclass(frozen=True)
+class Between:
+    "A parameter rule: a number from `lo` to `hi`, either end left out with `open_lo` / `open_hi` (shares, fractions)."
+    lo: float
+    hi: float
+    open_lo: bool = False
+    open_hi: bool = False
+
+    def problem(self, v) -> str | None:
+        "What is wrong with `v`, or None."
+        span = f"{'(' if self.open_lo else '['}{self.lo}, {self.hi}{')' if self.open_hi else ']'}"
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)): return f"{v!r}: must be a number in {span}"
+        ok = (v > self.lo if self.open_lo else v >= self.lo) and (v < self.hi if self.open_hi else v <= self.hi)
+        return None if ok else f"{v!r}: must be in {span}"
+
+@dataclass(frozen=True)
+class WholeNumbers:
+    "A parameter rule: comma-separated whole numbers, each at least `lo` (empty: none)."
+    lo: int = 0
+
+    def problem(self, v) -> str | None:
+        "What is wrong with `v`, or None."
+        items = [s.strip() for s in str(v).split(",") if s.strip()] if isinstance(v, str) else None
+        bad = [s for s in items if not s.isdigit() or int(s) < self.lo] if items is not None else [v]
+        return f"{', '.join(map(repr, bad))}: must be comma-separated whole numbers, each at least {self.lo} (e.g. '1,5')" if bad else None
+
+@dataclass(frozen=True)
+class Text:
+    "A parameter rule: one line of text, e.g. a folder (`what` says what it is)."
+    what: str
+
+    def problem(self, v) -> str | None:
+        "What is wrong with `v`, or None."
+        return None if isinstance(v, str) and "\n" not in v and "\x00" not in v else f"{v!r}: must be one line of text: {self.what}"
+
+# %% ../nbs/00_core.ipynb #198c61d1
+_PARSE_ERRORS = (ValueError, TypeError, KeyError, LookupError, FileNotFoundError)
+
+@dataclass(frozen=True)
+class Parses:
+    "A parameter rule: `parse(value, *given values)` accepts it; its error, then `allowed`, is the complaint ('' with `optional`)."
+    parse: Callable
+    allowed: str  # what the values are, e.g. "task:corpus+corpus pairs"
+    given: tuple = ()  # other parameters `parse` takes after the value, in order
+    optional: bool = False  # '' is allowed (it means a default or nothing)
+    secret: bool = False  # the value may hold a credential: never repeat it (the parser's own error redacts)
+
+    def problem(self, v, params: dict | None = None) -> str | None:
+        "What is wrong with `v` (`params`: the values of `given`), or None."
+        if self.optional and isinstance(v, str) and not v.strip(): return None
+        try: self.parse(v, *((params or {}).get(g) for g in self.given))
+        except _PARSE_ERRORS as e:
+            why = " ".join(str(e.args[0] if isinstance(e, KeyError) and e.args else e).split())
+            return f"{'' if self.secret else repr(v) + ': '}{why} (allowed: {self.allowed})"
+        return None
+
+def rule_problems(rules: dict, # parameter -> a rule (OneOf, AtLeast, Between, Parses, ...)
                   params: dict, # the values, e.g. a notebook's resolved parameters
                   ) -> list[tuple[str, str]]:
-    "(parameter, what is wrong) for every value in `params` that breaks its rule."
-    return [(k, msg) for k, r in rules.items() if k in params and (msg := r.problem(params[k]))]
+    "(parameter, what is wrong) for every value in `params` that breaks its rule; a rule with `given` also sees `params`."
+    return [(k, msg) for k, r in rules.items() if k in params
+            and (msg := r.problem(params[k], params) if getattr(r, "given", ()) else r.problem(params[k]))]

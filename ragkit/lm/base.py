@@ -7,13 +7,13 @@ Docs: https://ragkit.github.io/ragkit/lm.base.html.md"""
 
 # %% ../../nbs/11_lm.base.ipynb #e37fc7a7
 from __future__ import annotations
-import dataclasses, math, os, re, sys
+import dataclasses, json, math, os, re, sys
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Sequence
 import torch
 from fastcore.basics import patch
-from ..core import stable_hash, Cost
+from ..core import stable_hash, Cost, callable_fingerprint, plain
 from .models import resolve_model, reader_dir, model_fingerprint, hub_snapshot
 
 # %% auto #0
@@ -98,7 +98,12 @@ class FakeLM(LM):
         self.answers, self.default, self.logprob, self.name = answers or {}, default, logprob, name
 
     @property
-    def identity(self) -> str: return f"fake:{self.name}@{self.logprob}"
+    def identity(self) -> str:
+        "fake:<name>@<logprob>, then `#` and a hash of the canned answers (a function: what it computes) and the default, if any."
+        base = f"fake:{self.name}@{self.logprob}"
+        if not self.answers and not self.default: return base
+        canned = callable_fingerprint(self.answers) if callable(self.answers) else json.dumps(plain(self.answers), sort_keys=True)
+        return f"{base}#{stable_hash(canned, self.default, n=8)}"
 
     def answer(self, prompt: str) -> str:
         "The canned answer to `prompt`."
