@@ -49,8 +49,8 @@ def _reproduce(a) -> int:
 
 def _status(a) -> int:
     "`ragkit status`: one line per run folder."
-    from ragkit.runner import status_lines
-    print("\n".join(status_lines(profile=a.profile)) or "no run folders")
+    from ragkit.runner import looked_in, status_lines
+    print("\n".join(status_lines(profile=a.profile)) or f"no run folders: {looked_in(profile=a.profile)}")
     return 0
 
 def _list(a) -> int:
@@ -128,12 +128,12 @@ def _readme(a, root: Path) -> int:
 
 def _times(a, root: Path) -> int:
     "`ragkit report times`: record one run folder (--run), or every run of a profile."
-    from ragkit.report import record_profile, record_run
+    from ragkit.report import outputs_of, record_profile, record_run
     if a.run:
         row = record_run(a.run, out := a.out or root / "outputs" / "bench" / "paper-prefix.json")
         print(f"{row['notebook']} ({row['profile']}, overrides {row['overrides']}): {row['seconds']:.0f} s -> {out}")
         return 0
-    rec = record_profile(a.outputs or root / "outputs", a.profile, a.label, a.setup_seconds,
+    rec = record_profile(a.outputs or outputs_of(root), a.profile, a.label, a.setup_seconds,
                          a.out or root / "outputs" / "bench" / f"reproduce-{a.profile}.json")
     for r in rec["runs"]: print(f"{r['notebook']:32s} {r['seconds']:8.1f} s")
     print(f"{a.label}: {rec['notebook_seconds']:.0f} s of notebooks + {a.setup_seconds:.0f} s setup = {rec['total_minutes']:.1f} min")
@@ -210,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except (ValueError, FileNotFoundError, KeyError) as e:
         print(f"ragkit: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr)
+        return 2
+    except (IsADirectoryError, NotADirectoryError, FileExistsError, PermissionError) as e:  # a file, a folder or a device where another is expected: one line
+        print(f"ragkit: error: {e.filename or ''}: {e.strerror or e}; check the path given", file=sys.stderr)
         return 2
     except (RuntimeError, TimeoutError) as e:
         print(f"ragkit: {e}", file=sys.stderr)

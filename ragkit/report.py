@@ -23,8 +23,8 @@ __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'TALLY', 'SCREEN', 'LEGEND', 'WHER
            'generate_lines', 'render_gpu', 'render_readers', 'paper_of', 'run_reader', 'claim_rows', 'tally',
            'tally_text', 'scoreboard_screen', 'reference_folders', 'render_summary', 'render_runs',
            'notebook_description', 'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor',
-           'broken_links', 'rows_of', 'metric_means', 'compare', 'compare_runs', 'describe', 'collect', 'save_key',
-           'record_run', 'record_profile', 'clean_notebooks']
+           'broken_links', 'rows_of', 'metric_means', 'compare', 'check_record_target', 'compare_runs', 'describe',
+           'outputs_of', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -598,6 +598,7 @@ def broken_links(root: Path) -> list[str]:
     return [f"{doc}: a link to {target}, a section {REFERENCE} does not have" for doc, target, a in links if a not in heads]
 
 # %% ../nbs/95_report.ipynb #b8b8d5a6
+from .eval.evaluate import latest_rows
 METRICS = ("exact_match", "f1", "rouge_l", "accuracy", "correct")
 
 def rows_of(folder: Path) -> dict:
@@ -606,7 +607,8 @@ def rows_of(folder: Path) -> dict:
     for f in sorted(Path(folder).glob("*/*/*/examples.jsonl")):
         key = (f.parts[-4], f.parts[-3])
         if key in out: raise ValueError(f"{folder}: two row files for {key}; compare folders that each hold one run")
-        out[key] = {r["qid"]: r for r in map(json.loads, f.read_text(encoding="utf-8").splitlines()) if not r.get("error")}
+        rows = latest_rows([json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()], f)  # a retried row wins
+        out[key] = {r["qid"]: r for r in rows if not r.get("error")}
     return out
 
 def metric_means(a: dict, b: dict, # qid -> row of the reference and of the other run
@@ -629,30 +631,66 @@ def compare(ref: Path, other: Path) -> list[dict]:
     common = {key: sorted(set(a[key]) & set(b[key])) for key in sorted(set(a) & set(b))}
     return [_system_record(key, a[key], b[key], qs) for key, qs in common.items() if qs]
 
+# %% ../nbs/95_report.ipynb #9ae08497
+def _is_record(out: Path, kind: str) -> bool:
+    "Whether the file `out` holds a ragkit record of `kind` ('compare' or 'times')."
+    try: doc = json.loads(out.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError): return False
+    if not isinstance(doc, dict): return False
+    if kind == "compare": return {"notebook", "systems", "same_prediction_overall"} <= set(doc)
+    return all(isinstance(v, dict) and ("notebook" in v or "profile" in v) for v in doc.values())
+
+def check_record_target(out: Path | str, # where a record is to be written (--out)
+                        kind: str, # "compare" or "times"
+                        ) -> Path:
+    "`out` as a Path, or a one-line ValueError when it is a directory, a device, under a file, or a file that is not such a record."
+    out, eg = Path(out), f"outputs/bench/{kind}-NAME.json"
+    if out.is_dir(): raise ValueError(f"--out {out} is a directory; give a JSON file path, e.g. {out / (kind + '.json')}")
+    if out.exists() and not out.is_file(): raise ValueError(f"--out {out} is not a regular file (a device or a pipe); give a JSON file path, e.g. {eg}")
+    up = next((q for q in out.parents if q.exists()), None)
+    if up is not None and not up.is_dir(): raise ValueError(f"--out {out}: {up} is a file, not a folder; give a path such as {eg}")
+    if out.is_file() and not _is_record(out, kind):
+        raise ValueError(f"--out {out} exists and is not a ragkit {kind} record; refusing to overwrite it: "
+                         f"give another path (e.g. {eg}) or delete that file yourself")
+    return out
+
 # %% ../nbs/95_report.ipynb #2bbd7a97
 def _check_run_folders(*folders: Path) -> None:
-    "Fail unless every folder holds the run.json that `ragkit run --out` writes."
+    "Fail unless every folder holds the run.json that `ragkit run --out` writes, and they are not one folder."
     for d in folders:
         if not (d / "run.json").is_file():
             raise ValueError(f"{d}: no run.json; give two folders `ragkit run --out` wrote")
+    if len({Path(d).resolve() for d in folders}) < len(folders):
+        raise ValueError(f"{folders[0]} is compared with itself; give the reference run and another run of the same notebook")
+
+def _same_notebook(runs: dict) -> str:
+    "The notebook both runs ran, or a ValueError naming the two."
+    names = {k: r.get("notebook") for k, r in runs.items()}
+    if len(set(names.values())) > 1:
+        raise ValueError(f"the folders hold runs of different notebooks ({names['reference']} and {names['other']}); "
+                         "compare two runs of one notebook (e.g. its fp32 and bf16 runs)")
+    return names["reference"]
 
 def _write_record(out: Path, doc: dict) -> None:
-    "Write `doc` to `out` as indented JSON, creating its folder."
+    "Write `doc` to `out` as indented JSON, creating its folder; the file is replaced whole (never half-written)."
     Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    tmp = Path(out).with_name(Path(out).name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(out)
 
 def compare_runs(ref: Path, # the reference run folder (e.g. the fp32 run)
                  other: Path, # the run to compare with it
                  out: Path, # the JSON file to write
                  ) -> dict:
     "Compare two run folders of one notebook and write the record to `out`; return it."
-    ref, other = Path(ref), Path(other)
+    ref, other, out = Path(ref), Path(other), check_record_target(out, "compare")
     _check_run_folders(ref, other)
     runs = {k: read_json(d / "run.json") for k, d in (("reference", ref), ("other", other))}
+    notebook = _same_notebook(runs)
     readers = {k: read_json(d / "results.json").get("reader") for k, d in (("reference", ref), ("other", other))}
     recs = compare(ref, other)
     if not recs: raise ValueError("the two folders share no (dataset, system) with common questions")
-    doc = dict(notebook=runs["reference"]["notebook"], readers=readers, git={k: r["git"]["commit"] for k, r in runs.items()}, systems=recs,
+    doc = dict(notebook=notebook, readers=readers, git={k: r["git"]["commit"] for k, r in runs.items()}, systems=recs,
                same_prediction_overall=round(sum(r["same_prediction"] * r["n"] for r in recs) / sum(r["n"] for r in recs), 4))
     _write_record(out, doc)
     return doc
@@ -668,6 +706,14 @@ def describe(folder: Path) -> dict:
             "started": r.get("started"), "evaluations": [{"system": e.get("method"), "n": e.get("n"), "resumed": e.get("resumed"),
                                                            "seconds": round(e.get("seconds") or 0, 1)} for e in doc.get("summaries", [])]}
 
+def outputs_of(root: Path) -> Path:
+    "The outputs folder of the project at `root`: $RAGKIT_OUTPUTS_DIR, else its settings.ini's outputs_dir, else <root>/outputs."
+    import os
+    from ragkit.config import find_settings_file, load_settings
+    ini = find_settings_file(root)
+    if not os.environ.get("RAGKIT_OUTPUTS_DIR") and (ini is None or not Path(ini).resolve().is_relative_to(Path(root).resolve())): return Path(root) / "outputs"
+    return load_settings(ini).outputs_dir
+
 def collect(outputs: Path, profile: str) -> list[dict]:
     "Every profile run folder of outputs/<profile>/ (override folders excluded), in the order they ran."
     rows = [describe(f.parent) for f in sorted((Path(outputs) / profile).glob("*/run.json"))]
@@ -675,7 +721,7 @@ def collect(outputs: Path, profile: str) -> list[dict]:
 
 def save_key(out: Path, key: str, value: dict) -> None:
     "Set `key` of the JSON object in `out` (created if missing), keeping its other keys."
-    out = Path(out)
+    out = check_record_target(out, "times")
     rec = read_json(out) if out.is_file() else {}
     rec[key] = value
     _write_record(out, rec)

@@ -12,25 +12,37 @@ import hashlib, json, logging, os, platform, re, signal, socket, subprocess, sys
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Sequence
 from .config import load_settings, check_data_dir, Settings, DEFAULTS, ENV_PREFIX
-from .notebooks import PROFILES, find_notebook, load_profiles, project_root, resolve_parameters
+from .notebooks import PROFILES, exported_module, find_notebook, load_profiles, project_root, resolve_parameters
 from .portable import portable_path, settings_dirs, tidy_notebook
 
 # %% auto #0
-__all__ = ['STALE', 'check_reader_params', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir', 'git_revision',
-           'portable_settings', 'machine', 'run_record', 'write_json', 'read_run', 'pid_alive', 'run_state',
-           'prepare_run_dir', 'kernel_env', 'RunFailed', 'failure_info', 'run_notebook', 'select_notebooks',
-           'reproduce', 'status_lines']
+__all__ = ['STALE', 'reader_needs', 'check_reader_params', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir',
+           'git_revision', 'portable_settings', 'machine', 'run_record', 'write_json', 'read_run', 'pid_alive',
+           'run_state', 'prepare_run_dir', 'kernel_env', 'RunFailed', 'failure_info', 'run_notebook',
+           'select_notebooks', 'reproduce', 'known_runs_file', 'remember_run', 'status_lines', 'looked_in']
 
 # %% ../nbs/98_runner.ipynb #950ccf19
+def reader_needs(nb_path: Path, # the notebook
+                 params: dict, # its resolved parameters
+                 ) -> tuple[str, ...]:
+    "What the notebook's systems need of its reader: its module's `reader_needs(params)`, else the endpoint its `chat` parameter picks."
+    import importlib
+    mod = exported_module(nb_path)
+    try: fn = getattr(importlib.import_module(f"ragkit.{mod}"), "reader_needs", None) if mod else None
+    except ImportError: fn = None
+    return tuple(fn(params)) if fn else ("chat" if params.get("chat", True) else "completions",)
+
 def check_reader_params(nb: str, # the notebook's name
                         params: dict, # its resolved parameters
+                        needs: Sequence[str] = (), # what its systems need of the reader (reader_needs)
                         ) -> str:
-    "Fail now if the notebook's `reader` (with its `device` and `dtype`) cannot serve this run; else one line naming it ('' without a reader)."
+    "Fail now if the notebook's `reader` (with its `device` and `dtype`) cannot serve this run; else the line naming it ('' without a reader)."
     if "reader" not in params: return ""
-    try: from ragkit.lm.backends import READER_NEEDS, check_reader
+    try: from ragkit.lm.backends import check_reader
     except ImportError: return ""  # an installation without the LM modules: the notebook will check
-    try: return check_reader(params["reader"], params.get("device", "cpu"), params.get("dtype", "float32"), READER_NEEDS.get(nb, ()))
+    try: return check_reader(params["reader"], params.get("device", "cpu"), params.get("dtype", "float32"), needs)
     except (ValueError, KeyError, RuntimeError, FileNotFoundError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         raise ValueError(f"{nb}: the reader cannot serve this run: {msg}") from None
@@ -155,11 +167,20 @@ def _check_run_folder(out: Path, rec: dict, explicit: bool) -> None:
         raise ValueError(f"--out {out} holds files but no run.json, so it is not a ragkit run folder; "
                          "refusing to clear it. Choose a new or empty folder.")
 
+def _check_folder_path(out: Path) -> None:
+    "Fail if `out`, or the nearest existing path above it, is not a folder (a file, or a device such as /dev/null)."
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is {'a file' if out.is_file() else 'not a folder (a device or a pipe)'}; --out names a run folder: "
+                         "give a new or empty folder, e.g. /tmp/my-run")
+    up = next((q for q in out.parents if q.exists()), None)
+    if up is not None and not up.is_dir(): raise ValueError(f"--out {out}: {up} is a file, not a folder; give a folder path such as /tmp/my-run")
+
 def prepare_run_dir(out: Path, # the run folder
                     explicit: bool = False, # named by the user with --out
                     notebook: str | None = None, # the notebook about to run there (a folder holding another's run is refused)
                     ) -> list[str]:
     "Check `out` may take a new run, delete the previous run's top-level files, create it; return the names removed."
+    _check_folder_path(Path(out))
     out, rec = Path(out), read_run(out)
     _check_not_in_use(out, rec)
     _check_same_notebook(out, rec, notebook)
@@ -313,18 +334,22 @@ def _plan(notebook: str, profile: str, params: dict | None, settings: Settings, 
     check_data_dir(settings)
     nb = find_notebook(notebook, root)
     with _environ(kernel_env(settings)):
-        resolved = resolve_parameters(nb, profile, params, root)
-        reader_line = check_reader_params(nb.stem, resolved)  # a reader that cannot serve the run fails before any folder is touched
+        resolved = resolve_parameters(nb, profile, params, root, here=True)  # this machine's data, device and model files too
+        needs = reader_needs(nb, resolved) if "reader" in resolved else ()
+        reader_line = check_reader_params(nb.stem, resolved, needs)  # a reader that cannot serve the run fails before any folder is touched
+    if getattr(reader_line, "record", None): resolved["reader"] = reader_line.record["reader"]  # records hold the spec as stored
     overrides = {k: resolved[k] for k in (params or {})}
     folder = Path(out).expanduser().resolve() if out else run_dir(nb.stem, profile, settings, overrides)
     prepare_run_dir(folder, explicit=out is not None, notebook=nb.stem)
     resolved["out_dir"] = _out_dir(folder, root)
     return nb, folder, resolved, overrides, reader_line
 
-def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: Path, stream: bool, progress: bool) -> None:
+def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: Path, stream: bool, progress: bool,
+             env: dict | None = None, # more kernel environment (the reader spec as given, ragkit.lm.backends.hide_spec)
+             ) -> None:
     "Execute the notebook with papermill into `folder`: cwd nbs/, the settings passed on by kernel_env, SIGTERM as an interrupt."
     import papermill as pm  # after the checks: its import alone takes seconds
-    with _sigterm_raises(), _environ(kernel_env(settings)), _streaming(nb, stream, progress) as kw:
+    with _sigterm_raises(), _environ(kernel_env(settings) | (env or {})), _streaming(nb, stream, progress) as kw:
         pm.execute_notebook(str(nb), str(folder / nb.name), parameters=resolved, kernel_name="python3", cwd=str(root / "nbs"), **kw)
 
 def _announce(say, nb: Path, profile: str, overrides: dict, folder: Path, reader_line: str) -> None:
@@ -356,14 +381,16 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
     "Execute `notebook` with papermill under `profile` (+ `params` overrides) into its run folder; return the folder."
     root, settings = root or project_root(), settings or load_settings()
     nb, folder, resolved, overrides, reader_line = _plan(notebook, profile, params, settings, root, out)
+    if out is not None: remember_run(folder, settings)  # so that `ragkit status` lists it
     write_json(folder / "params.json", resolved)
     rec = run_record(nb.stem, profile, resolved, settings, root, overrides, folder)
+    if getattr(reader_line, "record", None): rec["reader"] = reader_line.record  # the spec as stored, the server's fingerprint, the token count's source
     write_json(folder / "run.json", rec)
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if (progress or stream) else (lambda m: None)
     _announce(say, nb, profile, overrides, folder, reader_line)
     t0 = time.time()
     try:
-        _execute(nb, folder, resolved, settings, root, stream, progress)
+        _execute(nb, folder, resolved, settings, root, stream, progress, getattr(reader_line, "env", None))
         rec["status"] = "ok"
     except KeyboardInterrupt as e:
         rec.update(status="interrupted", signal="SIGTERM" if e.args == ("SIGTERM",) else "SIGINT")
@@ -426,16 +453,40 @@ def _status_note(rec: dict, st: str) -> str:
     if st == "failed": return _describe(rec)
     return f"overrides {json.dumps(rec['overrides'])}" if rec.get("overrides") else ""
 
-def _status_line(p: str, d: Path) -> str:
-    "The status line of run folder `d` of profile `p`."
+def _status_line(label: str, d: Path) -> str:
+    "The status line of run folder `d`, named `label` (e.g. demo/40_papers.lore)."
     rec, st = read_run(d), run_state(read_run(d))
     secs = f"{rec['seconds']} s" if "seconds" in rec else ""
-    return f"{p}/{d.name:<32} {st:<16} {secs:>9}  {rec.get('started', ''):<25}  {_status_note(rec, st)}".rstrip()
+    return f"{label:<37} {st:<16} {secs:>9}  {rec.get('started', ''):<25}  {_status_note(rec, st)}".rstrip()
+
+def known_runs_file(s: Settings) -> Path:
+    "The list of run folders named with --out (one path a line), kept in the cache dir."
+    return s.cache_dir / "run-folders.txt"
+
+def remember_run(folder: Path, s: Settings) -> None:
+    "Add `folder` (a run folder named with --out) to `known_runs_file`, once."
+    f = known_runs_file(s)
+    known = f.read_text(encoding="utf-8").splitlines() if f.is_file() else []
+    if str(folder) in known: return
+    f.parent.mkdir(parents=True, exist_ok=True)
+    with open(f, "a", encoding="utf-8") as h: h.write(f"{folder}\n")
+
+def _elsewhere(s: Settings, profile: str | None) -> list[Path]:
+    "The remembered --out folders that still hold a run.json (of `profile`, when given) and are not under outputs/<profile>/."
+    f = known_runs_file(s)
+    ds = [Path(x) for x in (f.read_text(encoding="utf-8").splitlines() if f.is_file() else []) if x.strip()]
+    inside = lambda d: d.parent.parent == s.outputs_dir and d.parent.name in PROFILES
+    return [d for d in ds if read_run(d) and not inside(d) and (profile is None or read_run(d).get("profile") == profile)]
 
 def status_lines(settings: Settings | None = None, # default: load_settings()
                  profile: str | None = None, # one profile, or every one
                  ) -> list[str]:
-    "One line per run folder under outputs/<profile>/: state, seconds, start, and overrides or failure."
+    "One line per run folder, under outputs/<profile>/ and named with --out elsewhere: state, seconds, start, overrides or failure."
     s = settings or load_settings()
-    return [_status_line(p, d) for p in ([profile] if profile else PROFILES)
-            for d in sorted(x for x in (s.outputs_dir / p).glob("*") if x.is_dir())]
+    return [_status_line(f"{p}/{d.name}", d) for p in ([profile] if profile else PROFILES)
+            for d in sorted(x for x in (s.outputs_dir / p).glob("*") if x.is_dir())] + [_status_line(str(d), d) for d in _elsewhere(s, profile)]
+
+def looked_in(settings: Settings | None = None, profile: str | None = None) -> str:
+    "Where `status_lines` looked, in words."
+    s = settings or load_settings()
+    return f"looked in {s.outputs_dir}/{profile or '<profile>'}/ and at the --out folders listed in {known_runs_file(s)}"
