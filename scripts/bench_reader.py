@@ -20,12 +20,13 @@ and the versions, go to outputs/bench/reader.json; a partial file lets an interr
     .venv/bin/python scripts/bench_reader.py --readers smollm2-135m-instruct --n-agree 40   # a quick look
 """
 from __future__ import annotations
-import argparse, json, os, platform, random, sys, time
+import argparse, importlib, json, os, platform, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 from ragkit.portable import portable_path  # the output path as the record holds it (no machine path)
-import ragkit.papers.lore  # noqa: F401 -- registers LoRE's prompts (lore-short, lore-context), which the reading prompts use
+for _paper in ("ragkit.papers.lore", "ragkit.papers.eor.sources"):  # register the prompts read with: LoRE's (lore-short,
+    importlib.import_module(_paper)                                  # lore-context) and EoR's background documents (eor-pk)
 OPTIONS = {  # name -> how the reader runs
     "fp32": dict(backend="transformers", dtype="float32", threads=2, batch_size=8),
     "bf16": dict(backend="transformers", dtype="bfloat16", threads=2, batch_size=8),
@@ -35,6 +36,13 @@ OPTIONS = {  # name -> how the reader runs
     "llama.cpp-2threads": dict(backend="llama.cpp", threads=2, parallel=4),
     "llama.cpp-1thread": dict(backend="llama.cpp", threads=1, parallel=4),
 }
+
+
+def cpu_model() -> str:
+    "The processor's model name, from /proc/cpuinfo (platform.processor() is often empty or just the architecture)."
+    info = Path("/proc/cpuinfo")
+    name = next((l.split(":", 1)[1].strip() for l in info.read_text().splitlines() if l.startswith("model name")), "") if info.is_file() else ""
+    return name or platform.processor() or platform.machine()
 
 
 def squad_items(n: int, seed: int = 0):
@@ -160,7 +168,7 @@ def main(argv=None):
             print(f"  {time.time() - t0:.0f} s: prefill {r['prefill']['tokens_per_s']} tok/s, decode {r['decode']['new_tokens_per_s']} tok/s, "
                   f"EM {r['squad_with_gold']['em']:.2f} F1 {r['squad_with_gold']['f1']:.2f}", flush=True)
     import torch, transformers
-    doc = dict(machine=dict(cpus=len(os.sched_getaffinity(0)), processor=platform.processor(), python=platform.python_version(),
+    doc = dict(machine=dict(cpu=cpu_model(), cpus=len(os.sched_getaffinity(0)), python=platform.python_version(),
                             torch=torch.__version__, transformers=transformers.__version__),
                settings={**vars(args), "out": portable_path(args.out, ROOT)}, reference="fp32 (transformers, 2 threads, batches of at most 8 prompts and 1,024 padded tokens) of the same reader, same run",
                summary=summarize(results), results=results)

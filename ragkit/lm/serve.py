@@ -160,13 +160,15 @@ def _listen_inodes(port: int) -> set[str] | None:
             if f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port: found.add(f[9])  # 0A: LISTEN
     return found
 
-def _pids(group: int | None = None) -> list[int]:
-    "The live processes in /proc (those of process group `group` only, if given); zombies, which hold nothing, left out."
+def _pids(group: int | None = None, # only the processes of this process group
+          zombies: bool = False, # also the ended ones whose exit status nobody has collected (they hold nothing)
+          ) -> list[int]:
+    "The processes in /proc, live ones only unless `zombies`."
     out = []
     for p in Path("/proc").glob("[0-9]*"):
         try: state, _, pgrp = p.joinpath("stat").read_text().rsplit(")", 1)[1].split()[:3]
         except (OSError, ValueError): continue
-        if state != "Z" and (group is None or int(pgrp) == group): out.append(int(p.name))
+        if (zombies or state != "Z") and (group is None or int(pgrp) == group): out.append(int(p.name))
     return out
 
 def _holds(pid: int, inodes: set[str]) -> bool:
@@ -243,12 +245,16 @@ def _server_env(build: str, kv_cache_gib: int, threads: int | None) -> dict:
         env.update(OMP_NUM_THREADS=str(len(cores)), VLLM_CPU_OMP_THREADS_BIND=core_list(cores))
     return env
 
-def _die_with(parent: int) -> None:
-    "In the child, before exec (Linux): have the kernel send it TERM when `parent` exits; TERM now if it already has."
+def _prctl(option: int, value: int) -> bool:
+    "Linux's prctl(option, value); False where there is none (not Linux)."
     try:
         import ctypes
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError): return  # not Linux: TERM, HUP and INT to ragkit serve still stop the server
+        return ctypes.CDLL(None).prctl(option, value) == 0
+    except (OSError, AttributeError): return False
+
+def _die_with(parent: int) -> None:
+    "In the child, before exec (Linux): have the kernel send it TERM when `parent` exits; TERM now if it already has."
+    if not _prctl(1, signal.SIGTERM): return  # PR_SET_PDEATHSIG; not Linux: TERM, HUP and INT to ragkit serve still stop the server
     if os.getppid() != parent: os.kill(os.getpid(), signal.SIGTERM)
 
 def _start(command: list[str], log: Path, env: dict) -> subprocess.Popen:
@@ -275,6 +281,12 @@ def _signal_group(pgid: int, sig: int) -> bool:
     except ProcessLookupError: return False
     except PermissionError: return True
 
+def _reap(group: int) -> None:
+    "Collect the exit status of the group's ended processes that are our children (orphans come to us: we are their subreaper)."
+    for pid in _pids(group, zombies=True):
+        try: os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError: pass
+
 def _group_alive(proc: subprocess.Popen) -> bool:
     "Whether the server or any live process of its group is still there."
     if proc.poll() is None: return True
@@ -285,11 +297,12 @@ def _stop(proc: subprocess.Popen, port: int, grace: float = 30.0) -> None:
     with _signals_ignored():
         _signal_group(proc.pid, signal.SIGTERM)
         end = time.time() + grace
-        while _group_alive(proc) and time.time() < end: time.sleep(0.1)
+        while _group_alive(proc) and time.time() < end: _reap(proc.pid); time.sleep(0.1)
         if _group_alive(proc): _signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
         end = time.time() + 10
-        while (_group_alive(proc) or port_answers(port)) and time.time() < end: time.sleep(0.1)
+        while (_group_alive(proc) or port_answers(port)) and time.time() < end: _reap(proc.pid); time.sleep(0.1)
+        _reap(proc.pid)
 
 def _serving(proc: subprocess.Popen, url: str, port: int) -> bool:
     "Whether the server is ready: its own process alive, a process of its group listening on `port`, and GET /models answering."
@@ -338,6 +351,7 @@ def _served(model: str, port: int, dtype: str, build: str, kv_cache_gib: int, th
     spec, url = serve_spec(model, port, dtype, build), f"http://127.0.0.1:{port}/v1"
     _refuse_taken(port)
     log, env, cmd = _server_log(port), _server_env(build, kv_cache_gib, threads), server_command(build, py, model, port, dtype, max_model_len, extra)
+    _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: the server's orphaned processes become ours, so _stop collects them (no zombies left)
     proc = _start(cmd, log, env)
     try:
         _record(log, spec, build, cmd, env, proc)

@@ -1,0 +1,127 @@
+"""Every script in scripts/ runs on a tiny input, so a moved template, a renamed function or a changed signature fails
+CI, not the user who runs the script months later.
+
+The Python scripts are loaded from their files and their `main(argv)` is called in this process (one torch import for
+all of them), each on SmolLM2-135M (`smollm2-135m-instruct`, shipped in a PyPI package), the demo data or random data,
+writing into a temporary folder, never into outputs/bench/. What CI lacks is smoke-tested on the part that runs
+without it: `bench_server.py` reads through llama.cpp's server (xllamacpp) instead of vLLM, whose CPU build
+`ragkit serve` sets up in minutes (tests/test_serve.py covers it, slow); `site_browser.py` needs Chromium and the site
+environment's playwright and is skipped, saying which is missing, where they are absent (its refusal without Chromium
+is tested everywhere). The shell scripts (setup.sh, test.sh, lock.sh, site.sh) install, run or lock what CI itself
+runs, or need the network: they are parsed with `bash -n`."""
+import importlib.util, json, os, shutil, subprocess
+from pathlib import Path
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = ROOT / "scripts"
+TINY = "smollm2-135m-instruct"
+COVERED = {"bench_batching.py", "bench_engine.py", "bench_eor.py", "bench_generate.py", "bench_precision.py", "bench_reader.py",
+           "bench_retrievers.py", "bench_server.py", "site_browser.py", "lock.sh", "setup.sh", "site.sh", "test.sh"}
+
+
+def script(name: str):
+    "The script scripts/<name>.py loaded as a module (its `main(argv)` not yet called)."
+    spec = importlib.util.spec_from_file_location(f"script_{name}", SCRIPTS / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_script_has_a_smoke_test():
+    "A new script in scripts/ fails here until it is given a smoke test below."
+    assert {p.name for p in SCRIPTS.iterdir() if p.suffix in (".py", ".sh")} == COVERED
+
+
+@pytest.mark.parametrize("name", sorted(n for n in COVERED if n.endswith(".sh")))
+def test_shell_scripts_parse(name):
+    "bash -n: the shell scripts are valid bash (CI runs test.sh and setup.sh itself; lock.sh and site.sh need the network)."
+    r = subprocess.run(["bash", "-n", str(SCRIPTS / name)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_bench_eor(tmp_path):
+    "EoR's objective and search on 60 random questions: the loop's choices equal the objective's."
+    out = tmp_path / "eor.json"
+    script("bench_eor").main(["--n", "60", "--m", "4", "--k", "2", "--reps", "2", "--out", str(out)])
+    assert json.loads(out.read_text())
+
+
+def test_bench_generate(tmp_path):
+    "ragkit's generate, score_batch and the embedder against plain transformers, random SmolLM2 weights on the CPU."
+    out = tmp_path / "generate.json"
+    script("bench_generate").main(["--reader", TINY, "--random", "--device", "cpu", "--dtype", "float32", "--prompts", "4",
+                                   "--batches", "2", "--min-len", "10", "--max-len", "20", "--new-tokens", "2", "--score-pairs", "2",
+                                   "--embed-passages", "4", "--prefill", "1x16", "--rounds", "1", "--out", str(out)])
+    d = json.loads(out.read_text())
+    assert d["rows"] and d["score_batch"] and d["embedder"]
+
+
+def test_bench_batching(data_dir, tmp_path):
+    "TransformersLM at batch 1, 2, 4 and 8 on SQuAD prompts, SmolLM2, two prompts."
+    out = tmp_path / "batching.json"
+    script("bench_batching").main(["--reader", TINY, "--n", "2", "--out", str(out)])
+    assert json.loads(out.read_text())
+
+
+def test_bench_engine(tmp_path):
+    "ragkit's generate against HF generate and the LM cache, SmolLM2, two short prompts."
+    res = script("bench_engine").main(["--prompts", "2", "--words", "20", "--new", "2", "--out", str(tmp_path / "engine.json")])
+    assert res["ratio_cold_over_warm"] > 1 and (tmp_path / "engine.json").is_file()
+
+
+def test_bench_precision(tmp_path):
+    "The bare prefill in float32 and bfloat16, SmolLM2: one record for this CPU model."
+    out = tmp_path / "precision.json"
+    script("bench_precision").main(["--reader", TINY, "--out", str(out)])
+    (rec,) = json.loads(out.read_text()).values()
+    assert rec["cpu"]["name"] and rec["reader"] == TINY
+
+
+def test_bench_retrievers(data_dir, tmp_path):
+    "BM25 backends on SQuAD dev, 20 questions (the dense part embeds 2,067 paragraphs: minutes, left out)."
+    out = tmp_path / "retrievers.json"
+    script("bench_retrievers").main(["--questions", "20", "--k", "5", "--skip-dense", "--out", str(out)])
+    assert json.loads(out.read_text())["bm25"]
+
+
+def test_bench_reader(data_dir, tmp_path):
+    "Both kinds of option (transformers, llama.cpp's server) on SmolLM2, two reading prompts; CPU model recorded."
+    out = tmp_path / "reader.json"
+    script("bench_reader").main(["--readers", TINY, "--options", "fp32,llama.cpp-2threads", "--n-agree", "2", "--n-squad", "1",
+                                 "--n-long", "1", "--n-decode", "1", "--out", str(out)])
+    d = json.loads(out.read_text())
+    assert set(d["summary"][TINY]) == {"fp32", "llama.cpp-2threads"} and d["machine"]["cpu"] and d["machine"]["cpus"]
+
+
+def test_bench_server_through_llama_cpp(data_dir, tmp_path):
+    "bench_server.py against a running server (llama.cpp's, serving SmolLM2; vLLM needs `ragkit serve`'s minutes-long setup)."
+    from ragkit.lm.openai import llama_cpp_server
+    out = tmp_path / "server.json"
+    with llama_cpp_server(TINY, parallel=2, threads=2) as url:
+        script("bench_server").main(["--model", TINY, "--reader", f"openai:{TINY}@{url}", "--dtype", "float32", "--n", "2",
+                                     "--new-tokens", "2", "--concurrency", "1,2", "--out", str(out)])
+    d = json.loads(out.read_text())
+    assert [r["concurrency"] for r in d["rows"]] == [1, 2] and d["machine"]["cpu"] and d["machine"]["cpus"]
+    agree = d["rows"][0]["vs_local_same_dtype"]
+    assert agree["questions"] == 2 and 0 <= agree["identical_answers"] <= 1 and "mean_prob_diff_identical_answers" in agree
+
+
+def test_site_browser_refuses_without_chromium(tmp_path, capsys):
+    "Without Chromium the browser check says how to get it and exits 2, before importing playwright."
+    assert script("site_browser").main(["--site", str(tmp_path), "--chromium", ""]) == 2
+    assert "apt-get install chromium" in capsys.readouterr().err
+
+
+def test_site_browser_on_a_one_page_site(tmp_path):
+    "The browser check on a one-page site, with the site environment's playwright and the system Chromium."
+    py, chromium = ROOT / ".venv-site" / "bin" / "python", shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium: pytest.skip("no chromium on PATH (apt-get install chromium)")
+    if not py.exists() or subprocess.run([str(py), "-c", "import playwright"], capture_output=True).returncode:
+        pytest.skip("no .venv-site with playwright (scripts/site.sh makes it)")
+    site = tmp_path / "_site"; site.mkdir()
+    (site / "index.html").write_text("<!doctype html><html><head><title>t</title></head><body><p>A page.</p></body></html>")
+    r = subprocess.run([str(py), str(SCRIPTS / "site_browser.py"), "--site", str(site), "--out", str(tmp_path / "shots"),
+                        "--chromium", chromium], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "1 pages" in r.stdout and ": ok;" in r.stdout, r.stdout + r.stderr
