@@ -8,20 +8,24 @@ Docs: https://ragkit.github.io/ragkit/lm.backends.html.md"""
 
 # %% ../../nbs/15_lm.backends.ipynb #45707fcd
 from __future__ import annotations
-import re
-from dataclasses import dataclass
+import json, os, re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 from ..config import load_settings
+from ..core import stable_hash
 from .base import TransformersLM, resolve_device, resolve_dtype
 from .cache import CachedLM
 from .models import resolve_model
-from .openai import OpenAILM, resolve_base_url
-from ..secrets import redact, url_secrets
+from .openai import OpenAIError, OpenAILM, resolve_base_url
+from .reader import get_template
+from ..secrets import API_SEGMENT, redact, spec_url, url_secrets
 
 # %% auto #0
-__all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_NEEDS', 'ReaderSpec', 'parse_reader', 'cache_path', 'build_reader',
-           'check_reader']
+__all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_SPECS', 'CANARY_TOL', 'SERVED', 'NEEDS', 'ReaderSpec', 'parse_reader',
+           'hide_spec', 'server_fingerprint', 'fingerprint_differs', 'server_registry', 'verify_server', 'cache_path',
+           'build_reader', 'system_needs', 'systems_needs', 'StandIn', 'ReaderCheck', 'check_reader']
 
 # %% ../../nbs/15_lm.backends.ipynb #002f101b
 @dataclass(frozen=True)
@@ -29,35 +33,126 @@ class ReaderSpec:
     "What a `reader` parameter names: a local model, or a model served over an OpenAI-compatible API."
     kind: str  # "local" or "openai"
     model: str  # registry name, local path or hub id; or the served model's name
-    base_url: str | None = None  # openai only: the endpoint; None: $RAGKIT_OPENAI_BASE_URL, $OPENAI_BASE_URL, OpenAI's
+    base_url: str | None = field(default=None, repr=False)  # openai only: the endpoint; None: $RAGKIT_OPENAI_BASE_URL, $OPENAI_BASE_URL, OpenAI's
     revision: str = ""  # openai only: what the served weights are, part of the identity
 
     def __str__(self) -> str:
+        "The spec as a record may hold it: the base URL as spec_url shows it (scheme, host, port, API prefix)."
         if self.kind == "local": return self.model
-        return f"openai:{self.model}" + (f"#{self.revision}" if self.revision else "") + (f"@{self.base_url}" if self.base_url else "")
+        return f"openai:{self.model}" + (f"#{self.revision}" if self.revision else "") + (f"@{spec_url(self.base_url)}" if self.base_url else "")
+
+    def __repr__(self) -> str: return f"ReaderSpec({str(self)!r})"
 
 OPENAI_SPEC = re.compile(r"openai:(?P<model>[^#@\s]+)(?:#(?P<revision>[^@\s]+))?(?:@(?P<url>\S+))?")
 EXAMPLE_SPEC = "openai:qwen2.5-coder-0.5b-instruct@http://127.0.0.1:8000/v1"
+READER_SPECS = "RAGKIT_READER_SPECS"  # environment variable: JSON {spec as stored: spec as given}, for the kernel of a run
 
 def _carries_credential(url: str) -> bool:
     "Whether a base URL carries a credential: a secret-looking query value, or user info before its host."
     return bool(url_secrets(url)) or "@" in url.split("//", 1)[-1].split("/", 1)[0]
 
+def _check_url(spec: str, url: str) -> None:
+    "A ValueError unless `url` is an http(s) base URL without credentials or fragment."
+    if _carries_credential(url):
+        raise ValueError(f"reader {redact(spec, [])!r}: the base URL carries a credential; give the URL without it and put the "
+                         f"key in $OPENAI_API_KEY, which is read from the environment only")
+    if "#" in url:
+        raise ValueError(f"reader {redact(spec, [])!r}: the base URL has a fragment (#...), which no server reads and no record may "
+                         f"keep; remove it")
+    resolve_base_url(url)  # an http(s) URL with a host, or a ValueError saying so
+
+def _as_given(spec: str) -> str:
+    "The spec a run was given, when `spec` is its stored form ($RAGKIT_READER_SPECS); else `spec`."
+    try: given = json.loads(os.environ.get(READER_SPECS) or "{}")
+    except ValueError: given = {}
+    return given.get(spec, spec) if isinstance(given, dict) else spec
+
 def parse_reader(reader: str = "", # '' (settings.reader), a model, or openai:<served model>[#<revision>][@<base url>]
                  ) -> ReaderSpec:
     "The ReaderSpec of `reader`; a clear error for a malformed server spec, a URL holding a credential or an unknown model."
-    spec = str(reader or load_settings().reader).strip()
+    spec = _as_given(str(reader or load_settings().reader).strip())
     if spec.startswith("openai:"):
         m = OPENAI_SPEC.fullmatch(spec)
         if not m: raise ValueError(f"reader {redact(spec, [])!r}: write openai:<served model>[#<revision>][@<base url>], e.g. {EXAMPLE_SPEC}")
         if m["url"]:
-            if _carries_credential(m["url"]):
-                raise ValueError(f"reader {redact(spec, [])!r}: the base URL carries a credential; give the URL without it and put the "
-                                 f"key in $OPENAI_API_KEY, which is read from the environment only")
-            resolve_base_url(m["url"])  # an http(s) URL with a host, or a ValueError saying so
+            if "***" in m["url"]: raise ValueError(f"reader {spec!r} is a stored spec with its URL masked; give the whole spec (-p reader ...)")
+            _check_url(spec, m["url"])
         return ReaderSpec("openai", m["model"], m["url"], m["revision"] or "")
     resolve_model(spec)  # KeyError listing the registry names for an unknown one
     return ReaderSpec("local", spec)
+
+def hide_spec(reader: str, # a spec as given
+              ) -> tuple[str, dict]:
+    "The spec as a record may hold it, and the environment under which parse_reader reads that as the spec given."
+    shown = str(parse_reader(reader))
+    return shown, ({READER_SPECS: json.dumps({shown: str(reader).strip()})} if shown != str(reader).strip() else {})
+
+# %% ../../nbs/15_lm.backends.ipynb #ff7b255e
+CANARY_TOL = 0.02  # nats: how far a canary token's log-prob may move on the same weights (kernels, threads) before it counts as other weights
+SERVED = ("root", "max_model_len")  # what GET /models says of the weights (vLLM), kept in the fingerprint
+
+def server_fingerprint(info: dict | None, # the model's GET /models entry, or None
+                       canaries: Iterable[dict], # OpenAILM.canary replies, one per endpoint
+                       ) -> dict:
+    "What identifies the served weights: what /models reports of them, each endpoint's canary, and a 12-hex revision of all that."
+    fp = {k: info[k] for k in SERVED if info and k in info}
+    fp["canary"] = {c["endpoint"]: dict(text=c["text"], logprobs=c["logprobs"]) for c in canaries}
+    return fp | {"revision": stable_hash(json.dumps(fp, sort_keys=True), n=12)}
+
+def _moved(was: list, now: list) -> bool:
+    "Whether two canaries' log-probs differ by more than CANARY_TOL anywhere (compared only when both have them)."
+    return len(was) == len(now) and any(abs(a - b) > CANARY_TOL for a, b in zip(was, now))
+
+def fingerprint_differs(was: dict, now: dict) -> str | None:
+    "Why fingerprint `now` is not the recorded `was` (what /models reports, a canary's answer or log-probs); None when it is the same."
+    for k in SERVED:
+        if k in was and k in now and was[k] != now[k]: return f"GET /models reports {k} {now[k]!r}, recorded {was[k]!r}"
+    for ep, c in now["canary"].items():
+        w = was.get("canary", {}).get(ep)
+        if w and w["text"] != c["text"]: return f"it answers the canary question on {ep} {c['text']!r}, recorded {w['text']!r}"
+        if w and _moved(w["logprobs"], c["logprobs"]): return f"its canary log-probs on {ep} are {c['logprobs']}, recorded {w['logprobs']}"
+    return None
+
+# %% ../../nbs/15_lm.backends.ipynb #a70c4c82
+def _served_entry(lm: OpenAILM, s: ReaderSpec, timeout: float) -> dict | None:
+    "The /models entry of the spec's model (None if the server has no /models); a ValueError if it serves others only."
+    info = lm.served_model_info(timeout)
+    served = None if info is None else [m["id"] for m in info]
+    if served is not None and s.model not in served:
+        raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} serves {served}, not {s.model!r}; "
+                         f"name one of those (openai:<name>@...), or start the server with --served-model-name {s.model}")
+    return next((m for m in info or [] if m["id"] == s.model), None)
+
+def server_registry(cache: str | Path | None = None, # an LM cache (name or file); None: the named caches' folder
+                    ) -> Path:
+    "The file that records each server identity's first fingerprint: servers.json beside the LM cache."
+    return (cache_path(cache).parent if cache is not None else load_settings().cache_dir / "lm") / "servers.json"
+
+def _write(path: Path, reg: dict) -> None:
+    "Write the registry atomically."
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(reg, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+def verify_server(identity: str, # the reader's identity (its cache rows are filed under it)
+                  fp: dict, # its server_fingerprint now
+                  registry: Path, # servers.json
+                  ) -> dict:
+    "Record `fp` as `identity`'s fingerprint if it has none (or lacks an endpoint); a ValueError naming the fix if it differs."
+    try: reg = json.loads(Path(registry).read_text())
+    except FileNotFoundError: reg = {}
+    except ValueError as e: raise ValueError(f"{registry} is not JSON ({e}); delete it to record every server afresh") from None
+    was = reg.get(identity)
+    if was and (why := fingerprint_differs(was, fp)):
+        raise ValueError(f"reader {identity}: this server is not the one whose answers are cached under that identity: {why} "
+                         f"(recorded {was.get('recorded', '?')} in {registry}). If its weights changed, give them a revision "
+                         f"(openai:<model>#<revision>@<url>) so their answers are cached apart; if it is the same model, delete the "
+                         f"entry {identity!r} from {registry} to accept its answers as they are now")
+    merged = (was or {"recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}) | {k: fp[k] for k in SERVED if k in fp}
+    merged["canary"] = fp["canary"] | (was or {}).get("canary", {})
+    if merged != was: _write(Path(registry), reg | {identity: merged})
+    return merged
 
 # %% ../../nbs/15_lm.backends.ipynb #74d7eeec
 def cache_path(cache: str | Path) -> Path:
@@ -76,39 +171,93 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
                  ):
     "The reader `reader` names, built on `device` in `dtype` (or over its server), inside the LM cache `cache`."
     s = parse_reader(reader)
-    if s.kind == "openai": lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, concurrency=concurrency, timeout=timeout, revision=s.revision)
+    if s.kind == "openai":
+        lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, concurrency=concurrency, timeout=timeout, revision=s.revision)
+        if cache is not None: verify_server(lm.identity, server_fingerprint(_served_entry(lm, s, 30.0), [lm.canary()]), server_registry(cache))
     else: lm = TransformersLM(s.model, device=device, dtype=dtype, max_length=max_length)
     return lm if cache is None else CachedLM(lm, cache_path(cache))
 
 # %% ../../nbs/15_lm.backends.ipynb #d887cac3
-READER_NEEDS = {"40_papers.lore": ("logprobs",)}  # notebook -> what it needs of its reader beyond text
+NEEDS = ("chat", "completions", "logprobs")  # what a system may need of its reader: an endpoint, and per-token log-probs
 
+def system_needs(system) -> set[str]:
+    "What one system needs of its reader: what its class declares (`reader_needs`) and the endpoint its `chat` flag picks."
+    needs = set(getattr(system, "reader_needs", ()))
+    if hasattr(system, "chat"):  # a system that reads: chat None means its template's own flag
+        chat = system.chat if system.chat is not None else get_template(getattr(system, "template", "eor-rag")).chat
+        needs.add("chat" if chat else "completions")
+    return needs
+
+def systems_needs(systems: Iterable) -> tuple[str, ...]:
+    "What a notebook's systems need of their reader together, in NEEDS order."
+    found = set().union(*(system_needs(s) for s in systems))
+    return tuple(n for n in NEEDS if n in found)
+
+class StandIn:
+    "A stand-in retriever (or reader) for building a notebook's systems only to read what they need: a name and nothing else."
+    def __init__(self, name: str = "stand-in"): self.name = name
+    def __repr__(self) -> str: return f"StandIn({self.name!r})"
+
+# %% ../../nbs/15_lm.backends.ipynb #8f5a39c8
+class ReaderCheck(str):
+    "The line naming a checked reader (a str, as the runner prints it); `record` is what run.json keeps, `env` what the kernel needs."
+    record: dict
+    env: dict
+
+def _checked(line: str, record: dict, env: dict) -> ReaderCheck:
+    "A ReaderCheck of `line` carrying `record` and `env`."
+    c = ReaderCheck(line)
+    c.record, c.env = record, env
+    return c
+
+def _fix(base: str, status: int | None) -> str:
+    "What to change after a failed completion at base URL `base` (as shown) with HTTP `status`."
+    parts = base.split("?", 1)
+    if status == 404 and not API_SEGMENT.fullmatch(parts[0].rstrip("/").rsplit("/", 1)[-1]):
+        return f"the base URL must end with the API prefix: try {parts[0].rstrip('/')}/v1" + (f"?{parts[1]}" if len(parts) > 1 else "")
+    if status == 404: return "check the base URL's path: vLLM, llama.cpp's server and Ollama serve /v1/chat/completions and /v1/completions"
+    return "check that the server is up and serves this model, and the key in $OPENAI_API_KEY"
+
+def _prove(lm: OpenAILM, s: ReaderSpec, chat: bool) -> dict:
+    "One short completion on one endpoint (the canary), proving URL, route and model; a ValueError with the URL tried and the fix."
+    try: return lm.canary(chat)
+    except OpenAIError as e:
+        tried = lm.base_url.split("?", 1)[0] + ("/chat/completions" if chat else "/completions")
+        raise ValueError(f"reader {str(s)!r}: a short completion at {tried} failed ({e}); {_fix(lm.base_url, e.status)}") from None
+
+# %% ../../nbs/15_lm.backends.ipynb #b2c2c5e7
 def _local_line(model: str, device: str, dtype: str) -> str:
     "The line naming a local reader, once its device and precision are checked."
     dev = resolve_device(device)
     return f"{model} on {dev} in {resolve_dtype(dtype, dev)}"
 
+def _no_logprobs(s: ReaderSpec, lm: OpenAILM) -> ValueError:
+    "The error for a server that returns no per-token log-probs to a notebook whose systems rank by them."
+    return ValueError(f"reader {str(s)!r}: the server at {lm.base_url} returned no per-token log-probabilities, and this notebook's "
+                      f"systems rank answers by them (LoRE); serve the model with vLLM or llama.cpp's server (both return them when "
+                      f"asked), or read locally")
+
 def check_reader(reader: str = "", # the spec, as build_reader takes it
                  device: str = "cpu", # local models: the device asked for
                  dtype: str = "float32", # local models: the precision asked for
-                 needs: Sequence[str] = (), # what the notebook needs beyond text: "logprobs"
+                 needs: Sequence[str] = (), # what the notebook's systems need (systems_needs): chat, completions, logprobs
                  timeout: float = 1.0, # seconds the endpoint has to answer GET /models
                  api_key_env: str | None = "OPENAI_API_KEY", # servers: the variable holding the key
-                 ) -> str:
-    "One line naming the reader, or an error saying why it cannot serve this run and what to do."
+                 registry: Path | None = None, # servers.json; default: server_registry()
+                 ) -> ReaderCheck:
+    "The line naming the reader (with the record a run keeps), or an error saying why it cannot serve this run and what to do."
     s = parse_reader(reader)
+    shown, env = hide_spec(reader)
     if s.kind == "local":
-        return _local_line(s.model, device, dtype)
+        return _checked(_local_line(s.model, device, dtype), dict(reader=reader, tokens_from="token ids"), {})  # a local spec is kept as given
     lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, max_retries=0, timeout=max(timeout, 30.0), revision=s.revision)
     with lm:
-        served = lm.served_models(timeout)
-        if served is not None and s.model not in served:
-            raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} serves {served}, not {s.model!r}; "
-                             f"name one of those (openai:<name>@...), or start the server with --served-model-name {s.model}")
-        if "logprobs" in needs:
-            c = lm.generate(["Say OK."], max_new_tokens=1)[0]
-            if not c.logprobs:
-                raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} returned no per-token log-probabilities, and this "
-                                 f"notebook ranks answers by them; serve the model with vLLM or llama.cpp's server (both return them "
-                                 f"when asked), or read locally")
-    return f"{lm.identity} served at {lm.base_url}" + (f" ({', '.join(needs)} checked)" if needs else "")
+        info = _served_entry(lm, s, timeout)
+        chats = [e == "chat" for e in ("chat", "completions") if e in needs] or [True]  # every server reader proves one completion
+        canaries = [_prove(lm, s, chat) for chat in chats]
+        if "logprobs" in needs and not canaries[0]["logprobs"]: raise _no_logprobs(s, lm)
+        fp = server_fingerprint(info, canaries)
+        verify_server(lm.identity, fp, registry or server_registry())
+    proved = [c["endpoint"].strip("/") for c in canaries] + (["logprobs"] if "logprobs" in needs else [])
+    record = dict(reader=shown, identity=lm.identity, base_url=lm.base_url, needs=list(needs), server=fp, tokens_from=canaries[0]["tokens_from"])
+    return _checked(f"{lm.identity} served at {lm.base_url} ({', '.join(proved)} checked)", record, env)

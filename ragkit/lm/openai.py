@@ -25,10 +25,10 @@ from .base import LM, Completion, check_prompts, find_stop, tokens_covering, _fa
 log = logging.getLogger("ragkit.lm.openai")
 
 # %% auto #0
-__all__ = ['log', 'DEFAULT_BASE_URL', 'CANARY', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'OpenAIError', 'server_message',
-           'backoff_wait', 'retry_after', 'parse_logprobs', 'map_finish', 'to_completion', 'FakeReply', 'FakeRequest',
-           'FakeOpenAIServer', 'OpenAILM', 'usage_prompt_tokens', 'usage_completion_tokens', 'echo_logprob', 'chatml',
-           'llama_cpp_server']
+__all__ = ['log', 'DEFAULT_BASE_URL', 'FAKE_ROUTES', 'CANARY', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'OpenAIError',
+           'server_message', 'backoff_wait', 'retry_after', 'parse_logprobs', 'map_finish', 'to_completion',
+           'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM', 'usage_prompt_tokens', 'usage_completion_tokens',
+           'echo_logprob', 'chatml', 'llama_cpp_server']
 
 # %% ../../nbs/13_lm.openai.ipynb #592a2660
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -203,6 +203,8 @@ class FakeOpenAIServer:
     def __exit__(self, *exc) -> None: self.stop()  # ... and stopped (closed) on leaving it
 
 # %% ../../nbs/13_lm.openai.ipynb #175cac6b
+FAKE_ROUTES = ("/v1/chat/completions", "/v1/completions")  # the fake's routes, as vLLM's, llama.cpp's and Ollama's: under /v1
+
 def _prompt_of(body) -> str:
     "The prompt of a request body: the last message's content, or `prompt`."
     if not isinstance(body, dict): return ""
@@ -212,7 +214,7 @@ def _prompt_of(body) -> str:
 def _list_models(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
     "Answer GET /models with the fake's model ids (404 when it lists none)."
     with fake._lock: fake.requests.append(FakeRequest("GET", h.path, dict(h.headers.items()), ""))
-    ok = fake.models is not None and urlsplit(h.path).path.endswith("/models")
+    ok = fake.models is not None and urlsplit(h.path).path.endswith("/v1/models")
     entries = [{"id": m, "object": "model", "owned_by": "fake", **fake.model_info} for m in fake.models] if ok else []
     out = {"object": "list", "data": entries} if ok else {"error": {"message": "not found"}}
     data = json.dumps(out).encode()
@@ -247,7 +249,8 @@ def _serve(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
         if (wait := reply.delay + (fake.delay(prompt) if fake.delay else 0.0)) > 0: time.sleep(wait)
         out = reply.body
         if out is None:
-            if not isinstance(body, dict): out, reply = {"error": {"message": "body is not JSON"}}, FakeReply(400)
+            if not urlsplit(h.path).path.endswith(FAKE_ROUTES): out, reply = {"detail": "Not Found"}, FakeReply(404)  # as vLLM answers
+            elif not isinstance(body, dict): out, reply = {"error": {"message": "body is not JSON"}}, FakeReply(400)
             else:
                 out = _answer(fake, body, prompt, urlsplit(h.path).path.endswith("/chat/completions"))
         data = (out if isinstance(out, str) else json.dumps(out)).encode()
