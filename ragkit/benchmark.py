@@ -18,8 +18,9 @@ from .eval.experiment import Claim
 # %% auto #0
 __all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'TOP_R', 'BENCH_TASKS', 'PARAMETER_RULES', 'ADAPTIVE_ROUTE',
            'BENCH_EOR_VOTE', 'CLOSED', 'BASELINE', 'MECHANISM_OF', 'EoRVote', 'TopR', 'PopularityRoute',
-           'benchmark_systems', 'pareto_front', 'bench_table', 'front_probability', 'eor_name', 'eor_claims',
-           'bench_claims', 'front_text', 'bench_health', 'bench_decisive_claims', 'eor_fits', 'eor_versus', 'eor_text']
+           'benchmark_systems', 'systems_over', 'reader_needs', 'pareto_front', 'bench_table', 'front_probability',
+           'eor_name', 'eor_claims', 'bench_claims', 'front_text', 'bench_health', 'bench_decisive_claims', 'eor_fits',
+           'eor_versus', 'eor_text']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
 from .eval.semantic import Matcher
@@ -211,13 +212,27 @@ def benchmark_systems(prep, lm, # a prepared task (with a corpus) and the reader
                       device: str = "cpu", # where the dense encoder runs
                       ) -> dict[str, object]:
     "Name -> answering system of the benchmark on task `prep`: closed-book, naive RAG and LoRE on three retrievers, SuRe."
-    rets = lore_retrievers(prep.corpus, device=device)
+    return systems_over(lore_retrievers(prep.corpus, device=device), lm, n_passages, template, chat, sure_chat, max_new_tokens)
+
+def systems_over(rets, lm, # BM25, dense and RRF retrievers (lore_retrievers), and the reader
+                 n_passages: int = 5, template: str = "lore-short", chat: bool = True, sure_chat: bool = False,
+                 max_new_tokens: int = 16, # as benchmark_systems's
+                 ) -> dict[str, object]:
+    "Name -> answering system of the benchmark over the retrievers `rets` (benchmark_systems without building them)."
     lore = lore_systems(rets, lm, naive_max_tokens=0, n_contexts=n_passages, template=template, chat=chat, max_new_tokens=max_new_tokens)
     rename = lambda s: s.replace("Naive - ", "Naive RAG - ").replace(" - FAISS", " - dense").replace(" - Ensemble", " - RRF")
     sure = sure_systems(rets[0], lm, max_new_tokens=max_new_tokens, n_passages=n_passages, chat=sure_chat)["SuRe"]
     return {"Closed-book": Vanilla(lm, max_new_tokens, chat), **{rename(s): m for s, m in lore.items()}, "SuRe - BM25": sure}
 
 EOR_POOL = ("Closed-book", "Naive RAG - BM25", "Naive RAG - dense", "Naive RAG - RRF")  # the systems EoR votes over
+
+# %% ../nbs/90_benchmark.ipynb #425f4bf7
+def reader_needs(params: dict, # the notebook's parameters (missing ones take benchmark_systems's defaults)
+                 ) -> tuple[str, ...]:
+    "What the benchmark's systems need of their reader under `params`: built with stand-ins, each asked."
+    from ragkit.lm.backends import StandIn, systems_needs
+    kw = {k: params[k] for k in ("n_passages", "template", "chat", "sure_chat", "max_new_tokens") if k in params}
+    return systems_needs(systems_over([StandIn(n) for n in RETRIEVER_NAMES], StandIn("reader"), **kw).values())
 
 # %% ../nbs/90_benchmark.ipynb #48360184
 def pareto_front(cost: Sequence[float], # per system: reader tokens per question (lower is better)

@@ -16,10 +16,10 @@ from ..eval.metrics import normalize_answer
 __all__ = ['LORE_TEMPLATES', 'RULES', 'PARAMETER_RULES', 'RETRIEVERS', 'PAPER_TABLE1', 'LORE_RANKING', 'RERANK_SOURCE',
            'NAIVE_COST_SOURCE', 'RERANK', 'LLM_RERANKING', 'lor_score', 'Candidate', 'score_candidates', 'choose',
            'LoRE', 'tokenizer_of', 'fit_document', 'NaiveRAG', 'Rechoose', 'LLMRerank', 'lore_retrievers',
-           'lore_systems', 'lore_ablations', 'lore_rerankers', 'first_questions', 'paper_rows', 'bias_rows',
-           'lore_health', 'lore_claims', 'rerank_health', 'lore_cost_claims', 'lore_rerank_claims', 'naive_level',
-           'level_sentence', 'baseline_note', 'answer_kept', 'cut_sentence', 'with_notes', 'contexts_differ',
-           'lore_decisive_claims', 'top_context_right']
+           'lore_systems', 'lore_ablations', 'lore_rerankers', 'first_questions', 'reader_needs', 'paper_rows',
+           'bias_rows', 'lore_health', 'lore_claims', 'rerank_health', 'lore_cost_claims', 'lore_rerank_claims',
+           'naive_level', 'level_sentence', 'baseline_note', 'answer_kept', 'cut_sentence', 'with_notes',
+           'contexts_differ', 'lore_decisive_claims', 'top_context_right']
 
 # %% ../../nbs/40_papers.lore.ipynb #fe1e6c8a
 from ..lm.reader import Template, register_templates
@@ -96,6 +96,7 @@ def _candidate(rd, rank: int, pid: str) -> tuple[Candidate, Cost]:
 class LoRE(Method):
     "Logit-ranked retriever ensemble: one answer per retrieved context, chosen by LoR (Sanniboina et al., 2024)."
     fingerprint_names = {"n_contexts": "k"}  # runs before the rename file it under `k`
+    reader_needs = ("logprobs",)  # what it needs of its reader beyond text: LoR ranks answers by their mean token probability
     def __init__(self, retriever, # where the contexts come from (any ragkit.core.Retriever)
                  lm, # the reader: one answer, with its token log-probabilities, per context
                  n_contexts: int = 5, # contexts read per question (one answer each)
@@ -429,6 +430,17 @@ def first_questions(prepared: Prepared, # a prepared task
     "`prepared` with its first `n` questions only (corpus and gold kept)."
     if n < 0: raise ValueError(f"n={n}: a number of questions is 0 (all) or more")
     return dataclasses.replace(prepared, examples=prepared.examples[:n] if n else prepared.examples)
+
+# %% ../../nbs/40_papers.lore.ipynb #cfbc2135
+def reader_needs(params: dict, # the notebook's parameters (missing ones take the factories' defaults)
+                 ) -> tuple[str, ...]:
+    "What 40's systems need of their reader under `params`: built with stand-ins, each asked (ragkit.lm.backends.systems_needs)."
+    from ragkit.lm.backends import StandIn, systems_needs
+    rets, lm = [StandIn(n) for n in RETRIEVERS], StandIn("reader")
+    kw = {k: params[k] for k in ("n_contexts", "template", "chat", "max_new_tokens") if k in params}
+    systems = lore_systems(rets, lm, **kw, **{k: params[k] for k in ("naive_max_tokens", "naive_full", "merge") if k in params})
+    rerank = lore_rerankers(rets, lm, params.get("rerank", ("Ensemble",)), **kw) if params.get("rerank", True) else {}
+    return systems_needs([*systems.values(), *rerank.values()])
 
 # %% ../../nbs/40_papers.lore.ipynb #b6354659
 _T1 = {  # LoRE paper, Table 1: (EM, F1, ROUGE-L) in %, T5-large reader
