@@ -482,6 +482,7 @@ class Parses:
     given: tuple = ()  # other parameters `parse` takes after the value, in order
     optional: bool = False  # '' is allowed (it means a default or nothing)
     secret: bool = False  # the value may hold a credential: never repeat it (the parser's own error redacts)
+    here: bool = False  # `parse` looks at this machine (a device, model files): the runner applies it, a record's check does not
 
     def problem(self, v, params: dict | None = None) -> str | None:
         "What is wrong with `v` (`params`: the values of `given`), or None."

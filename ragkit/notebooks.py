@@ -9,13 +9,13 @@ Docs: https://ragkit.github.io/ragkit/notebooks.html.md"""
 from __future__ import annotations
 import ast, json, re, tomllib
 from pathlib import Path
-from .core import AtLeast, OneOf, plain, rule_problems
+from .core import AtLeast, Flag, OneOf, Parses, Text, plain, rule_problems
 
 # %% auto #0
 __all__ = ['PROFILES', 'DTYPES', 'DEVICES', 'SHARED_RULES', 'project_root', 'find_notebook', 'notebook_title', 'paper_label',
            'load_profiles', 'profile_params', 'parse_value', 'notebook_parameters', 'parameter_notes',
-           'notebook_params', 'notebook_defaults', 'check_value', 'check_datasets', 'exported_module', 'check_declared',
-           'check_parameters', 'resolve_parameters']
+           'notebook_params', 'notebook_defaults', 'check_value', 'check_datasets', 'exported_module', 'notebook_rules',
+           'check_declared', 'check_parameters', 'resolve_parameters']
 
 # %% ../nbs/08_notebooks.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -155,22 +155,45 @@ def check_value(nb: str, # the notebook's name, for the message
     return _converted(value, default)
 
 # %% ../nbs/08_notebooks.ipynb #cf1da264
+def _absent_data(names: list[str]) -> str:
+    "Why the data of task `names` is not here, and how to fix it ('' when every one is present)."
+    from ragkit.config import load_settings
+    from ragkit.data.tasks import task_of
+    missing = [n for n in names if not task_of(n).present()]
+    if not missing: return ""
+    s = load_settings()
+    where = f"the data directory is {s.data_dir}, from {s.source}" if s.data_dir else "no data directory is set: RAGKIT_DATA_DIR is unset"
+    return (f"no data for {', '.join(missing)} here ({where}); to fix it, set RAGKIT_DATA_DIR to a folder holding it (docs/REFERENCE.md, "
+            f"\"Data\"), or name only datasets present here (demo always is)")
+
 def check_datasets(nb: str, # the notebook's name, for the message
                    spec, # the `datasets` value
                    origin: str, # where it came from
+                   here: bool = False, # also require each named task's data on this machine
                    ) -> None:
-    "Fail now if a `datasets` value names an unknown dataset, or is `auto` with a data directory set but missing."
+    "Fail now if a `datasets` value names an unknown dataset, is `auto` with a data directory set but missing, or (`here`) names absent data."
     try: from ragkit.data.tasks import parse_datasets
     except ImportError: return  # an installation without the experiment module: the notebook will check
-    try: parse_datasets(spec)
+    try:
+        names = parse_datasets(spec)
+        absent = _absent_data(names) if here else ""
     except (ValueError, TypeError) as e: raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {e}") from None
+    if absent: raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {absent}")
 
 # %% ../nbs/08_notebooks.ipynb #f3356586
 DTYPES = ("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")  # what ragkit.lm.backends.build_reader reads in
 DEVICES = ("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))  # where a local reader may run
+
+def _dataset_names(spec) -> None:
+    "Fail unless `spec` names known tasks or dataset:split pairs (or is auto); the data layer's own parser decides."
+    from ragkit.data.tasks import parse_datasets  # imported when called: the data layer sits above this module
+    parse_datasets(spec)
+
 SHARED_RULES = dict(  # parameters that mean the same in every notebook that has them; a module's PARAMETER_RULES add to them
     dtype=OneOf(DTYPES), device=OneOf(DEVICES), seed=AtLeast(0), n_boot=AtLeast(1), limit=AtLeast(0), max_passages=AtLeast(0),
-    context_words=AtLeast(0), max_new_tokens=AtLeast(1))
+    context_words=AtLeast(0), max_new_tokens=AtLeast(1), chat=Flag(), k=AtLeast(1), n_questions=AtLeast(1),
+    compare_readers=OneOf(PROFILES, many=True), out_dir=Text("the run folder, set by the runner (choose it with --out DIR)"),
+    datasets=Parses(_dataset_names, "task names or dataset:split pairs, comma-separated, or auto"))
 
 # %% ../nbs/08_notebooks.ipynb #201caa7c
 def exported_module(nb_path: Path) -> str | None:
@@ -179,18 +202,31 @@ def exported_module(nb_path: Path) -> str | None:
         if m := re.search(r"^#\|\s*default_exp\s+(\S+)", "".join(c.get("source", [])), re.M): return m[1]
     return None
 
-def check_declared(nb_path: Path, # the notebook
-                   params: dict, # its resolved parameters
-                   origin: dict, # parameter -> where its value came from (absent: the notebook's default)
-                   ) -> None:
-    "Fail now, naming parameter, value, origin and what is allowed, if a value breaks the rules the notebook's module declares."
+def notebook_rules(nb_path: Path) -> dict | None:
+    "Parameter -> its rule: the shared rules of the notebook's parameters, then its module's PARAMETER_RULES; None if the module does not import."
     import importlib
     name = exported_module(nb_path)
     try: own = getattr(importlib.import_module(f"ragkit.{name}"), "PARAMETER_RULES", {}) if name else {}
-    except ImportError: return  # a module that does not import: the notebook will say why
-    rules = {**{k: r for k, r in SHARED_RULES.items() if k in params}, **own}
-    for k, msg in rule_problems(rules, params):
-        raise ValueError(f"{Path(nb_path).stem}: parameter {k!r} from {origin.get(k, 'the notebook default')}: {msg}")
+    except ImportError: return None  # a module that does not import: the notebook will say why
+    return {**{k: r for k, r in SHARED_RULES.items() if k in notebook_parameters(nb_path)}, **own}
+
+def _fix(nb: str, name: str, origin: str) -> str:
+    "How to fix a bad value of parameter `name`, by where it came from."
+    if origin.startswith("-p"): return f"pass an allowed value (-p {name} VALUE)"
+    if origin.startswith("nbs/profiles.toml"): return f"edit {name} in {origin}"
+    return f"fix {name} in the parameters cell of nbs/{nb}.ipynb"
+
+def check_declared(nb_path: Path, # the notebook
+                   params: dict, # its resolved parameters
+                   origin: dict, # parameter -> where its value came from (absent: the notebook's default)
+                   here: bool = False, # also apply the rules that look at this machine (devices, model files)
+                   ) -> None:
+    "Fail now, in one line naming parameter, value, origin, what is allowed and the fix, if a value breaks the notebook's rules."
+    rules = notebook_rules(nb_path)
+    if rules is None: return
+    for k, msg in rule_problems({k: r for k, r in rules.items() if here or not getattr(r, "here", False)}, params):
+        where, nb = origin.get(k, "the notebook default"), Path(nb_path).stem
+        raise ValueError(f"{nb}: parameter {k!r} from {where}: {' '.join(msg.split())}; to fix it, {_fix(nb, k, where)}")
 
 # %% ../nbs/08_notebooks.ipynb #a1d4c0b9
 def check_parameters(nb_path: Path, params: dict, origin: str = "") -> None:
@@ -205,6 +241,7 @@ def resolve_parameters(nb_path: Path, # the notebook file
                        profile: str = "smoke", # smoke, demo, paper, paper-1.5b, paper-split or full
                        overrides: dict | None = None, # -p values
                        root: Path | None = None, # the project root (holds nbs/profiles.toml)
+                       here: bool = False, # also check what this machine must have: the datasets' data, the device, model files
                        ) -> dict:
     "Every parameter of the notebook as it will run: defaults, then the profile's values, then `overrides`, all checked."
     nb_path = Path(nb_path)
@@ -217,6 +254,6 @@ def resolve_parameters(nb_path: Path, # the notebook file
         check_parameters(nb_path, vals, where)
         for k, v in vals.items(): resolved[k], origin[k] = check_value(nb_path.stem, k, v, defaults[k], where, notes.get(k, "")), where
     if isinstance(resolved.get("datasets"), str):
-        check_datasets(nb_path.stem, resolved["datasets"], origin.get("datasets", "the notebook's default"))
-    check_declared(nb_path, resolved, origin)
+        check_datasets(nb_path.stem, resolved["datasets"], origin.get("datasets", "the notebook's default"), here)
+    check_declared(nb_path, resolved, origin, here)
     return resolved

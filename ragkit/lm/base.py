@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Callable, Sequence
 import torch
 from fastcore.basics import patch
-from ..core import stable_hash, Cost, callable_fingerprint, plain
+from ..core import stable_hash, Cost, Parses, callable_fingerprint, plain
 from .models import resolve_model, reader_dir, model_fingerprint, hub_snapshot
 
 # %% auto #0
-__all__ = ['DTYPE_ALIASES', 'DEVICE_BATCH', 'Completion', 'find_stop', 'tokens_covering', 'LM', 'check_prompts', 'FakeLM',
-           'resolve_device', 'resolve_dtype', 'TransformersLM', 'int8_dynamic', 'length_batches', 'left_pad',
-           'pick_tokens', 'continuation_logprobs', 'HostTensorWatch']
+__all__ = ['DTYPE_ALIASES', 'DEVICE_BATCH', 'DEVICE_RULE', 'READER_RULE', 'MODEL_RULE', 'Completion', 'find_stop',
+           'tokens_covering', 'LM', 'check_prompts', 'FakeLM', 'resolve_device', 'resolve_dtype', 'TransformersLM',
+           'int8_dynamic', 'length_batches', 'left_pad', 'pick_tokens', 'continuation_logprobs', 'HostTensorWatch']
 
 # %% ../../nbs/11_lm.base.ipynb #37006f3e
 @dataclass
@@ -32,6 +32,7 @@ class Completion:
     finish_reason: str  # "stop" (stop string), "eos" (end-of-sequence token) or "length" (max_new_tokens)
     prompt_tokens: int = 0  # tokens of the prompt as the model read it (chat template included)
     cached: bool = False  # answered from an LM cache (set by CachedLM, never stored)
+    usage_tokens: int | None = None  # generated tokens as an HTTP server's `usage` reports them (None: not reported)
 
     @property
     def mean_prob(self) -> float:
@@ -40,8 +41,8 @@ class Completion:
 
     @property
     def cost(self) -> Cost:
-        "What this completion cost: one call, its prompt and generated tokens (HTTP backends may send no ids), why it stopped."
-        return Cost(1, self.prompt_tokens, max(len(self.token_ids), len(self.tokens)), int(self.cached),
+        "What this completion cost: one call, its prompt and generated tokens (the tokens kept; else the server's usage), why it stopped."
+        return Cost(1, self.prompt_tokens, max(len(self.token_ids), len(self.tokens)) or (self.usage_tokens or 0), int(self.cached),
                     ((self.finish_reason, 1),) if self.finish_reason else ())
 
     def to_dict(self) -> dict:
@@ -163,6 +164,18 @@ def resolve_dtype(dtype: str = "float32", # a torch dtype name, a short name (fp
         raise ValueError(f"dtype {dtype!r} is neither a torch dtype (float32, bfloat16, float16) nor 'int8-dynamic'")
     if dtype == "int8-dynamic" and not device.startswith("cpu"): raise ValueError("dtype 'int8-dynamic' runs on the CPU only; use bfloat16 on a GPU")
     return dtype
+
+# %% ../../nbs/11_lm.base.ipynb #a2df2b7b
+def _reader_spec(spec) -> None:
+    "Fail unless ragkit.lm.backends.parse_reader accepts `spec` (a model this machine can load, or a well-formed server spec)."
+    from ragkit.lm.backends import parse_reader  # a sibling above this module, imported when a value is checked
+    parse_reader(spec)
+
+DEVICE_RULE = Parses(resolve_device, "cpu, cuda, cuda:N, mps or auto, one this machine has (with a server reader the embedder still runs "
+                     "there)", here=True)
+READER_RULE = Parses(_reader_spec, "a registry name, local path or hub id, or openai:<served model>[#<revision>]@<base url>; empty "
+                     "means settings.reader", secret=True, here=True)
+MODEL_RULE = Parses(resolve_model, "a registry name, local folder or hub id; empty means the default", optional=True, here=True)
 
 # %% ../../nbs/11_lm.base.ipynb #5b3c31c5
 class TransformersLM(LM):
