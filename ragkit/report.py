@@ -287,7 +287,7 @@ def reader_lines(doc: dict) -> list[str]:
     st = doc["settings"]
     out = [f"`outputs/bench/reader.json` ({st['n_agree']} `{st.get('template', 'lore-context')}` reading prompts for agreement, "
            f"{st['n_long']} long prompts for prefill, {st['n_decode']} PK documents for decoding; torch {doc['machine']['torch']}, "
-           f"{doc['machine']['cpus']} cores). Speeds are ratios to fp32 of the same reader in the same run; *read* is the "
+           f"{doc['machine'].get('cpu', 'CPU model not recorded')}, {doc['machine']['cpus']} cores). Speeds are ratios to fp32 of the same reader in the same run; *read* is the "
            f"agreement set's own throughput (short one-context prompts, batched).", "",
            f"| reader | option | prefill | read | decode | answers = fp32's | PK documents = fp32's | EM − fp32 (first {st['n_squad']} of them) |",
            "|---|---|---:|---:|---:|---:|---:|---:|"]
@@ -336,19 +336,24 @@ def render_bench(root: Path) -> str:
 
 # %% ../nbs/95_report.ipynb #08eba60b
 def server_lines(srv: dict) -> list[str]:
-    "server.json: the setting, local throughput, and per client concurrency the served speed and agreement."
-    loc = srv["local"]
+    "server.json: the setting, local throughput, and per served precision and client concurrency the served speed and agreement."
+    loc, m = srv["local"], srv["machine"]
+    bound = lambda s: f", threads bound to cores {s['server']['threads_bound_to']}" if s["server"].get("threads_bound_to") else ""
+    fastest = min(loc, key=lambda d: loc[d]["seconds"])
     out = [f"`outputs/bench/server.json` (`scripts/bench_server.py`: {srv['questions']} SQuAD questions with their gold paragraph, "
-           f"LoRE's reading prompt, greedy, {srv['new_tokens']} new tokens, uncached; {srv['machine']['processor']}, "
-           f"{srv['machine']['cpus']} cores; server: {srv['server']}, served as `{srv['served']}`). Local transformers on the "
-           "same prompts in the same run: " + "; ".join(f"{d} {v['questions_per_s']:.2f} questions/s" for d, v in loc.items()) +
-           f" (bfloat16 and float32 answers identical on {srv['local_bf16_vs_float32']['identical']:.0%}).", "",
-           "| client concurrency | questions/s | × local (same precision) | answers = local's (same precision) | largest / median mean-probability difference | answers = local float32's |",
-           "|---:|---:|---:|---:|---:|---:|"]
+           f"LoRE's reading prompt, greedy, {srv['new_tokens']} new tokens, uncached; {m['cpu']}, {m['cpus']} cores; server: "
+           f"{srv['server']}; served as " + "; ".join(f"`{s['identity']}`{bound(s)}" for s in srv["served"].values()) + "). Local "
+           "transformers on the same prompts in the same run: " + "; ".join(f"{d} {v['questions_per_s']:.2f} questions/s" for d, v in loc.items()) +
+           " (" + "; ".join(f"{d} answers identical to float32's on {a['identical_answers']:.0%}" for d, a in srv["local_vs_float32"].items()) +
+           f"); × fastest local divides by {fastest}'s time. The mean-probability difference is taken on the answers identical to local's.", "",
+           "| served precision | client concurrency | questions/s | × local (same precision) | × fastest local | answers = local's (same precision) | "
+           "largest / median mean-probability difference | answers = local float32's |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in srv["rows"]:
         a, f = r["vs_local_same_dtype"], r["vs_local_float32"]
-        out.append(f"| {r['concurrency']} | {r['questions_per_s']:.2f} | {r['x_local']:.2f}× | {a['identical']:.1%} | "
-                   f"{a['mean_prob_diff_max']:.3f} / {a['mean_prob_diff_median']:.3f} | {f['identical']:.1%} |")
+        d = a["mean_prob_diff_identical_answers"]
+        diff = "–" if d["max"] is None else f"{d['max']:.3f} / {d['median']:.3f}"
+        out.append(f"| {r['dtype']} | {r['concurrency']} | {r['questions_per_s']:.2f} | {r['x_local']:.2f}× | {r['x_fastest_local']:.2f}× | "
+                   f"{a['identical_answers']:.1%} | {diff} | {f['identical_answers']:.1%} |")
     return out
 
 def _gen_row(r: dict) -> str:

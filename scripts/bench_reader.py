@@ -18,9 +18,10 @@ and the versions, go to outputs/bench/reader.json; a partial file lets an interr
 
     .venv/bin/python scripts/bench_reader.py                       # about an hour on 2 cores, alone
     .venv/bin/python scripts/bench_reader.py --readers smollm2-135m-instruct --n-agree 40   # a quick look
+    .venv/bin/python scripts/bench_reader.py --lock /tmp/ragkit-cpu.lock   # on a machine shared with others: they run between options
 """
 from __future__ import annotations
-import argparse, importlib, json, os, platform, sys, time
+import argparse, contextlib, importlib, json, os, platform, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,6 +68,17 @@ def make_lm(reader: str, opt: dict, stack):
     from ragkit.lm.openai import OpenAILM, llama_cpp_server
     url = stack.enter_context(llama_cpp_server(reader, parallel=opt["parallel"], threads=opt["threads"], n_ctx=8192))
     return OpenAILM("local", url, api_key_env=None, concurrency=opt["parallel"])
+
+
+@contextlib.contextmanager
+def held(lock: str):
+    "Inside: an exclusive flock on the file `lock` ('' holds nothing)."
+    if not lock: yield; return
+    import fcntl
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try: yield
+        finally: fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def timed(fn):
@@ -151,6 +163,8 @@ def main(argv=None):
     ap.add_argument("--template", default="lore-short", help="the reading prompt (ragkit.lm.reader.TEMPLATES); lore-short is "
                     "what the demo and paper LoRE runs read with")
     ap.add_argument("--out", default=str(ROOT / "outputs" / "bench" / "reader.json"))
+    ap.add_argument("--lock", default="", help="a file to flock while measuring each (reader, option), e.g. /tmp/ragkit-cpu.lock "
+                    "on a machine shared with others: they run between options, never during one")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     out = Path(args.out); out.parent.mkdir(parents=True, exist_ok=True)
@@ -161,8 +175,9 @@ def main(argv=None):
         for name in args.options.split(","):
             if f"{reader}:{name}" in args.skip.split(","): continue
             if name in results.get(reader, {}): print(f"{reader} / {name}: from {partial.name}", flush=True); continue
-            t0 = time.time(); print(f"{reader} / {name} ...", flush=True)
-            r = run_option(reader, name, OPTIONS[name], items, args)
+            with held(args.lock):
+                t0 = time.time(); print(f"{reader} / {name} ...", flush=True)
+                r = run_option(reader, name, OPTIONS[name], items, args)
             results.setdefault(reader, {})[name] = r
             partial.write_text(json.dumps(results, indent=1))
             print(f"  {time.time() - t0:.0f} s: prefill {r['prefill']['tokens_per_s']} tok/s, decode {r['decode']['new_tokens_per_s']} tok/s, "
@@ -170,7 +185,7 @@ def main(argv=None):
     import torch, transformers
     doc = dict(machine=dict(cpu=cpu_model(), cpus=len(os.sched_getaffinity(0)), python=platform.python_version(),
                             torch=torch.__version__, transformers=transformers.__version__),
-               settings={**vars(args), "out": portable_path(args.out, ROOT)}, reference="fp32 (transformers, 2 threads, batches of at most 8 prompts and 1,024 padded tokens) of the same reader, same run",
+               settings={**{k: v for k, v in vars(args).items() if k != "lock"}, "out": portable_path(args.out, ROOT)}, reference="fp32 (transformers, 2 threads, batches of at most 8 prompts and 1,024 padded tokens) of the same reader, same run",
                summary=summarize(results), results=results)
     out.write_text(json.dumps(doc, indent=1) + "\n"); partial.unlink(missing_ok=True)
     print(json.dumps(doc["summary"], indent=1))
