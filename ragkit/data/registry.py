@@ -17,9 +17,9 @@ from ..config import load_settings, require_data_dir
 
 # %% auto #0
 __all__ = ['POPQA_COLUMNS', 'WITQA_COLUMNS', 'EQ_RELATIONS', 'DEMO_SPLITS', 'DATASETS', 'NQ_REPO', 'ANSERINI', 'FLASHRAG',
-           'GENREAD', 'LONGTAIL', 'EQ_REPO', 'R1', 'make_example', 'to_int', 'str_list', 'extra_fields', 'parse_jsonl',
-           'curated_meta', 'gold_passage_meta', 'context_dict', 'retrievalqa_meta', 'multihop_meta', 'dpr_row',
-           'parse_dpr_tsv', 'parse_squad', 'hotpot_meta', 'parse_hotpot', 'read_table', 'popqa_meta',
+           'GENREAD', 'LONGTAIL', 'EQ_REPO', 'R1', 'make_example', 'drop_repeats', 'to_int', 'str_list', 'extra_fields',
+           'parse_jsonl', 'curated_meta', 'gold_passage_meta', 'context_dict', 'retrievalqa_meta', 'multihop_meta',
+           'dpr_row', 'parse_dpr_tsv', 'parse_squad', 'hotpot_meta', 'parse_hotpot', 'read_table', 'popqa_meta',
            'parse_popqa_table', 'flashrag_popqa_meta', 'witqa_meta', 'parse_witqa', 'parse_witqa_disamb',
            'relation_files', 'parse_entityquestions', 'parse_eq_longtail', 'load_demo', 'DatasetSpec', 'register',
            'github_raw', 'get_spec', 'resolve_split', 'data_path', 'load_dataset', 'check_loaded', 'available',
@@ -32,10 +32,26 @@ def make_example(prefix: str,  # "<name>/<split>"
                  path: Path | str, line) -> Example:  # where the row came from, for error messages
     "A checked `Example` with qid `<prefix>/<rid>`; a `DataError` naming file and line if the row is unusable."
     if not isinstance(question, str) or not question.strip(): raise row_error(path, line, f"empty or missing question ({question!r:.60})")
-    answers = [answers] if isinstance(answers, str) else answers
+    if isinstance(answers, str) and answers.strip().startswith("["):
+        raise row_error(path, line, f"answers is a string that looks like a list ({answers!r:.60}); golds must be a list of strings: write it as a JSON list")
+    answers = [answers] if isinstance(answers, str) else answers  # a dataset whose field is one answer (`answer`)
     if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):
         raise row_error(path, line, f"answers must be a non-empty list of strings, got {answers!r:.80}")
     return Example(f"{prefix}/{rid}", question, list(answers), meta)
+
+def drop_repeats(exs: list[Example], # examples whose qids are row numbers
+                 path: Path | str, # the file they came from, named in the warning
+                 ) -> list[Example]:
+    "`exs` without rows that repeat an earlier row (question, answers and fields alike), with a warning; the kept rows keep their qids."
+    import warnings
+    seen, out, gone = set(), [], []
+    for e in exs:
+        key = json.dumps([e.question, e.answers, e.meta], sort_keys=True, default=str)
+        (gone if key in seen else out).append(e)
+        seen.add(key)
+    if gone: warnings.warn(f"{path}: {len(gone)} row(s) repeat an earlier row (e.g. {[e.qid for e in gone[:3]]}): "
+                           "dropped, so no question is asked and scored twice; delete the repeated lines to silence this")
+    return out
 
 # %% ../../nbs/02_data.registry.ipynb #2a6b17b8
 def to_int(v, path: Path | str, line, name: str) -> int:
@@ -74,8 +90,10 @@ def parse_jsonl(path: Path, prefix: str,  # file to read; "<name>/<split>" for q
         except (KeyError, TypeError, ValueError, AttributeError) as e: raise row_error(path, n, f"missing or malformed field {e}") from None
         rid = row.get(id_key) if id_key else i
         if rid is None or rid == "": raise row_error(path, n, f"missing id field {id_key!r}")
-        out.append(make_example(prefix, rid, row.get("question"), row.get(answer_key), m, path, n))
-    return out
+        a = row.get(answer_key)
+        if isinstance(a, str) and answer_key.endswith("s"): raise row_error(path, n, f"field {answer_key!r} is one string ({a!r:.60}); golds must be a list of strings")
+        out.append(make_example(prefix, rid, row.get("question"), a, m, path, n))
+    return out if id_key else drop_repeats(out, path)  # ids by row: a repeated line would be a new question
 
 # %% ../../nbs/02_data.registry.ipynb #5c95287d
 def curated_meta(row: dict) -> dict:
@@ -114,7 +132,7 @@ def parse_dpr_tsv(path: Path, prefix: str) -> list[Example]:
     "Examples from a DPR-format `question<TAB>['answer', ...]` topics file."
     with open_text(path) as f: lines = f.read().split("\n")
     rows = [(n, l) for n, l in enumerate(lines, 1) if l.strip()]
-    return [make_example(prefix, i, *dpr_row(l, path, n), {}, path, n) for i, (n, l) in enumerate(rows)]
+    return drop_repeats([make_example(prefix, i, *dpr_row(l, path, n), {}, path, n) for i, (n, l) in enumerate(rows)], path)
 
 # %% ../../nbs/02_data.registry.ipynb #d31c3152
 def parse_squad(path: Path, prefix: str) -> list[Example]:

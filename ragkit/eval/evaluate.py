@@ -303,6 +303,8 @@ def check_examples(examples: Sequence[Example]) -> list[Example]:
     for i, ex in enumerate(exs):
         if not isinstance(ex, Example): raise TypeError(f"examples[{i}] is a {type(ex).__name__}, not a ragkit.core.Example")
         if ex.qid in seen: raise ValueError(f"duplicate qid {ex.qid!r} (examples[{i}]); qids must be unique to align and resume runs")
+        if isinstance(ex.answers, str) or not all(isinstance(a, str) for a in ex.answers):
+            raise TypeError(f"example {ex.qid!r}: golds must be a list of strings, got {ex.answers!r:.60}; write e.g. Example(qid, question, ['Paris'])")
         if not ex.answers: raise ValueError(f"example {ex.qid!r} has no gold answers; drop it or fix the dataset")
         seen.add(ex.qid)
     return exs
