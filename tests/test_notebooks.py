@@ -37,3 +37,33 @@ def test_package_docstring_names_every_module():
     mods = {".".join(p.relative_to(root.parent).with_suffix("").parts) for p in root.rglob("*.py") if p.name not in ("__init__.py", "_modidx.py")}
     missing = sorted(m for m in mods if f"`{m}`" not in ragkit.__doc__)
     assert not missing, f"ragkit/__init__.py's docstring does not list {missing}"
+
+
+# Issue 40: every parameter of every notebook is checked before the kernel, so each one has a rule.
+from ragkit.notebooks import notebook_parameters, notebook_rules  # noqa: E402
+
+WITH_PARAMETERS = [p for p in NBS if notebook_parameters(p)]
+
+
+@pytest.mark.parametrize("nb", WITH_PARAMETERS, ids=[p.stem for p in WITH_PARAMETERS])
+def test_every_parameter_has_a_rule(nb):
+    "A parameter without a rule is checked only for its type: a bad value would fail inside the kernel, minutes in."
+    rules = notebook_rules(nb)
+    assert rules is not None, f"{nb.stem}'s module does not import"
+    missing = sorted(set(notebook_parameters(nb)) - set(rules))
+    assert not missing, (f"{nb.stem}: parameter(s) {missing} have no rule; add one to PARAMETER_RULES in its module "
+                         "(ragkit.core's OneOf, AtLeast, Between, WholeNumbers, Flag, Text or Parses) or to ragkit.notebooks.SHARED_RULES")
+
+
+def test_the_rule_walk_finds_a_parameter_without_a_rule(tmp_path, monkeypatch):
+    "The walk above can fail: a notebook with a parameter no rule covers is reported."
+    import json, shutil
+    import ragkit.notebooks as nbs
+    nb = tmp_path / "nbs" / "63_papers.eor.inconsistency.ipynb"
+    nb.parent.mkdir()
+    shutil.copy(Path(__file__).parent.parent / "nbs" / "profiles.toml", nb.parent / "profiles.toml")
+    src = json.loads((Path(__file__).parent.parent / "nbs" / nb.name).read_text())
+    cell = next(c for c in src["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    cell["source"] = "".join(cell["source"]) + "\nbrand_new = 3  # a parameter added without a rule\n"
+    nb.write_text(json.dumps(src))
+    assert "brand_new" in set(notebook_parameters(nb)) - set(nbs.notebook_rules(nb))

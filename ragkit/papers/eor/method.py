@@ -653,11 +653,12 @@ def held_out(S: np.ndarray, correct: np.ndarray, # the similarity tensor and cor
                              **{"Top-R": chosen(c, np.asarray(top)[te])}), index=np.flatnonzero(te))
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #15bb7877
-from ...core import AtLeast, OneOf
+from ...core import AtLeast, Between, OneOf
+from ...lm.base import MODEL_RULE
 from .runs import GridSource
 PARAMETER_RULES = dict(  # what 64_papers.eor.method's parameters accept beyond their type; `ragkit run` checks them before the kernel
-    grid=GridSource(), pooling=OneOf(POOLINGS), sim_upper=AtLeast(0), t=AtLeast(0), restarts=AtLeast(0), train_frac=AtLeast(0),
-    folds=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0))
+    grid=GridSource(), pooling=OneOf(POOLINGS), sim_upper=AtLeast(0), t=AtLeast(0), restarts=AtLeast(0), train_frac=Between(0, 1, open_lo=True),
+    folds=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0), metrics=OneOf(SIM_METRICS, many=True), nli_model=MODEL_RULE)  # out_dir: SHARED_RULES
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #d2c03577
 from ...eval.evaluate import Evaluation, summarize

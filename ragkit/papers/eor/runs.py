@@ -187,13 +187,15 @@ def corpus_support(examples: Sequence[Example], corpus, ks: Sequence[int] = (1, 
 EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # ragkit.data.tasks.TASKS this notebook runs on; `auto` picks demo and nq
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #a70f2750
-from ...core import AtLeast, OneOf
+from ...core import AtLeast, Between, OneOf, Parses
 from ...data.tasks import TaskChoice
+from ...lm.base import DEVICE_RULE, READER_RULE
 from .algebra import EOR_RETRIEVERS
-PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype and device: ragkit.notebooks.SHARED_RULES)
+PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype and out_dir: ragkit.notebooks.SHARED_RULES)
     datasets=TaskChoice(tuple(EOR_TASKS)), support=TaskChoice(tuple(EOR_TASKS), optional=True), limit=AtLeast(0), retrievers=OneOf(tuple(EOR_RETRIEVERS), many=True, also=("all",)), max_passages=AtLeast(0),
     pk_max_new_tokens=AtLeast(1), cp_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), batch_size=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0),
-    source_split=AtLeast(0))
+    source_split=Between(0, 0.5), se_corpus=Parses(parse_se_corpus, "task:corpus[+corpus...] pairs, comma-separated, e.g. 'nq:nq-long+squad'", optional=True),
+    reader=READER_RULE, device=DEVICE_RULE)
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #5fed437d
 @dataclass

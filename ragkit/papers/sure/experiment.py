@@ -13,19 +13,28 @@ import pandas as pd
 from .method import RERANKERS
 
 # %% auto #0
-__all__ = ['PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PASSAGE_COPY', 'SURE_SELECTION', 'sure_retriever',
-           'sure_systems', 'sure_extras', 'sure_diagnostics', 'conditional', 'sure_health', 'sure_decisive_claims',
-           'oracle', 'sure_claims', 'fig4a_claims']
+__all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PASSAGE_COPY', 'SURE_SELECTION',
+           'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics', 'conditional', 'sure_health',
+           'sure_decisive_claims', 'oracle', 'sure_claims', 'fig4a_claims']
 
 # %% ../../../nbs/70_papers.sure.ipynb #5550e99f
-from ...core import AtLeast, OneOf
-from ...data.tasks import TaskChoice
+from ...core import AtLeast, Flag, OneOf, Parses, WholeNumbers
+from ...data.tasks import TaskChoice, parse_datasets, task_limits
+from ...lm.base import DEVICE_RULE, MODEL_RULE, READER_RULE
 from .method import COMBINES, PROMPTS, RANK_MODES, RULES
+SURE_TASKS = ("demo", "nq", "hotpotqa", "retrievalqa")  # the tasks this notebook reads with retrieval
+
+def _limits_of_run(limits: str, datasets: str, closed_book: str) -> None:
+    "Fail unless `limits` gives whole numbers to this run's tasks only (task_limits decides, as in the notebook)."
+    task_limits(limits, parse_datasets(datasets, SURE_TASKS) + (parse_datasets(closed_book) if closed_book.strip() else []), 0)
+
 PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their type; `ragkit run` checks them before the kernel
-    datasets=TaskChoice(("demo", "nq", "hotpotqa", "retrievalqa")), closed_book=TaskChoice(optional=True), limit=AtLeast(0), n_passages=AtLeast(1), n_candidates=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
+    datasets=TaskChoice(SURE_TASKS), closed_book=TaskChoice(optional=True), limit=AtLeast(0), n_passages=AtLeast(1), n_candidates=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
     summary_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), passage_words=AtLeast(1), max_passages=AtLeast(0),
-    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES),
-    combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)), summary_end=OneOf(("", "space")), extras_limit=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0))
+    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES),
+    combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)), summary_end=OneOf(("", "space")), extras_limit=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0),
+    reader=READER_RULE, device=DEVICE_RULE, embedder=MODEL_RULE, table3=Flag(), table4=Flag(), oracle_k3=Flag(), n_grid=WholeNumbers(1),
+    limits=Parses(_limits_of_run, "task:n pairs of this run's tasks, comma-separated, e.g. 'nq:50'", given=("datasets", "closed_book"), optional=True))  # chat, compare_readers, out_dir: SHARED_RULES
 
 # %% ../../../nbs/70_papers.sure.ipynb #41010448
 from .method import TABLE3_SYSTEMS, Base, Rerank1, SuRe, SuReCandidates

@@ -353,11 +353,28 @@ def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
     return pairs + [c for c in stats if c]
 
 # %% ../../../nbs/80_papers.witqa.ipynb #edd9b389
-from ...core import AtLeast, OneOf
-from ...data.tasks import TaskChoice
+from pathlib import Path
+from ...core import AtLeast, Between, OneOf, Parses
+from ...data.tasks import TaskChoice, parse_datasets, task_limits
+from ...lm.base import DEVICE_RULE, MODEL_RULE, READER_RULE
+from ...notebooks import project_root
 from .method import MATCH_RULES, ROUTES
 WITQA_TASK_NAMES = ("demo", "nq", "popqa", "retrievalqa", "witqa-disamb", "witqa")  # the tasks this notebook runs
-PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype and device: ragkit.notebooks.SHARED_RULES)
+
+def _limits_of_run(limits: str, datasets: str) -> None:
+    "Fail unless `limits` gives whole numbers to this run's tasks only (task_limits decides, as in the notebook)."
+    task_limits(limits, parse_datasets(datasets, WITQA_TASK_NAMES), 0)
+
+def _retrieved_file(path: str) -> None:
+    "Fail unless `path` is a file where the notebook reads it (a relative path from nbs/, where the notebook runs)."
+    p = Path(path).expanduser()
+    p = p if p.is_absolute() else project_root() / "nbs" / p
+    if not p.is_file(): raise FileNotFoundError(f"no retrieved-passages file at {p} (a relative path is read from nbs/, where the notebook runs)")
+
+PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype, chat and out_dir: ragkit.notebooks.SHARED_RULES)
     datasets=TaskChoice(WITQA_TASK_NAMES), limit=AtLeast(0), systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True), match=OneOf(tuple(MATCH_RULES)),
     max_new_tokens=AtLeast(1), genread_tokens=AtLeast(1), context_words=AtLeast(0),
-    route=OneOf(tuple(ROUTES)), n_seeds=AtLeast(1), train_frac=AtLeast(0), mallen_boot=AtLeast(1), n_boot=AtLeast(1), qgen=AtLeast(0), seed=AtLeast(0))
+    route=OneOf(tuple(ROUTES)), n_seeds=AtLeast(1), train_frac=Between(0, 1, open_lo=True, open_hi=True), mallen_boot=AtLeast(1), n_boot=AtLeast(1), qgen=AtLeast(0), seed=AtLeast(0),
+    reader=READER_RULE, device=DEVICE_RULE, embedder=MODEL_RULE,
+    retrieved=Parses(_retrieved_file, "a DPR-style JSONL file of retrieved passages; empty means none", optional=True, here=True),
+    limits=Parses(_limits_of_run, "task:n pairs of this run's tasks, comma-separated, e.g. 'nq:150'", given=("datasets",), optional=True))
