@@ -478,6 +478,11 @@ def usage_prompt_tokens(reply: dict) -> int:
     n = reply.get("usage", {}).get("prompt_tokens") if isinstance(reply.get("usage"), dict) else None
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0
 
+def usage_completion_tokens(reply: dict) -> int | None:
+    "The generated tokens a reply's `usage` block reports; None when it reports none."
+    n = reply.get("usage", {}).get("completion_tokens") if isinstance(reply.get("usage"), dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
 @patch
 def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop: Sequence[str] | None = None,
              temperature: float = 0.0, seed: int = 0, chat: bool | None = None) -> list[Completion]:
@@ -487,16 +492,12 @@ def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop:
     def one(p):
         path, body = self._gen_request(p, max_new_tokens, stop, temperature, seed, chat)
         reply = self._post(path, body)
-        return dataclasses.replace(to_completion(reply["choices"][0], chat, stop), prompt_tokens=usage_prompt_tokens(reply))
+        return dataclasses.replace(to_completion(reply["choices"][0], chat, stop), prompt_tokens=usage_prompt_tokens(reply),
+                                   usage_tokens=usage_completion_tokens(reply))
     return self._map(one, prompts)
 
 # %% ../../nbs/13_lm.openai.ipynb #8aafcf3b
 CANARY = "Complete the sentence: The capital of France is"  # the health check's greedy question; its answer fingerprints the weights
-
-def usage_completion_tokens(reply: dict) -> int | None:
-    "The generated tokens a reply's `usage` block reports; None when it reports none."
-    n = reply.get("usage", {}).get("completion_tokens") if isinstance(reply.get("usage"), dict) else None
-    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
 
 def _tokens_from(c: Completion, used: int | None) -> str:
     "Which source counts a reply's generated tokens: its log-prob tokens, else its usage block, else none."
