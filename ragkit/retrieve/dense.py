@@ -20,8 +20,8 @@ from ..lm.models import hub_snapshot, model_fingerprint, resolve_model
 from ..core import Retriever
 
 # %% auto #0
-__all__ = ['METRICS', 'Embedder', 'HashingEmbedder', 'passage_input', 'embedding_path', 'embed_corpus', 'new_index', 'fill_index',
-           'DenseRetriever']
+__all__ = ['METRICS', 'Embedder', 'HashingEmbedder', 'passage_input', 'embedding_path', 'unusable_rows', 'embed_corpus',
+           'new_index', 'fill_index', 'DenseRetriever']
 
 # %% ../../nbs/20_retrieve.dense.ipynb #7c35c7bf
 class Embedder:
@@ -124,6 +124,23 @@ def _shard_ok(f: Path, n: int, dim: int) -> bool:
         warnings.warn(f"{f}: damaged embedding shard ({e}); encoding its {n} passages again")
         return False
 
+def unusable_rows(emb: np.ndarray, # [n, dim] vectors (a memory map is read in slices)
+                  chunk: int = 65536, # rows read at a time
+                  ) -> np.ndarray:
+    "Row numbers of `emb` that are all zeros or hold a NaN or infinity: every inner product with them is 0 or NaN."
+    bad = []
+    for s in range(0, len(emb), chunk):
+        b = np.asarray(emb[s:s + chunk])
+        bad.append(s + np.flatnonzero(~np.isfinite(b).all(axis=1) | ~(b != 0).any(axis=1)))
+    return np.concatenate(bad) if bad else np.zeros(0, int)
+
+def _checked(v: np.ndarray, embedder, ps: list) -> np.ndarray:
+    "`v`, the vectors of passages `ps`, or a ValueError naming those the embedder gave zero or non-finite vectors."
+    bad = unusable_rows(v)
+    if len(bad): raise ValueError(f"embedder {getattr(embedder, 'id', type(embedder).__name__)} gave {len(bad)} zero or non-finite vector(s) "
+                                  f"(passages {[ps[i].pid for i in bad[:3]]}); check the model and its device, then run again")
+    return v
+
 def _embed_shards(corpus: Corpus, embedder, parts: Path, shard_size: int, progress: bool) -> list[Path]:
     "Encode every missing shard of `corpus` into `parts/`; return the shard files in order."
     parts.mkdir(parents=True, exist_ok=True)
@@ -137,7 +154,7 @@ def _embed_shards(corpus: Corpus, embedder, parts: Path, shard_size: int, progre
             for i in range(0, n, step):
                 chunks.append(embedder.encode(texts[i:i + step]))
                 bar.update(len(chunks[-1]))
-            _save_npy(f, np.concatenate(chunks))
+            _save_npy(f, _checked(np.concatenate(chunks), embedder, ps[start:start + n]))
         else: bar.update(n)
         files.append(f)
     bar.close()
@@ -156,6 +173,9 @@ def _stored(path: Path, meta_file: Path, corpus: Corpus) -> np.ndarray | None:
     except (ValueError, EOFError) as e: raise DamagedFile(path, f"embedding store is not a readable .npy array ({e})", fix) from None
     if emb.shape != (len(corpus), meta.get("dims")):
         raise DamagedFile(path, f"embedding store has shape {emb.shape}, its sidecar says ({len(corpus)}, {meta.get('dims')})", fix)
+    bad = unusable_rows(emb)
+    if len(bad): raise DamagedFile(path, f"{len(bad)} of its {len(emb)} vectors are zero or non-finite (e.g. row {bad[0]}): "
+                                         "every score against them would be 0 or NaN", fix)
     return emb
 
 @contextmanager
