@@ -103,6 +103,15 @@ def test_the_cpu_build_binds_a_thread_to_every_core_and_records_it(tmp_path, mon
     assert all(env[k].startswith(str(tmp_path)) for k in ("VLLM_CACHE_ROOT", "VLLM_CONFIG_ROOT", "TORCHINDUCTOR_CACHE_DIR"))
 
 
+def test_a_run_through_a_served_spec_records_the_servers_threads(tmp_path, monkeypatch):
+    "check_reader's record (what `ragkit run` keeps in run.json) names the server ragkit serve started, while it runs."
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path))
+    with vllm_server("smollm2-135m-instruct", build="fake") as spec:
+        rec = check_reader(spec, needs=("chat", "logprobs"), registry=tmp_path / "servers.json").record
+        assert rec["launched_by_ragkit_serve"]["build"] == "fake" and "threads_bound_to" in rec["launched_by_ragkit_serve"]
+        assert build_reader(spec).generate(["Say OK."], max_new_tokens=2)[0].text == "OK"
+
+
 needs_vllm = pytest.mark.skipif(not (vllm_env_dir("cpu") / "ragkit-ready.txt").is_file(),
                                 reason="needs vLLM's CPU build: `ragkit serve` sets it up once")
 QS = ["What is the capital of France? Answer in one word.", "Who wrote Romeo and Juliet? Answer with the name only.",

