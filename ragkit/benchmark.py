@@ -323,14 +323,18 @@ def bench_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) ->
                   mechanism=mech(s)) for (d, s) in runs if s != baseline and (d, baseline) in runs]
 
 # %% ../nbs/90_benchmark.ipynb #6411c285
-from .core import AtLeast, OneOf
+from .core import AtLeast, Flag, OneOf
+from .lm.base import DEVICE_RULE, MODEL_RULE, READER_RULE
 from .data.tasks import TaskChoice
 from .lm.reader import TEMPLATES
+from .papers.eor.method import SIM_METRICS
 BENCH_TASKS = ("demo", "nq", "squad", "hotpotqa")  # tasks with a corpus every retriever searches
 PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their type; `ragkit run` checks them before the kernel
     datasets=TaskChoice(BENCH_TASKS), limit=AtLeast(0), max_passages=AtLeast(0), context_words=AtLeast(0), n_passages=AtLeast(1),
     template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), folds=AtLeast(2), eor_restarts=AtLeast(0), eor_sim_upper=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0),
-    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), device=OneOf(("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))))
+    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), sure_chat=Flag(), eor_metrics=OneOf(SIM_METRICS, many=True),
+    nli_model=MODEL_RULE,
+    reader=READER_RULE, device=DEVICE_RULE)  # chat, out_dir: ragkit.notebooks.SHARED_RULES
 
 # %% ../nbs/90_benchmark.ipynb #c1e34566
 def front_text(table: pd.DataFrame) -> str:
