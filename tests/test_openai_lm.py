@@ -280,3 +280,15 @@ def test_a_secret_under_any_query_name_or_in_the_path_stays_out_of_logs_and_repr
         shown = [repr(lm), lm.base_url, lm.identity, *(r.getMessage() for r in caplog.records)]
     assert not [s for s in shown if sub in s or tok in s], shown
     assert "api-version=1" in lm.base_url
+
+
+def test_generated_tokens_from_usage_without_logprobs(tmp_path):
+    "A server that sends no log-probs: the cost's generated tokens are its usage.completion_tokens, also from the cache."
+    with FakeOpenAIServer(default="Paris is the capital", logprobs=False) as s, client(s.base_url) as lm:
+        c = lm.generate(["Q"], max_new_tokens=8)[0]
+        assert (c.tokens, c.usage_tokens, c.cost.tokens) == ([], 4, 4)
+        cached = CachedLM(lm, tmp_path / "c.sqlite")
+        first, again = cached.generate(["Q2"])[0], cached.generate(["Q2"])[0]
+        assert (first.cost.tokens, again.cached, again.cost.tokens) == (4, True, 4)
+    with FakeOpenAIServer(default="Paris is the capital") as s, client(s.base_url) as lm:
+        assert lm.generate(["Q"], max_new_tokens=8)[0].cost.tokens == 4  # with log-prob tokens: those, as before
