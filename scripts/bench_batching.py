@@ -8,7 +8,7 @@ it says. Answers are compared with batch 1's (greedy, so they should agree up to
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/bench_batching.py [--reader NAME] [--n 16]
 """
 from __future__ import annotations
-import argparse, json, os, platform, time
+import argparse, json, platform, time
 from pathlib import Path
 
 
@@ -40,7 +40,8 @@ def main(argv=None) -> int:
     for r in rows:
         base = next(x for x in rows if x["prompts"] == r["prompts"] and x["batch"] == 1)
         r["x_batch1"] = round(r["prompt_tokens_per_s"] / base["prompt_tokens_per_s"], 3)
-    doc = dict(machine=dict(cpus=len(os.sched_getaffinity(0)), processor=platform.processor(), python=platform.python_version()),
+    from ragkit.runner import machine  # the CPU's model name and the cores this process may use
+    doc = dict(machine=dict(**machine(), python=platform.python_version()),
                reader=lm.identity, new_tokens=6, note="one process, after a warm-up call; times vary with other load", rows=rows)
     a.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(a.out)

@@ -79,7 +79,8 @@ def main(argv=None) -> dict:
                prefill_ceiling_tok_s=round(n_tok / t_fwd, 1),
                cached_cold_s=round(t_cold, 3), cached_warm_s=round(t_warm, 5), ratio_cold_over_warm=round(t_cold / t_warm, 1))
     for k, v in res.items(): print(f"{k:>24}: {v}")
-    if a.out: Path(a.out).write_text(json.dumps(res, indent=1))
+    from ragkit.runner import machine  # the CPU's model name and the cores this process may use
+    if a.out: Path(a.out).write_text(json.dumps(dict(res, machine=machine()), indent=1))
     return res
 
 

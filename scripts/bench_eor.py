@@ -92,7 +92,8 @@ def main(argv=None) -> dict:
     print("search:", res["search"]); print("targets:", res["targets"])
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(res, indent=1))
+        from ragkit.runner import machine  # the CPU's model name and the cores this process may use
+        Path(a.out).write_text(json.dumps(dict(res, machine=machine()), indent=1))
     return res
 
 

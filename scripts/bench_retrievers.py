@@ -86,7 +86,8 @@ def main(argv=None):
     if not a.skip_dense:
         out["dense"] = bench_dense(corpus, questions, golds, a.k, a.cache_dir or load_settings().cache_dir)
         print("dense:", out["dense"])
-    if a.out: a.out.write_text(json.dumps(out, indent=1))
+    from ragkit.runner import machine  # the CPU's model name and the cores this process may use
+    if a.out: a.out.write_text(json.dumps(dict(out, machine=machine()), indent=1))
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@ CI, not the user who runs the script months later.
 
 The Python scripts are loaded from their files and their `main(argv)` is called in this process (one torch import for
 all of them), each on SmolLM2-135M (`smollm2-135m-instruct`, shipped in a PyPI package), the demo data or random data,
-writing into a temporary folder, never into outputs/bench/. What CI lacks is smoke-tested on the part that runs
-without it: `bench_server.py` reads through llama.cpp's server (xllamacpp) instead of vLLM, whose CPU build
+writing into a temporary folder, never into outputs/bench/; every JSON a bench script writes names the CPU model and
+cores. What CI lacks is smoke-tested on the part that runs without it: `bench_server.py` reads through llama.cpp's server (xllamacpp) instead of vLLM, whose CPU build
 `ragkit serve` sets up in minutes (tests/test_serve.py covers it, slow); `site_browser.py` needs Chromium and the site
 environment's playwright and is skipped, saying which is missing, where they are absent (its refusal without Chromium
 is tested everywhere). The shell scripts (setup.sh, test.sh, lock.sh, site.sh) install, run or lock what CI itself
@@ -45,7 +45,7 @@ def test_bench_eor(tmp_path):
     "EoR's objective and search on 60 random questions: the loop's choices equal the objective's."
     out = tmp_path / "eor.json"
     script("bench_eor").main(["--n", "60", "--m", "4", "--k", "2", "--reps", "2", "--out", str(out)])
-    assert json.loads(out.read_text())
+    assert json.loads(out.read_text())["machine"]["cpu"]
 
 
 def test_bench_generate(tmp_path):
@@ -62,13 +62,13 @@ def test_bench_batching(data_dir, tmp_path):
     "TransformersLM at batch 1, 2, 4 and 8 on SQuAD prompts, SmolLM2, two prompts."
     out = tmp_path / "batching.json"
     script("bench_batching").main(["--reader", TINY, "--n", "2", "--out", str(out)])
-    assert json.loads(out.read_text())
+    assert json.loads(out.read_text())["machine"]["cpu"]
 
 
 def test_bench_engine(tmp_path):
     "ragkit's generate against HF generate and the LM cache, SmolLM2, two short prompts."
     res = script("bench_engine").main(["--prompts", "2", "--words", "20", "--new", "2", "--out", str(tmp_path / "engine.json")])
-    assert res["ratio_cold_over_warm"] > 1 and (tmp_path / "engine.json").is_file()
+    assert res["ratio_cold_over_warm"] > 1 and json.loads((tmp_path / "engine.json").read_text())["machine"]["cpus"]
 
 
 def test_bench_precision(tmp_path):
@@ -83,7 +83,8 @@ def test_bench_retrievers(data_dir, tmp_path):
     "BM25 backends on SQuAD dev, 20 questions (the dense part embeds 2,067 paragraphs: minutes, left out)."
     out = tmp_path / "retrievers.json"
     script("bench_retrievers").main(["--questions", "20", "--k", "5", "--skip-dense", "--out", str(out)])
-    assert json.loads(out.read_text())["bm25"]
+    d = json.loads(out.read_text())
+    assert d["bm25"] and d["machine"]["cpu"]
 
 
 def test_bench_reader(data_dir, tmp_path):
