@@ -104,17 +104,35 @@ class _Store:
 
 # %% ../../nbs/12_lm.cache.ipynb #554ea427
 _FIELDS = {f.name for f in dataclasses.fields(Completion)}
+_NUMBER = (int, float)
+_TYPES = dict(text=str, tokens=list, token_ids=list, logprobs=list, finish_reason=str, prompt_tokens=int, cached=bool, usage_tokens=(int, type(None)))
+_ITEMS = dict(tokens=str, token_ids=int, logprobs=_NUMBER)
+
+def _typed(d) -> dict:
+    "`d`'s Completion fields, or a TypeError naming the first one whose type is wrong."
+    if not isinstance(d, dict): raise TypeError(f"a stored completion is a JSON object, got {type(d).__name__}")
+    f = {k: v for k, v in d.items() if k in _FIELDS}
+    for k, v in f.items():
+        if not isinstance(v, _TYPES[k]) or (isinstance(v, bool) and k not in ("cached",)):
+            raise TypeError(f"field {k!r} is a {type(v).__name__}")
+        if k in _ITEMS and not all(isinstance(x, _ITEMS[k]) and not isinstance(x, bool) for x in v): raise TypeError(f"field {k!r} holds an item of the wrong type")
+    return f
 
 def _completion(d: dict) -> Completion:
-    "A Completion from its stored dict."
-    return Completion(**{k: v for k, v in d.items() if k in _FIELDS})
+    "A Completion from its stored dict; a TypeError when a field is missing or of the wrong type."
+    return Completion(**_typed(d))
+
+def _number(v) -> float:
+    "A stored score: a number (not a bool, not NaN), else a TypeError."
+    if not isinstance(v, _NUMBER) or isinstance(v, bool) or v != v: raise TypeError(f"a stored score is a number, got {v!r:.40}")
+    return float(v)
 
 def _parsed(rows: dict, parse, path) -> dict:
     "Each stored value parsed; a value that does not parse is dropped (so it is computed again) with a warning naming the file."
     out, bad = {}, 0
     for k, v in rows.items():
         try: out[k] = parse(json.loads(v))
-        except (ValueError, TypeError, KeyError): bad += 1
+        except (ValueError, TypeError, KeyError, AttributeError): bad += 1
     if bad: warnings.warn(f"{path}: {bad} damaged LM cache row(s) ignored; their answers are computed again and stored over them")
     return out
 
@@ -169,7 +187,7 @@ class CachedLM:
     def score(self, prompt: str, continuation: str, **kw) -> float:
         "Teacher-forced log-probability of `continuation` after `prompt`, cached."
         key = cache_key("score", self.identity, prompt + "\x00" + continuation, kw)
-        got = _parsed(self.store.get_many([key]), float, self.store.path)
+        got = _parsed(self.store.get_many([key]), _number, self.store.path)
         if key in got:
             self.hits += 1
             return got[key]
