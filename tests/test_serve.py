@@ -58,7 +58,7 @@ def test_a_signal_to_ragkit_serve_stops_its_whole_server(tmp_path, sig):
     assert len(_pids(group)) == 2 and port_answers(port)  # the stand-in and its "engine"
     p.send_signal(sig)
     rest = p.communicate(timeout=60)[0]
-    assert p.returncode == 0 and f"stopped ({sig.name})" in rest, rest
+    assert p.returncode == 0 and f"stopped ({sig.name}); no server process is left and port {port} is free" in rest, rest
     assert gone(group, port, within=1.0), (_pids(group), port_free(port))
 
 

@@ -399,13 +399,17 @@ def _watch(proc: subprocess.Popen, log: Path) -> None:
 def serve_main(model: str = "qwen2.5-coder-0.5b-instruct", port: int = 8000, dtype: str = "bfloat16", build: str = "cpu",
                kv_cache_gib: int = 2, threads: int | None = None, max_model_len: int = 2048, extra: tuple = ()) -> int:
     "`ragkit serve`: serve `model` until told to stop (INT, TERM or HUP), printing the reader spec; the server stops with it."
-    say = lambda m: print(f"ragkit serve: {m}", flush=True)
+    say, up = (lambda m: print(f"ragkit serve: {m}", flush=True)), {}
     try:
         with _stop_on_signals(), _served(model, port, dtype, build, kv_cache_gib, threads, max_model_len, 900.0, extra) as (spec, proc, log):
+            up.update(group=proc.pid, port=int(spec.rsplit(":", 1)[1].split("/")[0]))
             bound = server_record(spec).get("threads_bound_to")
             say(f"{model} is served (pid {proc.pid}{f', threads bound to cores {bound}' if bound else ''}; log {log}, "
                 f"record {log.with_suffix('.json')}); give notebooks\n  -p reader {spec}\n(Ctrl-C or kill stops the server)")
             _watch(proc, log)
     except KeyboardInterrupt as e: why = str(e) or "SIGINT"
-    say(f"stopped ({why}); no server process is left and the port is free")
-    return 0
+    if not up: say(f"stopped ({why}) before the server was ready; nothing it started is left"); return 0
+    left, answers = _pids(up["group"]), port_answers(up["port"])
+    say(f"stopped ({why}); " + (f"no server process is left and port {up['port']} is free" if not (left or answers) else
+                                f"left: processes {left} of group {up['group']}; port {up['port']} {'still answers' if answers else 'free'}"))
+    return 1 if left or answers else 0
