@@ -41,6 +41,9 @@ def read_ini(p: Path) -> configparser.ConfigParser:
     "The parsed ini file `p`; a ValueError naming the file and the line when it is malformed."
     cp = configparser.ConfigParser()
     try: cp.read(p, encoding="utf-8")
+    except UnicodeDecodeError as e:
+        line = p.read_bytes()[:e.start].count(b"\n") + 1
+        raise ValueError(f"{p}, line {line}: not UTF-8 text (byte 0x{e.object[e.start]:02x}); save the settings file as UTF-8") from None
     except configparser.Error as e:
         line = re.search(r"\[line\s+(\d+)\]", str(e))
         raise ValueError(f"{p}{', line ' + line[1] if line else ''}: not a valid settings file ({type(e).__name__}); each line is "
