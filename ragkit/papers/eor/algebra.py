@@ -81,6 +81,7 @@ def _term(expr: str, t: str):
 
 def parse_retriever(expr: str):
     "Parse an EoR retriever name into its pipeline description (nothing is loaded)."
+    if not isinstance(expr, str): raise TypeError(f"a retriever name is a string such as 'SE@4' or 'SE@2&Wiki@5@CP', got {type(expr).__name__} {expr!r:.40}\n{GRAMMAR}")
     body, cp = expr.strip(), False
     if re.search(r"@CP$", body, re.I): body, cp = body[:-3], True
     if re.search(r"@CP", body, re.I): raise _bad(expr, "@CP may appear once, at the end")
