@@ -5,7 +5,7 @@ lines, golds given as one string, a stored embedding file overwritten with zeros
 folders outside outputs/, a non-UTF-8 settings.ini, `parse_retriever(None)`. Nothing needs real data or a model."""
 import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-import json, sqlite3, warnings
+import json, sqlite3
 from pathlib import Path
 import numpy as np
 import pytest
@@ -19,7 +19,6 @@ from ragkit.lm.base import FakeLM
 from ragkit.lm.cache import CachedLM
 from ragkit.lm.openai import FakeOpenAIServer, FakeReply, OpenAILM
 from ragkit.papers.eor.algebra import parse_retriever
-from ragkit.report import compare_runs
 from ragkit.retrieve.dense import HashingEmbedder, embed_corpus, embedding_path
 
 EXS = [Example(f"q{i}", f"capital number {i}?", (f"city {i}",)) for i in range(6)]
