@@ -29,7 +29,7 @@ def root(tmp_path):
 
 @pytest.fixture
 def settings(tmp_path):
-    return load_settings(env={"RAGKIT_OUTPUTS_DIR": str(tmp_path / "outputs")})
+    return load_settings(env={"RAGKIT_OUTPUTS_DIR": str(tmp_path / "outputs"), "RAGKIT_CACHE_DIR": str(tmp_path / "cache")})  # --out folders are remembered there, not in this machine's cache
 
 
 @pytest.fixture
