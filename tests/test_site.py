@@ -1,5 +1,5 @@
 """The website: built by `make site`'s script from what is committed, offline, with Sphinx's warnings as errors; every
-internal link and image resolves; every module's `Docs:` link names a page it built; the landing page holds the
+internal link and image resolves; every module's docstring names its page, which the build wrote; the landing page holds the
 scoreboard of every committed claim; paper pages show no nbdev directive, no machine path and no raw formula; and,
 where Chromium is installed, a real browser opens the landing page and a paper page without an error."""
 import os, re, shutil, subprocess
@@ -29,13 +29,16 @@ def test_every_internal_link_and_image_resolves(site):
     assert check_links(site) == []
 
 
-def test_docs_links_name_built_pages(site):
-    "Each module's `Docs: <base>/<page>` names a file the build wrote under _site/."
-    docs = {f: re.search(r"Docs: https://ragkit\.github\.io/ragkit/(\S+?)\"*$", f.read_text(encoding="utf-8"), re.M)
+def test_module_docstrings_name_built_pages(site):
+    "Each module's docstring names its lesson notebook and its page, a file the build wrote under _site/; none links a site that is not this project's."
+    docs = {f: re.search(r"Lessons: `(nbs/\S+?\.ipynb)`; on the site \(`make site`\): `(\S+?\.html)`", f.read_text(encoding="utf-8"))
             for f in (ROOT / "ragkit").rglob("*.py") if f.name not in ("__init__.py", "_modidx.py")}
     assert docs and all(docs.values()), [str(f) for f, m in docs.items() if not m]
-    missing = [m[1] for m in docs.values() if not (site / m[1]).is_file()]
+    missing = [m[2] for m in docs.values() if not (site / m[2]).is_file()] + [m[1] for m in docs.values() if not (ROOT / m[1]).is_file()]
     assert not missing, missing
+    elsewhere = [str(f) for f in [*(ROOT / "ragkit").rglob("*.py"), ROOT / "pyproject.toml", ROOT / "README.md", *site.rglob("*.html")]
+                 if re.search(r"ragkit\.github\.io|github\.com/ragkit", f.read_text(encoding="utf-8", errors="replace"))]
+    assert not elsewhere, elsewhere
 
 
 def test_landing_page_is_the_scoreboard(site):
