@@ -732,7 +732,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                'ragkit/lm/base.py'),
                                 'ragkit.lm.base._batch_rows': ('lm.base.html#_batch_rows', 'ragkit/lm/base.py'),
                                 'ragkit.lm.base._fake_completion': ('lm.base.html#_fake_completion', 'ragkit/lm/base.py'),
-                                'ragkit.lm.base._reader_spec': ('lm.base.html#_reader_spec', 'ragkit/lm/base.py'),
                                 'ragkit.lm.base.check_prompts': ('lm.base.html#check_prompts', 'ragkit/lm/base.py'),
                                 'ragkit.lm.base.continuation_logprobs': ('lm.base.html#continuation_logprobs', 'ragkit/lm/base.py'),
                                 'ragkit.lm.base.find_stop': ('lm.base.html#find_stop', 'ragkit/lm/base.py'),

@@ -324,7 +324,8 @@ def bench_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) ->
 
 # %% ../nbs/90_benchmark.ipynb #6411c285
 from .core import AtLeast, Flag, OneOf
-from .lm.base import DEVICE_RULE, MODEL_RULE, READER_RULE
+from .lm.base import DEVICE_RULE, MODEL_RULE
+from .lm.backends import READER_RULE
 from .data.tasks import TaskChoice
 from .lm.reader import TEMPLATES
 from .papers.eor.method import SIM_METRICS

@@ -23,9 +23,9 @@ from .reader import get_template
 from ..secrets import API_SEGMENT, redact, spec_url, url_secrets
 
 # %% auto #0
-__all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_SPECS', 'CANARY_TOL', 'SERVED', 'NEEDS', 'ReaderSpec', 'parse_reader',
-           'hide_spec', 'server_fingerprint', 'fingerprint_differs', 'server_registry', 'verify_server', 'cache_path',
-           'build_reader', 'system_needs', 'systems_needs', 'StandIn', 'ReaderCheck', 'check_reader']
+__all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_SPECS', 'READER_RULE', 'CANARY_TOL', 'SERVED', 'NEEDS', 'ReaderSpec',
+           'parse_reader', 'hide_spec', 'server_fingerprint', 'fingerprint_differs', 'server_registry', 'verify_server',
+           'cache_path', 'build_reader', 'system_needs', 'systems_needs', 'StandIn', 'ReaderCheck', 'check_reader']
 
 # %% ../../nbs/15_lm.backends.ipynb #002f101b
 @dataclass(frozen=True)
@@ -86,6 +86,12 @@ def hide_spec(reader: str, # a spec as given
     "The spec as a record may hold it, and the environment under which parse_reader reads that as the spec given."
     shown = str(parse_reader(reader))
     return shown, ({READER_SPECS: json.dumps({shown: str(reader).strip()})} if shown != str(reader).strip() else {})
+
+# %% ../../nbs/15_lm.backends.ipynb #3cfb48ae
+from ..core import Parses
+
+READER_RULE = Parses(parse_reader, "a registry name, local path or hub id, or openai:<served model>[#<revision>]@<base url>; empty "
+                     "means settings.reader", secret=True, here=True)
 
 # %% ../../nbs/15_lm.backends.ipynb #ff7b255e
 CANARY_TOL = 0.02  # nats: how far a canary token's log-prob may move on the same weights (kernels, threads) before it counts as other weights

@@ -17,9 +17,9 @@ from ..core import stable_hash, Cost, Parses, callable_fingerprint, plain
 from .models import resolve_model, reader_dir, model_fingerprint, hub_snapshot
 
 # %% auto #0
-__all__ = ['DTYPE_ALIASES', 'DEVICE_BATCH', 'DEVICE_RULE', 'READER_RULE', 'MODEL_RULE', 'Completion', 'find_stop',
-           'tokens_covering', 'LM', 'check_prompts', 'FakeLM', 'resolve_device', 'resolve_dtype', 'TransformersLM',
-           'int8_dynamic', 'length_batches', 'left_pad', 'pick_tokens', 'continuation_logprobs', 'HostTensorWatch']
+__all__ = ['DTYPE_ALIASES', 'DEVICE_BATCH', 'DEVICE_RULE', 'MODEL_RULE', 'Completion', 'find_stop', 'tokens_covering', 'LM',
+           'check_prompts', 'FakeLM', 'resolve_device', 'resolve_dtype', 'TransformersLM', 'int8_dynamic',
+           'length_batches', 'left_pad', 'pick_tokens', 'continuation_logprobs', 'HostTensorWatch']
 
 # %% ../../nbs/11_lm.base.ipynb #37006f3e
 @dataclass
@@ -166,15 +166,8 @@ def resolve_dtype(dtype: str = "float32", # a torch dtype name, a short name (fp
     return dtype
 
 # %% ../../nbs/11_lm.base.ipynb #a2df2b7b
-def _reader_spec(spec) -> None:
-    "Fail unless ragkit.lm.backends.parse_reader accepts `spec` (a model this machine can load, or a well-formed server spec)."
-    from ragkit.lm.backends import parse_reader  # a sibling above this module, imported when a value is checked
-    parse_reader(spec)
-
 DEVICE_RULE = Parses(resolve_device, "cpu, cuda, cuda:N, mps or auto, one this machine has (with a server reader the embedder still runs "
                      "there)", here=True)
-READER_RULE = Parses(_reader_spec, "a registry name, local path or hub id, or openai:<served model>[#<revision>]@<base url>; empty "
-                     "means settings.reader", secret=True, here=True)
 MODEL_RULE = Parses(resolve_model, "a registry name, local folder or hub id; empty means the default", optional=True, here=True)
 
 # %% ../../nbs/11_lm.base.ipynb #5b3c31c5

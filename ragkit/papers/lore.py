@@ -347,7 +347,8 @@ def _reranked(rd, top: int, cost: Cost, tr: dict) -> Prediction:
 # %% ../../nbs/40_papers.lore.ipynb #dbd15778
 from ..core import AtLeast, OneOf
 from ..data.tasks import TaskChoice
-from ..lm.base import DEVICE_RULE, READER_RULE
+from ..lm.base import DEVICE_RULE
+from ..lm.backends import READER_RULE
 from ..lm.reader import TEMPLATES
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype, chat, compare_readers, out_dir: ragkit.notebooks.SHARED_RULES)
     datasets=TaskChoice(("demo", "squad", "narrativeqa")), limit=AtLeast(0), max_passages=AtLeast(0), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),

@@ -189,7 +189,8 @@ EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # ragkit.data.tasks.TASKS this n
 # %% ../../../nbs/62_papers.eor.runs.ipynb #a70f2750
 from ...core import AtLeast, Between, OneOf, Parses
 from ...data.tasks import TaskChoice
-from ...lm.base import DEVICE_RULE, READER_RULE
+from ...lm.base import DEVICE_RULE
+from ...lm.backends import READER_RULE
 from .algebra import EOR_RETRIEVERS
 PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype and out_dir: ragkit.notebooks.SHARED_RULES)
     datasets=TaskChoice(tuple(EOR_TASKS)), support=TaskChoice(tuple(EOR_TASKS), optional=True), limit=AtLeast(0), retrievers=OneOf(tuple(EOR_RETRIEVERS), many=True, also=("all",)), max_passages=AtLeast(0),

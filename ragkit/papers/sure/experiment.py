@@ -20,7 +20,8 @@ __all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAP
 # %% ../../../nbs/70_papers.sure.ipynb #5550e99f
 from ...core import AtLeast, Flag, OneOf, Parses, WholeNumbers
 from ...data.tasks import TaskChoice, parse_datasets, task_limits
-from ...lm.base import DEVICE_RULE, MODEL_RULE, READER_RULE
+from ...lm.base import DEVICE_RULE, MODEL_RULE
+from ...lm.backends import READER_RULE
 from .method import COMBINES, PROMPTS, RANK_MODES, RULES
 SURE_TASKS = ("demo", "nq", "hotpotqa", "retrievalqa")  # the tasks this notebook reads with retrieval
 

@@ -356,7 +356,8 @@ def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
 from pathlib import Path
 from ...core import AtLeast, Between, OneOf, Parses
 from ...data.tasks import TaskChoice, parse_datasets, task_limits
-from ...lm.base import DEVICE_RULE, MODEL_RULE, READER_RULE
+from ...lm.base import DEVICE_RULE, MODEL_RULE
+from ...lm.backends import READER_RULE
 from ...notebooks import project_root
 from .method import MATCH_RULES, ROUTES
 WITQA_TASK_NAMES = ("demo", "nq", "popqa", "retrievalqa", "witqa-disamb", "witqa")  # the tasks this notebook runs
