@@ -20,7 +20,8 @@ def toy_notebook() -> nbformat.NotebookNode:
     params.metadata["tags"] = ["parameters"]
     nb = nbformat.v4.new_notebook(cells=[
         MD("# Toy: a fifth paper, as a newcomer adds one\n\n> The question's longest capitalised word as its answer, judged against a reader that never answers,\n"
-           "> on the demo questions: the smallest paper notebook that runs end to end."),
+           "> on the demo questions: the smallest paper notebook that runs end to end.\n> \n"
+           "> Lessons: `nbs/45_papers.toy.ipynb`; on the site (`make site`): `papers.toy.html`."),
         CODE("#| default_exp papers.toy"),
         MD("The method, exported: its settings are its constructor's parameters."),
         CODE('#| export\nfrom ragkit.core import Method, Prediction\n\nclass Shout(Method):\n'
