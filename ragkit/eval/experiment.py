@@ -8,7 +8,7 @@ Lessons: `nbs/33_eval.experiment.ipynb`; on the site (`make site`): `eval.experi
 # %% ../../nbs/33_eval.experiment.ipynb #c76166a5
 from __future__ import annotations
 import math, tempfile, warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -18,16 +18,17 @@ from ..data.tasks import Prepared
 from ..notebooks import check_declared, find_notebook, notebook_params
 from .evaluate import Evaluation, evaluate, write_results
 from .metrics import paired_bootstrap
-from .mechanism import (EXACT_BELOW, NOT_RUN, adjusted_direction, exact_direction, failing, health_sentence,
-                                    health_text, holm, sign_test)
+from .mechanism import (EQUIVALENT, EXACT_BELOW, NOT_RUN, NOT_TESTABLE, Gate, adjusted_direction, exact_direction, failing,
+                                    gate_count, gate_sentence, health_sentence, health_text, holm, questions_needed, sign_test, spread)
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['PaperTable', 'MIN_N', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN',
+__all__ = ['PaperTable', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN',
            'SystemFailed', 'failed_line', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
            'paper_difference', 'Statistic', 'contrast', 'Claim', 'direction', 'no_difference_bound', 'size',
-           'verdict_sentence', 'verdict_row', 'compared', 'verdict', 'judged', 'decisive_claim', 'what_reproduces',
-           'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure', 'Experiment']
+           'within_margin', 'verdict_sentence', 'verdict_row', 'compared', 'gate_columns', 'verdict', 'with_gates',
+           'judged', 'decisive_claim', 'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers', 'output_dir',
+           'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 class SystemFailed(RuntimeError):
@@ -190,10 +191,16 @@ class Claim:
     mechanism: str = ""  # the mechanism the claim is about (a ragkit.eval.mechanism.Mechanism's name): no direction where its checks fail
     scores: tuple | None = None  # the claim's own per-question scores of a and b (two Series by qid), e.g. on its decisive questions only
     decisive: str = ""  # for a decisive-question claim: which questions it is judged on, e.g. "the candidates differ in correctness"
-    bound: str = ""  # "at least" when the paper's number is a lower bound ("more than 16%"): then only a smaller effect is ruled out
+    bound: str = ""  # "at least" when the paper's number is a lower bound ("more than 16%"), "at most" for an upper one ("up to 49.2": a maximum over settings)
+    gates: tuple = ()  # (who, ragkit.eval.mechanism.Gate) for each system of the claim relying on its mechanism, or for the comparison it names
+    margin: float | None = None  # the equivalence margin in the claim's unit (None: MARGIN's for the unit, ±3 points)
+    untestable: str = ""  # what this setting lacks for the claim (a reader of the paper's scale, its corpus): the outcome is "not testable here"
+    available: int | None = None  # the questions the data holds for this claim: an undecided claim that would need more is not testable here
 
-MIN_N = 10  # fewer questions than this decide nothing: a bootstrap over one question has an interval of one point
-DIRECTIONS, SIZES = ("holds", "reversed", "undecided", NOT_RUN), ("consistent", "smaller", "larger", "n/a")
+MIN_N = 10  # fewer questions than this decide nothing; fewer differing questions than this size nothing
+MARGIN = {"points": 3.0}  # the equivalence margin by unit: an interval inside ±3 points of EM or F1 is "no effect beyond it"
+DIRECTIONS = ("holds", "reversed", EQUIVALENT, "undecided", NOT_RUN, NOT_TESTABLE)  # every outcome, in the order tallies show them
+SIZES = ("consistent", "smaller", "larger", "n/a")
 
 def _missing(x) -> bool:
     "Whether a number is absent (None or NaN)."
@@ -216,13 +223,25 @@ def size(lo: float, # the interval's lower end
          hi: float, # its upper end
          paper: float | None = None, # the paper's own difference, in the same unit
          n: int | None = None, # questions compared: under MIN_N nothing is decided
-         bound: str = "", # "at least": the paper's number is a lower bound, which only a smaller interval rules out
+         bound: str = "", # "at least": the paper's number is a lower bound, which only a smaller interval rules out; "at most": an upper one
+         discordant: int | None = None, # questions whose scores differ: under MIN_N the interval sizes nothing
          ) -> str:
-    "consistent if the paper's difference lies in the interval (or, for a lower bound, the interval reaches it), smaller / larger if it ends below / starts above it, else n/a."
+    "consistent if the paper's difference lies in the interval (or a bound is not ruled out), smaller / larger if it ends below / starts above it, else n/a."
+    if bound not in ("", "at least", "at most"): raise ValueError(f"bound={bound!r}: use '' (the paper's number is a point), 'at least' or 'at most' (a bound)")
     if _missing(paper) or _missing(lo) or _missing(hi) or (n is not None and n < MIN_N): return "n/a"
-    if bound not in ("", "at least"): raise ValueError(f"bound={bound!r}: use '' (the paper's number is a point) or 'at least' (a lower bound)")
+    if not _missing(discordant) and discordant < MIN_N: return "n/a"
     if lo == hi == 0 and n: lo, hi = -no_difference_bound(n), no_difference_bound(n)
+    if bound == "at most": return "larger" if lo > paper else "consistent"
     return "smaller" if hi < paper else "larger" if lo > paper and not bound else "consistent"
+
+def within_margin(lo: float, hi: float, # a 95% interval
+                  n: int | None, # questions compared: under MIN_N nothing is decided
+                  margin: float | None, # the equivalence margin (None: none)
+                  ) -> bool:
+    "Whether the interval lies inside ±margin (by the rule of three when no question differs): no effect beyond the margin."
+    if _missing(margin) or _missing(lo) or _missing(hi) or (n is not None and n < MIN_N): return False
+    if lo == hi == 0 and n: lo, hi = -no_difference_bound(n), no_difference_bound(n)
+    return -margin <= lo and hi <= margin
 
 # %% ../../nbs/33_eval.experiment.ipynb #6bba33e9
 def _pts(v, unit: str = "points") -> str:
@@ -237,18 +256,28 @@ def _exact_head(d: str, exact: Mapping, iv: str) -> str:
     return (f"The direction {said} by the exact sign test over the {m} question{'s' * (m != 1)} where the two differ "
             f"({w} to {l}, p = {p:.3g}; fewer than {EXACT_BELOW}, so not the bootstrap): {iv}")
 
+def _interval(ours, lo, hi, unit: str) -> str:
+    "'+2.7 [-1.2, +7.2] points'."
+    return f"{_pts(ours, unit)} [{_pts(lo, unit)}, {_pts(hi, unit)}]" + ("" if unit == "%" else f" {unit}")
+
 def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 95% interval
                      paper: float | None = None, # the paper's difference
                      n: int | None = None, # questions compared
                      unit: str = "points", # the unit of all four numbers
                      exact: Mapping | None = None, # the sign test (discordant, wins, losses, p_exact) when it decides the direction
-                     bound: str = "", # "at least": the paper's number is a lower bound
+                     bound: str = "", # "at least" / "at most": the paper's number is a bound
+                     discordant: int | None = None, # questions whose scores differ (a size rests on at least MIN_N)
+                     margin: float | None = None, # the equivalence margin
                      ) -> str:
     "Both verdicts in words, with the numbers they rest on."
-    s = size(lo, hi, paper, n, bound)
-    iv = f"{_pts(ours, unit)} [{_pts(lo, unit)}, {_pts(hi, unit)}]" + ("" if unit == "%" else f" {unit}")
-    if n is not None and n < MIN_N: return f"Undecided: {n} question{'s' * (n != 1)}, fewer than the {MIN_N} a verdict needs ({iv})."
-    if exact is not None: head = _exact_head(exact_direction(exact["wins"], exact["losses"], exact["p_exact"]), exact, iv)
+    s = size(lo, hi, paper, n, bound, discordant)
+    iv = _interval(ours, lo, hi, unit)
+    if n is not None and n < MIN_N: return f"Undecided: {n} question{'s' * (n != 1)}, fewer than the {MIN_N} a verdict needs, so no test decides ({iv})."
+    raw = exact_direction(exact["wins"], exact["losses"], exact["p_exact"]) if exact is not None else direction(lo, hi, n)
+    if raw == "undecided" and within_margin(lo, hi, n, margin):
+        head = f"Equivalent: {iv} lies inside the stated margin of ±{margin:.1f}, so there is no effect beyond it" + (
+            f" (no direction: {exact['wins']} to {exact['losses']} over the {exact['discordant']} differing questions)" if exact is not None else "")
+    elif exact is not None: head = _exact_head(raw, exact, iv)
     else: head = {"holds": f"The direction holds: {iv}, above 0", "reversed": f"The direction is reversed: {iv}, below 0",
                   "undecided": f"The direction is undecided: {iv}" + (f", the same score on every question (by the rule of three, within ±{no_difference_bound(n):.1f} at 95%)"
                                                                        if lo == hi == 0 and n else ", the same score on every question" if lo == hi == 0 else " spans 0")}[direction(lo, hi, n)]
@@ -257,7 +286,11 @@ def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 9
             "larger": f"an effect of the paper's size ({_pts(paper, unit)}) is ruled out: ours is larger",
             "n/a": "the paper gives no number to compare the size with"}[s]
     if bound and s == "consistent": tail = f"the paper's lower bound (at least {_pts(paper, unit)}) is reached by our interval, so it is not ruled out"
-    if bound and s == "smaller": tail = f"the paper's lower bound (at least {_pts(paper, unit)}) is ruled out: ours is smaller"
+    if bound == "at least" and s == "smaller": tail = f"the paper's lower bound (at least {_pts(paper, unit)}) is ruled out: ours is smaller"
+    if bound == "at most": tail = {"consistent": f"the paper's upper bound (up to {_pts(paper, unit)}, a maximum over its settings) is not exceeded",
+                                   "larger": f"the paper's upper bound (up to {_pts(paper, unit)}) is exceeded: ours is larger"}.get(s, tail)
+    if s == "n/a" and not _missing(paper) and not _missing(discordant) and discordant < MIN_N:
+        tail = f"no size is compared with the paper's {_pts(paper, unit)}: the interval rests on {discordant} differing question{'s' * (discordant != 1)}, fewer than {MIN_N}"
     return f"{head}; {tail}."
 
 # %% ../../nbs/33_eval.experiment.ipynb #78f0e16c
@@ -272,22 +305,42 @@ def _two_sided(p_boot: float | None, lo: float, hi: float) -> float:
     if _missing(p_boot) or (lo == hi == 0): return 1.0 if lo == hi == 0 else float("nan")
     return float(min(1.0, 2 * min(p_boot, 1 - p_boot)))
 
+def _needed(paper, lo, hi, n, unit: str, bound: str, margin) -> tuple[float, str]:
+    "Questions a run would need to decide the claim at 80% power, and for what: the paper's effect, else equivalence at the margin."
+    if n is None or _missing(n) or n < 1: return float("nan"), ""
+    effect = paper if not _missing(paper) and bound in ("", "at least") and paper else None
+    k = questions_needed(effect, spread(lo, hi, int(n), 100.0 if unit == "points" else max(abs(lo), abs(hi), 1.0)), margin)
+    if _missing(k): return k, ""
+    return k, f"the paper's {_pts(effect, unit)}" if effect is not None else f"equivalence within ±{margin:.1f}"
+
 def verdict_row(claim: str, dataset: str, # the claim in words, and where it is checked
                 estimate: float, lo: float, hi: float, # our estimate (positive: the claim holds) and its 95% interval
                 paper: float | None = None, # the paper's number in the same unit
                 source: str = "", # where the paper says it
                 unit: str = "points", # points (×100 of a score), % (a relative change) or any unit name
                 **extra) -> dict:
-    "A verdict-table row: the numbers, both verdicts, the test that decided the direction and its two-sided p, and the sentence."
+    "A verdict-table row: the numbers, both verdicts, the test that decided the direction (none under MIN_N questions) and its two-sided p, what a decision would need, and the sentence."
     prefix, n, ex, bound = extra.pop("prefix", ""), extra.get("n"), _exact(extra), extra.get("bound") or ""
-    d = exact_direction(ex["wins"], ex["losses"], ex["p_exact"]) if ex and not (n is not None and n < MIN_N) else direction(lo, hi, n)
-    test, p_two = ("exact sign test", ex["p_exact"]) if ex else ("bootstrap", _two_sided(extra.get("p_value"), lo, hi))
-    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=d, size=size(lo, hi, paper, n, bound),
-                verdict=prefix + verdict_sentence(estimate, lo, hi, paper, n, unit, ex, bound), unit=unit, source=source,
-                test=test, p_two=p_two, **extra)
+    margin = extra.pop("margin", None)
+    margin = MARGIN.get(unit) if margin is None or _missing(margin) else margin
+    available, disc = extra.pop("available", None), extra.get("discordant")
+    few = n is not None and n < MIN_N
+    d = exact_direction(ex["wins"], ex["losses"], ex["p_exact"]) if ex and not few else direction(lo, hi, n)
+    within = within_margin(lo, hi, n, margin)
+    if d == "undecided" and within: d = EQUIVALENT
+    test, p_two = ("none", float("nan")) if few else ("exact sign test", ex["p_exact"]) if ex else ("bootstrap", _two_sided(extra.get("p_value"), lo, hi))
+    k, why = _needed(paper, lo, hi, n, unit, bound, margin)
+    text = prefix + verdict_sentence(estimate, lo, hi, paper, n, unit, ex, bound, disc, margin)
+    if d == "undecided" and not _missing(k): text += f" Deciding it at 80% power would need about {k:,.0f} questions like these (for {why}, at the observed spread)."
+    if d == "undecided" and not _missing(k) and available is not None and k > available:
+        d, text = NOT_TESTABLE, text + f" Not testable here: the data holds {available} such questions."
+    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=d, size=size(lo, hi, paper, n, bound, disc),
+                verdict=text, unit=unit, source=source, test=test, p_two=p_two, margin=margin, within_margin=within,
+                n_needed=k, needed_for=why, **extra)
 
 VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "discordant", "wins", "losses", "ours", "lo", "hi", "p_value", "p_exact",
-                   "test", "p_two", "paper", "bound", "direction", "size", "verdict", "unit", "source", "mechanism", "decisive"]
+                   "test", "p_two", "paper", "bound", "direction", "size", "verdict", "unit", "source", "mechanism", "decisive",
+                   "margin", "within_margin", "n_needed", "needed_for", "acted", "acted_of", "gate", "gate_ok", "untestable"]
 
 # %% ../../nbs/33_eval.experiment.ipynb #10b8ff7f
 def _scores(x, metric: str) -> pd.Series:
@@ -312,10 +365,10 @@ def compared(c: Claim, # a claim without a statistic: a beats b on c.metric
     a, rival, b = pair
     if set(a.index) != set(rival.index): raise ValueError(f"{c.claim}: {c.a} and {b} scored different questions on {c.dataset}")
     if a.empty:  # e.g. no decisive question: nothing to compare, and the row says so
-        return dict(ours=float("nan"), lo=float("nan"), hi=float("nan"), n=0, p_value=float("nan"), b=b, **sign_test([], []), right=(0, 0))
+        return dict(ours=float("nan"), lo=float("nan"), hi=float("nan"), n=0, p_value=float("nan"), b=b, **sign_test([], []), right=(0, 0), qids=[])
     pb = paired_bootstrap(a.values, rival[a.index].values, n=n_boot, seed=seed)
     return dict(ours=pb["delta"] * 100, lo=pb["lo"] * 100, hi=pb["hi"] * 100, n=len(a), p_value=pb["p_value"], b=b,
-                **sign_test(a.values, rival[a.index].values), right=(a.sum(), rival.sum()))
+                **sign_test(a.values, rival[a.index].values), right=(a.sum(), rival.sum()), qids=list(a.index))
 
 def _decisive_prefix(c: Claim, r: Mapping) -> str:
     "'On the 31 decisive questions (where ...), LoR is right on 23 and Top-1 on 15. ' for a decisive-question claim."
@@ -323,22 +376,65 @@ def _decisive_prefix(c: Claim, r: Mapping) -> str:
     ra, rb = (int(round(x)) for x in r["right"])
     return f"On the {r['n']} decisive questions ({c.decisive}), {c.a} is right on {ra} and {r['b']} on {rb}. "
 
+def gate_columns(c: Claim, # a claim with gates
+                 qids: Sequence, # the questions it judges
+                 ) -> dict:
+    "Each gate of `c` counted on the judged questions: the fewest it acted on (acted, of acted_of), whether every one reached its minimum, the counts in words."
+    counts = [(who, g, *gate_count(g, qids)) for who, g in c.gates]
+    return dict(acted=min(k for *_, k, _ in counts), acted_of=len(list(qids)), gate_ok=all(k >= g.minimum for _, g, k, _ in counts),
+                gate="; ".join(gate_sentence(who, g, k, n) for who, g, k, n in counts))
+
+def _gated(r: dict, c: Claim) -> dict:
+    "A row whose gate acted on too few judged questions: no direction or size, the counts, and how many questions a run would need at that rate."
+    k, n = r["acted"], r["acted_of"]
+    need = max(g.minimum for _, g in c.gates)
+    counts = r["verdict"].split(". ", 1)[0] + ". " if c.decisive and r["verdict"].startswith("On the ") else ""
+    return dict(r, direction=NOT_RUN, size="n/a", n_needed=float(math.ceil(need * n / k)) if k else float("nan"),
+                needed_for=f"the mechanism to act on {need} judged questions at its observed rate" if k else "",
+                verdict=f"{counts}No verdict: the mechanism did not act on enough of the questions this claim judges ({r['gate']}); "
+                        f"our {_interval(r['ours'], r['lo'], r['hi'], r['unit'])} says nothing about it.")
+
+def _untestable(r: dict, c: Claim) -> dict:
+    "A row the setting cannot decide: what it lacks, and our numbers for what they are."
+    ours = "" if _missing(r.get("ours")) else f" Ours, for what it shows: {_interval(r['ours'], r['lo'], r['hi'], r['unit'])}."
+    return dict(r, direction=NOT_TESTABLE, size="n/a", untestable=c.untestable, verdict=f"Not testable here: {c.untestable}.{ours}")
+
+def _claim_row(c: Claim, runs: Mapping, n_boot: int, seed: int) -> dict | None:
+    "The verdict row of one claim (None when a system did not run and nothing is declared about it)."
+    r = c.statistic.bootstrap(n_boot, seed) if c.statistic else compared(c, runs, n_boot, seed)
+    if r is None and not c.untestable: return None
+    r = r or dict(ours=float("nan"), lo=float("nan"), hi=float("nan"), n=0, p_value=float("nan"))
+    b = r.get("b", c.b if isinstance(c.b, str) else ", ".join(c.b))
+    counts = {k: r[k] for k in ("discordant", "wins", "losses", "p_exact") if k in r}
+    row = verdict_row(c.claim, c.dataset, r["ours"], r["lo"], r["hi"], c.paper, c.source, c.unit, metric=c.metric, a=c.a, b=b,
+                      n=r["n"], p_value=r["p_value"], mechanism=c.mechanism, decisive=c.decisive, bound=c.bound,
+                      prefix=_decisive_prefix(c, r | {"b": b}) if "right" in r else "", margin=c.margin, available=c.available, **counts)
+    if c.untestable: return _untestable(row, c)
+    if not c.gates: return row
+    qids = r.get("qids")
+    if qids is None: qids = list(dict.fromkeys(q for _, g in c.gates for q in g.acted.index))  # a statistic: every question of its gates
+    row |= gate_columns(c, qids)
+    return row if row["gate_ok"] else _gated(row, c)
+
 def verdict(claims: Sequence[Claim], # the paper's claims
             runs: Mapping[tuple[str, str], Evaluation | pd.Series] | None = None, # (dataset, system) -> Evaluation or per-qid scores
             n_boot: int = 1000, seed: int = 0,
-            health: Sequence[Mapping] = (), # the run's mechanism checks (ragkit.eval.mechanism.health rows)
+            health: Sequence[Mapping] = (), # the run's mechanism checks (ragkit.eval.mechanism.health rows): they gate claims without gates
             ) -> pd.DataFrame:
     "One row per claim that could be judged: our estimate with its interval, the test of its direction, the paper's number, both verdicts."
-    rows = []
-    for c in claims:
-        r = c.statistic.bootstrap(n_boot, seed) if c.statistic else compared(c, runs or {}, n_boot, seed)
-        if r is None: continue
-        b = r.get("b", c.b if isinstance(c.b, str) else ", ".join(c.b))
-        counts = {k: r[k] for k in ("discordant", "wins", "losses", "p_exact") if k in r}
-        rows.append(verdict_row(c.claim, c.dataset, r["ours"], r["lo"], r["hi"], c.paper, c.source, c.unit, metric=c.metric, a=c.a, b=b,
-                                n=r["n"], p_value=r["p_value"], mechanism=c.mechanism, decisive=c.decisive, bound=c.bound, prefix=_decisive_prefix(c, r | {"b": b}),
-                                **counts))
+    rows = [r for c in claims if (r := _claim_row(c, runs or {}, n_boot, seed)) is not None]
     return judged(pd.DataFrame(rows, columns=VERDICT_COLUMNS), health)
+
+def with_gates(claims: Sequence[Claim], # a paper's claims
+               gates: Mapping[tuple[str, str], Gate], # (task, system) -> that system's Gate on the task
+               ) -> list[Claim]:
+    "Each claim that names a mechanism, with the gate of every one of its systems (a and each b) that `gates` has added."
+    out = []
+    for c in claims:
+        bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
+        gs = tuple((s, gates[c.dataset, s]) for s in (c.a, *bs) if c.mechanism and (c.dataset, s) in gates)
+        out.append(replace(c, gates=c.gates + gs) if gs else c)
+    return out
 
 # %% ../../nbs/33_eval.experiment.ipynb #b2d0e002
 def _not_run(r: Mapping, fails: Sequence[Mapping]) -> dict:
@@ -348,18 +444,25 @@ def _not_run(r: Mapping, fails: Sequence[Mapping]) -> dict:
     counts = r["verdict"].split(". ", 1)[0] + ". " if r.get("decisive") and r["verdict"].startswith("On the ") else ""  # a decisive claim's counts stay
     return dict(r, direction=NOT_RUN, size="n/a", verdict=f"{counts}No verdict: the mechanism did not run ({why}); our {iv} says nothing about it.")
 
+def _has_gate(r: Mapping) -> bool:
+    "Whether a row was gated question by question (its gate_ok is a bool), so task-level checks do not gate it again."
+    return isinstance(r.get("gate_ok"), (bool, np.bool_))
+
 def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
-           health: Sequence[Mapping] = (), # the run's mechanism checks
+           health: Sequence[Mapping] = (), # the run's mechanism checks: they gate the rows that carry no gate of their own
            ) -> pd.DataFrame:
     "`v` with rows whose mechanism did not act marked so, and each direction after Holm's adjustment over the table (p_holm, direction_holm)."
     rows = []
     for r in v.to_dict("records"):
         mech = r.get("mechanism") or ""
-        fails = failing(health, mech, r["dataset"], [r.get("a") or ""]) if mech else []
+        skip = _has_gate(r) or r.get("direction") in (NOT_RUN, NOT_TESTABLE)
+        fails = failing(health, mech, r["dataset"], [r.get("a") or ""]) if mech and not skip else []
         rows.append(_not_run(r, fails) if fails else r)
     out = pd.DataFrame(rows, columns=list(dict.fromkeys([*v.columns, *VERDICT_COLUMNS])))
-    out["p_holm"] = holm([None if d == NOT_RUN else p for d, p in zip(out.direction, out.p_two)]) if len(out) else []
-    out["direction_holm"] = [adjusted_direction(d, p) for d, p in zip(out.direction, out.p_holm)]
+    untested = {NOT_RUN, NOT_TESTABLE}
+    out["p_holm"] = holm([None if d in untested else p for d, p in zip(out.direction, out.p_two)]) if len(out) else []
+    out["direction_holm"] = [adjusted_direction(d, p, within=w is True or w == 1) for d, p, w in
+                             zip(out.direction, out.p_holm, out.within_margin)] if len(out) else []
     return out
 
 # %% ../../nbs/33_eval.experiment.ipynb #b2d0e008
@@ -388,15 +491,18 @@ def what_reproduces(v: pd.DataFrame, # a verdict table
     if v.empty: return "No claim of the paper could be checked on this run (none of the compared systems ran)."
     head = f"**What reproduces** ({setting}): " if setting else "**What reproduces**: "
     d, s = (v.direction.value_counts(), v["size"].value_counts())
-    notrun = f", and {d.get(NOT_RUN, 0)} had a mechanism that did not run (no direction)" if d.get(NOT_RUN, 0) else ""
-    parts = [head + f"of {_count(len(v), 'claim')}, the direction holds for {d.get('holds', 0)}, is reversed for {d.get('reversed', 0)} "
+    notrun = f", {d.get(NOT_RUN, 0)} had a mechanism that did not act on enough of the questions judged (no direction)" if d.get(NOT_RUN, 0) else ""
+    untested = f", {d.get(NOT_TESTABLE, 0)} are not testable here (the setting lacks what they need)" if d.get(NOT_TESTABLE, 0) else ""
+    parts = [head + f"of {_count(len(v), 'claim')}, the direction holds for {d.get('holds', 0)}, is reversed for {d.get('reversed', 0)}, "
+             f"is equivalent (inside its margin) for {d.get(EQUIVALENT, 0)} "
              f"and is undecided for {d.get('undecided', 0)} (the 95% interval spans 0, the exact test over fewer than {EXACT_BELOW} differing "
-             f"questions does not decide, or under {MIN_N} questions){notrun}; the paper's size is "
+             f"questions does not decide, or under {MIN_N} questions){notrun}{untested}; the paper's size is "
              f"consistent with ours for {s.get('consistent', 0)}, ruled out as smaller for {s.get('smaller', 0)} and as larger for "
-             f"{s.get('larger', 0)}, and not comparable for {s.get('n/a', 0)} (no paper number, or under {MIN_N} questions)."]
+             f"{s.get('larger', 0)}, and not comparable for {s.get('n/a', 0)} (no paper number, under {MIN_N} questions or under {MIN_N} that differ)."]
     if "direction_holm" in v:
         h = v.direction_holm.value_counts()
-        parts[0] += (f" After Holm's adjustment over these {len(v)} claims, {h.get('holds', 0)} hold and {h.get('reversed', 0)} are reversed.")
+        parts[0] += (f" After Holm's adjustment over these {len(v)} claims, {h.get('holds', 0)} hold, {h.get('reversed', 0)} are reversed "
+                     f"and {h.get(EQUIVALENT, 0)} are equivalent.")
     for label in DIRECTIONS: parts += [f"- *{label}* — {r.claim} on {r.dataset}: {r.verdict}" for r in v[v.direction == label].itertuples()]
     return "\n".join(parts)
 

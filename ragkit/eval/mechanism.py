@@ -11,12 +11,16 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
+import pandas as pd
 from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestPower
+
 
 # %% auto #0
-__all__ = ['EXACT_BELOW', 'ALPHA', 'MIN_ACTED', 'NOT_RUN', 'sign_test', 'exact_direction', 'holm', 'adjusted_direction', 'Check',
-           'Mechanism', 'health_row', 'health', 'failing', 'health_sentence', 'health_text']
+__all__ = ['EXACT_BELOW', 'ALPHA', 'MIN_ACTED', 'NOT_RUN', 'EQUIVALENT', 'NOT_TESTABLE', 'POWER', 'sign_test', 'exact_direction',
+           'holm', 'adjusted_direction', 'Check', 'Mechanism', 'health_row', 'health', 'failing', 'health_sentence',
+           'health_text', 'Gate', 'gate', 'pair_gate', 'gate_count', 'gate_sentence', 'spread', 'questions_needed']
 
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e006
 EXACT_BELOW = 25  # fewer differing questions than this: the direction comes from the exact test, not the bootstrap
@@ -48,10 +52,13 @@ def holm(p_values: Iterable[float | None], # one p-value per claim (None or NaN:
 
 def adjusted_direction(direction: str, # the raw direction
                        p_adjusted: float, # its Holm-adjusted p-value
-                       alpha: float = ALPHA) -> str:
-    "The raw direction where it survives Holm's adjustment; undecided where it does not; any other verdict unchanged."
+                       alpha: float = ALPHA,
+                       within: bool = False, # whether the claim's interval lies inside its equivalence margin
+                       ) -> str:
+    "The raw direction where it survives Holm's adjustment; where it does not, equivalent inside the margin, else undecided; any other verdict unchanged."
     if direction not in ("holds", "reversed"): return direction
-    return direction if not math.isnan(p_adjusted) and p_adjusted < alpha else "undecided"
+    if not math.isnan(p_adjusted) and p_adjusted < alpha: return direction
+    return "equivalent" if within else "undecided"
 
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e013
 MIN_ACTED = 10  # questions a check must show on, unless it says otherwise
@@ -111,3 +118,67 @@ def health_text(rows: Sequence[Mapping]) -> str:
     for name in dict.fromkeys(r["mechanism"] for r in rows):
         out += [f"- *{name}* — {health_sentence(r)}" for r in rows if r["mechanism"] == name]
     return "\n".join(out)
+
+# %% ../../nbs/34_eval.mechanism.ipynb #a1c0e021
+@dataclass(frozen=True)
+class Gate:
+    "Where a mechanism acted, question by question: a bool per qid, what acting is in words, and the fewest questions it must act on."
+    acted: pd.Series  # qid -> True where the mechanism acted on that question
+    what: str  # what acting is, as it reads after "on 8 of the 74 questions judged": "its summaries were conditional"
+    minimum: int = MIN_ACTED  # fewest judged questions it must act on
+
+def gate(rows: Iterable[Mapping], # one system's rows (each with its `qid` and `trace`)
+         acted: Callable[[Mapping], bool | None], # a row -> whether the mechanism acted on its question (None: it could not, counted as not)
+         what: str, # what acting is, in words
+         minimum: int = MIN_ACTED) -> Gate:
+    "A system's Gate: `acted` read on each of its rows."
+    rows = [dict(r, trace=r.get("trace") or {}) for r in rows]
+    return Gate(pd.Series({r["qid"]: bool(acted(r)) for r in rows}, dtype=bool), what, minimum)
+
+def pair_gate(a: Mapping[str, str], b: Mapping[str, str], # per qid: two systems' answers
+              what: str = "the two chose different answers", minimum: int = MIN_ACTED,
+              same: Callable[[str, str], bool] | None = None, # when two answers count as the same (default: equal strings)
+              ) -> Gate:
+    "The Gate of a comparison: acted where the two systems' answers differ (on the questions both answered)."
+    same = same or (lambda x, y: x == y)
+    qs = [q for q in a if q in b]
+    return Gate(pd.Series({q: not same(a[q], b[q]) for q in qs}, dtype=bool), what, minimum)
+
+def gate_count(g: Gate, # a gate
+               qids: Iterable, # the questions a claim judges
+               ) -> tuple[int, int]:
+    "On how many of the judged `qids` the gate acted (a question it has no row for counts as not), and how many were judged."
+    qids = list(qids)
+    return int(g.acted.reindex(qids).fillna(False).astype(bool).sum()), len(qids)
+
+def gate_sentence(who: str, g: Gate, k: int, n: int) -> str:
+    "'SuRe: its summaries were conditional on 8 of the 74 questions judged (needs 10)'."
+    return f"{who}: {g.what} on {k} of the {n} questions judged" + ("" if k >= g.minimum else f" (needs {g.minimum})")
+
+
+# %% ../../nbs/34_eval.mechanism.ipynb #a1c0e024
+EQUIVALENT = "equivalent"  # the interval lies inside the claim's margin: no effect beyond it
+NOT_TESTABLE = "not testable here"  # the setting lacks what the claim needs (declared, with what is missing)
+POWER = 0.8  # the power a run is sized for
+
+def spread(lo: float, hi: float, # a 95% interval of a mean difference, in the claim's unit
+           n: int, # the questions it rests on
+           unit_scale: float = 100.0, # the unit of one question's score (100: points of a 0/1 score)
+           ) -> float:
+    "The per-question standard deviation a 95% interval implies (from the rule of three when the interval is one point)."
+    if n <= 0 or _nan(lo) or _nan(hi): return float("nan")
+    if hi > lo: return (hi - lo) / (2 * 1.959964) * math.sqrt(n)
+    return unit_scale * math.sqrt(min(1.0, 3.0 / n))  # no question differs: at most 3/n could, at 95%
+
+def _nan(x) -> bool: return x is None or (isinstance(x, float) and math.isnan(x))
+
+def questions_needed(effect: float | None, # the effect to detect (the paper's), in the claim's unit; None: size an equivalence test
+                     sd: float, # the per-question standard deviation (see `spread`)
+                     margin: float | None = None, # the equivalence margin, used when `effect` is None
+                     alpha: float = ALPHA, power: float = POWER) -> float:
+    "Questions a paired test needs to find `effect` (or to show equivalence within `margin`) with `power`; NaN when neither is given."
+    target, a, pw = (abs(effect), alpha, power) if not _nan(effect) and effect else (margin, 2 * alpha, 1 - (1 - power) / 2)
+    if _nan(target) or not target or _nan(sd): return float("nan")
+    if sd <= 0: return 2.0
+    return float(math.ceil(TTestPower().solve_power(effect_size=target / sd, alpha=a, power=pw, alternative="two-sided")))
+
