@@ -148,6 +148,7 @@ class Statistic:
     n: int  # the questions it is computed over
     strata: tuple = ()  # a label per question: resampled within each label, in order of first appearance
     scale: float = 100.0  # the factor to the claim's unit (100: a difference of 0/1 scores in points)
+    rests_on: int | None = None  # the questions its interval rests on when fewer than n (a ratio's denominator): under MIN_N it sizes nothing
 
     def draws(self, n_boot: int, seed: int) -> np.ndarray:
         "An (n_boot, n) matrix of question indices drawn with replacement (within each stratum)."
@@ -164,7 +165,8 @@ class Statistic:
             boots = np.array([self.fn(ix) for ix in self.draws(n_boot, seed)], dtype=float) * self.scale
         boots = boots[~np.isnan(boots)]
         lo, hi = np.quantile(boots, [0.025, 0.975]) if len(boots) else (np.nan, np.nan)
-        return dict(ours=est * self.scale, lo=float(lo), hi=float(hi), n=self.n, p_value=float((boots <= 0).mean()) if len(boots) else np.nan)
+        return dict(ours=est * self.scale, lo=float(lo), hi=float(hi), n=self.n, p_value=float((boots <= 0).mean()) if len(boots) else np.nan,
+                    **({} if self.rests_on is None else {"rests_on": int(self.rests_on)}))
 
 def contrast(scores: Sequence[float], # a score per question (0/1 correctness, or any number)
              head: Sequence[bool], # True where the question is in the head group (e.g. popular facts)
@@ -324,6 +326,7 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
     margin = extra.pop("margin", None)
     margin = MARGIN.get(unit) if margin is None or _missing(margin) else margin
     available, disc = extra.pop("available", None), extra.get("discordant")
+    if _missing(disc): disc = extra.get("rests_on")  # a statistic's stated denominator
     few = n is not None and n < MIN_N
     d = exact_direction(ex["wins"], ex["losses"], ex["p_exact"]) if ex and not few else direction(lo, hi, n)
     within = within_margin(lo, hi, n, margin)
@@ -340,7 +343,7 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
 
 VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "discordant", "wins", "losses", "ours", "lo", "hi", "p_value", "p_exact",
                    "test", "p_two", "paper", "bound", "direction", "size", "verdict", "unit", "source", "mechanism", "decisive",
-                   "margin", "within_margin", "n_needed", "needed_for", "acted", "acted_of", "gate", "gate_ok", "untestable"]
+                   "margin", "within_margin", "n_needed", "needed_for", "acted", "acted_of", "gate", "gate_ok", "untestable", "rests_on"]
 
 # %% ../../nbs/33_eval.experiment.ipynb #10b8ff7f
 def _scores(x, metric: str) -> pd.Series:
@@ -405,7 +408,7 @@ def _claim_row(c: Claim, runs: Mapping, n_boot: int, seed: int) -> dict | None:
     if r is None and not c.untestable: return None
     r = r or dict(ours=float("nan"), lo=float("nan"), hi=float("nan"), n=0, p_value=float("nan"))
     b = r.get("b", c.b if isinstance(c.b, str) else ", ".join(c.b))
-    counts = {k: r[k] for k in ("discordant", "wins", "losses", "p_exact") if k in r}
+    counts = {k: r[k] for k in ("discordant", "wins", "losses", "p_exact", "rests_on") if k in r}
     row = verdict_row(c.claim, c.dataset, r["ours"], r["lo"], r["hi"], c.paper, c.source, c.unit, metric=c.metric, a=c.a, b=b,
                       n=r["n"], p_value=r["p_value"], mechanism=c.mechanism, decisive=c.decisive, bound=c.bound,
                       prefix=_decisive_prefix(c, r | {"b": b}) if "right" in r else "", margin=c.margin, available=c.available, **counts)
