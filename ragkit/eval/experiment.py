@@ -26,9 +26,9 @@ from fastcore.basics import patch
 __all__ = ['PaperTable', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN',
            'SystemFailed', 'failed_line', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
            'paper_difference', 'Statistic', 'contrast', 'Claim', 'direction', 'no_difference_bound', 'size',
-           'within_margin', 'verdict_sentence', 'verdict_row', 'compared', 'gate_columns', 'verdict', 'with_gates',
-           'judged', 'decisive_claim', 'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers', 'output_dir',
-           'save_figure', 'Experiment']
+           'within_margin', 'verdict_sentence', 'verdict_row', 'with_needs', 'compared', 'gate_columns', 'verdict',
+           'with_gates', 'judged', 'decisive_claim', 'simulated_claims', 'calibration', 'what_reproduces',
+           'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 class SystemFailed(RuntimeError):
@@ -332,18 +332,26 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
     within = within_margin(lo, hi, n, margin)
     if d == "undecided" and within: d = EQUIVALENT
     test, p_two = ("none", float("nan")) if few else ("exact sign test", ex["p_exact"]) if ex else ("bootstrap", _two_sided(extra.get("p_value"), lo, hi))
-    k, why = _needed(paper, lo, hi, n, unit, bound, margin)
     text = prefix + verdict_sentence(estimate, lo, hi, paper, n, unit, ex, bound, disc, margin)
-    if d == "undecided" and not _missing(k): text += f" Deciding it at 80% power would need about {k:,.0f} questions like these (for {why}, at the observed spread)."
-    if d == "undecided" and not _missing(k) and available is not None and k > available:
-        d, text = NOT_TESTABLE, text + f" Not testable here: the data holds {available} such questions."
     return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=d, size=size(lo, hi, paper, n, bound, disc),
                 verdict=text, unit=unit, source=source, test=test, p_two=p_two, margin=margin, within_margin=within,
-                n_needed=k, needed_for=why, **extra)
+                n_needed=float("nan"), needed_for="", available=available, **extra)
+
+def with_needs(r: dict) -> dict:
+    "An undecided row with the questions a decision would need (n_needed, needed_for, a sentence); not testable here where the data holds fewer."
+    if r.get("direction_holm") != "undecided" or not _missing(r.get("n_needed")): return r
+    k, why = _needed(r["paper"], r["lo"], r["hi"], r["n"], r["unit"], r.get("bound") or "", r.get("margin"))
+    if _missing(k): return r
+    text = r["verdict"] + f" Deciding it at 80% power would need about {k:,.0f} questions like these (for {why}, at the observed spread)."
+    a = r.get("available")
+    if not _missing(a) and k > a:
+        return dict(r, n_needed=k, needed_for=why, direction=NOT_TESTABLE, direction_holm=NOT_TESTABLE, untestable=f"the data holds {int(a)} such questions",
+                    verdict=text + f" Not testable here: the data holds {int(a)} such questions.")
+    return dict(r, n_needed=k, needed_for=why, verdict=text)
 
 VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "discordant", "wins", "losses", "ours", "lo", "hi", "p_value", "p_exact",
                    "test", "p_two", "paper", "bound", "direction", "size", "verdict", "unit", "source", "mechanism", "decisive",
-                   "margin", "within_margin", "n_needed", "needed_for", "acted", "acted_of", "gate", "gate_ok", "untestable", "rests_on"]
+                   "margin", "within_margin", "n_needed", "needed_for", "acted", "acted_of", "gate", "gate_ok", "untestable", "rests_on", "available"]
 
 # %% ../../nbs/33_eval.experiment.ipynb #10b8ff7f
 def _scores(x, metric: str) -> pd.Series:
@@ -466,7 +474,7 @@ def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
     out["p_holm"] = holm([None if d in untested else p for d, p in zip(out.direction, out.p_two)]) if len(out) else []
     out["direction_holm"] = [adjusted_direction(d, p, within=w is True or w == 1) for d, p, w in
                              zip(out.direction, out.p_holm, out.within_margin)] if len(out) else []
-    return out
+    return pd.DataFrame([with_needs(r) for r in out.to_dict("records")], columns=out.columns) if len(out) else out
 
 # %% ../../nbs/33_eval.experiment.ipynb #b2d0e008
 def decisive_claim(claim: str, dataset: str, # the claim in words ("decisive questions" in it), and where it is checked
@@ -481,6 +489,36 @@ def decisive_claim(claim: str, dataset: str, # the claim in words ("decisive que
     if missing: raise ValueError(f"{claim}: no score of {a} or {b} for {len(missing)} decisive questions, e.g. {missing[:2]}")
     return Claim(claim, dataset, a, b, metric, None, source, scores=(right_a[keep].astype(float), right_b[keep].astype(float)),
                  decisive=where, mechanism=mechanism)
+
+# %% ../../nbs/33_eval.experiment.ipynb #ca1b0002
+def simulated_claims(n_claims: int, # how many claims
+                     n: int, # questions per claim
+                     differ: float = 0.3, # share of questions whose scores differ between a and b
+                     effect: float = 0.0, # the true mean difference a - b, in points (at most 100 * differ)
+                     acts: float = 1.0, # share of questions on which the claim's mechanism acted (its gate)
+                     seed: int = 0) -> tuple[list[Claim], dict]:
+    "Claims 'a > b' with a known true effect, their per-question scores as runs, and a gate acting on a share `acts` of questions."
+    if not 0 <= effect / 100 <= differ: raise ValueError(f"effect={effect} needs 0 <= effect <= 100 * differ ({100 * differ:g})")
+    rng, claims, runs = np.random.default_rng(seed), [], {}
+    win = 0.5 + effect / 100 / (2 * differ) if differ else 0.5  # P(a wins | the scores differ): a true effect of `effect` points
+    for i in range(n_claims):
+        q = [f"q{j}" for j in range(n)]
+        base, d, w = rng.integers(0, 2, n), rng.random(n) < differ, rng.random(n) < win
+        a, b = np.where(d, w, base), np.where(d, ~w, base)
+        runs[f"t{i}", "a"], runs[f"t{i}", "b"] = pd.Series(a.astype(float), q), pd.Series(b.astype(float), q)
+        g = Gate(pd.Series(rng.random(n) < acts, q), "the simulated mechanism acted")
+        claims.append(Claim(f"a > b ({i})", f"t{i}", "a", "b", "correct", mechanism="simulated", gates=(("a", g),)))
+    return claims, runs
+
+def calibration(n_claims: int, n: int, differ: float = 0.3, effect: float = 0.0, acts: float = 1.0,
+                per_run: int = 10, # claims judged (and Holm-adjusted) together, as one run's
+                n_boot: int = 500, seed: int = 0) -> dict:
+    "The share of each Holm-adjusted outcome over `n_claims` simulated claims (see simulated_claims), judged `per_run` at a time."
+    claims, runs = simulated_claims(n_claims, n, differ, effect, acts, seed)
+    v = pd.concat([verdict(claims[i:i + per_run], runs, n_boot, seed + i) for i in range(0, n_claims, per_run)])
+    shares = v.direction_holm.value_counts(normalize=True)
+    return dict(n_claims=n_claims, n=n, differ=differ, effect=effect, acts=acts, **{d: float(shares.get(d, 0.0)) for d in DIRECTIONS})
+
 
 # %% ../../nbs/33_eval.experiment.ipynb #6f55b40f
 def _count(n: int, word: str) -> str:
