@@ -362,16 +362,25 @@ def _counts_text(d: Mapping, # an answer of deciding_questions with rows
     return (f"a = {md_text(d['a'], None)}, b = {md_text(d['b_compared'], None)}. They differ in {md_text(_label(d['column']), None)} "
             f"on {d['discordant']} of {d['n']} questions: a scores higher on {d['wins']}, b on {d['losses']}; {same}.{shown}")
 
+from .eval.mechanism import NOT_RUN
+from .report import needs_text
+
+def _needs(r: Mapping) -> list[str]:
+    "A 'Needs:' line for a claim left undecided (or whose mechanism did not act) whose sentence does not already say what a decision needs; [] otherwise."
+    n = needs_text(r)
+    if not n or "80% power" in (r.get("verdict") or ""): return []
+    return [f"Needs: {md_text(n, None)}{'' if (r.get('direction_holm') or r.get('direction')) == NOT_RUN else ' at 80% power'}."]
+
 def claim_markdown(d: Mapping, # an answer of deciding_questions
                    r: Mapping, # the verdict row it answers
                    level: int = 2, # the heading's level
                    width: int = 200, # text cells cut to this many characters
                    ) -> str:
-    "One claim's section: its anchor and heading, its verdict, the command that regenerates the run, and its deciding questions or why none."
+    "One claim's section: its anchor and heading, its verdict (and what an undecided one needs), the command that regenerates the run, and its deciding questions or why none."
     holm = r.get("direction_holm") or r.get("direction")
     verdict = f"**{r.get('direction')}**" + (f" (Holm: {holm})" if holm != r.get("direction") else "") + f", size {r.get('size')}"
     parts = [f"({d['anchor']})=\n{'#' * level} {md_text(d['claim'], None)} ({md_text(d['dataset'], None)})",
-             f"Verdict: {verdict}. {md_text(r.get('verdict', ''), None)}", f"Regenerate: `{d['command']}`"]
+             f"Verdict: {verdict}. {md_text(r.get('verdict', ''), None)}", *_needs(r), f"Regenerate: `{d['command']}`"]
     if d["reason"]: return "\n\n".join(parts + [f"No deciding questions from rows: {md_text(d['reason'], None)}."])
     parts += [_counts_text(d)] + [f"Note: {md_text(n, None)}." for n in d["notes"]]
     return "\n\n".join(parts + ([questions_table(d, width)] if d["questions"] else []))

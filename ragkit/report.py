@@ -11,20 +11,22 @@ from __future__ import annotations
 import json, re
 from pathlib import Path
 from .eval.experiment import DIRECTIONS
+from .eval.mechanism import EQUIVALENT, NOT_RUN, NOT_TESTABLE
 from .notebooks import paper_label
 
 # %% auto #0
-__all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'TALLY', 'SCREEN', 'LEGEND', 'WHERE', 'NO_RUN', 'README', 'REFERENCE', 'BLOCKS',
-           'METRICS', 'read_json', 'load_run', 'bench_file', 'duration', 'ratio', 'verdict_lines', 'mechanism_lines',
-           'scale_lines', 'system_lines', 'cost_lines', 'headline_table', 'reader_of', 'where_ran', 'took',
-           'took_briefly', 'scale_block', 'split_block', 'run_block', 'render_headlines', 'reproduce_lines',
-           'make_lines', 'prefix_line', 'render_timings', 'render_reproduce', 'option_row', 'fastest_faithful',
-           'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines', 'render_bench', 'server_lines',
-           'generate_lines', 'render_gpu', 'render_readers', 'paper_of', 'run_reader', 'claim_rows', 'tally',
-           'tally_text', 'scoreboard_screen', 'reference_folders', 'render_summary', 'render_runs',
-           'notebook_description', 'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor',
-           'broken_links', 'rows_of', 'metric_means', 'compare', 'check_record_target', 'compare_runs', 'describe',
-           'outputs_of', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
+__all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'TALLY', 'TALLY_HEADS', 'PAPER_READERS', 'SCREEN', 'LEGEND', 'WHERE', 'NO_RUN',
+           'RUNS_HEAD', 'README', 'REFERENCE', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file', 'duration',
+           'ratio', 'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines', 'headline_table',
+           'reader_of', 'where_ran', 'took', 'took_briefly', 'scale_block', 'split_block', 'run_block',
+           'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings', 'render_reproduce',
+           'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines',
+           'render_bench', 'server_lines', 'generate_lines', 'render_gpu', 'render_readers', 'paper_of', 'run_reader',
+           'claim_rows', 'tally', 'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text',
+           'scoreboard_screen', 'reference_folders', 'render_summary', 'render_runs', 'notebook_description',
+           'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of',
+           'metric_means', 'compare', 'check_record_target', 'compare_runs', 'describe', 'outputs_of', 'collect',
+           'save_key', 'record_run', 'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -429,12 +431,17 @@ def run_reader(folder: Path, res: dict) -> str:
     grid = (res.get("grid") or {}).get("reader")
     return grid or ""
 
+def _number(v) -> float | None:
+    "A number of a verdict row, None when absent (None or NaN: a row written before the field existed, or nothing to say)."
+    return None if v is None or (isinstance(v, float) and v != v) else float(v)
+
 def _claim_row(nb: str, r: dict, reader: str, paper: str) -> dict:
-    "One verdict row `r` of notebook `nb`'s results as a scoreboard row."
+    "One verdict row `r` of notebook `nb`'s results as a scoreboard row (n_needed and needed_for empty for a row that predates them)."
     return dict(paper=paper, notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
                 ours=r.get("ours"), lo=r.get("lo"), hi=r.get("hi"), unit=r.get("unit") or "points",
                 direction=r["direction"], size=r["size"], n=r.get("n"), reader=reader,
-                direction_holm=r.get("direction_holm", r["direction"]), discordant=r.get("discordant"), mechanism=r.get("mechanism") or "")
+                direction_holm=r.get("direction_holm", r["direction"]), discordant=r.get("discordant"), mechanism=r.get("mechanism") or "",
+                n_needed=_number(r.get("n_needed")), needed_for=r.get("needed_for") or "")
 
 def _run_claims(res_file: Path, root: Path) -> list[dict]:
     "The scoreboard rows of one run's results.json, labelled with the paper its notebook declares."
@@ -448,11 +455,12 @@ def claim_rows(root: Path, # the project root
     return [row for f in sorted((Path(root) / "outputs" / profile).glob("*/results.json")) for row in _run_claims(f, root)]
 
 # %% ../nbs/95_report.ipynb #5e29101e
-TALLY = DIRECTIONS  # the columns of the per-paper tally (holds, reversed, undecided, mechanism did not run), by the Holm-adjusted direction
+TALLY = DIRECTIONS  # the outcome columns of the per-paper tally (holds, reversed, equivalent, undecided, mechanism did not run, not testable here), by the Holm-adjusted direction
+TALLY_HEADS = {"claims": "claims", "with_paper_number": "with a paper number", **{d: d for d in TALLY}}  # a tally's key -> its column name, wherever it is shown
 
 def tally(rows: list[dict], # claim_rows
           ) -> list[dict]:
-    "Per paper (in order of appearance): its claims, how many have a paper number, and the count of each Holm-adjusted direction."
+    "Per paper (in order of appearance): its claims, how many have a paper number, and every claim counted by its Holm-adjusted direction."
     out = []
     for p in dict.fromkeys(r["paper"] for r in rows):
         mine = [r for r in rows if r["paper"] == p]
@@ -461,35 +469,111 @@ def tally(rows: list[dict], # claim_rows
     return out
 
 def tally_text(rows: list[dict]) -> str:
-    "The tally as a small markdown table (directions after Holm's adjustment over each run's claims)."
-    out = ["| paper | claims | with a paper number | " + " | ".join(TALLY) + " |", "|---|---:|---:|" + "---:|" * len(TALLY)]
-    return "\n".join(out + [f"| {t['paper']} | {t['claims']} | {t['with_paper_number']} | " + " | ".join(str(t[d]) for d in TALLY) + " |"
-                            for t in tally(rows)])
+    "The tally as a small markdown table, its columns named by TALLY_HEADS (directions after Holm's adjustment over each run's claims)."
+    out = ["| paper | " + " | ".join(TALLY_HEADS.values()) + " |", "|---|" + "---:|" * len(TALLY_HEADS)]
+    return "\n".join(out + [f"| {t['paper']} | " + " | ".join(str(t[k]) for k in TALLY_HEADS) + " |" for t in tally(rows)])
+
+# %% ../nbs/95_report.ipynb #a1c0e002
+PAPER_READERS = {  # each paper's reader, as the paper names it: the model, its published size ('' where none is published), and where the paper says so
+    "LoRE": dict(reader="T5-large", model="", size="770M",
+                 source="LoRE Table 1 and Sections 3.2.2 and 4.1.2 ('T5 Large'; 'just 770M' parameters)"),
+    "EoR": dict(reader="ChatGPT", model="gpt-3.5-turbo-instruct", size="",
+                source="EoR Section 2.1 (footnote 3) and Table 1, Section 4.4: the claims compare with ChatGPT's numbers "
+                       "(the paper also reads with Llama2-chat 7B and 13B)"),
+    "SuRe": dict(reader="GPT-3.5", model="gpt-3.5-turbo-0301", size="",
+                 source="SuRe Table 1 and Section 4.1 (Implementation details: ChatGPT, gpt-3.5-turbo-0301; Table 2 adds GPT-4 "
+                        "and LLaMA2-chat-70B)"),
+    "WITQA": dict(reader="GPT-3.5", model="gpt-3.5-turbo-0613", size="",
+                  source="WITQA Section 4.1 (Models, footnote 6) and Section 4.4 (GPT-3.5 is the model of Figures 7 to 9); "
+                         "Figure 6 reads ten models, Flan-T5-small (60M) to GPT-4"),
+}
+
+_SAID = {"holds": ("holds", "hold"), "reversed": ("is reversed", "are reversed"), EQUIVALENT: ("is equivalent", "are equivalent"),
+         "undecided": ("is undecided", "are undecided"), NOT_RUN: ("had a mechanism that did not act", "had a mechanism that did not act"),
+         NOT_TESTABLE: ("is not testable here", "are not testable here")}  # each outcome as the sentence says it, one claim and several
+
+def reader_size(identity: str, # a reader identity, e.g. "qwen2.5-coder-0.5b-instruct@1d9614638d18"
+                ) -> str:
+    "The reader's size as its name states it ('0.5B', '135M'), '' when the name states none."
+    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)([bBmM])(?![a-zA-Z])", identity.split("@")[0].replace("_", "-"))
+    return f"{m[1]}{m[2].upper()}" if m else ""
+
+def _ours(readers: list[str]) -> str:
+    "Our readers of a paper's claims in a few words: 'a 0.5B reader', the bare name when it states no size, or that none was recorded."
+    sizes = list(dict.fromkeys(reader_size(r) or f"`{r.split('@')[0]}`" for r in readers if r))
+    if not sizes: return "an unrecorded reader"
+    if len(sizes) == 1: return f"a {sizes[0]} reader" if not sizes[0].startswith("`") else f"the reader {sizes[0]}"
+    return f"readers of {', '.join(sizes[:-1])} and {sizes[-1]}"
+
+def _theirs(paper: str) -> str:
+    "The paper's reader in a few words: 'the paper's T5-large (770M)', or that no paper reads these claims."
+    p = PAPER_READERS.get(paper)
+    if p is None: return " (ragkit's own comparison: no paper reads these claims)"
+    return f" against the paper's {p['reader']} ({', '.join(x for x in (p['model'], p['size'] or 'size not published') if x)})"
+
+def _counted(t: dict) -> str:
+    "The outcomes of one paper's tally in words: holds always, every other outcome where a claim has it."
+    parts = [f"{t[d]} {_SAID[d][t[d] != 1]}" for d in TALLY if d == "holds" or t[d]]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+def outcome_sentence(rows: list[dict], # claim_rows of one profile
+                     paper: str, # a paper label of the rows (tally's `paper`)
+                     ) -> str:
+    "One sentence of the paper's outcome: our reader's size against the paper's, then its claims by their Holm-adjusted direction."
+    t = next(t for t in tally(rows) if t["paper"] == paper)
+    readers = [r["reader"] for r in rows if (r["paper"] or "other") == paper]
+    return (f"With {_ours(readers)}{_theirs(paper)}: of {t['claims']} claim{'s' * (t['claims'] != 1)} ({t['with_paper_number']} with "
+            f"a paper number), after Holm's adjustment {_counted(t)}.")
+
+def outcome_lines(rows: list[dict]) -> list[str]:
+    "One line per paper of the rows: its name in bold and its outcome sentence."
+    return [f"**{t['paper']}**: {outcome_sentence(rows, t['paper'])}" for t in tally(rows)]
+
+# %% ../nbs/95_report.ipynb #a1c0e005
+def needs_text(r: dict, # a verdict row of results.json, or a scoreboard row
+               ) -> str:
+    "'about 1,234 questions (for the paper's +29.1)' for a claim undecided after Holm, or whose gate found its mechanism idle (saying so when the questions compared were already enough); '' otherwise or for a row without n_needed."
+    d, k, why = r.get("direction_holm") or r.get("direction"), _number(r.get("n_needed")), r.get("needed_for") or ""
+    if k is None or d not in ("undecided", NOT_RUN): return ""
+    if d == NOT_RUN and not why.startswith("the mechanism"): return ""  # a task-level check gated it: more questions of this run would not make it act
+    n = _number(r.get("n"))
+    enough = f"; the {n:,.0f} compared were enough" if n is not None and k <= n and d != NOT_RUN else ""  # the run was powered for it, and it did not show
+    return f"about {k:,.0f} questions" + (f" (for {why}{enough})" if why else "")
 
 # %% ../nbs/95_report.ipynb #37fed804
-SCREEN = {"claims": "claims", "with_paper_number": "paper no.", **{d: d for d in TALLY}, TALLY[-1]: "not run"}  # tally key -> column head
-LEGEND = "paper no. = claims with a paper number; not run = mechanism did not run; directions Holm-adjusted per run."
+SCREEN = TALLY_HEADS  # the screen's columns: the tally's, under the names README's table and the site's cards give them
+LEGEND = "Every claim is counted by its direction after Holm's adjustment within its run; the sentences are the committed runs'."
 WHERE = "Every claim with its interval: ragkit report scoreboard --all, make site (_site/index.html), outputs/paper/."
 
-def _screen_row(paper: str, label: str, t: dict | None, widths: tuple[int, int]) -> str:
-    "One line of the screen: the paper (blank under its first line), whose runs, and its tally's counts or that there is none."
-    cells = "  ".join(f"{t[k]:>{len(h)}}" for k, h in SCREEN.items()) if t else "no claim yet"
-    return f"{paper:{widths[0]}}  {label:{widths[1]}}  {cells}".rstrip()
+def _two_lines(name: str) -> tuple[str, str]:
+    "A column name on two lines, split at the space that makes the longer line shortest ('' above a single word)."
+    cuts = [(name[:i], name[i + 1:]) for i, c in enumerate(name) if c == " "]
+    return min(cuts, key=lambda c: max(map(len, c)), default=("", name))
+
+_HEADS = [_two_lines(h) for h in SCREEN.values()]
+_WIDTHS = [max(map(len, h)) for h in _HEADS]
+
+def _screen_row(paper: str, label: str, cells: list[str] | None, widths: tuple[int, int]) -> str:
+    "One line of the screen: the paper (blank under its first line), whose runs, and the cells right-aligned under their columns ('no claim yet' for none)."
+    body = "  ".join(f"{c:>{w}}" for c, w in zip(cells, _WIDTHS)) if cells is not None else "no claim yet"
+    return f"{paper:{widths[0]}}  {label:{widths[1]}}  {body}".rstrip()
 
 def scoreboard_screen(root: Path, # the project root
                       profile: str = "demo", # whose runs to set under the committed ones (outputs/<profile>/)
                       ) -> str:
-    "Per paper, the committed runs' tally with this clone's `profile` runs' under it, a legend, and where every claim is."
-    runs = [("committed", tally(claim_rows(root)))] + ([(profile, tally(claim_rows(root, profile)))] if profile != "paper" else [])
+    "Per paper, the committed runs' tally with this clone's `profile` runs' under it, each paper's outcome sentence, a legend, and where every claim is."
+    committed = claim_rows(root)
+    runs = [("committed", tally(committed))] + ([(profile, tally(claim_rows(root, profile)))] if profile != "paper" else [])
     byp = [(label, {t["paper"]: t for t in ts}) for i, (label, ts) in enumerate(runs) if ts or i == 0]  # a profile not run yet: a note, not rows
     papers = list(dict.fromkeys(p for _, ts in byp for p in ts))
     mine = f" beside this clone's {profile} runs (outputs/{profile}/)" if profile != "paper" else ""
     out = [f"Claims per paper: the committed reference runs (outputs/paper/){mine}.", ""]
     w = (max(map(len, papers + ["paper"])), max(len(l) for l, _ in byp + [("runs", 0)]))
-    out.append(_screen_row("paper", "runs", dict(zip(SCREEN, SCREEN.values())), w))
-    out += [_screen_row("" if i else p, label, ts.get(p), w) for p in papers for i, (label, ts) in enumerate(byp)]
+    out += [_screen_row("", "", [h[0] for h in _HEADS], w), _screen_row("paper", "runs", [h[1] for h in _HEADS], w)]
+    out += [_screen_row("" if i else p, label, [str(ts[p][k]) for k in SCREEN] if p in ts else None, w) for p in papers for i, (label, ts) in enumerate(byp)]
     if not papers: out.append("(no claim yet: ragkit reproduce --profile paper writes the reference runs)")
     if mine and len(byp) == 1: out.append(f"(no {profile} run yet: ragkit reproduce --profile {profile})")
+    if committed: out += [""] + [f"{t['paper']}: {outcome_sentence(committed, t['paper'])}" for t in tally(committed)]
     return "\n".join(out + ["", LEGEND, WHERE])
 
 # %% ../nbs/95_report.ipynb #fec57061
@@ -511,10 +595,14 @@ def _run_line(root: Path, # the project root
 
 NO_RUN = "No reference run is committed yet (`outputs/paper/` is empty).\n"
 
+RUNS_HEAD = "The reference runs behind them:"  # the line between the papers' sentences and the runs' lines of README's summary
+
 def render_summary(root: Path) -> str:
-    "README's summary block: the claims' tally per paper and a short line per committed reference run."
+    "README's summary block: the claims' tally per paper, each paper's outcome sentence, and a short line per committed reference run."
     if not (folders := reference_folders(root)): return NO_RUN
-    return "\n".join([tally_text(claim_rows(root)), "", *[_run_line(root, f, brief=True) for f in folders]]) + "\n"
+    rows = claim_rows(root)
+    return "\n".join([tally_text(rows), "", *[f"- {l}" for l in outcome_lines(rows)], "", RUNS_HEAD, "",
+                      *[_run_line(root, f, brief=True) for f in folders]]) + "\n"
 
 def render_runs(root: Path) -> str:
     "The reference's runs block: each committed reference run's reader, time and machine, and claim count."

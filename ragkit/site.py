@@ -12,14 +12,15 @@ import html, json, re, shutil, subprocess, sys
 from html.parser import HTMLParser
 from pathlib import Path
 from .evidence import claim_anchor, evidence_markdown
-from .report import read_json, claim_rows, render_bench, render_headlines, render_readers, render_timings, tally_text
+from .report import (TALLY, TALLY_HEADS, claim_rows, needs_text, outcome_lines, outcome_sentence, read_json, render_bench,
+                           render_headlines, render_readers, render_timings, tally, tally_text)
 
 # %% auto #0
-__all__ = ['VERDICT_CLASS', 'CARD_ROWS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text',
-           'badge', 'paper_card', 'card_html', 'cards', 'grouped_scoreboard', 'tidy_frame_html', 'page_cell',
-           'module_notebooks', 'doc_name', 'module_page', 'paper_pages', 'verdict_section', 'verdict_first',
-           'evidence_link', 'evidence_pages', 'index_page', 'runs_page', 'write_sources', 'markdown_twin', 'build_site',
-           'check_links', 'raw_math', 'site_main', 'scoreboard_main']
+__all__ = ['VERDICT_CLASS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text', 'badge',
+           'paper_card', 'card_html', 'cards', 'grouped_scoreboard', 'tidy_frame_html', 'page_cell', 'module_notebooks',
+           'doc_name', 'module_page', 'paper_pages', 'verdict_section', 'verdict_first', 'evidence_link',
+           'evidence_pages', 'index_page', 'runs_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links',
+           'raw_math', 'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
@@ -43,60 +44,55 @@ def _board_row(r: dict, link: str) -> str:
     "One claim's row of the markdown scoreboard, the claim linked to `link` filled in from the row ('' for no link)."
     claim = f"[{_cell(r['claim'])}]({link.format(**r)})" if link else _cell(r["claim"])
     return (f"| {r['paper']} | {claim} | {r['dataset']} | {_num(r['paper_effect'], r['unit'])} | {ours_text(r)} | "
-            f"{_direction(r)} | {r['size']} | {r['n'] if r['n'] is not None else ''} | {r['reader'].split('@')[0]} |")
+            f"{_direction(r)} | {r['size']} | {r['n'] if r['n'] is not None else ''} | {_cell(needs_text(r))} | {r['reader'].split('@')[0]} |")
 
 def scoreboard_markdown(rows: list[dict], # claim_rows
                         link: str = "papers/{notebook}.ipynb#what-reproduces", # each row's link ('' for none)
                         ) -> str:
-    "The scoreboard as a markdown table, one row per claim."
-    out = ["| paper | claim | task | paper's effect | ours (95% CI) | direction | size | n | reader |",
-           "|---|---|---|---:|---|---|---|---:|---|"]
+    "The scoreboard as a markdown table, one row per claim, with what an undecided claim would need (needs_text)."
+    out = ["| paper | claim | task | paper's effect | ours (95% CI) | direction | size | n | needs | reader |",
+           "|---|---|---|---:|---|---|---|---:|---|---|"]
     return "\n".join(out + [_board_row(r, link) for r in rows])
 
 def _text_row(r: dict, width: int) -> str:
     "One claim's line of the terminal scoreboard, the claim cut to `width`."
     c = r["claim"] if len(r["claim"]) <= width else r["claim"][:width - 1] + "…"
     return (f"{r['paper']:6} {c:{width}} {r['dataset'][:14]:14} {ours_text(r):26} "
-            f"{_num(r['paper_effect'], r['unit']):>7}  {_direction(r)} / {r['size']}")
+            f"{_num(r['paper_effect'], r['unit']):>7}  {_direction(r)} / {r['size']}" + (f"; needs {n}" if (n := needs_text(r)) else ""))
 
 def scoreboard_text(rows: list[dict], width: int = 72) -> str:
-    "The scoreboard for a terminal: paper, claim (cut to `width`), task, ours, the paper's, direction / size."
+    "The scoreboard for a terminal: paper, claim (cut to `width`), task, ours, the paper's, direction / size, and what an undecided claim needs."
     head = f"{'paper':6} {'claim':{width}} {'task':14} {'ours (95% CI)':26} {'paper':>7}  verdict"
     return "\n".join([head] + [_text_row(r, width) for r in rows])
 
 # %% ../nbs/96_site.ipynb #ea310ed2
-from .eval.mechanism import NOT_RUN
+from .eval.mechanism import EQUIVALENT, NOT_RUN, NOT_TESTABLE
 
-VERDICT_CLASS = {"holds": "v-holds", "reversed": "v-reversed", "undecided": "v-undecided", NOT_RUN: "v-notrun"}  # direction -> CSS class
-CARD_ROWS = (("holds, the paper's size", lambda r: r["holm"] == "holds" and r["size"] == "consistent"),
-             ("holds, smaller or larger", lambda r: r["holm"] == "holds" and r["size"] in ("smaller", "larger")),
-             ("undecided", lambda r: r["holm"] == "undecided"), ("reversed", lambda r: r["holm"] == "reversed"),
-             ("mechanism did not run", lambda r: r["holm"] == NOT_RUN))  # a card's lines, each counted over claims with a paper number
+VERDICT_CLASS = {"holds": "v-holds", "reversed": "v-reversed", EQUIVALENT: "v-equivalent", "undecided": "v-undecided", NOT_RUN: "v-notrun",
+                 NOT_TESTABLE: "v-untestable"}  # direction -> CSS class
 
 def badge(direction: str) -> str:
     "A verdict as its word in a coloured span (the word is always there: colour is never alone)."
     return f'<span class="verdict {VERDICT_CLASS.get(direction, "v-undecided")}">{direction}</span>'
 
 def paper_card(paper: str, rows: list[dict]) -> dict:
-    "One paper's card: its claims, those with a paper number counted by verdict, its readers and question counts."
-    mine = [dict(r, holm=r.get("direction_holm", r["direction"])) for r in rows if r["paper"] == paper]
-    numbered = [r for r in mine if r["paper_effect"] is not None]
+    "One paper's card: its tally (README's counts: every claim, those with a paper number, each Holm-adjusted direction), its outcome sentence, readers and question counts."
+    mine = [r for r in rows if r["paper"] == paper]
+    t = tally(mine)[0]
     ns = sorted({int(r["n"]) for r in mine if r.get("n") is not None})
-    return dict(paper=paper, claims=len(mine), with_paper_number=len(numbered), counts={k: sum(map(f, numbered)) for k, f in CARD_ROWS},
-                readers=sorted({r["reader"].split("@")[0] for r in mine if r["reader"]}), questions=(ns[0], ns[-1]) if ns else None)
+    return dict(paper=paper, claims=t["claims"], with_paper_number=t["with_paper_number"], counts={d: t[d] for d in TALLY},
+                sentence=outcome_sentence(mine, t["paper"]), readers=sorted({r["reader"].split("@")[0] for r in mine if r["reader"]}),
+                questions=(ns[0], ns[-1]) if ns else None)
 
 # %% ../nbs/96_site.ipynb #4a4fe013
 def card_html(card: dict) -> str:
-    "The card as an HTML block for the landing page."
+    "The card as an HTML block for the landing page: the outcome sentence, then the tally's lines under README's column names."
     qs = card["questions"]
     n = "" if not qs else f"{qs[0]} questions per claim" if qs[0] == qs[1] else f"{qs[0]} to {qs[1]} questions per claim"
-    lines = "".join(f"<li>{c} {badge(_CARD_WORD[k])}{'' if k == _CARD_WORD[k] else ' ' + k.split(', ', 1)[1]}</li>"
-                    for k, c in card["counts"].items())
-    return (f'<div class="card"><h3>{card["paper"]}</h3><p>{card["with_paper_number"]} of its {card["claims"]} claims have a paper '
-            f"number:</p><ul>{lines}</ul><p class=\"card-note\">{', '.join(card['readers']) or 'no reader recorded'}; {n}</p></div>")
-
-_CARD_WORD = {"holds, the paper's size": "holds", "holds, smaller or larger": "holds", "undecided": "undecided", "reversed": "reversed",
-              "mechanism did not run": NOT_RUN}  # the verdict word each card line carries
+    lines = "".join(f"<li>{card[k]} {TALLY_HEADS[k]}</li>" for k in ("claims", "with_paper_number"))
+    lines += "".join(f"<li>{c} {badge(d)}</li>" for d, c in card["counts"].items())
+    return (f'<div class="card"><h3>{card["paper"]}</h3><p class="card-outcome">{html.escape(card["sentence"], quote=False)}</p>'
+            f"<ul>{lines}</ul><p class=\"card-note\">{', '.join(card['readers']) or 'no reader recorded'}; {n}</p></div>")
 
 def cards(rows: list[dict]) -> str:
     "Every paper's card in order of appearance, in one flexible row (the benchmark's last)."
@@ -114,13 +110,14 @@ def _grouped_row(r: dict, link) -> str:
     "One claim's row of the grouped scoreboard."
     claim = f"[{_cell(r['claim'])}]({link(r)})" if link(r) else _cell(r["claim"])
     n = r["n"] if r["n"] is not None else ""
-    return f"| {claim} | {_direction_cell(r)} | {r['size']} | {r['dataset']} | {ours_text(r)} | {_num(r['paper_effect'], r['unit'])} | {n} |"
+    return (f"| {claim} | {_direction_cell(r)} | {r['size']} | {r['dataset']} | {ours_text(r)} | {_num(r['paper_effect'], r['unit'])} | {n} "
+            f"| {_cell(needs_text(r))} |")
 
 def grouped_scoreboard(rows: list[dict], # claim_rows
                        link, # row -> the claim's link ('' for none)
                        ) -> str:
     "The scoreboard as one markdown table per paper, each wrapped for the stylesheet's narrow-screen rule."
-    head = "| claim | verdict | size | task | ours (95% CI) | paper's effect | n |\n|---|---|---|---|---|---:|---:|"
+    head = "| claim | verdict | size | task | ours (95% CI) | paper's effect | n | needs |\n|---|---|---|---|---|---:|---:|---|"
     out = []
     for p in dict.fromkeys(r["paper"] for r in rows):
         body = "\n".join(_grouped_row(r, link) for r in rows if r["paper"] == p)
@@ -202,9 +199,11 @@ table.table { font-size: 0.8em; }
 .verdict { padding: 0 0.35em; border-radius: 0.3em; white-space: nowrap; }
 .v-holds { background: #d9f2dd; color: #14532d; } .v-reversed { background: #fbdada; color: #7f1d1d; }
 .v-undecided { background: #fdf1c7; color: #713f12; } .v-notrun { background: #e5e7eb; color: #374151; }
+.v-equivalent { background: #dbeafe; color: #1e3a8a; } .v-untestable { background: #ede9fe; color: #4c1d95; }
 .cards { display: flex; flex-wrap: wrap; gap: 0.8em; margin: 0.5em 0 1.5em; }
 .card { flex: 1 1 15em; max-width: 100%; border: 1px solid #d1d5db; border-radius: 0.5em; padding: 0.2em 0.9em; }
 .card ul { padding-left: 1.1em; margin: 0.2em 0; } .card h3 { margin-top: 0.4em; } .card-note { font-size: 0.85em; color: #4b5563; }
+.card-outcome { font-size: 0.92em; }
 .cell_output, .cell_input, pre { max-width: 100%; } pre { white-space: pre-wrap; word-break: break-word; }
 .cell_output img { max-width: 100%; height: auto; }
 table { display: block !important; max-width: 100% !important; overflow-x: auto !important; }  /* a wide table scrolls inside itself */
@@ -318,12 +317,16 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path]) -> str:
         "Four retrieval-augmented QA papers — EoR, SuRe, WITQA and LoRE — reproduced on one toolkit, and a benchmark that sets "
         "their methods side by side. Every number comes from a committed reference run (`outputs/paper/`); each claim links "
         "to the questions that decided it, and each run's page opens with its verdict.",
-        "## At a glance\n\nPer paper, its claims that carry a paper number, by verdict after Holm's adjustment within each run: "
-        "*holds* (our 95% interval lies above 0), *reversed* (below 0), *undecided*, or *mechanism did not run* (the mechanism "
-        "the claim is about acted on too few questions to judge it); a claim that holds is also sized against the paper's effect.",
+        "## At a glance\n\nPer paper, its outcome in one sentence, then every claim counted by its direction after Holm's adjustment "
+        "within its run — the counts and column names of README's table and `ragkit report scoreboard`: *holds* (our 95% interval "
+        "lies above 0), *reversed* (below 0), *equivalent* (inside the claim's equivalence margin, ±3 points for a difference of scores), "
+        "*undecided*, *mechanism did not run* (the mechanism the claim is about acted on too few of the questions it judges) or "
+        "*not testable here* (the setting lacks what the claim needs, e.g. a reader of the paper's scale); how many claims carry "
+        "a paper number is a line of its own. Each claim that holds is also sized against the paper's effect (the table below).",
         cards(rows),
-        f"## Every claim\n\n{len(rows)} claims: our estimate with its 95% interval, the paper's own effect, the direction (after Holm) "
-        "and the size (*consistent* when the paper's effect lies in our interval).",
+        f"## Every claim\n\n{len(rows)} claims: our estimate with its 95% interval, the paper's own effect, the direction (after Holm), "
+        "the size (*consistent* when the paper's effect lies in our interval) and, for a claim left undecided, the questions a run "
+        "would need to decide it at 80% power.",
         grouped_scoreboard(rows, evidence_link),
         "The reference runs' paragraphs, what each costs and how fast the readers are: [Runs and speed](runs.md).",
         _pages_list([p for p in papers if not p.endswith(".evidence")], modules),
@@ -481,7 +484,7 @@ def _print_claims(root: Path, label: str, prof: str) -> None:
     "Print the claims of the `prof` runs under the heading `label`, or that there are none yet."
     rows = claim_rows(root, prof)
     print(f"\nClaims of {label}: {len(rows)}" + ("" if rows else f" — none yet (ragkit reproduce --profile {prof})"))
-    if rows: print(tally_text(rows) + "\n\n" + scoreboard_text(rows))
+    if rows: print(tally_text(rows) + "\n\n" + "\n".join(l.replace("**", "") for l in outcome_lines(rows)) + "\n\n" + scoreboard_text(rows))
 
 def scoreboard_main(root: Path, profile: str = "demo") -> int:
     "`ragkit report scoreboard`: the committed paper runs' claims, then this clone's `profile` runs' claims, labelled."

@@ -9,7 +9,7 @@ import pytest
 
 import json
 from ragkit.report import claim_rows
-from ragkit.site import check_links, paper_card, raw_math
+from ragkit.site import VERDICT_CLASS, check_links, paper_card, raw_math
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,14 +42,17 @@ def test_module_docstrings_name_built_pages(site):
 
 
 def test_landing_page_is_the_scoreboard(site):
-    "A card per paper whose counts are the committed results.json files', then one row per claim linked to its deciding questions."
+    "A card per paper whose counts are the committed results.json files' (every claim by its Holm-adjusted direction), then one row per claim linked to its deciding questions."
     page = (site / "index.html").read_text(encoding="utf-8")
     rows = claim_rows(ROOT)
     assert len(rows) > 40 and len(re.findall(r'href="papers/[^"#]+\.evidence\.html#claim-[a-z0-9-]+"', page)) == len(rows)
     verdicts = [r for f in sorted((ROOT / "outputs" / "paper").glob("*/results.json")) for r in json.loads(f.read_text())["verdict"] or []]
-    for paper in ("LoRE", "EoR", "SuRe", "WITQA", "Benchmark"):
+    for paper in ("LoRE", "EoR", "SuRe", "WITQA", "Benchmark"):  # README's tally, under README's names, and the paper's sentence
         card = paper_card(paper, rows)
-        assert f"<h3>{paper}</h3><p>{card['with_paper_number']} of its {card['claims']} claims have a paper number" in page, paper
+        assert (f'<h3>{paper}</h3><p class="card-outcome">{card["sentence"]}</p><ul><li>{card["claims"]} claims</li>'
+                f'<li>{card["with_paper_number"]} with a paper number</li>') in page, paper
+        assert "".join(f'<li>{c} <span class="verdict {VERDICT_CLASS[d]}">{d}</span></li>' for d, c in card["counts"].items()) in page, paper
+    assert sum(sum(paper_card(p, rows)["counts"].values()) for p in ("LoRE", "EoR", "SuRe", "WITQA", "Benchmark")) == len(verdicts)
     numbered = [r for r in verdicts if r.get("paper") is not None]
     assert sum(paper_card(p, rows)["with_paper_number"] for p in ("LoRE", "EoR", "SuRe", "WITQA", "Benchmark")) == len(numbered)
 
