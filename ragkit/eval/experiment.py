@@ -311,7 +311,11 @@ def _needed(paper, lo, hi, n, unit: str, bound: str, margin) -> tuple[float, str
     "Questions a run would need to decide the claim at 80% power, and for what: the paper's effect, else equivalence at the margin."
     if n is None or _missing(n) or n < 1: return float("nan"), ""
     effect = paper if not _missing(paper) and bound in ("", "at least") and paper else None
-    k = questions_needed(effect, spread(lo, hi, int(n), 100.0 if unit == "points" else max(abs(lo), abs(hi), 1.0)), margin)
+    sd = spread(lo, hi, int(n), 100.0 if unit == "points" else max(abs(lo), abs(hi), 1.0))
+    k = questions_needed(effect, sd, margin)
+    if effect is not None and not _missing(k) and k <= n:  # enough questions to see the paper's effect: what is left to decide is equivalence
+        k2 = questions_needed(None, sd, margin)
+        return k2, (f"equivalence within ±{margin:.1f}; the {int(n)} compared would have shown the paper's {_pts(effect, unit)}" if not _missing(k2) else "")
     if _missing(k): return k, ""
     return k, f"the paper's {_pts(effect, unit)}" if effect is not None else f"equivalence within ±{margin:.1f}"
 
