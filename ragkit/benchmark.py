@@ -19,8 +19,8 @@ from .eval.experiment import Claim
 __all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'TOP_R', 'BENCH_TASKS', 'PARAMETER_RULES', 'ADAPTIVE_ROUTE',
            'BENCH_EOR_VOTE', 'CLOSED', 'BASELINE', 'MECHANISM_OF', 'EoRVote', 'TopR', 'PopularityRoute',
            'benchmark_systems', 'systems_over', 'reader_needs', 'pareto_front', 'bench_table', 'front_probability',
-           'eor_name', 'eor_claims', 'bench_claims', 'front_text', 'bench_health', 'bench_decisive_claims', 'eor_fits',
-           'eor_versus', 'eor_text']
+           'eor_name', 'eor_claims', 'bench_claims', 'front_text', 'bench_health', 'bench_decisive_claims',
+           'top1_systems', 'bench_gates', 'top1_claims', 'eor_fits', 'eor_versus', 'eor_text']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
 from .eval.semantic import Matcher
@@ -434,6 +434,45 @@ def bench_decisive_claims(runs: Mapping[tuple[str, str], Evaluation]) -> list[Cl
         elif s.startswith("EoR") and all((d, m) in runs for m in EOR_POOL): out.append(_vote_claim(runs, d, s))
         elif s.startswith("LoRE"): out.append(_lor_claim(runs, d, s))
     return out + [c for sure in {s for _, s in runs if s.startswith("SuRe")} for c in sure_decisive_claims(runs, sure)]
+
+# %% ../nbs/90_benchmark.ipynb #b9e10002
+from .eval.mechanism import Gate, gate, pair_gate
+from .papers.lore import Rechoose, same_answer
+from .papers.sure.experiment import sure_gates
+
+def top1_systems(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation, with the task's LoRE runs
+                 task: str) -> dict[str, Rechoose]:
+    "Name -> Top-1 (the top context's answer) re-chosen from each LoRE run of `task`: no LM call, the same answers LoRE read."
+    return {m.name: m for (d, s), ev in runs.items() if d == task and s.startswith("LoRE - ") for m in [Rechoose(ev, "top1")]}
+
+def _top1(s: str) -> str:
+    "The Top-1 system of LoRE system `s`."
+    return s.replace("LoRE", "Top-1", 1)
+
+def _answers(ev: Evaluation) -> dict:
+    "qid -> the answer of an evaluation's rows."
+    return dict(zip(ev.table.qid, ev.table.prediction.fillna("")))
+
+def bench_gates(runs: Mapping[tuple[str, str], Evaluation]) -> dict[tuple[str, str], Gate]:
+    "(task, system) -> the Gate of the system's mechanism: LoRE left its top context's answer, SuRe's summaries were conditional, EoR's choice differed from Top-R's, adaptive retrieval answered from memory."
+    out = dict(sure_gates({k: ev for k, ev in runs.items() if k[1].startswith("SuRe")}))
+    for (d, s), ev in runs.items():
+        if s.startswith("LoRE - ") and (d, _top1(s)) in runs:
+            out[d, s] = pair_gate(_answers(ev), _answers(runs[d, _top1(s)]), "LoRE answered otherwise than its top context", same=same_answer)
+        elif s.startswith("Adaptive"):
+            out[d, s] = gate(ev.table.to_dict("records"), lambda r: not r["trace"].get("retrieved", True), "it answered from memory (no retrieval)")
+        elif s.startswith("EoR") and all((d, m) in runs for m in EOR_POOL):
+            eor, topr = _right(runs, d, s), _top_r_right(runs, d, s)
+            out[d, s] = Gate(eor != topr[eor.index], "EoR's choice differed in containment from Top-R's")
+    return out
+
+def top1_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
+                metric: str = "f1") -> list[Claim]:
+    "'LoRE - r > Top-1 - r' on each task and retriever: the part of LoRE's gain that its ranking adds beyond reading the top context."
+    return [Claim(f"{s} > {_top1(s)} (the ranking's share of LoRE's gain)", d, s, _top1(s), metric, None,
+                  f"{SOURCES['LoRE']}; ragkit's split of LoRE's gain over naive RAG", mechanism=LORE_RANKING.name)
+            for (d, s) in runs if s.startswith("LoRE - ") and (d, _top1(s)) in runs]
+
 
 # %% ../nbs/90_benchmark.ipynb #b32ac01c
 def eor_fits(votes: Mapping[tuple[str, str], "EoRVote"]) -> list[dict]:
