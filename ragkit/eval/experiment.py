@@ -334,8 +334,8 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
     few = n is not None and n < MIN_N
     d = exact_direction(ex["wins"], ex["losses"], ex["p_exact"]) if ex and not few else direction(lo, hi, n)
     within = within_margin(lo, hi, n, margin)
-    if d == "undecided" and within: d = EQUIVALENT
     test, p_two = ("none", float("nan")) if few else ("exact sign test", ex["p_exact"]) if ex else ("bootstrap", _two_sided(extra.get("p_value"), lo, hi))
+    if d == "undecided" and within: d, test = EQUIVALENT, f"interval inside ±{margin:g}"  # the interval decides: no effect beyond the margin
     text = prefix + verdict_sentence(estimate, lo, hi, paper, n, unit, ex, bound, disc, margin)
     return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=d, size=size(lo, hi, paper, n, bound, disc),
                 verdict=text, unit=unit, source=source, test=test, p_two=p_two, margin=margin, within_margin=within,
@@ -404,7 +404,7 @@ def _gated(r: dict, c: Claim) -> dict:
     k, n = r["acted"], r["acted_of"]
     need = max(g.minimum for _, g in c.gates)
     counts = r["verdict"].split(". ", 1)[0] + ". " if c.decisive and r["verdict"].startswith("On the ") else ""
-    return dict(r, direction=NOT_RUN, size="n/a", n_needed=float(math.ceil(need * n / k)) if k else float("nan"),
+    return dict(r, direction=NOT_RUN, size="n/a", test="none", p_two=float("nan"), n_needed=float(math.ceil(need * n / k)) if k else float("nan"),
                 needed_for=f"the mechanism to act on {need} judged questions at its observed rate" if k else "",
                 verdict=f"{counts}No verdict: the mechanism did not act on enough of the questions this claim judges ({r['gate']}); "
                         f"our {_interval(r['ours'], r['lo'], r['hi'], r['unit'])} says nothing about it.")
@@ -412,7 +412,7 @@ def _gated(r: dict, c: Claim) -> dict:
 def _untestable(r: dict, c: Claim) -> dict:
     "A row the setting cannot decide: what it lacks, and our numbers for what they are."
     ours = "" if _missing(r.get("ours")) else f" Ours, for what it shows: {_interval(r['ours'], r['lo'], r['hi'], r['unit'])}."
-    return dict(r, direction=NOT_TESTABLE, size="n/a", untestable=c.untestable, verdict=f"Not testable here: {c.untestable}.{ours}")
+    return dict(r, direction=NOT_TESTABLE, size="n/a", test="none", p_two=float("nan"), untestable=c.untestable, verdict=f"Not testable here: {c.untestable}.{ours}")
 
 def _claim_row(c: Claim, runs: Mapping, n_boot: int, seed: int) -> dict | None:
     "The verdict row of one claim (None when a system did not run and nothing is declared about it)."
@@ -457,7 +457,7 @@ def _not_run(r: Mapping, fails: Sequence[Mapping]) -> dict:
     iv = f"{_pts(r['ours'], r['unit'])} [{_pts(r['lo'], r['unit'])}, {_pts(r['hi'], r['unit'])}]" + ("" if r["unit"] == "%" else f" {r['unit']}")
     why = "; ".join(health_sentence(f) for f in fails)
     counts = r["verdict"].split(". ", 1)[0] + ". " if r.get("decisive") and r["verdict"].startswith("On the ") else ""  # a decisive claim's counts stay
-    return dict(r, direction=NOT_RUN, size="n/a", verdict=f"{counts}No verdict: the mechanism did not run ({why}); our {iv} says nothing about it.")
+    return dict(r, direction=NOT_RUN, size="n/a", test="none", p_two=float("nan"), verdict=f"{counts}No verdict: the mechanism did not run ({why}); our {iv} says nothing about it.")
 
 def _has_gate(r: Mapping) -> bool:
     "Whether a row was gated question by question (its gate_ok is a bool), so task-level checks do not gate it again."
@@ -632,6 +632,7 @@ class Experiment:
                  paper: str = "ragkit", # the paper's short name: its reader's LM cache and the prefix of a temporary run folder
                  ):
         self.params, self.paper, self.tasks, self.figures = dict(params), paper, {}, []
+        self.available = {}  # task -> the questions its data holds (a claim that would need more is not testable here)
         self.seed, self.n_boot = self.params.get("seed", 0), self.params.get("n_boot", 1000)
         self.out = output_dir(self.params.get("out_dir", ""), f"{paper}-")
         self.on_error, self.excluded = "raise", []  # a failing system fails the run; set on_error = "exclude" for a partial run
@@ -661,8 +662,10 @@ class Experiment:
     def prepare(self, name: str, **kw) -> Prepared:
         "Task `name` sampled with the notebook's parameters (`kw` overrides them), kept in `.tasks`."
         from ragkit.data.tasks import prepare
-        self.tasks[name] = prepare(name, **({k: self.params[k] for k in SAMPLING if k in self.params} | kw))
-        return self.tasks[name]
+        from ragkit.data.registry import load_dataset
+        p = self.tasks[name] = prepare(name, **({k: self.params[k] for k in SAMPLING if k in self.params} | kw))
+        if p.task is not None and "where" not in kw: self.available[name] = len(load_dataset(p.task.dataset, p.task.split))
+        return p
 
     def run(self, systems: Mapping[str, object], # name -> method
             prepared: Prepared, # the task they answer
@@ -672,8 +675,9 @@ class Experiment:
         return run_systems(systems, prepared, metrics, self.out, n_boot=self.n_boot, seed=self.seed, **kw)
 
     def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None, health: Sequence[Mapping] = ()) -> pd.DataFrame:
-        "The verdict table of `claims` on `runs` (see `verdict`), with the notebook's bootstrap size and seed."
-        return verdict(claims, runs, self.n_boot, self.seed, health)
+        "The verdict table of `claims` on `runs` (see `verdict`), with the notebook's bootstrap size and seed; a claim over a whole task knows how many questions its data holds."
+        whole = lambda c: c.available is None and c.statistic is None and c.scores is None and not c.decisive and c.dataset in self.available
+        return verdict([replace(c, available=self.available[c.dataset]) if whole(c) else c for c in claims], runs, self.n_boot, self.seed, health)
 
     def save(self, fig, name: str) -> str:
         "Save `fig` into the run folder as `<name>.png`, listed in results.json's figures; its file name."
