@@ -19,7 +19,8 @@ __all__ = ['LORE_TEMPLATES', 'RULES', 'PARAMETER_RULES', 'RETRIEVERS', 'PAPER_TA
            'lore_systems', 'lore_ablations', 'lore_rerankers', 'first_questions', 'reader_needs', 'paper_rows',
            'bias_rows', 'lore_health', 'lore_claims', 'rerank_health', 'lore_cost_claims', 'lore_rerank_claims',
            'naive_level', 'level_sentence', 'baseline_note', 'answer_kept', 'cut_sentence', 'with_notes',
-           'contexts_differ', 'lore_decisive_claims', 'top_context_right']
+           'contexts_differ', 'lore_decisive_claims', 'top_context_right', 'same_answer', 'lore_gates',
+           'with_pair_gates', 'gated']
 
 # %% ../../nbs/40_papers.lore.ipynb #fe1e6c8a
 from ..lm.reader import Template, register_templates
@@ -486,16 +487,18 @@ def bias_rows(ev, golds_by_qid: dict[str, list[str]]) -> pd.DataFrame:
 # %% ../../nbs/40_papers.lore.ipynb #7e951149
 from ..eval.mechanism import Check, Mechanism, health
 
-def _distinct_answers(r: Mapping) -> int:
-    "How many different (normalised) answers a LoRE row's contexts gave."
-    return len({normalize_answer(c["answer"]) for c in r["trace"].get("candidates", [])})
+def _differ_in_em(r: Mapping) -> bool | None:
+    "Whether a LoRE row's contexts' answers differ in exact match against its golds (None: a row without golds)."
+    golds = r.get("golds")
+    if not isinstance(golds, (list, tuple, np.ndarray)): return None
+    return len({_em(c["answer"], list(golds)) for c in r["trace"].get("candidates", [])}) > 1
 
-LORE_RANKING = Mechanism("LoRE's ranking", (  # what LoR must show in a LoRE row's trace for a claim about it to mean anything
-    Check("the contexts' answers differ", lambda r: _distinct_answers(r) > 1),
+LORE_RANKING = Mechanism("LoRE's ranking", (  # what LoR must show in a LoRE run's traces: diagnostics (claims are gated question by question)
+    Check("the contexts' answers differ in correctness (EM)", _differ_in_em),
     Check("the ranking chose a context other than the top one", lambda r: r["trace"].get("chosen_rank") not in (None, 1))))
 
 def lore_health(runs: Mapping) -> list[dict]:
-    "LoRE's ranking checked on the rows of every LoRE run in `runs` ((task, system) -> Evaluation)."
+    "LoRE's ranking checked on the rows of every LoRE run in `runs` ((task, system) -> Evaluation), over each task as a whole."
     return [h for (d, s), ev in runs.items() if s.startswith("LoRE - ") for h in health(LORE_RANKING, d, s, ev.table.to_dict("records"))]
 
 # %% ../../nbs/40_papers.lore.ipynb #c40e0a08
@@ -558,7 +561,7 @@ def _moved(r: Mapping) -> bool | None:
 LLM_RERANKING = Mechanism("LLM re-ranking", (Check("the re-ranker put a context other than fusion's first on top", _moved),))
 
 def rerank_health(runs: Mapping) -> list[dict]:
-    "LLM re-ranking checked on every re-ranker run, counted for its task as a whole (it decides the claims that name it there)."
+    "LLM re-ranking checked on every re-ranker run, counted over its task as a whole (a diagnostic: its claims are gated by lore_gates)."
     return [h | dict(check=f"{s}: {h['check']}", system="") for (d, s), ev in runs.items() if s.startswith(f"{RERANK} - ")
             for h in health(LLM_RERANKING, d, s, ev.table.to_dict("records"))]
 
@@ -717,3 +720,44 @@ def top_context_right(ev) -> pd.Series:
     "Per qid of a LoRE run: the exact match of the top context's answer (what Top-1 reading answers)."
     top = lambda t: min((t or {}).get("candidates", []), key=lambda c: c["context_rank"], default={"answer": ""})["answer"]
     return pd.Series({r.qid: _right(top(r.trace), list(r.golds)) for r in ev.table.itertuples()}, dtype=float)
+
+# %% ../../nbs/40_papers.lore.ipynb #c40d0008
+from ..eval.mechanism import Gate, gate, pair_gate
+from ..eval.experiment import with_gates
+
+def same_answer(x: str, y: str) -> bool:
+    "Whether two answers are the same after `normalize_answer`."
+    return normalize_answer(x) == normalize_answer(y)
+
+def _answers(ev) -> dict:
+    "qid -> the answer of an evaluation's rows."
+    return dict(zip(ev.table.qid, ev.table.prediction))
+
+def lore_gates(runs: Mapping, # (task, system) -> Evaluation
+               ) -> dict[tuple[str, str], Gate]:
+    "(task, re-ranker) -> where the LLM re-ranker put a context other than fusion's first on top, for every re-ranker run in `runs`."
+    return {(d, s): gate(ev.table.to_dict("records"), _moved, "the re-ranker put a context other than fusion's first on top")
+            for (d, s), ev in runs.items() if s.startswith(f"{RERANK} - ")}
+
+def _rival(c: Claim) -> str | None:
+    "The one system a claim compares its `a` with (None: several)."
+    bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
+    return bs[0] if len(bs) == 1 else None
+
+def with_pair_gates(claims: Sequence[Claim], # claims; those naming LoRE's ranking get a gate
+                    runs: Mapping, # (task, system) -> Evaluation
+                    ) -> list[Claim]:
+    "Each claim about LoRE's ranking (LoRE against Top-1 or MeanProb) with the gate of its comparison: acted where the two answers differ."
+    out = []
+    for c in claims:
+        b = _rival(c)
+        if c.mechanism != LORE_RANKING.name or b is None or not {(c.dataset, c.a), (c.dataset, b)} <= set(runs):
+            out.append(c); continue
+        what = f"{c.a.split(' - ')[0]} and {b.split(' - ')[0]} answered differently"
+        g = pair_gate(_answers(runs[c.dataset, c.a]), _answers(runs[c.dataset, b]), what, same=same_answer)
+        out.append(dataclasses.replace(c, gates=c.gates + ((f"{c.a} vs {b}", g),)))
+    return out
+
+def gated(claims: Sequence[Claim], runs: Mapping) -> list[Claim]:
+    "`claims` with their gates: the re-ranker's on the claims naming LLM re-ranking, each ranking claim's comparison on its own."
+    return with_pair_gates(with_gates(claims, lore_gates(runs)), runs)
