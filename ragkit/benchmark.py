@@ -19,8 +19,8 @@ from .eval.experiment import Claim
 __all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'TOP_R', 'BENCH_TASKS', 'PARAMETER_RULES', 'ADAPTIVE_ROUTE',
            'BENCH_EOR_VOTE', 'CLOSED', 'BASELINE', 'MECHANISM_OF', 'EoRVote', 'TopR', 'PopularityRoute',
            'benchmark_systems', 'systems_over', 'reader_needs', 'pareto_front', 'bench_table', 'front_probability',
-           'eor_name', 'eor_claims', 'bench_claims', 'front_text', 'bench_health', 'bench_decisive_claims',
-           'top1_systems', 'bench_gates', 'top1_claims', 'eor_fits', 'eor_versus', 'eor_text']
+           'eor_name', 'eor_claims', 'bench_claims', 'top1_systems', 'front_text', 'bench_health',
+           'bench_decisive_claims', 'bench_gates', 'top1_claims', 'eor_fits', 'eor_versus', 'eor_text']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
 from .eval.semantic import Matcher
@@ -337,6 +337,19 @@ PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their ty
     nli_model=MODEL_RULE,
     reader=READER_RULE, device=DEVICE_RULE)  # chat, out_dir: ragkit.notebooks.SHARED_RULES
 
+# %% ../nbs/90_benchmark.ipynb #b9e10006
+from .papers.lore import Rechoose
+
+def top1_systems(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation, with the task's LoRE runs
+                 task: str) -> dict[str, Rechoose]:
+    "Name -> Top-1 (the top context's answer) re-chosen from each LoRE run of `task`: no LM call, the same answers LoRE read."
+    return {m.name: m for (d, s), ev in runs.items() if d == task and s.startswith("LoRE - ") for m in [Rechoose(ev, "top1")]}
+
+def _top1(s: str) -> str:
+    "The Top-1 system of LoRE system `s`."
+    return s.replace("LoRE", "Top-1", 1)
+
+
 # %% ../nbs/90_benchmark.ipynb #c1e34566
 def front_text(table: pd.DataFrame) -> str:
     "Per task, the systems on the F1/cost front, cheapest first, with their F1 and reader tokens per question."
@@ -437,17 +450,8 @@ def bench_decisive_claims(runs: Mapping[tuple[str, str], Evaluation]) -> list[Cl
 
 # %% ../nbs/90_benchmark.ipynb #b9e10002
 from .eval.mechanism import Gate, gate, pair_gate
-from .papers.lore import Rechoose, same_answer
+from .papers.lore import same_answer
 from .papers.sure.experiment import sure_gates
-
-def top1_systems(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation, with the task's LoRE runs
-                 task: str) -> dict[str, Rechoose]:
-    "Name -> Top-1 (the top context's answer) re-chosen from each LoRE run of `task`: no LM call, the same answers LoRE read."
-    return {m.name: m for (d, s), ev in runs.items() if d == task and s.startswith("LoRE - ") for m in [Rechoose(ev, "top1")]}
-
-def _top1(s: str) -> str:
-    "The Top-1 system of LoRE system `s`."
-    return s.replace("LoRE", "Top-1", 1)
 
 def _answers(ev: Evaluation) -> dict:
     "qid -> the answer of an evaluation's rows."

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from ragkit.eval.experiment import DIRECTIONS, no_difference_bound
-from ragkit.eval.mechanism import EXACT_BELOW, NOT_RUN, exact_direction, failing, holm
+from ragkit.eval.mechanism import EXACT_BELOW, NOT_RUN, NOT_TESTABLE, exact_direction, failing, holm
 from ragkit.report import render_readme
 from ragkit.notebooks import find_notebook, load_profiles, project_root, resolve_parameters
 
@@ -86,13 +86,30 @@ def test_every_claim_records_its_test_and_its_adjusted_direction(run):
 
 @pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
 def test_no_verdict_on_a_mechanism_that_did_not_run(run):
-    "No committed claim about a mechanism reads holds or reversed where a check of that mechanism fell short on its task."
+    "No committed claim about a mechanism gets a direction where its mechanism fell short: on the questions it judges where it has a gate, on its task where it has none."
     results = _strict(run / "results.json")
     health = results.get("mechanisms", [])
     for row in results.get("verdict", []):
-        if not row.get("mechanism"): continue
+        if not row.get("mechanism") or row["direction"] == NOT_TESTABLE: continue
+        if isinstance(row.get("gate_ok"), bool):  # gated question by question (issue 48): the gate alone decides, counted on the judged questions
+            assert row["gate_ok"] == (row["acted"] >= 10), (row["claim"], row["dataset"], row["gate"])
+            assert (row["direction"] == NOT_RUN) == (not row["gate_ok"]), (row["claim"], row["dataset"], row["gate"])
+            if not row["gate_ok"]: assert row["direction_holm"] == NOT_RUN and row["test"] == "none", (row["claim"], row["dataset"])
+            continue
         fails = failing(health, row["mechanism"], row["dataset"], [row.get("a") or ""])
         if fails: assert row["direction"] == NOT_RUN and row["direction_holm"] == NOT_RUN, (row["claim"], row["dataset"], fails[0]["check"])
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
+def test_no_test_named_where_none_decided(run):
+    "A committed row names a test only where one decided it (10 or more questions, a mechanism that acted, a testable claim), and sizes nothing on fewer than 10 differing questions."
+    for row in _strict(run / "results.json").get("verdict", []):
+        if "within_margin" not in row: continue  # a row written before issue 48's rules
+        if row["direction"] == NOT_TESTABLE: continue  # declared: no test; too few questions in the data: tested, undecided, and sized out
+        undecidable = (row.get("n") or 0) < 10 or row["direction"] == NOT_RUN
+        assert (row["test"] == "none") == undecidable, (row["claim"], row["dataset"], row["test"])
+        m = row.get("discordant") if row.get("discordant") is not None else row.get("rests_on")
+        if m is not None and m == m and m < 10: assert row["size"] == "n/a", (row["claim"], row["dataset"], m)
 
 
 def _absolute_strings(obj, where=""):

@@ -113,8 +113,9 @@ def health_sentence(r: Mapping) -> str:
 def health_text(rows: Sequence[Mapping]) -> str:
     "A markdown paragraph: each mechanism's checks, one line each, those that failed marked."
     if not rows: return ""
-    out = [f"**Did the mechanisms act?** {sum(not r['ok'] for r in rows)} of {len(rows)} checks fell short of their minimum; "
-           "a claim about a mechanism that did not act gets no direction."]
+    out = [f"**Did the mechanisms act?** Counted over each task as a whole, {sum(not r['ok'] for r in rows)} of {len(rows)} checks fell "
+           "short of their minimum. A claim with a gate is judged by its gate on the questions it judges (its row says how "
+           "many); a claim without one gets no direction where its mechanism's check here fell short."]
     for name in dict.fromkeys(r["mechanism"] for r in rows):
         out += [f"- *{name}* — {health_sentence(r)}" for r in rows if r["mechanism"] == name]
     return "\n".join(out)
