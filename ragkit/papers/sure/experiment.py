@@ -13,9 +13,10 @@ import pandas as pd
 from .method import RERANKERS
 
 # %% auto #0
-__all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PASSAGE_COPY', 'SURE_SELECTION',
-           'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics', 'conditional', 'sure_health',
-           'sure_decisive_claims', 'oracle', 'sure_claims', 'fig4a_claims']
+__all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PAPER_SAMPLE', 'PASSAGE_COPY',
+           'SURE_SELECTION', 'CONDITIONAL', 'SUMMARY_RANKED', 'sure_retriever', 'sure_systems', 'sure_extras',
+           'sure_diagnostics', 'conditional', 'sure_health', 'sure_gates', 'sure_decisive_claims', 'oracle',
+           'sure_claims', 'fig4a_claims']
 
 # %% ../../../nbs/70_papers.sure.ipynb #5550e99f
 from ...core import AtLeast, Flag, OneOf, Parses, WholeNumbers
@@ -87,12 +88,13 @@ _T3 = {  # SuRe paper, Table 3 (Section 4.3): (EM, F1) in % per row of _T3_ROWS;
 PAPER_TABLE3 = {(d, s): dict(exact_match=em, f1=f1) for d, cells in _T3.items() for s, (em, f1) in zip(_T3_ROWS, cells)}
 
 _T4_ROWS = list(RERANKERS.values())  # BM25, Sent-enc (q), LLM-rerank, Sent-enc (Gen), Sent-enc (SuRe)
-_T4 = {  # SuRe paper, Table 4 (Section 4.3): (EM, F1) in % answering from the top-1 of 10 BM25 passages, per row of _T4_ROWS
+_T4 = {  # SuRe paper, Table 4 (Section 4.3): (EM, F1) in % answering from the top-1 of 10 BM25 passages, per row of _T4_ROWS; NQ*, WebQ* as Table 3's
     "nq": [(12.6, 18.8), (18.2, 26.4), (20.0, 28.4), (21.2, 31.7), (23.2, 32.5)],
     "webq": [(9.0, 17.6), (11.4, 21.1), (14.2, 24.4), (13.6, 25.3), (15.4, 28.0)],
     "2wikimultihopqa:dev-500": [(14.8, 18.1), (14.8, 18.1), (18.2, 21.3), (17.8, 21.1), (18.0, 21.5)],
     "hotpotqa": [(21.8, 28.3), (20.2, 27.2), (26.0, 34.4), (27.0, 34.3), (28.8, 36.7)]}
 PAPER_TABLE4 = {(d, s): dict(exact_match=em, f1=f1) for d, cells in _T4.items() for s, (em, f1) in zip(_T4_ROWS, cells)}
+PAPER_SAMPLE = {"nq": "NQ*: the paper's 500-question NQ sample", "webq": "WebQ*: the paper's 500-question WebQ sample"}  # Tables 3 and 4's cells there
 
 # %% ../../../nbs/70_papers.sure.ipynb #d82e2fcb
 from ...eval.metrics import normalize_answer
@@ -186,6 +188,27 @@ def sure_health(runs: Mapping, # (task, system) -> Evaluation
     return [h for (d, s), ev in runs.items() if "trace" in ev.table and any("summaries" in (t or {}) for t in ev.table.trace)
             for h in health(SURE_SELECTION, d, s, ev.table.to_dict("records"))]
 
+# %% ../../../nbs/70_papers.sure.ipynb #5a0e1002
+from ...eval.mechanism import Gate, gate
+
+CONDITIONAL = "its summaries were conditional (two distinct candidates; non-empty, different, no passage copy)"  # what SuRe's gate counts, read before "on 8 of the 103 questions judged"
+SUMMARY_RANKED = {"Sent-enc (SuRe)": "SuRe"}  # a system ranking by another's chosen summary -> that system (on the same questions)
+
+def _summarises(ev) -> bool:
+    "Whether an evaluation's rows carry candidates and summaries, or candidates that were never two (nothing to summarise)."
+    tr = [t or {} for t in ev.table.trace] if "trace" in ev.table else []
+    return any("candidates" in t for t in tr) and (any("summaries" in t for t in tr)
+                                                    or not any(len(set(t.get("candidates", []))) > 1 for t in tr))
+
+def sure_gates(runs: Mapping, # (task, system) -> Evaluation
+               ) -> dict[tuple[str, str], Gate]:
+    "(task, system) -> the Gate of SuRe's mechanism: per question, whether the row's summaries were conditional (`conditional`)."
+    own = {(d, s): gate(ev.table.to_dict("records"), lambda r: conditional(r["trace"]), CONDITIONAL)
+           for (d, s), ev in runs.items() if _summarises(ev)}
+    return own | {(d, s): Gate(own[d, by].acted, f"the {by} summaries it ranks by were conditional", own[d, by].minimum)
+                  for (d, s) in runs if (by := SUMMARY_RANKED.get(s)) and (d, by) in own}
+
+
 # %% ../../../nbs/70_papers.sure.ipynb #c70d0005
 from ...eval.experiment import Claim, decisive_claim
 from ...eval.metrics import exact_match
@@ -235,6 +258,10 @@ def _table1_claims(datasets: Sequence[str]) -> list[Claim]:
                   mechanism=SURE_SELECTION.name)
             for d in datasets for b, ms in _T1_CLAIMS for m in ms]
 
+def _sampled(source: str, d: str) -> str:
+    "A Table 3 or 4 claim's source, naming the paper's 500-question sample where its cells on task `d` come from one (NQ*, WebQ*)."
+    return f"{source} ({PAPER_SAMPLE[d]})" if d in PAPER_SAMPLE else source
+
 _T3_CLAIMS = (("+ summaries > Base (EM)", "+ conditional summaries", "Base"),  # (claim, a, b)
               ("SuRe > ranking only (EM)", "SuRe", "+ pair-wise ranking"),
               ("SuRe > Sum-and-pred (EM)", "SuRe", "Sum-and-pred (Gen)"))
@@ -242,7 +269,7 @@ _T3_CLAIMS = (("+ summaries > Base (EM)", "+ conditional summaries", "Base"),  #
 def _table3_claims(datasets: Sequence[str]) -> list[Claim]:
     "Table 3's: conditional summaries help, validity adds to ranking, and SuRe beats a generic summary."
     return [Claim(name, d, a, (b,), "exact_match", paper_difference(PAPER_TABLE3, d, a, b, "exact_match"),
-                  "SuRe Table 3, Section 4.3", mechanism=SURE_SELECTION.name) for d in datasets for name, a, b in _T3_CLAIMS]
+                  _sampled("SuRe Table 3, Section 4.3", d), mechanism=SURE_SELECTION.name) for d in datasets for name, a, b in _T3_CLAIMS]
 
 _T4_CLAIMS = (("rerank by SuRe > BM25 top-1 (EM)", "BM25"),  # (claim, b)
               ("rerank by SuRe > by generic summary (EM)", "Sent-enc (Gen)"))
@@ -250,16 +277,21 @@ _T4_CLAIMS = (("rerank by SuRe > BM25 top-1 (EM)", "BM25"),  # (claim, b)
 def _table4_claims(datasets: Sequence[str]) -> list[Claim]:
     "Table 4's: SuRe's summary finds a better passage than BM25's order and than a generic summary."
     return [Claim(name, d, "Sent-enc (SuRe)", (b,), "exact_match",
-                  paper_difference(PAPER_TABLE4, d, "Sent-enc (SuRe)", b, "exact_match"), "SuRe Table 4, Section 4.3", mechanism=SURE_SELECTION.name)
+                  paper_difference(PAPER_TABLE4, d, "Sent-enc (SuRe)", b, "exact_match"), _sampled("SuRe Table 4, Section 4.3", d),
+                  mechanism=SURE_SELECTION.name)
             for d in datasets for name, b in _T4_CLAIMS]
+
+def _papers_claim(c: Claim) -> bool:
+    "Whether `c` is the paper's claim on its task: where the paper's own number is 0 or below, it is not (as LoRE's `_papers_claim`)."
+    return c.paper is None or c.paper > 0
 
 def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
                 table3: bool = False, # add Table 3's ablation claims
                 table4: bool = False, # add Table 4's reranking claims
                 ) -> list[Claim]:
-    "SuRe's Table 1 (and optionally Table 3) claims on `datasets`, with the paper's differences where its table has the task."
-    return (_table1_claims(datasets) + (_table3_claims(datasets) if table3 else [])
-            + (_table4_claims(datasets) if table4 else []))
+    "SuRe's Table 1 (and optionally Tables 3 and 4) claims on `datasets`, with the paper's differences where its table has the task, the paper's claims only."
+    return [c for c in (_table1_claims(datasets) + (_table3_claims(datasets) if table3 else [])
+                        + (_table4_claims(datasets) if table4 else [])) if _papers_claim(c)]
 
 def fig4a_claims(datasets: Sequence[str], # tasks that ran with retrieval
                  n_passages: int, # Table 1's N
@@ -268,4 +300,5 @@ def fig4a_claims(datasets: Sequence[str], # tasks that ran with retrieval
     "Figure 4a's 'SuRe gains already at N = 5' on each task, where N = 5 ran."
     sys = lambda s: s if n_passages == 5 else f"{s} (N=5)"
     return [Claim("SuRe > Base at N=5 (EM)", d, sys("SuRe"), (sys("Base"),), "exact_match", None,
-                  "SuRe Figure 4a, Section 4.3 (the text; the figure prints no numbers)", mechanism=SURE_SELECTION.name) for d in datasets if 5 in grid_ns or n_passages == 5]
+                  _sampled("SuRe Figure 4a, Section 4.3 (the text; the figure prints no numbers)", d), mechanism=SURE_SELECTION.name)
+            for d in datasets if 5 in grid_ns or n_passages == 5]
