@@ -307,11 +307,14 @@ def _two_sided(p_boot: float | None, lo: float, hi: float) -> float:
     if _missing(p_boot) or (lo == hi == 0): return 1.0 if lo == hi == 0 else float("nan")
     return float(min(1.0, 2 * min(p_boot, 1 - p_boot)))
 
-def _needed(paper, lo, hi, n, unit: str, bound: str, margin) -> tuple[float, str]:
-    "Questions a run would need to decide the claim at 80% power, and for what: the paper's effect, else equivalence at the margin."
+def _needed(paper, lo, hi, n, unit: str, bound: str, margin, ours=None) -> tuple[float, str]:
+    "Questions a run would need to decide the claim at 80% power, and for what: the paper's effect; without one, the observed effect where it exceeds the margin, else equivalence at the margin."
     if n is None or _missing(n) or n < 1: return float("nan"), ""
     effect = paper if not _missing(paper) and bound in ("", "at least") and paper else None
     sd = spread(lo, hi, int(n), 100.0 if unit == "points" else max(abs(lo), abs(hi), 1.0))
+    if effect is None and not _missing(ours) and not _missing(margin) and abs(ours) > margin:  # an effect beyond the margin cannot be shown equivalent
+        k = questions_needed(ours, sd)
+        return k, (f"the observed {_pts(ours, unit)}" if not _missing(k) else "")
     k = questions_needed(effect, sd, margin)
     if effect is not None and not _missing(k) and k <= n:  # enough questions to see the paper's effect: what is left to decide is equivalence
         k2 = questions_needed(None, sd, margin)
@@ -344,7 +347,7 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
 def with_needs(r: dict) -> dict:
     "An undecided row with the questions a decision would need (n_needed, needed_for, a sentence); not testable here where the data holds fewer."
     if r.get("direction_holm") != "undecided" or not _missing(r.get("n_needed")): return r
-    k, why = _needed(r["paper"], r["lo"], r["hi"], r["n"], r["unit"], r.get("bound") or "", r.get("margin"))
+    k, why = _needed(r["paper"], r["lo"], r["hi"], r["n"], r["unit"], r.get("bound") or "", r.get("margin"), r.get("ours"))
     if _missing(k): return r
     text = r["verdict"] + f" Deciding it at 80% power would need about {k:,.0f} questions like these (for {why}, at the observed spread)."
     a = r.get("available")
