@@ -17,11 +17,12 @@ import seaborn as sns
 from ...eval.metrics import has_answer, normalize_answer
 
 # %% auto #0
-__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PARAMETER_RULES', 'PAPER_PAIR', 'SOURCES', 'PAPER_ER_PAIRS', 'ER_SRC', 'rwr', 'mrwr',
-           'mrlr', 'error_indicators', 'answer_in_doc', 'doc_indicators', 'long_answer_mask', 'error_condition',
-           'error_rwr', 'decomposition_table', 'pool_oracle', 'upper_bound_table', 'plot_rwr', 'plot_mrlr',
-           'plot_accuracy', 'plot_upper_bound', 'question_grid', 'inconsistency_report', 'summary_frame',
-           'report_record', 'source_health', 'held_matrix', 'rwr_wins', 'inconsistency_claims']
+__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PARAMETER_RULES', 'PAPER_PAIR', 'SOURCES', 'PAPER_ER_PAIRS', 'ER_SRC', 'PAPER_RWR',
+           'PICKED_SRC', 'rwr', 'mrwr', 'mrlr', 'error_indicators', 'answer_in_doc', 'doc_indicators',
+           'long_answer_mask', 'error_condition', 'error_rwr', 'decomposition_table', 'pool_oracle',
+           'upper_bound_table', 'plot_rwr', 'plot_mrlr', 'plot_accuracy', 'plot_upper_bound', 'question_grid',
+           'inconsistency_report', 'summary_frame', 'report_record', 'source_health', 'held_matrix', 'rwr_wins',
+           'inconsistency_claims']
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #c3260491
 def _binary(x, name: str = "correct", min_rows: int = 2) -> np.ndarray:
@@ -377,6 +378,13 @@ def _pair_rwr(i: int, j: int):
     "RWR(i, j) of a [M, N] 0/1 matrix: of j's failures, the share i answers (NaN when j never fails)."
     return lambda c: rwr(c)[i, j]
 
+def _fails(c: np.ndarray, # a [M, N] 0/1 matrix
+           j: int | None = None, # a row; None: any row
+           ) -> int:
+    "The questions row j fails on (RWR(·, j)'s denominator), or that some row fails on (every MRLR's denominators together)."
+    c = np.asarray(c, dtype=float)
+    return int(((c[j] if j is not None else c.min(0)) == 0).sum())
+
 def _worst_best(c: np.ndarray) -> tuple[int, int]:
     "Rows of the least and the most accurate retriever (the first on ties)."
     acc = c.mean(1)
@@ -384,9 +392,11 @@ def _worst_best(c: np.ndarray) -> tuple[int, int]:
 
 def _on_questions(c: np.ndarray, # a [M, N] 0/1 matrix: retrievers x questions
                   stat, # matrix -> float
+                  rests_on: int | None = None, # the questions its denominator counts, for a ratio (see _fails)
                   ) -> Statistic:
     "`stat` of the matrix's columns, as a statistic of question indices (bootstrapped over questions)."
-    return Statistic(lambda ix: stat(c[:, ix]), c.shape[1])
+    return Statistic(lambda ix: stat(c[:, ix]), c.shape[1], rests_on=rests_on)
+
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #de893da7
 PAPER_PAIR = ("SE@1", "Wiki@10")  # EoR Section 2.2: the lowest-ranked and the top retriever on NQ with ChatGPT
@@ -425,7 +435,7 @@ def _er_claims(d: str, g: pd.DataFrame, names: list[str]) -> list[Claim]:
     held = held_matrix(g, names)
     pairs = [(a, b) for x, y in (("Wiki@10", "SE@1"), ("Wiki@10", "PK")) if {x, y} <= set(names) for a, b in ((x, y), (y, x))]
     return [Claim(f"{a}'s documents hold answers {b}'s lack (RWR_Er({a}, {b}) > 0; the sources differ)", d, "", "", "gold_in_doc",
-                  PAPER_ER_PAIRS.get((a, b)), ER_SRC, statistic=_on_questions(held, _pair_rwr(names.index(a), names.index(b))))
+                  PAPER_ER_PAIRS.get((a, b)), ER_SRC, statistic=_on_questions(held, _pair_rwr(names.index(a), names.index(b)), _fails(held, names.index(b))))
             for a, b in pairs]
 
 def rwr_wins(g: pd.DataFrame, # one dataset's rows of a response grid, with `gold_in_doc`
@@ -439,21 +449,26 @@ def rwr_wins(g: pd.DataFrame, # one dataset's rows of a response grid, with `gol
                 both_held=int((hi & hj).sum()), neither_held=int((~hi & ~hj).sum()), only_j_held=int((~hi & hj).sum()))
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #25953cea
+PAPER_RWR = 26.0  # EoR Section 2.2: RWR(SE@1, Wiki@10) on NQ with ChatGPT, the one cell of Figure 1 its text prints
+PICKED_SRC = ("EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM): the paper prints RWR for its own pair only (SE@1 over Wiki@10, 26%) and "
+              "Figure 1's other cells are not in its text, so no paper number is compared for another pair")
+
 def _dataset_claims(d: str, g: pd.DataFrame) -> list[Claim]:
     "Section 2's claims on one dataset's responses, and the sources' mechanism (RWR_Er both ways) where the documents record it."
     q = question_grid(g)
     c, names = q["correct"].astype(float), q["retrievers"]
     w, b = _worst_best(c)
-    on = lambda claim, stat, paper, source, mechanism="", bound="": Claim(claim, d, "", "", "correct", paper, source, statistic=_on_questions(c, stat),
-                                                                          mechanism=mechanism, bound=bound)
+    on = lambda claim, stat, paper, source, mechanism="", bound="", rests_on=None: Claim(
+        claim, d, "", "", "correct", paper, source, statistic=_on_questions(c, stat, rests_on), mechanism=mechanism, bound=bound)
+    i, j = (names.index(r) for r in PAPER_PAIR) if set(PAPER_PAIR) <= set(names) else (None, None)
     pair = [on("SE@1 answers some of Wiki@10's failures (RWR(SE@1, Wiki@10) > 0; the paper's pair)",
-               _pair_rwr(names.index(PAPER_PAIR[0]), names.index(PAPER_PAIR[1])), 26.0, "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM)", SOURCES)
-            ] if set(PAPER_PAIR) <= set(names) else []
+               _pair_rwr(i, j), PAPER_RWR, "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM)", SOURCES, rests_on=_fails(c, j))] if i is not None else []
+    same = (names[w], names[b]) == PAPER_PAIR  # the paper's number is for its pair only
     return [on("retrievers are inconsistent (mean MRLR > 0)", lambda x: np.nanmean(mrlr(x)), 16.0, "EoR Section 2.2, Figure 2 ('more than 16%', BEM)",
-               bound="at least"),
+               bound="at least", rests_on=_fails(c)),
             *pair,
-            on(f"the worst retriever beats the best somewhere (RWR({names[w]}, {names[b]}) > 0; the pair picked on this grid)", _pair_rwr(w, b), 26.0,
-               "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM; there the worst and best are SE@1 and Wiki@10)"),
+            on(f"the worst retriever beats the best somewhere (RWR({names[w]}, {names[b]}) > 0; the pair picked on this grid)", _pair_rwr(w, b),
+               PAPER_RWR if same else None, "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM)" if same else PICKED_SRC, rests_on=_fails(c, b)),
             on("oracle over all retrievers > best single", lambda x: x.max(0).mean() - x.mean(1).max(), None, "EoR Section 3, Figure 5"),
             *_er_claims(d, g, names)]
 

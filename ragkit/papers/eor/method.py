@@ -18,12 +18,13 @@ from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher,
 # %% auto #0
 __all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'VOTERS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_NAME',
            'PAPER_SYSTEM', 'POOL_DISAGREES', 'EOR_VOTE', 'EOR_TRAINING', 'ANCHOR', 'ANCHOR_SRC', 'ANCHORED', 'DECISIVE',
-           'VOTE_SRC', 'TRAINING_SRC', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key',
-           'check_answers', 'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit',
-           'SearchSpace', 'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks',
-           'cross_fit', 'start_fit', 'uniform_fit', 'held_out', 'EoRData', 'eor_data', 'system_mrlr', 'reads',
-           'eor_systems', 'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_health',
-           'held_out_table', 'held_out_note', 'eor_claims', 'mrlr_claims', 'eor_decisive_claims']
+           'VOTE_SRC', 'TRAINING_SRC', 'CHOICE', 'TRAINED', 'STATISTIC', 'WHY_OTHER', 'sim_weights_of',
+           'retriever_weights_of', 'vote', 'vote_batch', 'metric_key', 'check_answers', 'similarity_tensor',
+           'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit', 'SearchSpace', 'search_space', 'restarted',
+           'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks', 'cross_fit', 'start_fit', 'uniform_fit',
+           'held_out', 'EoRData', 'eor_data', 'system_mrlr', 'reads', 'eor_systems', 'system_evaluation', 'paper_row',
+           'eor_table1', 'table2_rows', 'cost_rows', 'eor_health', 'held_out_table', 'held_out_note', 'eor_claims',
+           'mrlr_claims', 'eor_decisive_claims', 'eor_choices', 'choice_gate', 'pair_gated', 'same_pair_notes']
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c1229ae6
 TIE = 1e-12  # scores within this of the best count as tied (ties go to the first candidate)
@@ -816,22 +817,24 @@ def held_out_note(ds: str, h: pd.DataFrame, # the dataset and its held_out table
     if tr["ok"]: return head + f" (at least {tr['minimum']}): the claims that rest on it are judged."
     return (head + f", fewer than {tr['minimum']}: EoR's gain over Top-R here ({k['learned'] - k['Top-R']:+d}) is the vote's "
             f"(from the start weights {k['start'] - k['Top-R']:+d}, uniform {k['uniform'] - k['Top-R']:+d}), not the training's, "
-            "and the claims that rest on the training get no direction.")
+            "and the claim of the learned weights against their start gets no direction (the comparison of EoR with Top-R "
+            "is judged on its own pair).")
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c912c88b
 from ...eval.experiment import Claim, Statistic, paper_difference
+from ...eval.mechanism import Gate
 
 ANCHOR, ANCHOR_SRC = "ChatGPT", "EoR Table 1, Section 4.4 (ChatGPT, EM)"
 
 ANCHORED = {(d, s): paper_row(d, s, ANCHOR) for d in PAPER_NAME for s in PAPER_SYSTEM}  # the anchor's Table 1 as (task, system) -> {BEM, EM, MRLR}
 
 def eor_claims(datasets: Sequence[str]) -> list[Claim]:
-    "EoR > Top-R (on test: the paper's; cross-fitted: ours; both about the training) and EoR > ReFree per dataset, anchored on Table 1's ChatGPT EM."
+    "EoR > Top-R (on test: the paper's; cross-fitted: ours; both judged where the two choices differ) and EoR > ReFree per dataset, anchored on Table 1's ChatGPT EM."
     return [c for d in datasets for c in (
         Claim("EoR > Top-R on test (the paper's Top R: best on the test questions)", d, "EoR", "Top-R on test", "accuracy", paper_difference(ANCHORED, d, "EoR", "Top-R", "EM"), ANCHOR_SRC,
-              mechanism=EOR_TRAINING.name),
+              mechanism=EOR_VOTE.name),
         Claim("EoR > Top-R (chosen on the training folds)", d, "EoR", "Top-R", "accuracy", paper_difference(ANCHORED, d, "EoR", "Top-R", "EM"), ANCHOR_SRC,
-              mechanism=EOR_TRAINING.name),
+              mechanism=EOR_VOTE.name),
         Claim("EoR > ReFree", d, "EoR", "ReFree", "accuracy", paper_difference(ANCHORED, d, "EoR", "ReFree", "EM"), ANCHOR_SRC))]
 
 def mrlr_claims(d: str, # the dataset
@@ -841,7 +844,7 @@ def mrlr_claims(d: str, # the dataset
     "'EoR reduces MRLR' against both Top-Rs: MRLR(Top-R) − MRLR(EoR) in points, a statistic of the test questions."
     diff = lambda top: lambda ix: system_mrlr(correct_te[ix], rows[top][ix]) - system_mrlr(correct_te[ix], rows["EoR"][ix])
     return [Claim(f"EoR reduces MRLR against {top} ({label})", d, "EoR", top, "MRLR", paper_difference(ANCHORED, d, "Top-R", "EoR", "MRLR"),
-                  "EoR Table 1, Section 4.4 (ChatGPT, MRLR)", statistic=Statistic(diff(top), len(rows["EoR"])))
+                  "EoR Table 1, Section 4.4 (ChatGPT, MRLR)", statistic=Statistic(diff(top), len(rows["EoR"])), mechanism=EOR_VOTE.name)
             for top, label in [("Top-R on test", "the paper's Top R"), ("Top-R", "chosen on the training folds")]]
 
 from ...eval.experiment import decisive_claim
@@ -857,3 +860,65 @@ def eor_decisive_claims(ds: str, # the dataset
     return [on("EoR's vote is right more often than Top-R (decisive questions)", "Top-R", "Top-R", EOR_VOTE.name, VOTE_SRC),
             on("EoR's learned weights are right more often than a uniform vote (decisive questions)", "uniform vote", "uniform", EOR_TRAINING.name, TRAINING_SRC),
             on("EoR's learned weights are right more often than their start (decisive questions)", "EoR from its start weights", "start", EOR_TRAINING.name, TRAINING_SRC)]
+
+CHOICE = {"EoR": "EoR's choice", "Top-R": "Top-R's", "Top-R on test": "the paper's Top R's (best on the test questions)",
+          "uniform vote": "the uniform vote's", "EoR from its start weights": "its start weights' choice"}  # a claim's system -> its choice, in a gate's words
+
+def eor_choices(h: pd.DataFrame, # a dataset's held_out table (index: qid)
+                **more: pd.Series, # other systems' correctness per qid, by name (e.g. the paper's Top R, from its evaluation)
+                ) -> dict[str, pd.Series]:
+    "The claims' systems -> their correctness per held-out question: EoR (the learned vote), Top-R, the uniform vote and the start weights' vote."
+    return {"EoR": h.learned, "Top-R": h["Top-R"], "uniform vote": h.uniform, "EoR from its start weights": h.start} | more
+
+def choice_gate(right_a: pd.Series, right_b: pd.Series, # per qid: whether each of the two choices is right
+                what: str, # the comparison in words
+                ) -> Gate:
+    "A comparison's Gate: it acted where the two choices differ in correctness (elsewhere they score the same)."
+    common = right_a.index[right_a.index.isin(right_b.index)]  # the questions both answered
+    return Gate(pd.Series(right_a[common].astype(bool).to_numpy() != right_b[common].astype(bool).to_numpy(), index=common, dtype=bool), what)
+
+TRAINED = ("EoR", "EoR from its start weights")  # the pair whose differences are what the training changed
+
+def pair_gated(claims: Sequence[Claim], # claims (any dataset's)
+               right: Mapping[str, pd.Series], # system -> its correctness per question (eor_choices)
+               ) -> list[Claim]:
+    "Each claim between two of the choices in `right` with that pair's gate, whichever claim it is (acted where the two differ in correctness); a claim about the training also with what the training changed."
+    def gates(c: Claim) -> tuple:
+        pairs = [(c.a, c.b)] if isinstance(c.b, str) else []
+        pairs += [TRAINED] if c.mechanism == EOR_TRAINING.name else []
+        return tuple(("EoR's training" if (a, b) == TRAINED and (a, b) != (c.a, c.b) else f"{a} vs {b}",
+                      choice_gate(right[a], right[b], f"{CHOICE.get(a, a)} differs in correctness from {CHOICE.get(b, b)}"))
+                     for a, b in dict.fromkeys(pairs) if a in right and b in right)
+    return [replace(c, gates=c.gates + g) if (g := gates(c)) else c for c in claims]
+
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #5a7e1c04
+from ...eval.mechanism import NOT_RUN
+
+STATISTIC = {"accuracy": "accuracy", "correct": "accuracy on the decisive questions", "MRLR": "the MRLR reduction"}  # a claim's metric, in words
+WHY_OTHER = {"MRLR": ("MRLR is, of the questions a system fails, the share the other retrievers answer, so it moves with which questions "
+                      "a system fails and not only with how many: a vote fails mostly where most of the pool fails")}  # why a statistic can read otherwise
+
+def _rests(r) -> str:
+    "'accuracy by the exact sign test over 20 differing questions (15 to 5), p = 0.0414 (p = 0.124 after Holm's adjustment)'."
+    over = (f" over {int(r['discordant'])} differing questions ({int(r['wins'])} to {int(r['losses'])})" if r["test"] == "exact sign test"
+            else f" over the {int(r['n'])} questions judged" if r["test"] == "bootstrap" else "")
+    q = lambda x: "< 0.001" if x < 0.001 else f"= {x:.3g}"  # a bootstrap's 0: below one in its resamples
+    return f"{STATISTIC.get(r['metric'], r['metric'])} by the {r['test']}{over}, p {q(r['p_two'])} (p {q(r['p_holm'])} after Holm's adjustment)"
+
+def same_pair_notes(v: pd.DataFrame, # a verdict table (judged: with direction_holm)
+                    ) -> pd.DataFrame:
+    "`v` with a sentence added to each gated row whose pair (dataset, a, b) reads otherwise under another claim: what that one reads, and the statistic and test each rests on."
+    v = v.copy()
+    gated = v[v.gate.notna() & ~v.direction.isin([NOT_RUN])] if "gate" in v else v.iloc[:0]
+    for (d, a, b), g in gated.groupby(["dataset", "a", "b"], sort=False):
+        if len(set(zip(g.direction, g.direction_holm))) < 2: continue
+        for i, r in g.iterrows():
+            others = [o for _, o in g.drop(i).iterrows() if (o.direction, o.direction_holm) != (r.direction, r.direction_holm)]
+            said = "; ".join(f"“{o.claim}” reads {o.direction} ({o.direction_holm} after Holm's adjustment) on {_rests(o)}" for o in others)
+            v.at[i, "verdict"] = (f"{r.verdict} The same pair under another claim: {said}. This row reads {r.direction} "
+                                  f"({r.direction_holm} after Holm's adjustment) on {_rests(r)}: the same {a} against {b} and the same gate "
+                                  f"({int(r.acted)} questions where they differ in correctness), another statistic"
+                                  + "".join(f" ({WHY_OTHER[m]})" for m in dict.fromkeys(g.metric) if m in WHY_OTHER) + ".")
+    return v
+
