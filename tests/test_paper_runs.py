@@ -67,6 +67,7 @@ def test_committed_run_matches_its_profile(run):
         if lo == hi == 0 and row.get("n"): lo, hi = -no_difference_bound(row["n"]), no_difference_bound(row["n"])  # no question differs
         if paper is not None and row["size"] in ("smaller", "larger"): assert not lo <= paper <= hi, row["claim"]
         if row["size"] == "consistent" and row.get("bound") == "at least": assert hi >= paper, row["claim"]  # a lower bound: reached
+        elif row["size"] == "consistent" and row.get("bound") == "at most": assert lo <= paper, row["claim"]  # an upper bound: not exceeded
         elif row["size"] == "consistent": assert lo <= paper <= hi, row["claim"]
 
 

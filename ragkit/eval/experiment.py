@@ -333,10 +333,11 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
     margin = extra.pop("margin", None)
     margin = MARGIN.get(unit) if margin is None or _missing(margin) else margin
     available, disc = extra.pop("available", None), extra.get("discordant")
-    if _missing(disc): disc = extra.get("rests_on")  # a statistic's stated denominator
+    rests = extra.get("rests_on")
+    if _missing(disc): disc = rests  # a statistic's stated denominator
     few = n is not None and n < MIN_N
     d = exact_direction(ex["wins"], ex["losses"], ex["p_exact"]) if ex and not few else direction(lo, hi, n)
-    within = within_margin(lo, hi, n, margin)
+    within = within_margin(lo, hi, n if _missing(rests) or rests is None else min(n, rests), margin)  # a ratio over one question shows no equivalence
     test, p_two = ("none", float("nan")) if few else ("exact sign test", ex["p_exact"]) if ex else ("bootstrap", _two_sided(extra.get("p_value"), lo, hi))
     if d == "undecided" and within: d, test = EQUIVALENT, f"interval inside ±{margin:g}"  # the interval decides: no effect beyond the margin
     text = prefix + verdict_sentence(estimate, lo, hi, paper, n, unit, ex, bound, disc, margin)
@@ -349,10 +350,11 @@ def with_needs(r: dict) -> dict:
     if r.get("direction_holm") != "undecided" or not _missing(r.get("n_needed")): return r
     k, why = _needed(r["paper"], r["lo"], r["hi"], r["n"], r["unit"], r.get("bound") or "", r.get("margin"), r.get("ours"))
     if _missing(k): return r
-    text = r["verdict"] + f" Deciding it at 80% power would need about {k:,.0f} questions like these (for {why}, at the observed spread)."
+    after = " After Holm's adjustment over the run's claims it is undecided;" if r.get("direction") in ("holds", "reversed") else ""
+    text = r["verdict"] + f"{after} Deciding it at 80% power would need about {k:,.0f} questions like these (for {why}, at the observed spread)."
     a = r.get("available")
     if not _missing(a) and k > a:
-        return dict(r, n_needed=k, needed_for=why, direction=NOT_TESTABLE, direction_holm=NOT_TESTABLE, untestable=f"the data holds {int(a)} such questions",
+        return dict(r, n_needed=k, needed_for=why, direction=NOT_TESTABLE, direction_holm=NOT_TESTABLE, size="n/a", untestable=f"the data holds {int(a)} such questions",
                     verdict=text + f" Not testable here: the data holds {int(a)} such questions.")
     return dict(r, n_needed=k, needed_for=why, verdict=text)
 
@@ -477,8 +479,7 @@ def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
         fails = failing(health, mech, r["dataset"], [r.get("a") or ""]) if mech and not skip else []
         rows.append(_not_run(r, fails) if fails else r)
     out = pd.DataFrame(rows, columns=list(dict.fromkeys([*v.columns, *VERDICT_COLUMNS])))
-    untested = {NOT_RUN, NOT_TESTABLE}
-    out["p_holm"] = holm([None if d in untested else p for d, p in zip(out.direction, out.p_two)]) if len(out) else []
+    out["p_holm"] = holm([None if d == NOT_RUN else p for d, p in zip(out.direction, out.p_two)]) if len(out) else []  # a declared untestable row has no p; one sized out by its data was tested: judging twice gives the same
     out["direction_holm"] = [adjusted_direction(d, p, within=w is True or w == 1) for d, p, w in
                              zip(out.direction, out.p_holm, out.within_margin)] if len(out) else []
     return pd.DataFrame([with_needs(r) for r in out.to_dict("records")], columns=out.columns) if len(out) else out
