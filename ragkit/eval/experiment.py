@@ -350,7 +350,7 @@ def with_needs(r: dict) -> dict:
     if r.get("direction_holm") != "undecided" or not _missing(r.get("n_needed")): return r
     k, why = _needed(r["paper"], r["lo"], r["hi"], r["n"], r["unit"], r.get("bound") or "", r.get("margin"), r.get("ours"))
     if _missing(k): return r
-    after = " After Holm's adjustment over the run's claims it is undecided;" if r.get("direction") in ("holds", "reversed") else ""
+    after = " After Holm's adjustment over the run's claims it is undecided." if r.get("direction") in ("holds", "reversed") else ""
     text = r["verdict"] + f"{after} Deciding it at 80% power would need about {k:,.0f} questions like these (for {why}, at the observed spread)."
     a = r.get("available")
     if not _missing(a) and k > a:
