@@ -21,12 +21,13 @@ __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'TALLY', 'TALLY_HEADS', 'PAPER_REA
            'reader_of', 'where_ran', 'took', 'took_briefly', 'scale_block', 'split_block', 'run_block',
            'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings', 'render_reproduce',
            'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines',
-           'render_bench', 'server_lines', 'generate_lines', 'render_gpu', 'render_readers', 'paper_of', 'run_reader',
-           'claim_rows', 'tally', 'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text',
-           'scoreboard_screen', 'reference_folders', 'render_summary', 'render_runs', 'notebook_description',
-           'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of',
-           'metric_means', 'compare', 'check_record_target', 'compare_runs', 'describe', 'outputs_of', 'collect',
-           'save_key', 'record_run', 'record_profile', 'clean_notebooks']
+           'render_bench', 'server_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines',
+           'anatomy_table', 'one_question_line', 'render_speed', 'paper_of', 'run_reader', 'claim_rows', 'tally',
+           'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen',
+           'reference_folders', 'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers',
+           'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of', 'metric_means', 'compare',
+           'check_record_target', 'compare_runs', 'describe', 'outputs_of', 'collect', 'save_key', 'record_run',
+           'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -417,6 +418,59 @@ def render_readers(root: Path) -> str:
     for g in sorted((root / "outputs" / "bench").glob("generate-*.json")): out += generate_lines(g)
     return "\n".join(out) + "\n"
 
+# %% ../nbs/95_report.ipynb #a49r0002
+def _path_line(name: str, r: dict) -> str:
+    "One path of speed.json in words: its seconds per question, its ratio to today's and its agreement."
+    a = r["agreement_with_today"]
+    lim = f", {r['x_limit']:.2f}× the limit" if "x_limit" in r else ""
+    return (f"{name} {r['seconds_per_question']:.1f} s per question ({r['x_today']:.2f}× today's{lim}; "
+            f"answers identical on {a['answers']:.0%}, every call's text on {a['calls']:.0%})")
+
+def speed_lines(sp: dict) -> list[str]:
+    "speed.json: per workload, today's path against the others, same questions, same run."
+    m, out = sp["machine"], []
+    for part, what in (("sure", "SuRe (the paper-1.5b profile's settings)"), ("lore", "LoRE with the Ensemble (the paper profile's settings)")):
+        if part not in sp: continue
+        d = sp[part]
+        runs = d["runs"]
+        out.append(f"- {what}, `{d['reader']}`, {d['questions']} {d['task']} questions (limit {d['limit_s'] / d['questions']:.1f} s per "
+                   f"question; {d['repeated_prefix_tokens']:,} prompt tokens repeat a prefix read once): " +
+                   "; ".join(_path_line(n, r) for n, r in runs.items()) + ".")
+    c = sp["ceilings"]
+    return [f"Measured on {m['cpu']}, {m['cores']} cores (`outputs/bench/speed.json`, `scripts/bench_paths.py`; reader seconds are "
+            "the time inside `generate`; *today* is float32 with each prefill batch decoded on its own; the limit is the unique prompt "
+            f"tokens at the matmul ceiling measured in the same run, {c['matmul_gflops_float32']:.0f} GFLOP/s, plus the generated tokens at "
+            f"its read bandwidth, {c['read_gbytes_per_s']:.1f} GB/s, for the weights, one token at a time):", ""] + out
+
+def anatomy_table(an: dict) -> list[str]:
+    "anatomy.json: per committed run, reader seconds against the limit and the share of prompt tokens that repeat a prefix."
+    c = an["ceilings"]
+    out = ["", f"Each committed run against this machine's limit (`outputs/bench/anatomy.json`, `scripts/anatomy.py`: unique prompt "
+           f"tokens at the measured matmul ceiling, {c['matmul_gflops_float32']:.0f} GFLOP/s, plus generated tokens at the measured "
+           f"read bandwidth, {c['read_gbytes_per_s']:.1f} GB/s, for the weights). The rows were computed before issue 49's path, each on the day its "
+           "run ran; the ceilings are measured now, and on this shared machine they move with its load, so a ratio under 1 says a run beat this "
+           "measurement, not the machine. Systems that re-chose another system's answers without reading are left out:", "",
+           "| run | reader | rows | prompt tokens | repeated prefix | generated tokens | reader seconds | limit (s) | × limit |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in an["runs"]:
+        t = r["totals"]
+        out.append(f"| `{r['run']}` | {r['reader']} | {t['questions']:.0f} | {t['computed_prompt_tokens']:,.0f} | {t['repeated_share']:.1%} | "
+                   f"{t['computed_generated_tokens']:,.0f} | {t['seconds']:,.0f} | {t['limit_s']:,.0f} | {t['x_limit']:.1f} |")
+    return out
+
+def one_question_line(one: dict) -> list[str]:
+    "speed-lore-1q.json: every path, bfloat16 included, on one LoRE question."
+    d = one["lore"]
+    return [f"- Every path on one {d['task']} question, bfloat16 included (`outputs/bench/speed-lore-1q.json`, `{d['reader']}`): " +
+            "; ".join(_path_line(n, r) for n, r in d["runs"].items()) + "."]
+
+def render_speed(root: Path) -> str:
+    "README's speed block: the reader's paths on the decisive runs' prompts, and each committed run against its limit."
+    sp, an, one = bench_file(root, "speed.json"), bench_file(root, "anatomy.json"), bench_file(root, "speed-lore-1q.json")
+    if sp is None and an is None: return "No speed benchmark is recorded yet (`scripts/bench_paths.py` and `scripts/anatomy.py` write them).\n"
+    return "\n".join((speed_lines(sp) if sp else []) + (one_question_line(one) if one else []) + (anatomy_table(an) if an else [])) + "\n"
+
+
 # %% ../nbs/95_report.ipynb #046c7b9c
 def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore"
              root: Path, # the project root (its nbs/ holds the notebook)
@@ -639,7 +693,7 @@ def markers(name: str, # a block of BLOCKS, e.g. summary or timings
 BLOCKS = {  # each generated block: the file it lives in, and what renders it (the site shows render_headlines in full)
     "summary": (README, render_summary), "reproduce": (README, render_reproduce), "runs": (REFERENCE, render_runs),
     "timings": (REFERENCE, render_timings), "bench": (REFERENCE, render_bench), "readers": (REFERENCE, render_readers),
-    "gpu": (README, render_gpu),
+    "gpu": (README, render_gpu), "speed": (README, render_speed),
     "map": (REFERENCE, render_map)}
 
 def splice(text: str, # the file's text

@@ -24,7 +24,7 @@ def main(argv=None) -> int:
     texts = [p.text for p in prep.corpus]
     sets = {"long (5 paragraphs)": [f"Context: {' '.join(texts[i:i + 5])}\nQuestion: {e.question}\nAnswer:" for i, e in enumerate(prep.examples[: a.n // 2])],
             "short (1 paragraph)": [f"Context: {texts[i]}\nQuestion: {e.question}\nAnswer:" for i, e in enumerate(prep.examples)]}
-    lm = TransformersLM(a.reader, batch_size=1, max_batch_tokens=None)
+    lm = TransformersLM(a.reader, batch_size=1, max_batch_tokens=None, decode_rows=None, share_prefix=0)  # each batch prefilled and decoded as one (the rows it measures)
     lm.generate(sets["short (1 paragraph)"][:1], max_new_tokens=1)  # warm-up
     rows = []
     for name, prompts in sets.items():

@@ -63,7 +63,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--prompts", type=int, default=16); ap.add_argument("--words", type=int, default=180)
     ap.add_argument("--new", type=int, default=16); ap.add_argument("--out", default="")
     a = ap.parse_args(argv)
-    lm = TransformersLM("smollm2-135m-instruct", batch_size=8)
+    lm = TransformersLM("smollm2-135m-instruct", batch_size=8, decode_rows=None, share_prefix=0)  # the same batches as HF generate
     ps = prompts_of(a.prompts, a.words)
     lm.generate(ps[:2], max_new_tokens=2)  # warm-up: threads, allocator
     out, t_ragkit = timed(lm.generate, ps, max_new_tokens=a.new)

@@ -270,7 +270,7 @@ def main(argv=None) -> int:
         name = str(tmp)
     else: tmp, name = None, a.reader
     batches = [b if b == "default" else int(b) for b in a.batches.split(",")]
-    lm = TransformersLM(name, device=a.device, dtype=a.dtype, max_length=4096)
+    lm = TransformersLM(name, device=a.device, dtype=a.dtype, max_length=4096, decode_rows=None, share_prefix=0)  # the same batches as HF generate
     model, dev = lm.model, lm.device
     texts = prompts_of(lm.tok, a.prompts, a.min_len, a.max_len, a.seed)
     seqs = lm._encode_all(texts, False, a.new_tokens)

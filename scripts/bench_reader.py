@@ -64,7 +64,7 @@ def make_lm(reader: str, opt: dict, stack):
     "The LM of one option (a llama.cpp server is started inside `stack` and stopped with it)."
     if opt["backend"] == "transformers":
         from ragkit.lm.base import TransformersLM
-        return TransformersLM(reader, batch_size=opt["batch_size"], dtype=opt["dtype"], threads=opt["threads"])
+        return TransformersLM(reader, batch_size=opt["batch_size"], dtype=opt["dtype"], threads=opt["threads"], decode_rows=None, share_prefix=0)  # batch_size is the batch it names
     from ragkit.lm.openai import OpenAILM, llama_cpp_server
     url = stack.enter_context(llama_cpp_server(reader, parallel=opt["parallel"], threads=opt["threads"], n_ctx=8192))
     return OpenAILM("local", url, api_key_env=None, concurrency=opt["parallel"])

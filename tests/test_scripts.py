@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "scripts"
 TINY = "smollm2-135m-instruct"
-COVERED = {"bench_batching.py", "bench_engine.py", "bench_eor.py", "bench_generate.py", "bench_precision.py", "bench_reader.py",
+COVERED = {"anatomy.py", "bench_paths.py", "bench_batching.py", "bench_engine.py", "bench_eor.py", "bench_generate.py", "bench_precision.py", "bench_reader.py",
            "bench_retrievers.py", "bench_server.py", "site_browser.py", "lock.sh", "setup.sh", "site.sh", "test.sh"}
 
 
@@ -107,6 +107,33 @@ def test_bench_server_through_llama_cpp(data_dir, tmp_path):
     assert [r["concurrency"] for r in d["rows"]] == [1, 2] and d["machine"]["cpu"] and d["machine"]["cpus"]
     agree = d["rows"][0]["vs_local_same_dtype"]
     assert agree["questions"] == 2 and 0 <= agree["identical_answers"] <= 1 and "mean_prob_diff_identical_answers" in agree
+
+
+def test_bench_paths(data_dir, tmp_path):
+    "Every part on SmolLM2: rows per step, SuRe on one NQ question and LoRE on one SQuAD question, today's path against shared prefixes."
+    out = tmp_path / "speed.json"
+    script("bench_paths").main(["--parts", "rows,sure,lore", "--rows-readers", f"{TINY}:32", "--rows", "1,2", "--sure", "1", "--lore", "1",
+                                "--sure-reader", TINY, "--lore-reader", TINY, "--sure-paths", "today,shared+batched",
+                                "--lore-paths", "today,shared+batched", "--max-passages", "40", "--out", str(out)])
+    d = json.loads(out.read_text())
+    assert d["machine"]["cpu"] and [r["rows"] for r in d["rows"][TINY]["rows"]] == [1, 2]
+    for part in ("sure", "lore"):
+        runs = d[part]["runs"]
+        assert set(runs) == {"today", "shared+batched"} and runs["today"]["x_today"] == 1.0 and d[part]["limit_s"] > 0
+        assert runs["shared+batched"]["agreement_with_today"]["answers"] == 1.0  # the same greedy answers, computed once
+    sure = d["sure"]  # summaries were asked (more calls than the candidates' one) exactly when a passage block was read once for two prompts
+    assert (sure["runs"]["today"]["calls"] > 1) == (sure["repeated_prefix_tokens"] > 1000)
+
+
+def test_anatomy_of_a_committed_run(data_dir, tmp_path):
+    "The anatomy of the committed SuRe run (0.5B reader): every system's tokens and seconds, its summaries' repeated block, its limit."
+    out = tmp_path / "anatomy.json"
+    script("anatomy").main(["--profiles", "paper", "--runs", "70_papers.sure", "--out", str(out)])
+    d = json.loads(out.read_text())
+    (run,) = [r for r in d["runs"] if r["run"] == "outputs/paper/70_papers.sure"]
+    sure = next(s for s in run["systems"] if s["system"] == "SuRe" and s["task"] == "nq")
+    assert sure["summary_repeat_tokens"] > 1000 and 0 < sure["repeated_share"] < 0.5 and sure["limit_s"] > 0
+    assert d["machine"]["cpu"] and d["ceilings"]["matmul_gflops_float32"] > 0
 
 
 def test_site_browser_refuses_without_chromium(tmp_path, capsys):

@@ -25,7 +25,8 @@ from ..secrets import API_SEGMENT, redact, spec_url, url_secrets
 # %% auto #0
 __all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_SPECS', 'READER_RULE', 'CANARY_TOL', 'SERVED', 'NEEDS', 'ReaderSpec',
            'parse_reader', 'hide_spec', 'server_fingerprint', 'fingerprint_differs', 'server_registry', 'verify_server',
-           'cache_path', 'build_reader', 'system_needs', 'systems_needs', 'StandIn', 'ReaderCheck', 'check_reader']
+           'cache_path', 'build_reader', 'system_needs', 'systems_needs', 'StandIn', 'ReaderCheck', 'local_decoding',
+           'check_reader']
 
 # %% ../../nbs/15_lm.backends.ipynb #002f101b
 @dataclass(frozen=True)
@@ -237,6 +238,14 @@ def _local_line(model: str, device: str, dtype: str) -> str:
     dev = resolve_device(device)
     return f"{model} on {dev} in {resolve_dtype(dtype, dev)}"
 
+def local_decoding(device: str = "cpu") -> str:
+    "How the local reader splits its work on `device` (a run's record keeps it): shared prefixes read once, rows decoded together."
+    import torch
+    from ragkit.lm.base import DEVICE_BATCH, DEVICE_DECODE
+    kind = torch.device(resolve_device(device)).type
+    rows = DEVICE_DECODE.get(kind, DEVICE_BATCH.get(kind, (64,))[0])
+    return f"a prefix shared by a call's prompts is read once; up to {rows} prompts are decoded together after their prefills"
+
 def _no_logprobs(s: ReaderSpec, lm: OpenAILM) -> ValueError:
     "The error for a server that returns no per-token log-probs to a notebook whose systems rank by them."
     return ValueError(f"reader {str(s)!r}: the server at {lm.base_url} returned no per-token log-probabilities, and this notebook's "
@@ -255,7 +264,7 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
     s = parse_reader(reader)
     shown, env = hide_spec(reader)
     if s.kind == "local":
-        return _checked(_local_line(s.model, device, dtype), dict(reader=reader, tokens_from="token ids"), {})  # a local spec is kept as given
+        return _checked(_local_line(s.model, device, dtype), dict(reader=reader, tokens_from="token ids", decoding=local_decoding(device)), {})  # a local spec is kept as given
     lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, max_retries=0, timeout=max(timeout, 30.0), revision=s.revision)
     with lm:
         info = _served_entry(lm, s, timeout)

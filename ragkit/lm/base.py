@@ -7,7 +7,7 @@ Lessons: `nbs/11_lm.base.ipynb`; on the site (`make site`): `lm.base.html`."""
 
 # %% ../../nbs/11_lm.base.ipynb #e37fc7a7
 from __future__ import annotations
-import dataclasses, json, math, os, re, sys
+import dataclasses, functools, json, math, os, re, sys
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Sequence
@@ -17,9 +17,10 @@ from ..core import stable_hash, Cost, Parses, callable_fingerprint, plain
 from .models import resolve_model, reader_dir, model_fingerprint, hub_snapshot
 
 # %% auto #0
-__all__ = ['DTYPE_ALIASES', 'DEVICE_BATCH', 'DEVICE_RULE', 'MODEL_RULE', 'Completion', 'find_stop', 'tokens_covering', 'LM',
-           'check_prompts', 'FakeLM', 'resolve_device', 'resolve_dtype', 'TransformersLM', 'int8_dynamic',
-           'length_batches', 'left_pad', 'pick_tokens', 'continuation_logprobs', 'HostTensorWatch']
+__all__ = ['DTYPE_ALIASES', 'DEVICE_BATCH', 'DEVICE_DECODE', 'DEVICE_RULE', 'MODEL_RULE', 'Completion', 'find_stop',
+           'tokens_covering', 'LM', 'check_prompts', 'FakeLM', 'resolve_device', 'resolve_dtype', 'TransformersLM',
+           'int8_dynamic', 'length_batches', 'left_pad', 'pick_tokens', 'common_prefix', 'prefix_groups', 'merge_rows',
+           'continuation_logprobs', 'HostTensorWatch']
 
 # %% ../../nbs/11_lm.base.ipynb #37006f3e
 @dataclass
@@ -139,6 +140,7 @@ def _fake_completion(text: str, max_new_tokens: int, stop, logprob: float) -> Co
 # %% ../../nbs/11_lm.base.ipynb #694c24fa
 DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}  # short name -> torch dtype name
 DEVICE_BATCH = {"cpu": (8, 1024)}  # device type -> (rows, padded prompt tokens) per pass; other devices: 64 rows, capped by memory
+DEVICE_DECODE = {"cpu": 32}  # device type -> rows decoded together after their prefills: per generated token, 32 rows were the fastest of 1-32 for both readers here (scripts/bench_paths.py, outputs/bench/speed.json "rows"); other devices: their prefill rows
 
 def resolve_device(device: str = "cpu") -> str:
     "A torch device name for `device` (cpu, cuda, cuda:N, mps or auto); a clear error for one this machine lacks."
@@ -180,6 +182,8 @@ class TransformersLM(LM):
                  device: str = "cpu",  # cpu, cuda, cuda:N, mps, or auto (the GPU when there is one)
                  dtype: str = "float32",  # torch dtype of the weights at run time, or "int8-dynamic" (per-channel int8 Linear layers)
                  threads: int | None = None,  # torch threads; default: the cores this process may use
+                 share_prefix: int = 64,  # prompts of one call sharing at least this many leading tokens (and half their length) compute them once; 0: never
+                 decode_rows: int | None | str = "auto",  # rows decoded together, each prompt prefilled within the token cap first; auto: DEVICE_DECODE; None: decode each prefill batch alone (the path before issue 49)
                  cache_dir: Path | str | None = None):  # where the dequantised GGUF copy lives; default: settings
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
         torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
@@ -188,6 +192,8 @@ class TransformersLM(LM):
         rows, cap = DEVICE_BATCH.get(torch.device(device).type, (64, "memory"))
         self.resolved, self.max_length, self.device, self.dtype = resolve_model(name_or_path), max_length, device, dtype
         self.batch_size, self.max_batch_tokens = batch_size or rows, (cap if max_batch_tokens == "auto" else max_batch_tokens)
+        self.share_prefix = share_prefix
+        self.decode_rows = DEVICE_DECODE.get(torch.device(device).type, rows) if decode_rows == "auto" else decode_rows
         src = reader_dir(name_or_path, cache_dir)
         self.seq2seq = bool(getattr(AutoConfig.from_pretrained(src), "is_encoder_decoder", False))
         self._src, self._auto, self._model = src, (AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM), None
@@ -195,7 +201,8 @@ class TransformersLM(LM):
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else self.tok.eos_token_id
         self._fingerprint = self._weights_fingerprint(cache_dir)
 
-    def __repr__(self) -> str: return f"TransformersLM({self.identity!r}, {'seq2seq' if self.seq2seq else 'causal'}, batch_size={self.batch_size})"
+    def __repr__(self) -> str: return (f"TransformersLM({self.identity!r}, {'seq2seq' if self.seq2seq else 'causal'}, batch_size={self.batch_size}, "
+                                       f"decode_rows={self.decode_rows}, share_prefix={self.share_prefix})")
 
     @property
     def model(self):
@@ -333,11 +340,16 @@ def _batch_rows(steps: list, ended, stopped: list[bool]) -> list[tuple[list[int]
 @patch
 def _decode_batch(self: TransformersLM, seqs, max_new_tokens, stop, temperature, generator):
     "Token ids, log-probs and finish reason per row of one batch."
-    dev, eos, n = self.model.device, torch.tensor(sorted(self._eos_ids()), device=self.model.device), len(seqs)
-    logits, past, state = self._prefill(*left_pad(seqs, self.pad_id, dev))
+    logits, past, state = self._prefill(*left_pad(seqs, self.pad_id, self.model.device))
+    return self._decode_loop(logits, past, state, len(seqs), max_new_tokens, stop, temperature, generator)
+
+@patch
+def _decode_loop(self: TransformersLM, logits, past, state, n, max_new_tokens, stop, temperature, generator):
+    "Decode `n` prefilled rows (their first logits, cache and state) until each stops: ids, log-probs and finish reason per row."
+    dev, eos = self.model.device, torch.tensor(sorted(self._eos_ids()), device=self.model.device)
     done = torch.zeros(n, dtype=torch.bool, device=dev)  # rows that stopped: fed padding, later outputs ignored
     ended = torch.zeros_like(done)  # rows that stopped at an end-of-sequence token (not kept)
-    steps, ids = [], [[] for _ in seqs] if stop else None  # ids: host copies of kept tokens, only for stop strings
+    steps, ids = [], [[] for _ in range(n)] if stop else None  # ids: host copies of kept tokens, only for stop strings
     stopped = [False] * n
     for step in range(max_new_tokens):
         nxt, lp = pick_tokens(logits, temperature, generator)
@@ -392,12 +404,128 @@ def generate(self: TransformersLM, prompts: list[str], max_new_tokens: int = 32,
     seqs = self._encode_all(prompts, chat, max_new_tokens)
     gen = torch.Generator(device=self.model.device).manual_seed(seed) if temperature > 0 else None
     out: list[Completion | None] = [None] * len(prompts)
-    batches = length_batches([len(s) for s in seqs], self.batch_size, self._token_cap())
+    apart = self.decode_rows is None or self.seq2seq  # each prefill batch decoded on its own (the path before issue 49)
+    batches = length_batches([len(s) for s in seqs], self.batch_size, self._token_cap()) if apart else self._decode_plan(seqs)
     with torch.no_grad():
         for b in tqdm(batches, desc="generate", disable=len(batches) <= 1, leave=False):
-            rows = self._decode_batch([seqs[i] for i in b], max_new_tokens, stop, temperature, gen)
+            if apart: rows = self._decode_batch([seqs[i] for i in b], max_new_tokens, stop, temperature, gen)
+            else: b, rows = self._decode_shared(seqs, b, max_new_tokens, stop, temperature, gen)
             for i, (ids, lps, reason) in zip(b, rows): out[i] = dataclasses.replace(self._completion(ids, lps, reason, stop), prompt_tokens=len(seqs[i]))
     return out
+
+# %% ../../nbs/11_lm.base.ipynb #a49p0002
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    "How many leading tokens `a` and `b` share."
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+def prefix_groups(seqs: list[list[int]], # token ids of each prompt
+                  min_shared: int = 64, # a group shares at least this many leading tokens
+                  ) -> list[tuple[int, list[int]]]:
+    "(shared tokens, indices) per group of prompts whose leading tokens are computed once; a prompt alone shares 0."
+    order, out = sorted(range(len(seqs)), key=lambda i: (seqs[i], i)), []
+    for i in order:  # neighbours in sorted order share the longest prefixes
+        if out and min_shared > 0:
+            shared, members = out[-1]
+            lcp = common_prefix(seqs[members[-1]], seqs[i])
+            width = min(lcp, shared if len(members) > 1 else lcp, min(len(seqs[j]) for j in members + [i]) - 1)  # every member keeps a token to read
+            if width >= max(min_shared, min(len(seqs[members[-1]]), len(seqs[i])) // 2):
+                out[-1] = (width, members + [i])
+                continue
+        out.append((0, [i]))
+    return out
+
+
+# %% ../../nbs/11_lm.base.ipynb #a49p0005
+def _rows_of(past) -> list[tuple]:
+    "Per layer (keys, values) of a KV cache."
+    return [(l.keys, l.values) for l in past.layers]
+
+@functools.cache
+def _roomy_layer():
+    "A transformers cache layer that keeps room for the tokens to come: a step writes its keys and values in place."
+    from transformers.cache_utils import DynamicLayer
+    class RoomyLayer(DynamicLayer):
+        "DynamicLayer copies the whole cache at every step (torch.cat); this one writes into room kept at the end."
+        def __init__(self, keys, values, room: int):
+            super().__init__()
+            b, h, n, d = keys.shape
+            self.bk = keys.new_empty(b, h, n + room, d)
+            self.bv = values.new_empty(b, h, n + room, values.shape[-1])
+            self.bk[:, :, :n], self.bv[:, :, :n] = keys, values
+            self.n, self.dtype, self.device, self.is_initialized = n, keys.dtype, keys.device, True
+            self.keys, self.values = self.bk[:, :, :n], self.bv[:, :, :n]
+        def update(self, key_states, value_states, *args, **kwargs):
+            m = self.n + key_states.shape[-2]
+            if m > self.bk.shape[-2]: return super().update(key_states, value_states)  # past the room: DynamicLayer's copy
+            self.bk[:, :, self.n:m], self.bv[:, :, self.n:m], self.n = key_states, value_states, m
+            self.keys, self.values = self.bk[:, :, :m], self.bv[:, :, :m]
+            return self.keys, self.values
+    return RoomyLayer
+
+def merge_rows(parts: list[tuple], # (logits, per-layer (keys, values), attention mask, last position ids) of some rows each
+               room: int = 0, # tokens each row may still add: the cache keeps room for them
+               ) -> tuple:
+    "One decoding batch from rows prefilled apart: caches and masks left-padded to the longest, logits and positions stacked."
+    width = max(m.shape[1] for _, _, m, _ in parts)
+    pad = lambda t, n: torch.nn.functional.pad(t, (0, 0, n, 0)) if n else t  # zeros before the keys/values of shorter rows
+    layers = [tuple(torch.cat([pad(kv[l][w], width - m.shape[1]) for _, kv, m, _ in parts]) for w in (0, 1))
+              for l in range(len(parts[0][1]))]
+    mask = torch.cat([torch.nn.functional.pad(m, (width - m.shape[1], 0)) for _, _, m, _ in parts])
+    from transformers import DynamicCache
+    past = DynamicCache(ddp_cache_data=[(k[:, :, :1], v[:, :, :1]) for k, v in layers])  # the layers' kind, then their tensors with room
+    past.layers = [_roomy_layer()(k, v, room) for k, v in layers]
+    return (torch.cat([x for x, _, _, _ in parts]), past, dict(attention_mask=mask, position_ids=torch.cat([p for _, _, _, p in parts])))
+
+@patch
+def _prefill_rows(self: TransformersLM, seqs: list[list[int]]) -> tuple:
+    "Prefill prompts that share nothing, left-padded in one pass: the parts `merge_rows` takes."
+    logits, past, state = self._prefill(*left_pad(seqs, self.pad_id, self.model.device))
+    return logits, _rows_of(past), state["attention_mask"], state["position_ids"]
+
+@patch
+def _prefill_shared(self: TransformersLM, seqs: list[list[int]], shared: int) -> tuple:
+    "Prefill prompts whose first `shared` tokens are equal: those once, then each prompt's own tokens from a copy of their cache."
+    dev, n = self.model.device, len(seqs)
+    head = torch.tensor([seqs[0][:shared]], device=dev)
+    out = self.model(input_ids=head, position_ids=torch.arange(shared, device=dev)[None], use_cache=True, logits_to_keep=1)
+    from transformers import DynamicCache
+    past = DynamicCache(ddp_cache_data=[(k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1)) for k, v in _rows_of(out.past_key_values)])
+    ids, tail_mask, tail_pos = left_pad([s[shared:] for s in seqs], self.pad_id, dev)  # padding sits between the shared part and each tail
+    mask = torch.cat([torch.ones(n, shared, dtype=tail_mask.dtype, device=dev), tail_mask], 1)
+    out = self.model(input_ids=ids, attention_mask=mask, position_ids=tail_pos + shared, past_key_values=past, use_cache=True, logits_to_keep=1)
+    return out.logits[:, -1], _rows_of(out.past_key_values), mask, (tail_pos + shared)[:, -1:]
+
+@patch
+def _decode_plan(self: TransformersLM, seqs: list[list[int]]) -> list[list[tuple[int, list[int]]]]:
+    "Decoding batches of at most `decode_rows` rows, each a list of (shared tokens, indices) prefill units, longest first."
+    units = []
+    for shared, idx in prefix_groups(seqs, self.share_prefix):  # a large group is split: each part computes its shared tokens once
+        units += [(shared, idx[k:k + self.decode_rows]) for k in range(0, len(idx), self.decode_rows)]
+    longest = lambda u: max(len(seqs[i]) for i in u[1])
+    units.sort(key=lambda u: (-longest(u), u[1][0]))
+    cap = self._token_cap() if self.max_batch_tokens == "memory" else None  # a GPU's batch also fits its memory (rows × longest); a CPU's, its RAM
+    out, rows = [], 0
+    for u in units:  # longest first, so a batch's first unit holds its longest prompt
+        if out and rows + len(u[1]) <= self.decode_rows and (cap is None or (rows + len(u[1])) * longest(out[-1][0]) <= cap):
+            out[-1].append(u); rows += len(u[1])
+        else: out.append([u]); rows = len(u[1])
+    return out
+
+@patch
+def _decode_shared(self: TransformersLM, seqs, units, max_new_tokens, stop, temperature, generator):
+    "Token ids, log-probs and finish reason per row of one decoding batch whose prompts were prefilled in units."
+    parts, order, singles = [], [], [i for shared, idx in units if not shared for i in idx]
+    for b in length_batches([len(seqs[i]) for i in singles], self.batch_size, self._token_cap()):  # within the prefill cap
+        parts.append(self._prefill_rows([seqs[singles[k]] for k in b]))
+        order += [singles[k] for k in b]
+    for shared, idx in units:
+        if shared:
+            parts.append(self._prefill_shared([seqs[i] for i in idx], shared))
+            order += idx
+    logits, past, state = merge_rows(parts, max_new_tokens)
+    return order, self._decode_loop(logits, past, state, len(order), max_new_tokens, stop, temperature, generator)
+
 
 # %% ../../nbs/11_lm.base.ipynb #acf2ad91
 def continuation_logprobs(logits, # (rows, positions, vocab): the positions that predict each row's continuation

@@ -87,7 +87,7 @@ def vllm_command(python: Path | str, # the python of the vLLM environment
     return [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(reader_dir(model)),
             "--served-model-name", resolve_model(model).spec.name, "--dtype", DTYPE_ALIASES.get(dtype, dtype),
             "--max-model-len", str(max_model_len), "--host", "127.0.0.1", "--port", str(port), "--max-logprobs", "5",
-            "--seed", "0", *map(str, extra)]
+            "--seed", "0", "--enable-prefix-caching", *map(str, extra)]  # a prompt's prefix computed for an earlier request is reused (SuRe's passage block)
 
 def server_command(build: str, python: Path | str, model: str, port: int, dtype: str = "bfloat16",
                    max_model_len: int = 2048, extra: tuple = ()) -> list[str]:
@@ -325,6 +325,7 @@ def _record(log: Path, spec: str, build: str, command: list[str], env: dict, pro
     rec = dict(spec=spec, build=build, pid=proc.pid, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                log=str(log), command=command, env={k: env[k] for k in RECORD_ENV if k in env})
     if build == "cpu": rec["threads_bound_to"] = env.get("VLLM_CPU_OMP_THREADS_BIND")
+    if build != FAKE_BUILD: rec["prefix_caching"] = "--enable-prefix-caching" in command and "--no-enable-prefix-caching" not in command
     log.with_suffix(".json").write_text(json.dumps(rec, indent=1) + "\n")
     return rec
 
@@ -346,7 +347,8 @@ def launch_record(spec: str, # a reader spec
     except ProcessLookupError: return None
     except PermissionError: pass
     env = rec.get("env", {})
-    return dict(build=rec["build"], started=rec["started"], threads=env.get("OMP_NUM_THREADS"), threads_bound_to=rec.get("threads_bound_to"))
+    return dict(build=rec["build"], started=rec["started"], threads=env.get("OMP_NUM_THREADS"), threads_bound_to=rec.get("threads_bound_to"),
+                prefix_caching=rec.get("prefix_caching"))
 
 # %% ../../nbs/16_lm.serve.ipynb #c90828f9
 @contextmanager

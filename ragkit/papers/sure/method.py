@@ -478,8 +478,13 @@ class SuRe(Method):
 def _retrieve(self: SuRe, questions: list[str]) -> SuReState:
     "The batch's state: retrieved passages as prompt blocks, an empty trace and cost per question."
     hits = self.retriever.batch_search(questions, self.n_passages, progress=False)
-    return SuReState(questions, hits, [format_passages(_passages(self.retriever, hs, self.passage_words)) for hs in hits],
+    return SuReState(questions, hits, [self.block_of([h.pid for h in hs]) for hs in hits],
                      [dict(pids=[h.pid for h in hs]) for hs in hits], [Cost() for _ in questions])
+
+@patch
+def block_of(self: SuRe, pids: Sequence[str]) -> str:
+    "The prompts' passage block of the passages `pids` (a row's `pids` give the block it was read with)."
+    return format_passages([Passage(p, self.retriever.corpus[p].title, cut_words(self.retriever.corpus[p].text, self.passage_words)) for p in pids])
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b020b
 _COUNT = "two three four five six seven eight nine ten".split()
@@ -511,12 +516,17 @@ def _candidates(self: SuRe, st: SuReState) -> None:
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b040b
 @patch
+def summary_prompt(self: SuRe, block: str, question: str, choices: Sequence[str], j: int, candidate: str) -> str:
+    "p_sum: the prompt of candidate `j`'s summary (the prediction line names it with its label); the prompts of one question share all before it."
+    return render(self.templates["summary"], passages=block, question=question, choices=format_choices(choices),
+                  prediction=f"({chr(97 + j)}) {candidate}") + self.summary_end
+
+@patch
 def _summaries(self: SuRe, st: SuReState) -> None:
     "Eq. 3: one summary per candidate, conditioned on it (the prediction line names it with its label)."
     na = [] if self.parse != "original" else [(i, j) for i, j in st.jobs if st.cands[i][j] == "N/A"]  # gen_summary.py L45-46
     ask = [ij for ij in st.jobs if ij not in na]
-    outs = self._gen([render(self.templates["summary"], passages=st.blocks[i], question=st.questions[i], choices=format_choices(st.choices[i]),
-                             prediction=f"({chr(97 + j)}) {st.cands[i][j]}") + self.summary_end for i, j in ask],
+    outs = self._gen([self.summary_prompt(st.blocks[i], st.questions[i], st.choices[i], j, st.cands[i][j]) for i, j in ask],
                      self.summary_max_new_tokens, stop=("[DONE]",))
     st.summ = {ij: "N/A" for ij in na}  # the original's stand-in for a summary it does not ask for
     finish = {}
