@@ -364,8 +364,9 @@ def cut_words(text: str, n: int) -> str:
     return text if not n or len(w) <= n else " ".join(w[:n])
 
 def _passages(retriever, hits, words: int) -> list[Passage]:
-    "The retrieved passages of one question, each cut to `words` words, as the SuRe prompts format them."
-    return [Passage(h.pid, retriever.corpus[h.pid].title, cut_words(retriever.corpus[h.pid].text, words)) for h in hits]
+    "The retrieved passages of one question (hits, or their pids), each cut to `words` words, as the SuRe prompts format them."
+    pids = [getattr(h, "pid", h) for h in hits]
+    return [Passage(p, retriever.corpus[p].title, cut_words(retriever.corpus[p].text, words)) for p in pids]
 
 def _charge(cost: list[Cost], at: Sequence[int], outs) -> None:
     "Add each completion's cost to its question's in `cost` (`at`: the question of each completion, in order)."
@@ -484,7 +485,7 @@ def _retrieve(self: SuRe, questions: list[str]) -> SuReState:
 @patch
 def block_of(self: SuRe, pids: Sequence[str]) -> str:
     "The prompts' passage block of the passages `pids` (a row's `pids` give the block it was read with)."
-    return format_passages([Passage(p, self.retriever.corpus[p].title, cut_words(self.retriever.corpus[p].text, self.passage_words)) for p in pids])
+    return format_passages(_passages(self.retriever, pids, self.passage_words))
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b020b
 _COUNT = "two three four five six seven eight nine ten".split()
