@@ -353,6 +353,7 @@ from ..lm.backends import READER_RULE
 from ..lm.reader import TEMPLATES
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype, chat, compare_readers, out_dir: ragkit.notebooks.SHARED_RULES)
     datasets=TaskChoice(("demo", "squad", "narrativeqa")), limit=AtLeast(0), max_passages=AtLeast(0), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),
+    retrievers=OneOf(("BM25", "FAISS", "Ensemble"), many=True),
     naive_max_tokens=AtLeast(0), naive_full=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank_limit=AtLeast(0), merge=OneOf(("best", "none")),
     template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), context_words=AtLeast(0), max_length=AtLeast(16), bm25_backend=OneOf(("bm25s", "rank_bm25")),
     bias_match=OneOf(("contains", "em", "f1")), n_boot=AtLeast(1), seed=AtLeast(0),
