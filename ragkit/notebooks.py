@@ -48,7 +48,7 @@ def paper_label(nb_path: Path) -> str:
     return head.strip() if colon else ""
 
 # %% ../nbs/08_notebooks.ipynb #07aa50d2
-PROFILES = ("smoke", "demo", "paper", "paper-1.5b", "paper-split", "full")  # paper: the committed reference runs (outputs/paper/); paper-1.5b: their claims read by the 1.5B reader; paper-split: EoR on sources that differ in content
+PROFILES = ("smoke", "demo", "paper", "paper-1.5b", "paper-split", "decide", "decide-gpu", "full")  # paper: the committed reference runs (outputs/paper/); paper-1.5b: their claims read by the 1.5B reader; paper-split: EoR on sources that differ in content; decide: runs sized by power to decide each core mechanism here (outputs/decide/); decide-gpu: the same at the papers' scale, for a GPU
 
 def load_profiles(root: Path | None = None) -> dict:
     "The parsed nbs/profiles.toml."
