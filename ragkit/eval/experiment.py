@@ -27,8 +27,9 @@ __all__ = ['PaperTable', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'SIZES', 'VERDICT_COLU
            'SystemFailed', 'failed_line', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
            'paper_difference', 'Statistic', 'contrast', 'Claim', 'direction', 'no_difference_bound', 'size',
            'within_margin', 'verdict_sentence', 'verdict_row', 'with_needs', 'compared', 'gate_columns', 'verdict',
-           'with_gates', 'judged', 'decisive_claim', 'simulated_claims', 'calibration', 'what_reproduces',
-           'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure', 'Experiment']
+           'with_gates', 'judged', 'decisive_claim', 'simulated_claims', 'calibration', 'power_size', 'pilot_sizes',
+           'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure',
+           'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 class SystemFailed(RuntimeError):
@@ -490,13 +491,17 @@ def decisive_claim(claim: str, dataset: str, # the claim in words ("decisive que
                    right_a: pd.Series, right_b: pd.Series, # per qid: a's and b's score (1 right, 0 wrong, or any score)
                    decisive: pd.Series, # per qid: True where the options differ in correctness
                    where: str, # the decisive questions in words: "the contexts' answers differ in EM"
-                   mechanism: str = "", source: str = "", metric: str = "correct") -> Claim:
+                   mechanism: str = "", source: str = "", metric: str = "correct",
+                   over: int | None = None, # the questions the run judged, decisive or not: the margin becomes 3 points × over / decisive (None: 3 points)
+                   ) -> Claim:
     "A claim judged on the decisive questions only, with a's and b's scores there."
     keep = decisive.index[decisive.astype(bool).to_numpy()]
     missing = [q for q in keep if q not in right_a.index or q not in right_b.index]
     if missing: raise ValueError(f"{claim}: no score of {a} or {b} for {len(missing)} decisive questions, e.g. {missing[:2]}")
+    margin = MARGIN["points"] * over / len(keep) if over and len(keep) else None  # as large over the run as the all-question margin
     return Claim(claim, dataset, a, b, metric, None, source, scores=(right_a[keep].astype(float), right_b[keep].astype(float)),
-                 decisive=where, mechanism=mechanism)
+                 decisive=where, mechanism=mechanism, margin=margin)
+
 
 # %% ../../nbs/33_eval.experiment.ipynb #ca1b0002
 def simulated_claims(n_claims: int, # how many claims
@@ -526,6 +531,31 @@ def calibration(n_claims: int, n: int, differ: float = 0.3, effect: float = 0.0,
     v = pd.concat([verdict(claims[i:i + per_run], runs, n_boot, seed + i) for i in range(0, n_claims, per_run)])
     shares = v.direction_holm.value_counts(normalize=True)
     return dict(n_claims=n_claims, n=n, differ=differ, effect=effect, acts=acts, **{d: float(shares.get(d, 0.0)) for d in DIRECTIONS})
+
+
+# %% ../../nbs/33_eval.experiment.ipynb #ps000002
+def power_size(row: Mapping, # a pilot's verdict row (results.json "verdict"): claim, dataset, n, lo, hi, unit; `decisive` marks a decisive-question claim
+               asked: int, # the questions the pilot asked of the row's task (a decisive claim judges a share of them)
+               margin: float | None = None, # the smallest effect that matters over all questions (default: MARGIN's for the unit)
+               power: float = 0.8) -> dict:
+    "Questions a run needs for the pilot's claim to end holds or reversed at an effect of the margin, and equivalent at none, with `power`."
+    n, unit = int(row["n"]), row.get("unit") or "points"
+    share = n / asked if row.get("decisive") and asked else 1.0
+    m = (MARGIN.get(unit) if margin is None else margin) / share if share else float("nan")
+    sd = spread(row["lo"], row["hi"], n, 100.0 if unit == "points" else max(abs(row["lo"]), abs(row["hi"]), 1.0))
+    k_effect, k_equivalent = questions_needed(m, sd, power=power), questions_needed(None, sd, m, power=power)
+    judged = max(k_effect, k_equivalent)
+    return dict(claim=row["claim"], dataset=row["dataset"], pilot_n=n, pilot_asked=asked, share=share, sd=sd, margin=m,
+                n_effect=k_effect, n_equivalent=k_equivalent, judged=judged, run=float(math.ceil(judged / share)) if share else float("nan"))
+
+def pilot_sizes(pilot: Mapping, # a pilot run's results.json, read
+                pick: Callable[[Mapping], bool], # which of its verdict rows size the run
+                margin: float | None = None, power: float = 0.8) -> pd.DataFrame:
+    "`power_size` of each picked verdict row of `pilot`, with the questions the pilot asked of its task."
+    asked = {d: len(q) for d, q in (pilot.get("questions") or {}).items()}
+    rows = [r for r in pilot["verdict"] if pick(r)]
+    if not rows: raise ValueError("no verdict row of the pilot matches: name the claims that size the run (their text is in the pilot's results.json)")
+    return pd.DataFrame([power_size(r, asked.get(r["dataset"], int(r["n"])), margin, power) for r in rows])
 
 
 # %% ../../nbs/33_eval.experiment.ipynb #6f55b40f
@@ -640,6 +670,7 @@ class Experiment:
         self.seed, self.n_boot = self.params.get("seed", 0), self.params.get("n_boot", 1000)
         self.out = output_dir(self.params.get("out_dir", ""), f"{paper}-")
         self.on_error, self.excluded = "raise", []  # a failing system fails the run; set on_error = "exclude" for a partial run
+        self.notebook, self.sizing = "", ""  # the notebook's name (from_notebook), and how a pilot sized the run (size_from)
 
     @classmethod
     def from_notebook(cls, ns: dict, # the notebook's globals(), once its parameters cell has run
@@ -648,7 +679,9 @@ class Experiment:
         "The experiment of `notebook`, with the parameters in force in its namespace, checked against its module's PARAMETER_RULES."
         params = notebook_params(ns, notebook)
         check_declared(find_notebook(notebook), params, {})  # as `ragkit run` does before the kernel: a notebook run by hand is checked too
-        return cls(params, notebook.split(".")[1] if "." in notebook else notebook)
+        ex = cls(params, notebook.split(".")[1] if "." in notebook else notebook)
+        ex.notebook = notebook
+        return ex
 
     @cached_property
     def lm(self):
@@ -687,6 +720,28 @@ class Experiment:
         "Save `fig` into the run folder as `<name>.png`, listed in results.json's figures; its file name."
         self.figures.append(save_figure(fig, self.out, name))
         return self.figures[-1]
+
+# %% ../../nbs/33_eval.experiment.ipynb #ps000006
+@patch
+def size_from(self: Experiment, pilot: str, # a profile whose committed run of this notebook is the pilot ("": `limit` stays)
+              pick: Callable[[Mapping], bool], # which of the pilot's verdict rows size the run (see pilot_sizes)
+              ) -> pd.DataFrame:
+    "Raise `limit` to the questions the picked claims of the pilot need at 80% power (never lower it); the sizes."
+    import json
+    from ragkit.config import load_settings
+    if not pilot: return pd.DataFrame()
+    f = load_settings().outputs_dir / pilot / self.notebook / "results.json"
+    if not f.is_file(): raise FileNotFoundError(f"power_from={pilot!r}: no committed run of {self.notebook or 'this notebook'} at {f}; "
+                                                f"run `ragkit run {self.notebook} --profile {pilot}` first, or set -p power_from ''")
+    sizes = pilot_sizes(json.loads(f.read_text(encoding="utf-8")), pick)
+    floor, need = int(self.params.get("limit") or 0), int(sizes.run.max())
+    self.params["limit"] = max(floor, need)
+    self.sizing = (f"Sized from the {pilot} run ({f.parent.name}): {len(sizes)} claims need at most {need:,} questions at 80% power "
+                   f"(an effect of the margin, or equivalence within it); the run asks {self.params['limit']:,}"
+                   + (f" (the profile's floor)." if floor > need else "."))
+    print(self.sizing)
+    return sizes
+
 
 # %% ../../nbs/33_eval.experiment.ipynb #de40e6da
 VERDICT_SHOWN = ["claim", "dataset", "n", "discordant", "ours", "lo", "hi", "paper", "direction", "direction_holm", "size", "unit"]

@@ -714,7 +714,7 @@ def lore_decisive_claims(runs: Mapping, # (task, system) -> Evaluation, with LoR
             if (d, f"{rival} - {r}") not in runs: continue
             out.append(decisive_claim(f"LoR is right more often than {rival} ({r}; decisive questions)", d, s, f"{rival} - {r}",
                                       ev.scores("exact_match"), runs[d, f"{rival} - {r}"].scores("exact_match"), contexts_differ(ev),
-                                      "the contexts' answers differ in EM", LORE_RANKING.name, _ABLATION_SRC, "exact_match"))
+                                      "the contexts' answers differ in EM", LORE_RANKING.name, _ABLATION_SRC, "exact_match", over=len(ev.table)))
     return out
 
 def top_context_right(ev) -> pd.Series:
