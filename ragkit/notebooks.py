@@ -192,7 +192,7 @@ def _dataset_names(spec) -> None:
 SHARED_RULES = dict(  # parameters that mean the same in every notebook that has them; a module's PARAMETER_RULES add to them
     dtype=OneOf(DTYPES), device=OneOf(DEVICES), seed=AtLeast(0), n_boot=AtLeast(1), limit=AtLeast(0), max_passages=AtLeast(0),
     context_words=AtLeast(0), max_new_tokens=AtLeast(1), chat=Flag(), k=AtLeast(1), n_questions=AtLeast(1),
-    compare_readers=OneOf(PROFILES, many=True), power_from=OneOf(PROFILES, also=("",)), out_dir=Text("the run folder, set by the runner (choose it with --out DIR)"),
+    compare_readers=OneOf(PROFILES, many=True), power_from=OneOf(PROFILES, also=("",)), rows_from=OneOf(PROFILES, also=("",)), out_dir=Text("the run folder, set by the runner (choose it with --out DIR)"),
     datasets=Parses(_dataset_names, "task names or dataset:split pairs, comma-separated, or auto"))
 
 # %% ../nbs/08_notebooks.ipynb #201caa7c

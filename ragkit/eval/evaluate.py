@@ -21,7 +21,7 @@ __all__ = ['DEFAULT_METRICS', 'LABELS', 'COLUMNS', 'TAIL', 'as_prediction', 'met
            'resolve_metrics', 'error_text', 'score_row', 'make_row', 'answer_chunk', 'ClosedBook', 'json_safe', 'dumps',
            'append_rows', 'read_rows', 'latest_rows', 'read_latest', 'compact_rows', 'lm_counters', 'failure',
            'summarize', 'Evaluation', 'check_examples', 'chunks', 'code_fingerprint', 'method_config', 'run_key',
-           'run_folder', 'evaluate', 'compare', 'summary_table', 'write_results']
+           'run_folder', 'rows_from', 'evaluate', 'compare', 'summary_table', 'write_results']
 
 # %% ../../nbs/31_eval.evaluate.ipynb #e7850c62
 def as_prediction(out) -> Prediction:
@@ -386,6 +386,33 @@ def run_folder(out_dir: Path | str, method, name: str | None = None, config: dic
     name = name or method_name(method)
     return Path(out_dir).expanduser() / slug(name) / run_key(method, name, config)["fingerprint"]
 
+# %% ../../nbs/31_eval.evaluate.ipynb #rf000002
+import shutil
+from contextlib import contextmanager
+from contextvars import ContextVar
+_ROWS_FROM: ContextVar = ContextVar("rows_from", default=None)  # (this run's folder, the run whose rows it may start from), inside rows_from
+
+@contextmanager
+def rows_from(source: Path | str | None, # another run's folder, e.g. outputs/paper/62_papers.eor.runs (None: nothing is copied)
+              target: Path | str, # this run's folder
+              ):
+    "Inside the block, a system under `target` with no rows for its fingerprint starts from `source`'s rows of that fingerprint."
+    token = _ROWS_FROM.set((Path(target).resolve(), Path(source).resolve()) if source else None)
+    try: yield
+    finally: _ROWS_FROM.reset(token)
+
+def _seed_rows(folder: Path) -> int:
+    "Copy the rows of `folder`'s fingerprint from the run `rows_from` names when `folder` has none; how many rows came."
+    pair, mine = _ROWS_FROM.get(), folder / "examples.jsonl"
+    if pair is None or mine.exists(): return 0
+    target, source = pair
+    try: theirs = source / folder.resolve().relative_to(target) / "examples.jsonl"
+    except ValueError: return 0  # a folder outside this run
+    if not theirs.is_file(): return 0
+    shutil.copyfile(theirs, mine)
+    return sum(1 for line in mine.open(encoding="utf-8") if line.strip())
+
+
 # %% ../../nbs/31_eval.evaluate.ipynb #7c089435
 def _write_key(folder: Path, key: dict):
     "Create the run's `folder` and write its resume key to config.json."
@@ -434,6 +461,7 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     path = folder / "examples.jsonl" if folder else None
     if folder:
         _write_key(folder, key)
+        _seed_rows(folder)  # inside rows_from: another run's rows of this fingerprint
     if path and not resume: path.unlink(missing_ok=True)
     done = _done_rows(path, exs, retry_errors)
     todo, before = [ex for ex in exs if ex.qid not in done], lm_counters(method)

@@ -19,7 +19,7 @@ from ..notebooks import check_declared, find_notebook, notebook_params
 from .evaluate import Evaluation, evaluate, write_results
 from .metrics import paired_bootstrap
 from .mechanism import (EQUIVALENT, EXACT_BELOW, NOT_RUN, NOT_TESTABLE, Gate, adjusted_direction, exact_direction, failing,
-                                    gate_count, gate_sentence, health_sentence, health_text, holm, questions_needed, sign_test, spread)
+                                    gate_count, gate_sentence, health_sentence, health_text, holm, questions_needed, sign_test, spread, detectable)
 from fastcore.basics import patch
 
 # %% auto #0
@@ -551,11 +551,13 @@ def power_size(row: Mapping, # a pilot's verdict row (results.json "verdict"): c
 def pilot_sizes(pilot: Mapping, # a pilot run's results.json, read
                 pick: Callable[[Mapping], bool], # which of its verdict rows size the run
                 margin: float | None = None, power: float = 0.8) -> pd.DataFrame:
-    "`power_size` of each picked verdict row of `pilot`, with the questions the pilot asked of its task."
+    "`power_size` of each picked verdict row of `pilot`, with the questions the pilot asked of its task (its `questions`, else its largest claim's n)."
     asked = {d: len(q) for d, q in (pilot.get("questions") or {}).items()}
+    for r in pilot["verdict"]: asked.setdefault(r["dataset"], 0)
+    asked = {d: k or max(int(r["n"] or 0) for r in pilot["verdict"] if r["dataset"] == d) for d, k in asked.items()}  # without its questions: its largest claim's n
     rows = [r for r in pilot["verdict"] if pick(r)]
     if not rows: raise ValueError("no verdict row of the pilot matches: name the claims that size the run (their text is in the pilot's results.json)")
-    return pd.DataFrame([power_size(r, asked.get(r["dataset"], int(r["n"])), margin, power) for r in rows])
+    return pd.DataFrame([power_size(r, asked[r["dataset"]], margin, power) for r in rows])
 
 
 # %% ../../nbs/33_eval.experiment.ipynb #6f55b40f
@@ -725,23 +727,38 @@ class Experiment:
 @patch
 def size_from(self: Experiment, pilot: str, # a profile whose committed run of this notebook is the pilot ("": `limit` stays)
               pick: Callable[[Mapping], bool], # which of the pilot's verdict rows size the run (see pilot_sizes)
+              notebook: str = "", # the notebook whose pilot run holds the claims (default: this one; EoR's grid is sized by its method's claims)
+              cap: int = 0, # the most questions the run may ask (0: no cap); where power needs more, the run asks this many and says what it can find
               ) -> pd.DataFrame:
     "Raise `limit` to the questions the picked claims of the pilot need at 80% power (never lower it); the sizes."
     import json
     from ragkit.config import load_settings
     if not pilot: return pd.DataFrame()
-    f = load_settings().outputs_dir / pilot / self.notebook / "results.json"
-    if not f.is_file(): raise FileNotFoundError(f"power_from={pilot!r}: no committed run of {self.notebook or 'this notebook'} at {f}; "
-                                                f"run `ragkit run {self.notebook} --profile {pilot}` first, or set -p power_from ''")
+    nb = notebook or self.notebook
+    f = load_settings().outputs_dir / pilot / nb / "results.json"
+    if not f.is_file(): raise FileNotFoundError(f"power_from={pilot!r}: no committed run of {nb or 'this notebook'} at {f}; "
+                                                f"run `ragkit run {nb} --profile {pilot}` first, or set -p power_from ''")
     sizes = pilot_sizes(json.loads(f.read_text(encoding="utf-8")), pick)
     floor, need = int(self.params.get("limit") or 0), int(sizes.run.max())
-    self.params["limit"] = max(floor, need)
-    self.sizing = (f"Sized from the {pilot} run ({f.parent.name}): {len(sizes)} claims need at most {need:,} questions at 80% power "
-                   f"(an effect of the margin, or equivalence within it); the run asks {self.params['limit']:,}"
-                   + (f" (the profile's floor)." if floor > need else "."))
+    n = self.params["limit"] = max(floor, min(need, cap) if cap else need)
+    sizes["detectable"] = [detectable(n * r.share, r.sd) for r in sizes.itertuples()]  # on the judged questions, in the claim's unit
+    self.sizing = (f"Sized from the {pilot} run of {f.parent.name}: {len(sizes)} claims need at most {need:,} questions at 80% power "
+                   f"(an effect of the margin, or equivalence within it); the run asks {n:,}"
+                   + (" (the profile's floor)." if floor > need else f" (the cap): at 80% power it finds an effect of "
+                      f"{sizes.detectable.min():.1f} to {sizes.detectable.max():.1f} points on the questions each claim judges." if n < need else "."))
     print(self.sizing)
     return sizes
 
+
+@patch
+def seeded(self: Experiment):
+    "A context in which this run's systems start from the rows of the `rows_from` profile's run of the same notebook (see rows_from)."
+    from ragkit.config import load_settings
+    from ragkit.eval.evaluate import rows_from
+    p = self.params.get("rows_from") or ""
+    src = load_settings().outputs_dir / p / self.notebook if p else None
+    if src is not None and not src.is_dir(): raise FileNotFoundError(f"rows_from={p!r}: no run of {self.notebook} at {src}; run it first or set -p rows_from ''")
+    return rows_from(src, self.out)
 
 # %% ../../nbs/33_eval.experiment.ipynb #de40e6da
 VERDICT_SHOWN = ["claim", "dataset", "n", "discordant", "ours", "lo", "hi", "paper", "direction", "direction_holm", "size", "unit"]

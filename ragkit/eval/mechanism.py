@@ -20,7 +20,8 @@ from statsmodels.stats.power import TTestPower
 # %% auto #0
 __all__ = ['EXACT_BELOW', 'ALPHA', 'MIN_ACTED', 'NOT_RUN', 'EQUIVALENT', 'NOT_TESTABLE', 'POWER', 'sign_test', 'exact_direction',
            'holm', 'adjusted_direction', 'Check', 'Mechanism', 'health_row', 'health', 'failing', 'health_sentence',
-           'health_text', 'Gate', 'gate', 'pair_gate', 'gate_count', 'gate_sentence', 'spread', 'questions_needed']
+           'health_text', 'Gate', 'gate', 'pair_gate', 'gate_count', 'gate_sentence', 'spread', 'questions_needed',
+           'detectable']
 
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e006
 EXACT_BELOW = 25  # fewer differing questions than this: the direction comes from the exact test, not the bootstrap
@@ -182,4 +183,11 @@ def questions_needed(effect: float | None, # the effect to detect (the paper's),
     if _nan(target) or not target or _nan(sd): return float("nan")
     if sd <= 0: return 2.0
     return float(math.ceil(TTestPower().solve_power(effect_size=target / sd, alpha=a, power=pw, alternative="two-sided")))
+
+def detectable(judged: float, # the questions a claim is judged on
+               sd: float, # their per-question spread, in the claim's unit (see `spread`)
+               alpha: float = ALPHA, power: float = POWER) -> float:
+    "The smallest mean difference a two-sided paired test finds on `judged` questions with `power` (the power a run of that size reached); NaN below 2."
+    if _nan(judged) or judged < 2 or _nan(sd): return float("nan")
+    return float(TTestPower().solve_power(nobs=judged, alpha=alpha, power=power, alternative="two-sided") * sd)
 

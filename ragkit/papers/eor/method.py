@@ -856,7 +856,7 @@ def eor_decisive_claims(ds: str, # the dataset
                         h: pd.DataFrame, # its held_out table (index: qid)
                         ) -> list[Claim]:
     "On the questions where the pool disagrees: EoR's vote against Top-R, and its learned weights against a uniform vote and their start."
-    on = lambda claim, b, col, mech, src: decisive_claim(claim, ds, "EoR", b, h.learned, h[col], h.disagree, DECISIVE, mech, src)
+    on = lambda claim, b, col, mech, src: decisive_claim(claim, ds, "EoR", b, h.learned, h[col], h.disagree, DECISIVE, mech, src, over=len(h))
     return [on("EoR's vote is right more often than Top-R (decisive questions)", "Top-R", "Top-R", EOR_VOTE.name, VOTE_SRC),
             on("EoR's learned weights are right more often than a uniform vote (decisive questions)", "uniform vote", "uniform", EOR_TRAINING.name, TRAINING_SRC),
             on("EoR's learned weights are right more often than their start (decisive questions)", "EoR from its start weights", "start", EOR_TRAINING.name, TRAINING_SRC)]

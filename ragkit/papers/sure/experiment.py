@@ -15,8 +15,8 @@ from .method import RERANKERS
 # %% auto #0
 __all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PAPER_SAMPLE', 'PASSAGE_COPY',
            'SURE_SELECTION', 'CONDITIONAL', 'SUMMARY_RANKED', 'sure_retriever', 'sure_systems', 'sure_extras',
-           'sure_diagnostics', 'conditional', 'sure_health', 'sure_gates', 'sure_decisive_claims', 'oracle',
-           'sure_claims', 'fig4a_claims']
+           'sure_diagnostics', 'conditional', 'sure_health', 'sure_gates', 'candidates_differ', 'sure_decisive_claims',
+           'oracle', 'sure_claims', 'fig4a_claims']
 
 # %% ../../../nbs/70_papers.sure.ipynb #5550e99f
 from ...core import AtLeast, Flag, OneOf, Parses, WholeNumbers
@@ -217,18 +217,20 @@ def _first_right(ev) -> pd.Series:
     "Per qid: the exact match of SuRe's first candidate (0 with no candidate)."
     return pd.Series({r.qid: exact_match(((r.trace or {}).get("candidates") or [""])[0], list(r.golds)) for r in ev.table.itertuples()}, dtype=float)
 
-def _candidates_differ(ev) -> pd.Series:
+def candidates_differ(ev) -> pd.Series:
     "Per qid: whether SuRe's candidates differ in exact match against the golds."
     return pd.Series({r.qid: len({exact_match(c, list(r.golds)) for c in (r.trace or {}).get("candidates", [])}) > 1
                       for r in ev.table.itertuples()}, dtype=bool)
 
 def sure_decisive_claims(runs: Mapping, # (task, system) -> Evaluation
                          system: str = "SuRe", # the SuRe system judged
+                         asked: Mapping[str, int] | None = None, # task -> the questions the run asked (default: those SuRe answered); the margin is 3 points over them
                          ) -> list[Claim]:
     "SuRe's selection against its first candidate, on the questions whose candidates differ in exact match, per task."
     return [decisive_claim(f"{system}'s selection is right more often than its first candidate (decisive questions)", d, s, "first candidate",
-                           ev.scores("exact_match"), _first_right(ev), _candidates_differ(ev), "the candidates differ in EM",
-                           SURE_SELECTION.name, "SuRe Section 3 (select by validity and ranking of the conditional summaries)", "exact_match")
+                           ev.scores("exact_match"), _first_right(ev), candidates_differ(ev), "the candidates differ in EM",
+                           SURE_SELECTION.name, "SuRe Section 3 (select by validity and ranking of the conditional summaries)", "exact_match",
+                           over=(asked or {}).get(d, len(ev.table)))
             for (d, s), ev in runs.items() if s == system]
 
 # %% ../../../nbs/70_papers.sure.ipynb #32104d76
