@@ -18,13 +18,14 @@ from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher,
 # %% auto #0
 __all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'VOTERS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_NAME',
            'PAPER_SYSTEM', 'POOL_DISAGREES', 'EOR_VOTE', 'EOR_TRAINING', 'ANCHOR', 'ANCHOR_SRC', 'ANCHORED', 'DECISIVE',
-           'VOTE_SRC', 'TRAINING_SRC', 'CHOICE', 'TRAINED', 'STATISTIC', 'WHY_OTHER', 'sim_weights_of',
+           'VOTE_SRC', 'TRAINING_SRC', 'CHOICE', 'TRAINED', 'PAPER_TRAIN', 'STATISTIC', 'WHY_OTHER', 'sim_weights_of',
            'retriever_weights_of', 'vote', 'vote_batch', 'metric_key', 'check_answers', 'similarity_tensor',
            'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit', 'SearchSpace', 'search_space', 'restarted',
            'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks', 'cross_fit', 'start_fit', 'uniform_fit',
            'held_out', 'EoRData', 'eor_data', 'system_mrlr', 'reads', 'eor_systems', 'system_evaluation', 'paper_row',
            'eor_table1', 'table2_rows', 'cost_rows', 'eor_health', 'held_out_table', 'held_out_note', 'eor_claims',
-           'mrlr_claims', 'eor_decisive_claims', 'eor_choices', 'choice_gate', 'pair_gated', 'same_pair_notes']
+           'mrlr_claims', 'eor_decisive_claims', 'eor_choices', 'choice_gate', 'pair_gated', 'training_lacks',
+           'with_training_lacks', 'same_pair_notes']
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c1229ae6
 TIE = 1e-12  # scores within this of the best count as tied (ties go to the first candidate)
@@ -890,6 +891,30 @@ def pair_gated(claims: Sequence[Claim], # claims (any dataset's)
                       choice_gate(right[a], right[b], f"{CHOICE.get(a, a)} differs in correctness from {CHOICE.get(b, b)}"))
                      for a, b in dict.fromkeys(pairs) if a in right and b in right)
     return [replace(c, gates=c.gates + g) if (g := gates(c)) else c for c in claims]
+
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #tr000002
+PAPER_TRAIN = 500  # EoR Sections 2.1 and 4.1: ChatGPT's weights are searched on 500 sampled validation questions (Llama-2's on the whole split)
+
+def training_lacks(n_train: int, # the questions each weight search here trains on
+                   retrievers: int, # the retrievers every training question is read through
+                   seconds: float, # reader seconds per question through all of them (grid_seconds; NaN: unknown)
+                   nli: bool, # whether an NLI model weighs in the similarities
+                   ) -> str:
+    "What this setting lacks for a claim about EoR's training, in words ('' when it has what the paper had)."
+    lacks = []
+    if n_train < PAPER_TRAIN:
+        hours = (PAPER_TRAIN - n_train) * seconds / 3600 if seconds == seconds else float("nan")
+        lacks.append(f"a training split of the paper's smallest size ({PAPER_TRAIN} questions, each read through all {retrievers} retrievers; "
+                     f"each weight search here trains on {n_train})" + (f": the {PAPER_TRAIN - n_train} more would take about {hours:.1f} reader hours here" if hours == hours else ""))
+    if not nli: lacks.append("an NLI model among the similarities (the paper weighs NLI and BEM; none can be had offline here: pass nli_model)")
+    return "; ".join(lacks)
+
+def with_training_lacks(claims: Sequence[Claim], # claims (any of this notebook's)
+                        lacks: str, # training_lacks's words
+                        ) -> list[Claim]:
+    "The claims about EoR's training declared not testable here when the setting lacks what it needs (they keep their gates and numbers)."
+    return [replace(c, untestable=lacks) if lacks and c.mechanism == EOR_TRAINING.name else c for c in claims]
 
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #5a7e1c04

@@ -22,8 +22,8 @@ from ...lm.reader import read_batch
 __all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'PAPER_BEM_NQ', 'PAPER_EM_NQ', 'RetrieverReader', 'collect',
            'grid_matrix', 'answer_hits', 'has_answer_at_k', 'complement', 'parse_se_corpus', 'se_collection',
            'split_sources', 'whole_pages', 'corpus_support', 'GridRun', 'grid_retrievers', 'has_answer_rows',
-           'task_sources', 'grid_task', 'build_grid', 'save_grid', 'load_grid', 'GridSource', 'top_single',
-           'retriever_claims', 'source_overlap', 'overlap_health']
+           'task_sources', 'grid_task', 'build_grid', 'save_grid', 'grid_folder', 'grid_seconds', 'load_grid',
+           'GridSource', 'top_single', 'retriever_claims', 'source_overlap', 'overlap_health']
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #d7e3b91c
 class RetrieverReader(Method):
@@ -289,13 +289,27 @@ def save_grid(run: GridRun, out: Path | str) -> Path:
     run.grid.to_json(p, orient="records", lines=True, force_ascii=False)
     return p
 
+def grid_folder(spec: str, # a run folder of 62_papers.eor.runs, or a sibling notebook name ("62_papers.eor.runs")
+                out_dir: Path | str | None = None, # the caller's run folder (siblings are looked up next to it)
+                ) -> Path:
+    "The folder a non-empty `grid` spec names."
+    folder = Path(spec).expanduser()
+    return Path(out_dir).resolve().parent / spec if not folder.is_absolute() and not folder.exists() and out_dir else folder
+
+def grid_seconds(spec: str, out_dir: Path | str | None = None) -> float:
+    "Reader seconds per question through the whole grid the spec names (its retrievers' summed seconds over its questions); NaN for the smoke grid."
+    rp = grid_folder(spec, out_dir) / "results.json" if spec else None
+    if rp is None or not rp.is_file(): return float("nan")
+    s = json.loads(rp.read_text(encoding="utf-8")).get("summaries", [])
+    n = max((x.get("n") or 0 for x in s), default=0)
+    return sum(x.get("seconds") or 0.0 for x in s) / n if n else float("nan")
+
 def load_grid(spec: str, # a run folder of 62_papers.eor.runs, a sibling notebook name ("62_papers.eor.runs"), or "" for the smoke grid
               out_dir: Path | str | None = None, # the caller's run folder (siblings are looked up next to it)
               progress: bool = False) -> GridRun:
     "The grid 62_papers.eor.runs wrote, read back with its reader and parameters; the smoke grid when `spec` is empty."
     if not spec: return build_grid(out_dir=None if out_dir is None else Path(out_dir) / "grid", progress=progress)
-    folder = Path(spec).expanduser()
-    if not folder.is_absolute() and not folder.exists() and out_dir: folder = Path(out_dir).resolve().parent / spec
+    folder = grid_folder(spec, out_dir)
     gp, rp = folder / "grid.jsonl", folder / "results.json"
     if not gp.is_file() or not rp.is_file():
         raise FileNotFoundError(f"grid={spec!r}: no grid.jsonl and results.json in {folder}; run 62_papers.eor.runs first "

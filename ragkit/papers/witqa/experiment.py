@@ -16,12 +16,13 @@ import pandas as pd
 # %% auto #0
 __all__ = ['WITQA_TASKS', 'UNION_TASKS', 'SUBJECT_FIELD', 'GOLD_KIND', 'TASK_RETRIEVERS', 'PV_BINS', 'COUNTED', 'PAPER_AGREEMENT',
            'PAPER_SYSTEM', 'PAPER_TABLE4', 'PAPER_TABLE5', 'TABLE5_LABEL', 'PAPER_PASSAGES', 'SELECTIVE',
-           'PAPER_SELECTIVE_GAIN', 'SELECTIVE_SOURCE', 'PAPER_RETRIEVAL_GAIN', 'RETRIEVAL_BOUND', 'RETRIEVAL_SOURCE',
-           'CORPUS_HOLDS', 'CORPUS_CHECKED', 'ORACLE_WHAT', 'WITQA_TASK_NAMES', 'PARAMETER_RULES', 'popqa_views',
-           'passage_pid', 'supporting_corpus', 'task_options', 'task_popularity', 'gold_passage', 'oracle_retriever',
-           'file_retriever', 'witqa_retrievers', 'witqa_systems', 'relation_table', 'question_means', 'popular_claim',
-           'agreement_claim', 'agreement_ratio_claim', 'held_out', 'selective_health', 'selective_claims',
-           'corpus_health', 'uncounted_claims', 'counted_claims', 'witqa_scores', 'witqa_claims']
+           'PAPER_SELECTIVE_GAIN', 'SELECTIVE_SOURCE', 'RECALL_TRAILS', 'NO_MEMORY', 'PAPER_RETRIEVAL_GAIN',
+           'RETRIEVAL_BOUND', 'RETRIEVAL_SOURCE', 'CORPUS_HOLDS', 'CORPUS_CHECKED', 'ORACLE_WHAT', 'WITQA_TASK_NAMES',
+           'PARAMETER_RULES', 'popqa_views', 'passage_pid', 'supporting_corpus', 'task_options', 'task_popularity',
+           'gold_passage', 'oracle_retriever', 'file_retriever', 'witqa_retrievers', 'witqa_systems', 'relation_table',
+           'question_means', 'popular_claim', 'agreement_claim', 'agreement_ratio_claim', 'held_out',
+           'selective_health', 'selective_claims', 'no_memory_to_route', 'corpus_health', 'uncounted_claims',
+           'counted_claims', 'witqa_scores', 'witqa_claims']
 
 # %% ../../../nbs/80_papers.witqa.ipynb #8ddb5f39
 def popqa_views(examples: Sequence) -> pd.DataFrame:
@@ -273,6 +274,25 @@ def selective_claims(d: str, rows: pd.DataFrame, qids: Sequence[str], # a task, 
                            f"the closed-book reader and {r} differ in correctness; each question's first held-out split",
                            SELECTIVE.name, "WITQA App. C.2 (ragkit's decisive-question reading of selective integration)", match)
     return [both, route]
+
+# %% ../../../nbs/80_papers.witqa.ipynb #nm000002
+from dataclasses import replace
+RECALL_TRAILS = "A small reader's recall trails"  # the head-head claim's opening words (counted_claims)
+NO_MEMORY = ("a reader that recalls popular facts better than retrieval finds them, which selective integration routes to memory: here the "
+             "reader's recall trails {ralm}'s passages even on head-head facts ({ours}); the paper's readers are Llama-2 7B to 70B, GPT-3.5 and "
+             "GPT-4, over its Wikipedia with its own popularity counts")
+
+def no_memory_to_route(claims: Sequence[Claim], # witqa_claims
+                       v: pd.DataFrame, # their verdict table
+                       ) -> list[Claim]:
+    "The claims, with each task's selective-integration claims declared not testable where its head-head recall claim holds."
+    trails = {r["dataset"].removesuffix(" head-head"): r for r in v.to_dict("records")
+              if r["claim"].startswith(RECALL_TRAILS) and r["direction_holm"] == "holds"}
+    def lacks(c: Claim) -> str:
+        r = trails.get(c.dataset.removesuffix(" selective")) if c.mechanism == SELECTIVE.name else None
+        return NO_MEMORY.format(ralm=r["a"].removesuffix(" passage"), ours=f"{r['ours']:+.1f} points [{r['lo']:+.1f}, {r['hi']:+.1f}]") if r else ""
+    return [replace(c, untestable=x) if (x := lacks(c)) else c for c in claims]
+
 
 # %% ../../../nbs/80_papers.witqa.ipynb #5c2a1f06
 from ...eval.mechanism import health_row, MIN_ACTED
