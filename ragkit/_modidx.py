@@ -2158,6 +2158,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'ragkit.report.record_run': ('report.html#record_run', 'ragkit/report.py'),
                                'ragkit.report.reference_folders': ('report.html#reference_folders', 'ragkit/report.py'),
                                'ragkit.report.render_bench': ('report.html#render_bench', 'ragkit/report.py'),
+                               'ragkit.report.render_decide_gpu': ('report.html#render_decide_gpu', 'ragkit/report.py'),
                                'ragkit.report.render_doc': ('report.html#render_doc', 'ragkit/report.py'),
                                'ragkit.report.render_gpu': ('report.html#render_gpu', 'ragkit/report.py'),
                                'ragkit.report.render_headlines': ('report.html#render_headlines', 'ragkit/report.py'),

@@ -22,12 +22,12 @@ __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'TALLY', 'TALLY_HEADS', 'PAPER_REA
            'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings', 'render_reproduce',
            'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines',
            'render_bench', 'server_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines',
-           'anatomy_table', 'one_question_line', 'render_speed', 'paper_of', 'run_reader', 'claim_rows', 'tally',
-           'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen',
-           'reference_folders', 'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers',
-           'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of', 'metric_means', 'compare',
-           'check_record_target', 'compare_runs', 'describe', 'outputs_of', 'collect', 'save_key', 'record_run',
-           'record_profile', 'clean_notebooks']
+           'anatomy_table', 'one_question_line', 'render_speed', 'render_decide_gpu', 'paper_of', 'run_reader',
+           'claim_rows', 'tally', 'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text',
+           'scoreboard_screen', 'reference_folders', 'render_summary', 'render_runs', 'notebook_description',
+           'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of',
+           'metric_means', 'compare', 'check_record_target', 'compare_runs', 'describe', 'outputs_of', 'collect',
+           'save_key', 'record_run', 'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -470,6 +470,17 @@ def render_speed(root: Path) -> str:
     if sp is None and an is None: return "No speed benchmark is recorded yet (`scripts/bench_paths.py` and `scripts/anatomy.py` write them).\n"
     return "\n".join((speed_lines(sp) if sp else []) + (one_question_line(one) if one else []) + (anatomy_table(an) if an else [])) + "\n"
 
+def render_decide_gpu(root: Path) -> str:
+    "README's decide-gpu block: each decide-gpu profile's reader, questions and estimated hours on one H100, and its command."
+    d = bench_file(root, "decide-gpu.json")
+    if d is None: return "No estimate is recorded yet (`scripts/gpu_estimate.py` writes it).\n"
+    b = d["bench"]
+    rows = [f"| `{r['notebook']}` | `{r['reader']}` | " + ", ".join(f"{t['task']} {t['questions']:,}" for t in r["tasks"]) +
+            f" | {sum(t['questions'] * t['tokens_per_question'] for t in r['tasks']) / 1e6:.1f}M | {r['hours']:.2f} |" for r in d["runs"]]
+    return "\n".join([f"Estimated, not measured (`outputs/bench/decide-gpu.json`, `scripts/gpu_estimate.py`): the questions each profile asks, the "
+                      f"tokens the committed CPU runs read and wrote per question, and ragkit's `generate` on an {b['device']} in {b['dtype']} "
+                      f"({b['seconds_per_token'] * 1e6:.1f} µs a token for a {b['parameters'] / 1e9:.2f}B model at batch 64) scaled by the reader's "
+                      "parameters:", "", "| notebook | reader | questions | tokens | hours on one H100 |", "|---|---|---|---:|---:|", *rows]) + "\n"
 
 # %% ../nbs/95_report.ipynb #046c7b9c
 def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore"
@@ -693,7 +704,7 @@ def markers(name: str, # a block of BLOCKS, e.g. summary or timings
 BLOCKS = {  # each generated block: the file it lives in, and what renders it (the site shows render_headlines in full)
     "summary": (README, render_summary), "reproduce": (README, render_reproduce), "runs": (REFERENCE, render_runs),
     "timings": (REFERENCE, render_timings), "bench": (REFERENCE, render_bench), "readers": (REFERENCE, render_readers),
-    "gpu": (README, render_gpu), "speed": (README, render_speed),
+    "gpu": (README, render_gpu), "speed": (README, render_speed), "decide_gpu": (README, render_decide_gpu),
     "map": (REFERENCE, render_map)}
 
 def splice(text: str, # the file's text
