@@ -15,19 +15,19 @@ from .eval.mechanism import EQUIVALENT, NOT_RUN, NOT_TESTABLE
 from .notebooks import paper_label
 
 # %% auto #0
-__all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'TALLY', 'TALLY_HEADS', 'PAPER_READERS', 'SCREEN', 'LEGEND', 'WHERE', 'NO_RUN',
-           'RUNS_HEAD', 'README', 'REFERENCE', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file', 'duration',
-           'ratio', 'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines', 'headline_table',
-           'reader_of', 'where_ran', 'took', 'took_briefly', 'scale_block', 'split_block', 'run_block',
-           'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings', 'render_reproduce',
-           'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines',
-           'render_bench', 'server_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines',
-           'anatomy_table', 'one_question_line', 'render_speed', 'render_decide_gpu', 'paper_of', 'run_reader',
-           'claim_rows', 'tally', 'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text',
-           'scoreboard_screen', 'reference_folders', 'render_summary', 'render_runs', 'notebook_description',
-           'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of',
-           'metric_means', 'compare', 'check_record_target', 'compare_runs', 'describe', 'outputs_of', 'collect',
-           'save_key', 'record_run', 'record_profile', 'clean_notebooks']
+__all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'DECIDE', 'TALLY', 'TALLY_HEADS', 'PAPER_READERS', 'SCREEN', 'LEGEND', 'WHERE',
+           'NO_RUN', 'RUNS_HEAD', 'README', 'REFERENCE', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file',
+           'duration', 'ratio', 'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines',
+           'headline_table', 'reader_of', 'where_ran', 'took', 'took_briefly', 'scale_block', 'split_block',
+           'run_block', 'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings',
+           'render_reproduce', 'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines',
+           'compare_lines', 'render_bench', 'server_lines', 'generate_lines', 'render_gpu', 'render_readers',
+           'speed_lines', 'anatomy_table', 'one_question_line', 'render_speed', 'render_decide_gpu', 'paper_of',
+           'run_reader', 'claim_rows', 'render_decide', 'tally', 'tally_text', 'reader_size', 'outcome_sentence',
+           'outcome_lines', 'needs_text', 'scoreboard_screen', 'reference_folders', 'render_summary', 'render_runs',
+           'notebook_description', 'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor',
+           'broken_links', 'rows_of', 'metric_means', 'compare', 'check_record_target', 'compare_runs', 'describe',
+           'outputs_of', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -519,6 +519,35 @@ def claim_rows(root: Path, # the project root
     "Every claim of every run of `profile`, in notebook order, with its paper, verdicts and reader."
     return [row for f in sorted((Path(root) / "outputs" / profile).glob("*/results.json")) for row in _run_claims(f, root)]
 
+# %% ../nbs/95_report.ipynb #dc000001
+DECIDE = "decide"  # the profile whose runs are sized by power (outputs/decide/)
+
+def _rows_so_far(folder: Path) -> list[str]:
+    "An unfinished run's committed rows: per task and system, the questions answered so far."
+    out = []
+    for f in sorted(folder.glob("*/*/*/examples.jsonl")):
+        with open(f, encoding="utf-8") as fh: n = len({json.loads(l)["qid"] for l in fh if l.strip()})
+        out.append(f"{f.parent.parent.parent.name} {f.parent.parent.name.replace('_', ' ')}: {n:,}")
+    return out
+
+def render_decide(root: Path) -> str:
+    "README's decide block: each decide run's core claims first (those judged on their decisive questions), or the rows it has so far."
+    runs = sorted(p for p in (Path(root) / "outputs" / DECIDE).glob("*") if p.is_dir())
+    if not runs: return "No decide run is committed yet.\n"
+    out = []
+    for folder in runs:
+        label = paper_of(folder.name, root)
+        if (folder / "results.json").is_file():
+            v = read_json(folder / "results.json").get("verdict") or []
+            core = [r for r in v if r.get("decisive")] + [r for r in v if not r.get("decisive")]
+            out += [f"**{folder.name}** ({label}): {sum(bool(r.get('decisive')) for r in v)} core claims first (`outputs/{DECIDE}/{folder.name}/`)", ""]
+            out += verdict_lines(core) + [""]
+        else:
+            so_far = _rows_so_far(folder)
+            out += [f"**{folder.name}** ({label}): running; rows committed so far: " + ("; ".join(so_far) if so_far else "none") +
+                    f" (`outputs/{DECIDE}/{folder.name}/`; `ragkit run {folder.name} --profile {DECIDE}` resumes them).", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
 # %% ../nbs/95_report.ipynb #5e29101e
 TALLY = DIRECTIONS  # the outcome columns of the per-paper tally (holds, reversed, equivalent, undecided, mechanism did not run, not testable here), by the Holm-adjusted direction
 TALLY_HEADS = {"claims": "claims", "with_paper_number": "with a paper number", **{d: d for d in TALLY}}  # a tally's key -> its column name, wherever it is shown
@@ -628,16 +657,18 @@ def scoreboard_screen(root: Path, # the project root
                       ) -> str:
     "Per paper, the committed runs' tally with this clone's `profile` runs' under it, each paper's outcome sentence, a legend, and where every claim is."
     committed = claim_rows(root)
-    runs = [("committed", tally(committed))] + ([(profile, tally(claim_rows(root, profile)))] if profile != "paper" else [])
+    decided = tally(claim_rows(root, "decide"))  # the committed runs sized by power, under the reference runs
+    runs = [("committed", tally(committed))] + ([("decide", decided)] if decided and profile != "decide" else []) + \
+           ([(profile, tally(claim_rows(root, profile)))] if profile != "paper" else [])
     byp = [(label, {t["paper"]: t for t in ts}) for i, (label, ts) in enumerate(runs) if ts or i == 0]  # a profile not run yet: a note, not rows
     papers = list(dict.fromkeys(p for _, ts in byp for p in ts))
     mine = f" beside this clone's {profile} runs (outputs/{profile}/)" if profile != "paper" else ""
-    out = [f"Claims per paper: the committed reference runs (outputs/paper/){mine}.", ""]
+    out = [f"Claims per paper: the committed reference runs (outputs/paper/){' and decide runs (outputs/decide/)' if decided else ''}{mine}.", ""]
     w = (max(map(len, papers + ["paper"])), max(len(l) for l, _ in byp + [("runs", 0)]))
     out += [_screen_row("", "", [h[0] for h in _HEADS], w), _screen_row("paper", "runs", [h[1] for h in _HEADS], w)]
     out += [_screen_row("" if i else p, label, [str(ts[p][k]) for k in SCREEN] if p in ts else None, w) for p in papers for i, (label, ts) in enumerate(byp)]
     if not papers: out.append("(no claim yet: ragkit reproduce --profile paper writes the reference runs)")
-    if mine and len(byp) == 1: out.append(f"(no {profile} run yet: ragkit reproduce --profile {profile})")
+    if mine and len(byp) == 1 + bool(decided and profile != "decide"): out.append(f"(no {profile} run yet: ragkit reproduce --profile {profile})")
     if committed: out += [""] + [f"{t['paper']}: {outcome_sentence(committed, t['paper'])}" for t in tally(committed)]
     return "\n".join(out + ["", LEGEND, WHERE])
 
@@ -704,7 +735,7 @@ def markers(name: str, # a block of BLOCKS, e.g. summary or timings
 BLOCKS = {  # each generated block: the file it lives in, and what renders it (the site shows render_headlines in full)
     "summary": (README, render_summary), "reproduce": (README, render_reproduce), "runs": (REFERENCE, render_runs),
     "timings": (REFERENCE, render_timings), "bench": (REFERENCE, render_bench), "readers": (REFERENCE, render_readers),
-    "gpu": (README, render_gpu), "speed": (README, render_speed), "decide_gpu": (README, render_decide_gpu),
+    "gpu": (README, render_gpu), "speed": (README, render_speed), "decide": (README, render_decide), "decide_gpu": (README, render_decide_gpu),
     "map": (REFERENCE, render_map)}
 
 def splice(text: str, # the file's text
