@@ -545,7 +545,8 @@ def render_decide(root: Path) -> str:
         else:
             so_far = _rows_so_far(folder)
             out += [f"**{folder.name}** ({label}): running; rows committed so far: " + ("; ".join(so_far) if so_far else "none") +
-                    f" (`outputs/{DECIDE}/{folder.name}/`; `ragkit run {folder.name} --profile {DECIDE}` resumes them).", ""]
+                    f" (`outputs/{DECIDE}/{folder.name}/`; `ragkit run {folder.name} --profile {DECIDE}` resumes them). Questions are answered "
+                    "in the data's order, so the rows so far are not a random sample: nothing is judged before the run ends.", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 # %% ../nbs/95_report.ipynb #5e29101e

@@ -67,15 +67,19 @@ def run_decisive(ex, # the notebook's Experiment (its run folder and bootstrap s
                  block: int = 64, # questions per block
                  ) -> dict:
     "(task, system) -> Evaluation: the candidates on every question of `prep`, SuRe on those whose candidates differ in EM."
-    runs, n = {}, len(prep.examples)
+    import time
+    runs, n, worked = {}, len(prep.examples), []
     ends = sorted({*range(block, n, block), n}) if n else []
     for k, end in enumerate(ends, 1):
+        t0 = time.monotonic()
         part = dataclasses.replace(prep, examples=prep.examples[:end])
         runs |= ex.run({candidates.name: candidates}, part, progress=False)
         differ = candidates_differ(runs[prep.name, candidates.name])
         decisive = [e for e in part.examples if differ.get(e.qid, False)]
         if decisive: runs |= ex.run({sure.name: sure}, dataclasses.replace(prep, examples=decisive), progress=False)
-        print(f"{prep.name} block {k}/{len(ends)}: {end} of {n} questions asked, {len(decisive)} decisive", flush=True)
+        if (took := time.monotonic() - t0) > 5: worked.append(took)  # a block read from its rows takes no reader time
+        eta = f"; about {sum(worked) / len(worked) * (len(ends) - k) / 60:.0f} min to go" if worked and k < len(ends) else ""
+        print(f"{prep.name} block {k}/{len(ends)}: {end} of {n} questions asked, {len(decisive)} decisive{eta}", flush=True)
     return runs
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00020
