@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "scripts"
 TINY = "smollm2-135m-instruct"
-COVERED = {"anatomy.py", "bench_paths.py", "bench_batching.py", "bench_engine.py", "bench_eor.py", "bench_generate.py", "bench_precision.py", "bench_reader.py",
+COVERED = {"anatomy.py", "bench_paths.py", "gpu_estimate.py", "bench_batching.py", "bench_engine.py", "bench_eor.py", "bench_generate.py", "bench_precision.py", "bench_reader.py",
            "bench_retrievers.py", "bench_server.py", "site_browser.py", "lock.sh", "setup.sh", "site.sh", "test.sh"}
 
 
@@ -134,6 +134,16 @@ def test_anatomy_of_a_committed_run(data_dir, tmp_path):
     sure = next(s for s in run["systems"] if s["system"] == "SuRe" and s["task"] == "nq")
     assert sure["summary_repeat_tokens"] > 1000 and 0 < sure["repeated_share"] < 0.5 and sure["limit_s"] > 0
     assert d["machine"]["cpu"] and d["ceilings"]["matmul_gflops_float32"] > 0
+
+
+def test_gpu_estimate(data_dir, tmp_path):
+    "gpu_estimate.py: every decide-gpu notebook estimated from its committed rows, questions counted from the data, hours positive."
+    out = tmp_path / "decide-gpu.json"
+    script("gpu_estimate").main(["--out", str(out)])
+    d = json.loads(out.read_text())
+    assert {r["notebook"] for r in d["runs"]} == {"40_papers.lore", "71_papers.sure.decide", "62_papers.eor.runs", "80_papers.witqa"}
+    assert all(r["hours"] > 0 and all(t["questions"] > 0 and t["tokens_per_question"] > 0 for t in r["tasks"]) for r in d["runs"])
+    assert d["bench"]["device"].startswith("NVIDIA H100") and d["bench"]["seconds_per_token"] > 0
 
 
 def test_site_browser_refuses_without_chromium(tmp_path, capsys):
