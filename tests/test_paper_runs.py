@@ -10,7 +10,7 @@ from ragkit.report import render_readme
 from ragkit.notebooks import find_notebook, load_profiles, project_root, resolve_parameters
 
 ROOT = project_root(Path(__file__).parent)
-REFERENCE_PROFILES = ("paper", "paper-1.5b", "paper-split")  # the profiles whose runs are committed
+REFERENCE_PROFILES = ("paper", "paper-1.5b", "paper-split", "decide")  # the profiles whose runs are committed
 FOLDERS = sorted(p for prof in REFERENCE_PROFILES for p in (ROOT / "outputs" / prof).glob("*") if p.is_dir())
 RUNS = [p for p in FOLDERS if (p / "results.json").is_file()]  # finished runs
 IN_PROGRESS = [p for p in FOLDERS if p not in RUNS]  # a run too long for one session: only its finished rows, committed to resume from
