@@ -1,7 +1,7 @@
 """Issue 50, item 6: every decide-gpu profile runs here on the smoke data through a served reader (ragkit serve's fake
 build: an OpenAI-compatible server answering "OK"), so its parameters pass each notebook's rules and its notebook runs
 end to end on the served path. Only what a CPU without the hub cannot have is overridden: the tasks and their size
-(the demo, 2 questions, its corpus capped as the smoke runs cap it), the reader (the server), the device (cpu), the NLI model (none offline) and EoR's whole-corpus
+(the demo, a few questions, its corpus capped as the smoke runs cap it), the reader (the server), the device (cpu), the NLI model (none offline) and EoR's whole-corpus
 has-answer check; everything else is the profile's. The estimated hours come from scripts/gpu_estimate.py."""
 import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -17,7 +17,7 @@ GPU = "decide-gpu"
 ORDER = ["40_papers.lore", "62_papers.eor.runs", "63_papers.eor.inconsistency", "64_papers.eor.method", "71_papers.sure.decide", "80_papers.witqa"]
 SMOKE = {  # notebook -> what a CPU without the hub runs instead (the demo's corpus capped as the smoke runs cap it)
     "40_papers.lore": dict(datasets="demo", limit=2, max_passages=300),
-    "62_papers.eor.runs": dict(datasets="demo", limit=2, support="", max_passages=200),
+    "62_papers.eor.runs": dict(datasets="demo", limit=6, support="", max_passages=200),  # 64 cross-fits 5 folds: at least 5 questions
     "63_papers.eor.inconsistency": {},
     "64_papers.eor.method": dict(nli_model=""),
     "71_papers.sure.decide": dict(datasets="demo", limit=2, max_passages=300),

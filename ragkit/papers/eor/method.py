@@ -467,7 +467,9 @@ def _start_weights(F: int, start: int | None) -> np.ndarray:
 def _start_point(keys: list[str], start_metric: str, obj: EoRObjective, sp: SearchSpace) -> tuple:
     "The start metric's index among the free slices' keys (None: not among them) and the clipped start vector x0."
     start = keys.index(start_metric) if start_metric in keys else None
-    x0 = np.concatenate([_start_weights(len(keys), start), obj.correct.mean(0), [sp.threshold] * sp.search_threshold])
+    acc = obj.correct.mean(0)  # each retriever's training accuracy, its start weight
+    if not (acc > obj.t).any(): acc = np.full_like(acc, (obj.t + sp.hi[len(keys)]) / 2)  # none above the filter (none was ever right): all kept alike
+    x0 = np.concatenate([_start_weights(len(keys), start), acc, [sp.threshold] * sp.search_threshold])
     return start, np.clip(x0, sp.lo, sp.hi)
 
 def _nm_kwargs(x: np.ndarray, n_free: int, start: int | None, sp: SearchSpace, maxiter, adaptive: bool) -> dict:
@@ -522,6 +524,7 @@ def train_eor(
     t0 = time.perf_counter()
     res, nfev, won = restarted(search, x0, sp.lo, sp.hi, restarts, seed)
     ws, wr, thr = sp.unpack(np.clip(res.x, sp.lo, sp.hi))
+    if not (wr > t).any(): ws, wr, thr = sp.unpack(x0)  # a flat search that left no retriever above the filter keeps its start
     return EoRFit(metrics, retrievers, ws / ws.sum() if ws.sum() > 0 else ws, wr.copy(), float(thr), pooling, s, t,
                   train_accuracy=obj.accuracy(ws, wr, thr), start_accuracy=obj.accuracy(*sp.unpack(x0)), n_evals=int(nfev),
                   seconds=time.perf_counter() - t0, converged=bool(res.success), message=str(res.message),
@@ -694,6 +697,7 @@ def system_mrlr(correct_te: np.ndarray, # bool [N, M]: the retrievers' correctne
                 ) -> float:
     "MRLR of a system's test correctness `row` among the retrievers' rows (eq. 3), leaving out any retriever identical to it."
     others = correct_te.T[(correct_te.T != row[None]).any(1)]  # Top-R reads one retriever: its own row would count as a loss of 0
+    if not len(others): return float("nan")  # every retriever answers as the system does: no other to lose to
     return float(mrlr(np.vstack([others, row[None]]))[-1])
 
 def reads(correct_te: np.ndarray, # bool [N, M] on the test questions
