@@ -42,7 +42,7 @@ def pilot_rates(pilot: Mapping, # a 70_papers.sure run's results.json, read
 def sure_plan(rates: Mapping, # pilot_rates
               goal: int = 100, # decisive questions with conditional summaries the run must hold
               budget_hours: float = 8.0, # reader hours the run may take here (0: no cap)
-              speedup: float = 1.0, # today's reader time over the pilot's
+              speedup: float = 1.0, # today's reader time over the pilot's on SuRe's later steps (their prompts share the passage block)
               margin: float | None = None, # the smallest effect that matters over all questions (default: MARGIN's 3 points)
               ) -> dict:
     "The questions to ask: the goal and the power, capped by the budget; the hours it takes and the effect it can find."
@@ -52,7 +52,7 @@ def sure_plan(rates: Mapping, # pilot_rates
     m = (MARGIN["points"] if margin is None else margin) / dec  # the all-question margin, on the decisive questions
     n_goal = math.ceil(goal / (dec * cond))
     n_power = math.ceil(max(questions_needed(m, sd), questions_needed(None, sd, m)) / dec)
-    per_q = (rates["candidates_s"] + dec * max(rates["sure_s"] - rates["candidates_s"], 0.0)) * speedup
+    per_q = rates["candidates_s"] + dec * max(rates["sure_s"] - rates["candidates_s"], 0.0) * speedup  # the speedup is SuRe's shared passage block
     n_budget = math.floor(budget_hours * 3600 / per_q) if budget_hours and per_q == per_q else None
     n = max(n_goal, n_power) if n_budget is None else min(max(n_goal, n_power), n_budget)
     mde = detectable(n * dec, sd)
