@@ -57,3 +57,43 @@ def test_every_decide_gpu_profile_runs_on_the_smoke_data_through_a_served_reader
             assert doc["parameters"].get("reader", spec) == spec or "reader" not in over
             for k, v in profile_params(nb, GPU, load_profiles(ROOT)).items():  # the profile's own values, where not overridden
                 if k not in over and k in doc["parameters"]: assert doc["parameters"][k] == v, (nb, k)
+
+
+def _pilot(outputs: Path, notebook: str, doc: dict) -> Path:
+    "A made-up pilot run: outputs/paper/<notebook>/results.json holding `doc`."
+    run = outputs / "paper" / notebook
+    run.mkdir(parents=True)
+    (run / "results.json").write_text(json.dumps(doc))
+    return run
+
+
+def test_power_sized_runs_take_their_size_from_a_pilot(tmp_path, monkeypatch):
+    "Each decide notebook's sizing cell, run for real on the demo: a made-up pilot under RAGKIT_OUTPUTS_DIR (rows that say almost nothing differs) raises `limit` to its plan."
+    outputs = tmp_path / "outputs"
+    monkeypatch.setenv("RAGKIT_OUTPUTS_DIR", str(outputs))
+    quiet = dict(lo=0.0, hi=0.0, unit="points")  # no question differed in 10,000: a spread of 1.7 points, a few questions decide
+    _pilot(outputs, "40_papers.lore", dict(questions={"demo": [f"q{i}" for i in range(10000)]}, verdict=[
+        dict(claim="LoR is right more often than Top-1 (Ensemble; decisive questions)", dataset="demo", n=10000, decisive="w", **quiet)]))
+    _pilot(outputs, "64_papers.eor.method", dict(verdict=[dict(claim="EoR > Top-R (chosen on the training folds)", dataset="demo", n=10000, **quiet)]))
+    sure = _pilot(outputs, "70_papers.sure", dict(
+        questions={"demo": ["a", "b", "c", "d"]}, parameters=dict(resolve_71()),
+        summaries=[dict(method="Base", fingerprint="f1", seconds=4.0, n=4), dict(method="SuRe", fingerprint="f2", seconds=8.0, n=2)],
+        verdict=[dict(claim="SuRe's selection is right more often than its first candidate (decisive questions)", dataset="demo", n=2,
+                      lo=-50.0, hi=50.0, acted=2, acted_of=2, decisive="w")]))
+    for system, fp in (("Base", "f1"), ("SuRe", "f2")): (sure / "demo" / system / fp).mkdir(parents=True)
+    runs = {"40_papers.lore": dict(retrievers="Ensemble", naive_full="", naive_max_tokens=0, rerank="", power_from="paper", limit=1, max_passages=300),
+            "62_papers.eor.runs": dict(power_from="paper", power_cap=4, limit=1, retrievers="Wiki@10,ReFree"),
+            "71_papers.sure.decide": dict(power_from="paper", goal=2, budget_hours=0.005, limit=1)}  # 18 reader seconds: a few questions
+    for nb, over in runs.items():
+        out = tmp_path / "runs" / nb
+        args = ["run", nb, "--out", str(out), "--quiet"] + [x for k, v in over.items() for x in ("-p", k, str(v))]
+        assert main(args) in (0, None), nb
+        got = json.loads((out / "results.json").read_text())["parameters"]["limit"]
+        assert got > 1, (nb, got)  # raised from the floor of 1 by the pilot's plan
+        if nb == "62_papers.eor.runs": assert got == 4  # the cap binds (the plan says 5)
+
+
+def resolve_71() -> dict:
+    "The smoke parameters of 71_papers.sure.decide, which a pilot of 70_papers.sure must share."
+    from ragkit.notebooks import notebook_defaults
+    return notebook_defaults(find_notebook("71_papers.sure.decide"))
