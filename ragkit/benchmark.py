@@ -17,9 +17,9 @@ from .eval.experiment import Claim
 
 # %% auto #0
 __all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'TOP_R', 'BENCH_TASKS', 'PARAMETER_RULES', 'ADAPTIVE_ROUTE',
-           'BENCH_EOR_VOTE', 'CLOSED', 'BASELINE', 'MECHANISM_OF', 'EoRVote', 'TopR', 'PopularityRoute',
-           'benchmark_systems', 'systems_over', 'reader_needs', 'pareto_front', 'bench_table', 'front_probability',
-           'eor_name', 'eor_claims', 'bench_claims', 'top1_systems', 'front_text', 'bench_health',
+           'BENCH_EOR_VOTE', 'CLOSED', 'BASELINE', 'MECHANISM_OF', 'example_run', 'example_pool', 'EoRVote', 'TopR',
+           'PopularityRoute', 'benchmark_systems', 'systems_over', 'reader_needs', 'pareto_front', 'bench_table',
+           'front_probability', 'eor_name', 'eor_claims', 'bench_claims', 'top1_systems', 'front_text', 'bench_health',
            'bench_decisive_claims', 'bench_gates', 'top1_claims', 'eor_fits', 'eor_versus', 'eor_text']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
@@ -44,6 +44,25 @@ def _fingerprints(runs: Mapping[str, Evaluation]) -> dict[str, str | None]:
     "Each finished run's fingerprint, by name: how a method that reads runs names them in its own fingerprint."
     return {n: ev.summary.get("fingerprint") for n, ev in runs.items()}
 
+# %% ../nbs/90_benchmark.ipynb #bx000002
+from .core import Example
+from .eval.evaluate import ClosedBook, evaluate
+from .lm.base import FakeLM
+_EXAMPLES = [Example(f"q{i}", f"question {i}?", (f"a{i}",)) for i in range(6)]
+
+def example_run(name: str, # the run's name
+                right, # i -> whether the run answers question i right
+                ) -> Evaluation:
+    "A finished closed-book run of six toy questions, right where `right(i)`: what the benchmark systems' examples read."
+    gold = lambda p: next((f"a{i}" for i, ex in enumerate(_EXAMPLES) if ex.question in p and right(i)), "wrong")
+    return evaluate(ClosedBook(FakeLM(gold, name=name)), _EXAMPLES, ["exact_match", "f1", "contains_match"], name=name, n_boot=10,
+                    progress=False)
+
+def example_pool() -> dict:
+    "Three finished toy runs, right on different questions: a pool for EoR's vote."
+    return {"A": example_run("A", lambda i: i < 4), "B": example_run("B", lambda i: i >= 3), "C": example_run("C", lambda i: False)}
+
+
 # %% ../nbs/90_benchmark.ipynb #c90e0a03
 class EoRVote(Method):
     "EoR's cross-fitted weighted vote over the responses of finished systems, searched as 64_papers.eor.method searches it; charged every pooled system's cost."
@@ -51,6 +70,11 @@ class EoRVote(Method):
     fingerprint_ignore = {**Method.fingerprint_ignore,
         "pool": "in the fingerprint by each member's run fingerprint (`pool`, derived_config)",
         "nli": "in the fingerprint by the name of the slice it gives (`slices`, derived_config: its model's label, or nli:none)"}
+
+    @classmethod
+    def fingerprint_example(cls):
+        "A vote over three finished closed-book runs of six toy questions."
+        return cls(example_pool(), folds=2, metrics=("em", "f1"), restarts=1)
 
     def __init__(self, pool: Mapping[str, Evaluation], # system name -> its finished evaluation (all on the same questions)
                  folds: int = 5, # cross-fitting folds: each question is chosen for by weights searched on the others
@@ -124,6 +148,11 @@ class TopR(Method):
     fingerprint_ignore = {**Method.fingerprint_ignore,  # the vote's own settings (slices, search) cannot change Top-R's choice
         "vote": "in the fingerprint by all Top-R's choice depends on (derived_config): its pool's run fingerprints, folds and seed"}
 
+    @classmethod
+    def fingerprint_example(cls):
+        "Top-R over the example pool's vote."
+        return cls(EoRVote(example_pool(), folds=2, metrics=("em", "f1"), restarts=0))
+
     def __init__(self, vote: EoRVote, # the vote whose pool, folds and seed Top-R shares
                  name: str = "Top-R"): # the system's name
         self.vote, self.name = vote, name
@@ -155,6 +184,12 @@ class PopularityRoute(Method):
         "closed": "in the fingerprint by its run fingerprint (`runs`, derived_config)",
         "rag": "in the fingerprint by its run fingerprint (`runs`, derived_config)",
         "popularity": "in the fingerprint by a hash of the counts of the runs' questions (derived_config)"}
+
+    @classmethod
+    def fingerprint_example(cls):
+        "A route between two finished runs of six toy questions, by made-up popularities."
+        return cls(example_run("closed", lambda i: i < 3), example_run("rag", lambda i: i >= 3), {f"q{i}": float(9 - i) for i in range(6)},
+                   folds=2)
 
     def __init__(self, closed: Evaluation, # the closed-book run
                  rag: Evaluation, # the retrieval-augmented run (same questions)
@@ -198,7 +233,7 @@ class PopularityRoute(Method):
 
 # %% ../nbs/90_benchmark.ipynb #8a0154d6
 from .papers.lore import lore_retrievers, lore_systems
-from .papers.sure.experiment import sure_systems
+from .papers.sure.method import SuRe
 from .papers.witqa.method import Vanilla
 
 RETRIEVER_NAMES = {"BM25": "BM25", "FAISS": "dense", "Ensemble": "RRF"}  # LoRE's retriever names -> this benchmark's labels
@@ -221,7 +256,7 @@ def systems_over(rets, lm, # BM25, dense and RRF retrievers (lore_retrievers), a
     "Name -> answering system of the benchmark over the retrievers `rets` (benchmark_systems without building them)."
     lore = lore_systems(rets, lm, naive_max_tokens=0, n_contexts=n_passages, template=template, chat=chat, max_new_tokens=max_new_tokens)
     rename = lambda s: s.replace("Naive - ", "Naive RAG - ").replace(" - FAISS", " - dense").replace(" - Ensemble", " - RRF")
-    sure = sure_systems(rets[0], lm, max_new_tokens=max_new_tokens, n_passages=n_passages, chat=sure_chat)["SuRe"]
+    sure = SuRe(rets[0], lm, name="SuRe", answer_max_new_tokens=max_new_tokens, n_passages=n_passages, chat=sure_chat)
     return {"Closed-book": Vanilla(lm, max_new_tokens, chat), **{rename(s): m for s, m in lore.items()}, "SuRe - BM25": sure}
 
 EOR_POOL = ("Closed-book", "Naive RAG - BM25", "Naive RAG - dense", "Naive RAG - RRF")  # the systems EoR votes over

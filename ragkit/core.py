@@ -14,10 +14,10 @@ from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'Hit', 'Cost', 'Prediction', 'plain', 'init_settings',
-           'callable_fingerprint', 'Fingerprinted', 'Method', 'Retriever', 'DataError', 'missing_file', 'DamagedFile',
-           'open_text', 'read_json', 'read_jsonl', 'row_error', 'OneOf', 'AtLeast', 'Flag', 'Between', 'WholeNumbers',
-           'Text', 'Parses', 'rule_problems']
+__all__ = ['COMMITTED_KEYS', 'Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'toy_corpus', 'Hit', 'Cost',
+           'Prediction', 'plain', 'init_settings', 'callable_fingerprint', 'Fingerprinted', 'recorded', 'Method',
+           'Retriever', 'DataError', 'missing_file', 'DamagedFile', 'open_text', 'read_json', 'read_jsonl', 'row_error',
+           'OneOf', 'AtLeast', 'Flag', 'Between', 'WholeNumbers', 'Text', 'Parses', 'rule_problems']
 
 # %% ../nbs/00_core.ipynb #c1cd6d79
 @dataclass
@@ -101,6 +101,12 @@ class Corpus:
         if self._hash is None:
             self._hash = _content_hash(self.passages)
         return self._hash
+
+# %% ../nbs/00_core.ipynb #tc000002
+def toy_corpus() -> Corpus:
+    "Two passages about France: the corpus every class's `fingerprint_example` and many lessons read."
+    return Corpus([Passage("p1", "Lyon", "Lyon is a city in France."), Passage("p2", "Paris", "Paris is the capital of France.")], "toy")
+
 
 # %% ../nbs/00_core.ipynb #e9b8bbb9
 class Hit(NamedTuple):
@@ -245,13 +251,56 @@ def callable_fingerprint(f) -> str:
     if _function_of(f) is None: raise TypeError(f"{type(f).__name__} is not a function, bound method or partial")
     return stable_hash(_held_text(f, frozenset()), n=12)
 
+# %% ../nbs/00_core.ipynb #ck000002
+# Keys committed before settings counted only off their defaults (2026-11-29), in one place: class name -> (the
+# settings with a default those keys count even at it, {setting: the key they file it under} for one renamed since).
+# A class or a setting added since needs no entry: it counts only off its default, so every committed key stays put.
+COMMITTED_KEYS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
+    "ClosedBook": (("max_new_tokens",), {}),
+    "RetrieverReader": (("template", "max_new_tokens", "stop", "chat"), {}),
+    "LoRE": (("n_contexts", "w1", "w2", "template", "chat", "max_new_tokens", "stop", "merge"), {"n_contexts": "k"}),
+    "NaiveRAG": (("n_contexts", "template", "chat", "max_new_tokens", "stop"), {"n_contexts": "k"}),
+    "LLMRerank": (("template", "chat", "max_new_tokens", "stop", "by", "n_passages", "passage_words", "prompts"), {}),
+    "Rechoose": (("rule", "merge"), {}),
+    "Base": (("retriever", "lm", "n_passages", "max_new_tokens", "passage_words", "chat"), {}),
+    "Rerank1": (("by", "n_passages", "passage_words", "max_new_tokens", "chat", "prompts"), {}),
+    "SuRe": (("n_passages", "n_candidates", "candidate_max_new_tokens", "summary_max_new_tokens", "judge_max_new_tokens", "parse",
+              "rank_mode", "combine", "use_ranking", "use_validity", "passage_words", "chat", "prompts", "candidate_stop"),
+             {"n_candidates": "k"}),
+    "Vanilla": (("max_new_tokens", "chat"), {}),
+    "RALM": (("n_passages", "max_new_tokens", "chat"), {"n_passages": "k"}),
+    "GenRead": (("doc_tokens", "max_new_tokens", "chat"), {}),
+    "EoRVote": (("folds", "metrics", "restarts", "sim_upper", "pooling", "t", "seed"), {}),
+    "PopularityRoute": (("metric", "folds", "seed"), {}),
+    "DenseRetriever": (("embedder", "metric"), {}),
+    "FusedRetriever": (("rrf_k", "depth"), {"rrf_k": "k"}),
+    "GivenContexts": (("order",), {}),
+}
+COMMITTED_KEYS["_Variant"] = (COMMITTED_KEYS["SuRe"][0] + ("answer_max_new_tokens",), COMMITTED_KEYS["SuRe"][1])  # SuRe's Table 3/6 variants
+
+
 # %% ../nbs/00_core.ipynb #4cc56e27
+def _same(a, b) -> bool:
+    "Whether two setting values are the same value (a tuple and a list of equal items are)."
+    try: return plain(a) == plain(b)
+    except TypeError: return a is b
+
 class Fingerprinted:
-    "What a method and a retriever share: settings that are their constructor's parameters, and a fingerprint over all of them."
+    "What a method and a retriever share: settings that are their constructor's parameters, and a fingerprint over them."
     tag: str | None = None  # the class's name in its fingerprint (a method's `method` key); None: no such key
     fingerprint_ignore: dict = {"name": "a label: it names the rows and never changes an answer"}
-    fingerprint_since: dict = {}  # setting -> why: added after runs were committed, so counted only off its default
-    fingerprint_names: dict = {}  # setting -> the key committed runs file it under, for a setting renamed since (its value still counts)
+    fingerprint_alternatives: dict = {}  # setting -> another value the fingerprint check sets, where a generic change is refused
+
+    @classmethod
+    def fingerprint_example(cls):
+        "An instance built from stand-ins (a fake reader, a toy corpus): what the fingerprint checks change setting by setting."
+        raise NotImplementedError(f"{cls.__qualname__} has no `fingerprint_example`: add a classmethod that builds one from "
+                                  "fakes (ragkit.lm.base.FakeLM, ragkit.retrieve.fusion.FakeRetriever) next to the class")
+
+    @classmethod
+    def committed_key(cls) -> tuple[tuple[str, ...], dict[str, str]]:
+        "How committed keys count this class's settings: the nearest class in its MRO that `COMMITTED_KEYS` names."
+        return next((COMMITTED_KEYS[k.__name__] for k in cls.__mro__ if k.__name__ in COMMITTED_KEYS), ((), {}))
 
     @property
     def settings(self) -> dict:
@@ -263,20 +312,39 @@ class Fingerprinted:
                                     "own name, or list it in `fingerprint_ignore` with the reason it cannot change an answer")
         return {n: getattr(self, n) for n in names}
 
+    def constructor_args(self) -> dict:
+        "Every constructor parameter this object holds, under its name (ignored ones too): what rebuilds it, changed or retyped."
+        return {n: getattr(self, n) for n in init_settings(type(self)) if hasattr(self, n)}
+
+    def replaced(self, **changes):
+        "This object rebuilt with `changes` to its constructor parameters (as `dataclasses.replace` does)."
+        return type(self)(**(self.constructor_args() | changes))
+
     def derived_config(self) -> dict:
         "Values computed from the settings that change answers too (none here; a subclass adds its own)."
         return {}
 
     def _counted(self, name: str, param: inspect.Parameter) -> bool:
-        "Whether setting `name` enters the fingerprint: not a later addition still at its default."
-        return name not in self.fingerprint_since or getattr(self, name) != param.default
+        "Whether setting `name` enters the fingerprint: off its default, without one, or kept at it by committed keys."
+        return param.default is param.empty or name in self.committed_key()[0] or not _same(getattr(self, name), param.default)
+
+    def counted(self) -> dict:
+        "Every counted setting under its key: `lm` as `reader`, by its identity; the rest through `plain`."
+        ps, renamed = init_settings(type(self)), self.committed_key()[1]
+        return {renamed.get(n, "reader" if n == "lm" else n): plain(v.identity if n == "lm" and v is not None else v)
+                for n, v in self.settings.items() if self._counted(n, ps[n])}
 
     def fingerprint(self) -> dict:
-        "Every counted setting (`lm` as `reader`, by its identity; the rest through `plain`), then `derived_config`."
-        ps = init_settings(type(self))
-        c = {self.fingerprint_names.get(n, "reader" if n == "lm" else n): plain(v.identity if n == "lm" and v is not None else v)
-             for n, v in self.settings.items() if self._counted(n, ps[n])}
-        return c | plain(self.derived_config())
+        "The counted settings, then `derived_config`."
+        return self.counted() | plain(self.derived_config())
+
+def recorded(v):
+    "Every setting behind `v`, defaults included: a method or retriever as its class and settings, the rest as in a config."
+    if isinstance(v, Fingerprinted): return {"class": type(v).__qualname__} | {n: recorded(x) for n, x in v.settings.items()}
+    if isinstance(v, (list, tuple)): return [recorded(x) for x in v]
+    try: return plain(v)
+    except TypeError: return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v))
+
 
 # %% ../nbs/00_core.ipynb #facd68fb
 class Method(Fingerprinted):

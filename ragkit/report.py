@@ -22,12 +22,12 @@ __all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'DECIDE', 'TALLY', 'TALLY_HEADS', 
            'run_block', 'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings',
            'render_reproduce', 'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines',
            'compare_lines', 'render_bench', 'server_lines', 'generate_lines', 'render_gpu', 'render_readers',
-           'speed_lines', 'anatomy_table', 'one_question_line', 'render_speed', 'render_decide_gpu', 'paper_of',
-           'run_reader', 'claim_rows', 'render_decide', 'tally', 'tally_text', 'reader_size', 'outcome_sentence',
-           'outcome_lines', 'needs_text', 'scoreboard_screen', 'reference_folders', 'render_summary', 'render_runs',
-           'notebook_description', 'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor',
-           'broken_links', 'rows_of', 'metric_means', 'compare', 'check_record_target', 'compare_runs', 'describe',
-           'outputs_of', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
+           'speed_lines', 'anatomy_table', 'one_question_line', 'render_speed', 'render_decide_gpu', 'outputs_of',
+           'paper_of', 'run_reader', 'claim_rows', 'render_decide', 'tally', 'tally_text', 'reader_size',
+           'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen', 'reference_folders',
+           'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers', 'splice', 'render_doc',
+           'render_readme', 'anchor', 'broken_links', 'rows_of', 'metric_means', 'compare', 'check_record_target',
+           'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -482,6 +482,16 @@ def render_decide_gpu(root: Path) -> str:
                       f"({b['seconds_per_token'] * 1e6:.1f} µs a token for a {b['parameters'] / 1e9:.2f}B model at batch 64) scaled by the reader's "
                       "parameters:", "", "| notebook | reader | questions | tokens | hours on one H100 |", "|---|---|---|---:|---:|", *rows]) + "\n"
 
+# %% ../nbs/95_report.ipynb #oo000002
+def outputs_of(root: Path) -> Path:
+    "The outputs folder of the project at `root`: $RAGKIT_OUTPUTS_DIR, else its settings.ini's outputs_dir, else <root>/outputs."
+    import os
+    from ragkit.config import find_settings_file, load_settings
+    ini = find_settings_file(root)
+    if not os.environ.get("RAGKIT_OUTPUTS_DIR") and (ini is None or not Path(ini).resolve().is_relative_to(Path(root).resolve())): return Path(root) / "outputs"
+    return load_settings(ini).outputs_dir
+
+
 # %% ../nbs/95_report.ipynb #046c7b9c
 def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore"
              root: Path, # the project root (its nbs/ holds the notebook)
@@ -514,10 +524,11 @@ def _run_claims(res_file: Path, root: Path) -> list[dict]:
     return [_claim_row(nb, r, run_reader(res_file.parent, res), paper_of(nb, root)) for r in res.get("verdict") or []]
 
 def claim_rows(root: Path, # the project root
-               profile: str = "paper", # whose runs: outputs/<profile>/
+               profile: str = "paper", # whose runs: <outputs>/<profile>/
+               outputs: Path | None = None, # the outputs folder (None: root/outputs, the committed runs; see `outputs_of`)
                ) -> list[dict]:
     "Every claim of every run of `profile`, in notebook order, with its paper, verdicts and reader."
-    return [row for f in sorted((Path(root) / "outputs" / profile).glob("*/results.json")) for row in _run_claims(f, root)]
+    return [row for f in sorted(Path(outputs or Path(root) / "outputs").joinpath(profile).glob("*/results.json")) for row in _run_claims(f, root)]
 
 # %% ../nbs/95_report.ipynb #dc000001
 DECIDE = "decide"  # the profile whose runs are sized by power (outputs/decide/)
@@ -660,7 +671,7 @@ def scoreboard_screen(root: Path, # the project root
     committed = claim_rows(root)
     decided = tally(claim_rows(root, "decide"))  # the committed runs sized by power, under the reference runs
     runs = [("committed", tally(committed))] + ([("decide", decided)] if decided and profile != "decide" else []) + \
-           ([(profile, tally(claim_rows(root, profile)))] if profile != "paper" else [])
+           ([(profile, tally(claim_rows(root, profile, outputs_of(root))))] if profile != "paper" else [])
     byp = [(label, {t["paper"]: t for t in ts}) for i, (label, ts) in enumerate(runs) if ts or i == 0]  # a profile not run yet: a note, not rows
     papers = list(dict.fromkeys(p for _, ts in byp for p in ts))
     mine = f" beside this clone's {profile} runs (outputs/{profile}/)" if profile != "paper" else ""
@@ -895,14 +906,6 @@ def describe(folder: Path) -> dict:
             "status": r["status"], "seconds": round(r.get("seconds") or 0, 1), "git": r["git"]["commit"], "dirty": r["git"].get("dirty"),
             "started": r.get("started"), "evaluations": [{"system": e.get("method"), "n": e.get("n"), "resumed": e.get("resumed"),
                                                            "seconds": round(e.get("seconds") or 0, 1)} for e in doc.get("summaries", [])]}
-
-def outputs_of(root: Path) -> Path:
-    "The outputs folder of the project at `root`: $RAGKIT_OUTPUTS_DIR, else its settings.ini's outputs_dir, else <root>/outputs."
-    import os
-    from ragkit.config import find_settings_file, load_settings
-    ini = find_settings_file(root)
-    if not os.environ.get("RAGKIT_OUTPUTS_DIR") and (ini is None or not Path(ini).resolve().is_relative_to(Path(root).resolve())): return Path(root) / "outputs"
-    return load_settings(ini).outputs_dir
 
 def collect(outputs: Path, profile: str) -> list[dict]:
     "Every profile run folder of outputs/<profile>/ (override folders excluded), in the order they ran."

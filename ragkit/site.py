@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from .evidence import claim_anchor, evidence_markdown
 from .report import (TALLY, TALLY_HEADS, claim_rows, needs_text, outcome_lines, outcome_sentence, read_json, render_bench,
-                           render_headlines, render_readers, render_timings, tally, tally_text)
+                           outputs_of, render_headlines, render_readers, render_timings, tally, tally_text)
 
 # %% auto #0
 __all__ = ['VERDICT_CLASS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text', 'badge',
@@ -482,7 +482,7 @@ def site_main(root: Path, out: Path, sphinx_build: str, check: bool = True) -> i
 
 def _print_claims(root: Path, label: str, prof: str) -> None:
     "Print the claims of the `prof` runs under the heading `label`, or that there are none yet."
-    rows = claim_rows(root, prof)
+    rows = claim_rows(root, prof, outputs_of(root) if prof != "paper" else None)  # a clone's own runs go where RAGKIT_OUTPUTS_DIR says
     print(f"\nClaims of {label}: {len(rows)}" + ("" if rows else f" — none yet (ragkit reproduce --profile {prof})"))
     if rows: print(tally_text(rows) + "\n\n" + "\n".join(l.replace("**", "") for l in outcome_lines(rows)) + "\n\n" + scoreboard_text(rows))
 

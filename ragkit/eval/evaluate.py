@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 import pandas as pd
 from tqdm.auto import tqdm
-from ..core import Example, Method, Prediction, row_error, stable_hash
+from ..core import Example, Fingerprinted, Method, Prediction, recorded, row_error, stable_hash
 from .metrics import METRICS, bootstrap_ci, paired_bootstrap
 
 # %% auto #0
@@ -140,6 +140,12 @@ def answer_chunk(method, chunk: list[Example], metrics: dict[str, Callable]) -> 
 # %% ../../nbs/31_eval.evaluate.ipynb #9bddd074
 class ClosedBook(Method):
     "A closed-book method: the LM's first line for a short prompt; a worked example of the method interface."
+    @classmethod
+    def fingerprint_example(cls):
+        "A closed-book reader over a fake reader."
+        from ragkit.lm.base import FakeLM
+        return cls(FakeLM(default="Paris"), max_new_tokens=16)
+
     def __init__(self, lm, # anything with generate(prompts, max_new_tokens, stop) -> [Completion]
                  max_new_tokens: int = 16, # answer length limit
                  name: str = "closed-book"):
@@ -414,10 +420,25 @@ def _seed_rows(folder: Path) -> int:
 
 
 # %% ../../nbs/31_eval.evaluate.ipynb #7c089435
-def _write_key(folder: Path, key: dict):
-    "Create the run's `folder` and write its resume key to config.json."
+def _differences(old, new, at: str = "") -> list[str]:
+    "Where two setting records disagree, as `setting: old -> new`; a setting only one of them holds is no disagreement."
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [d for k in sorted(old.keys() & new.keys()) for d in _differences(old[k], new[k], f"{at}.{k}" if at else k)]
+    return [] if old == new else [f"{at}: {old!r} -> {new!r}"]
+
+def _write_key(folder: Path, key: dict, method=None):
+    "Create the run's `folder` and write its resume key, the method's class and every setting to config.json."
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(dumps(key) + "\n", encoding="utf-8")
+    f, rec = folder / "config.json", dict(key)
+    if isinstance(method, Fingerprinted):  # every setting, defaults included: the key counts a setting only off its default
+        rec |= {"class": f"{type(method).__module__}.{type(method).__qualname__}", "settings": recorded(method)}
+        try: old = json.loads(f.read_text(encoding="utf-8")).get("settings") if f.is_file() else None
+        except (ValueError, OSError): old = None
+        if old and (diff := _differences(old, rec["settings"])):
+            raise ValueError(f"{folder} holds rows answered under other settings with the same key ({'; '.join(diff[:3])}): a "
+                             "default changed since they were written. Move that folder away to answer afresh, or pass the old "
+                             "values to reuse its rows.")
+    f.write_text(dumps(rec) + "\n", encoding="utf-8")
 
 def _done_rows(path: Path | None, exs: list[Example], retry_errors: bool) -> dict:
     "qid -> the stored row of each example already answered (the last row of a qid wins), less errors if retry_errors."
@@ -460,7 +481,7 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     folder = Path(out_dir).expanduser() / slug(name) / key["fingerprint"] if out_dir is not None else None
     path = folder / "examples.jsonl" if folder else None
     if folder:
-        _write_key(folder, key)
+        _write_key(folder, key, method)
         _seed_rows(folder)  # inside rows_from: another run's rows of this fingerprint
     if path and not resume: path.unlink(missing_ok=True)
     done = _done_rows(path, exs, retry_errors)

@@ -96,8 +96,14 @@ def _candidate(rd, rank: int, pid: str) -> tuple[Candidate, Cost]:
 
 class LoRE(Method):
     "Logit-ranked retriever ensemble: one answer per retrieved context, chosen by LoR (Sanniboina et al., 2024)."
-    fingerprint_names = {"n_contexts": "k"}  # runs before the rename file it under `k`
     reader_needs = ("logprobs",)  # what it needs of its reader beyond text: LoR ranks answers by their mean token probability
+    @classmethod
+    def fingerprint_example(cls):
+        "Two contexts of the toy corpus, read by a fake reader."
+        from ragkit.lm.base import FakeLM
+        from ragkit.retrieve.fusion import FakeRetriever
+        return cls(FakeRetriever.fingerprint_example(), FakeLM(default="Paris"), n_contexts=2)
+
     def __init__(self, retriever, # where the contexts come from (any ragkit.core.Retriever)
                  lm, # the reader: one answer, with its token log-probabilities, per context
                  n_contexts: int = 5, # contexts read per question (one answer each)
@@ -190,8 +196,13 @@ def fit_document(lm, # the reader: its tokenizer counts the budget (words withou
 # %% ../../nbs/40_papers.lore.ipynb #c40e0a04
 class NaiveRAG(Method):
     "Retrieve-then-read baseline: the top-k contexts concatenated into one prompt, optionally cut to an input budget."
-    fingerprint_names = {"n_contexts": "k"}  # runs before the rename file it under `k`
-    fingerprint_since = {"max_input_tokens": "added after the Naive runs were committed: counted only when a budget is set"}
+    @classmethod
+    def fingerprint_example(cls):
+        "Two contexts of the toy corpus under a 512-token budget, read by a fake reader."
+        from ragkit.lm.base import FakeLM
+        from ragkit.retrieve.fusion import FakeRetriever
+        return cls(FakeRetriever.fingerprint_example(), FakeLM(default="Paris"), n_contexts=2, max_input_tokens=512)
+
     def __init__(self, retriever, # where the contexts come from
                  lm, # the reader
                  n_contexts: int = 5, # contexts joined into the prompt, best first
@@ -248,6 +259,15 @@ class Rechoose(Method):
     tag = "LoRE-rechoose"
     fingerprint_ignore = {**Method.fingerprint_ignore,
         "lore": "in the fingerprint by the LoRE run's name and run fingerprint (`source`, `source_fingerprint`: derived_config)"}
+
+    @classmethod
+    def fingerprint_example(cls):
+        "MeanProb over a finished LoRE run of the toy question."
+        from ragkit.core import Example
+        from ragkit.eval.evaluate import evaluate
+        run = evaluate(LoRE.fingerprint_example(), [Example("q0", "What is the capital of France?", ("Paris",))], ["exact_match", "f1"],
+                       n_boot=10, progress=False)
+        return cls(run, "mean_prob")
 
     def __init__(self, lore, # a finished LoRE Evaluation (its trace holds every candidate)
                  rule: str = "top1", # top1 (the top context's answer), mean_prob (LoR with w2 0) or oracle (best F1 against the golds)
@@ -319,6 +339,15 @@ class LLMRerank(Rerank1):
     fingerprint_ignore = {**Rerank1.fingerprint_ignore,  # Rerank1's, and the two settings it is handed under its own names
                           "n_contexts": "passed to Rerank1 as `n_passages`: counted there",
                           "rank_words": "passed to Rerank1 as `passage_words`: counted there"}
+
+    fingerprint_alternatives = {"by": "bm25"}  # `by` names a reranker (RERANKERS): another one reads other settings
+
+    @classmethod
+    def fingerprint_example(cls):
+        "The toy corpus re-ranked by a fake reader."
+        from ragkit.lm.base import FakeLM
+        from ragkit.retrieve.fusion import FakeRetriever
+        return cls(FakeRetriever.fingerprint_example(), FakeLM(default="Paris"), n_contexts=2)
 
     def __init__(self, retriever, # where the contexts come from
                  lm, # the reader: it ranks the contexts and answers from the first

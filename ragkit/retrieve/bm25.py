@@ -15,7 +15,7 @@ import numpy as np
 from fastcore.basics import patch
 from tqdm.auto import tqdm
 from ..config import load_settings
-from ..core import Corpus, Hit, Passage, stable_hash
+from ..core import Corpus, Hit, Passage, stable_hash, toy_corpus
 from ..core import Retriever
 
 # %% auto #0
@@ -162,6 +162,11 @@ class BM25Retriever(Retriever):
     fingerprint_ignore = {**Retriever.fingerprint_ignore, **dict.fromkeys(("backend", "k1", "b", "stem", "with_title"),
                           "counted in `key` (derived_config): the corpus hash, backend, parameters and tokeniser in one string"),
                           "cache_dir": "where the index is kept: the same index wherever it lives"}
+    @classmethod
+    def fingerprint_example(cls):
+        "BM25 over the toy corpus, indexed in a fresh temporary folder."
+        return cls(toy_corpus(), cache_dir=tempfile.mkdtemp(prefix="ragkit-fp-"), progress=False)
+
     def __init__(self, corpus: Corpus, backend: str = "bm25s", k1: float = 1.5, b: float = 0.75,
                  stem: bool = True,  # Porter-stem tokens (both backends)
                  with_title: bool = True,  # index the title before the text
@@ -249,6 +254,11 @@ def search(self: BM25Retriever, query: str, k: int = 10) -> list[Hit]:
 class GivenContexts(Retriever):
     "Each question's own given passages (e.g. HotpotQA's ten paragraphs), best first by BM25 among them or as given."
     fingerprint_ignore = {**Retriever.fingerprint_ignore, "table": "counted by its hash (derived_config's `table_hash`)"}
+    @classmethod
+    def fingerprint_example(cls):
+        "Two given passages for one question of the toy corpus."
+        return cls(toy_corpus(), {"What is the capital of France?": ["p1", "p2"]})
+
     def __init__(self, corpus: Corpus, # every question's passages
                  table: dict[str, list[str]], # question -> the pids of its passages, in the given order
                  order: str = "bm25", # "bm25" (scored among the question's own passages) or "given"

@@ -15,7 +15,7 @@ import numpy as np
 from fastcore.basics import patch
 from tqdm.auto import tqdm
 from ..config import load_settings
-from ..core import Corpus, DamagedFile, Hit, Passage
+from ..core import Corpus, DamagedFile, Hit, Passage, toy_corpus
 from ..lm.models import hub_snapshot, model_fingerprint, resolve_model
 from ..core import Retriever
 
@@ -246,8 +246,12 @@ class DenseRetriever(Retriever):
     fingerprint_ignore = {**Retriever.fingerprint_ignore, "index": "counted as `spec`, its faiss string (derived_config; `index` holds the built index)",
                           "cache_dir": "where embeddings and indexes are kept", "shard_size": "how many passages are embedded at a time: the same vectors",
                           "threads": "FAISS's threads: the same ranking"}
-    fingerprint_since = {"nprobe": "added after runs were committed; it changes an IVF index's ranking only",
-                         "ef_search": "added after runs were committed; it changes an HNSW index's ranking only"}
+    @classmethod
+    def fingerprint_example(cls):
+        "A flat index of hashed vectors over the toy corpus, in a fresh temporary folder."
+        import tempfile
+        return cls(toy_corpus(), HashingEmbedder(16), cache_dir=tempfile.mkdtemp(prefix="ragkit-fp-"), progress=False)
+
     def __init__(self, corpus: Corpus, embedder=None,  # an Embedder (default: settings.embedder) or a test double
                  index: str = "Flat",  # faiss index_factory string
                  metric: str = "ip",  # "ip" (cosine for normalised vectors) or "l2"

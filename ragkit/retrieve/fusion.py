@@ -1,5 +1,5 @@
-"""One shape for every retriever, reciprocal rank fusion, and EoR's retriever names (`SE@RR@5&Wiki@5@CP`) parsed
-into pipelines.
+"""One shape for every retriever, reciprocal rank fusion over any of them (`rrf`, `FusedRetriever`), and the fake
+retriever lessons and tests rank with.
 
 Lessons: `nbs/22_retrieve.fusion.ipynb`; on the site (`make site`): `retrieve.fusion.html`."""
 
@@ -9,7 +9,7 @@ Lessons: `nbs/22_retrieve.fusion.ipynb`; on the site (`make site`): `retrieve.fu
 from __future__ import annotations
 import math
 from typing import Sequence
-from ..core import Corpus, Hit, Retriever
+from ..core import Corpus, Hit, Retriever, toy_corpus
 
 # %% auto #0
 __all__ = ['rrf', 'FusedRetriever', 'FakeRetriever']
@@ -65,7 +65,11 @@ def rrf(runs: Sequence[Sequence[str | Hit]], k: int = 60, depth: int | None = No
 # %% ../../nbs/22_retrieve.fusion.ipynb #7d3422e0
 class FusedRetriever(Retriever):
     "RRF fusion of several retrievers over one corpus."
-    fingerprint_names = {"rrf_k": "k"}  # runs before the rename file the RRF constant under `k`
+    @classmethod
+    def fingerprint_example(cls):
+        "Two fake rankings of the toy corpus, fused."
+        return cls([FakeRetriever.fingerprint_example(), FakeRetriever(toy_corpus(), {"What is the capital of France?": ["p2"]}, "other")])
+
     def __init__(self, retrievers: Sequence[Retriever], # the retrievers fused (over one corpus)
                  rrf_k: int = 60, # RRF's constant k: each hit adds 1 / (rrf_k + its rank)
                  depth: int = 100, # hits taken from each retriever before fusing
@@ -86,6 +90,11 @@ class FusedRetriever(Retriever):
 # %% ../../nbs/22_retrieve.fusion.ipynb #0b15fa79
 class FakeRetriever(Retriever):
     "Test double: returns a fixed ranking per query from a dict (query -> pids)."
+    @classmethod
+    def fingerprint_example(cls):
+        "The toy corpus, ranked for its one question."
+        return cls(toy_corpus(), {"What is the capital of France?": ["p1", "p2"]}, "toy")
+
     def __init__(self, corpus: Corpus, table: dict[str, list[str]], name: str = "fake"):
         self.corpus, self.table, self.name = corpus, table, name
 

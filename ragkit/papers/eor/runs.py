@@ -32,6 +32,14 @@ class RetrieverReader(Method):
         "pipeline": "in the fingerprint by its name (`retriever`, derived_config); its sources' settings come from `collect(config=...)`",
         "refree_template": "folded into `template` (derived_config): the one prompt this pipeline is read with"}
 
+    @classmethod
+    def fingerprint_example(cls):
+        "One fake Wikipedia chunk per question, read by a fake reader."
+        from ragkit.lm.base import FakeLM
+        from ragkit.papers.eor.algebra import Chunk, Pipeline
+        wiki = {"Wiki": lambda qs, k: [[Chunk("Paris is the capital of France.", "Paris", "Wiki", "p0")] for _ in qs]}
+        return cls(Pipeline("Wiki@5", wiki), FakeLM(default="Paris"))
+
     def __init__(self, pipeline, # the retriever: it writes each question's document (its name is the system's)
                  lm, # the reader
                  template: str = "eor-rag-llama2", # the reader's prompt with the document (EoR's Llama-2 prompt)

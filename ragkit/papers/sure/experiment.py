@@ -47,28 +47,27 @@ def sure_retriever(prep, # a prepared task (ragkit.data.tasks.prepare)
     from ragkit.retrieve.bm25 import BM25Retriever, GivenContexts
     return GivenContexts(prep.corpus, prep.given, name="Given") if prep.given else BM25Retriever(prep.corpus, progress=False, name="BM25")
 
-def sure_systems(retriever, lm, # where passages come from, and the reader
-                 max_new_tokens: int = 16, # Base's (and SuRe's final) answer budget
-                 **common) -> dict[str, object]:
-    "Table 1's systems: no retrieval, Base (the N passages, then the answer) and SuRe, with SuRe's settings `common`."
-    sure = SuRe(retriever, lm, name="SuRe", answer_max_new_tokens=max_new_tokens, **common)
-    shared = dict(max_new_tokens=max_new_tokens, chat=sure.chat, prompts=sure.prompts)  # read from SuRe itself: no default restated here
-    return {"No retrieval": Base(None, lm, n_passages=0, **shared),
-            "Base": Base(retriever, lm, n_passages=sure.n_passages, passage_words=sure.passage_words, name="Base", **shared), "SuRe": sure}
+def sure_systems(sure: SuRe, # Table 1's SuRe, built with the run's settings (its `answer_max_new_tokens`: the answer budget)
+                 ) -> dict[str, object]:
+    "Table 1's systems: no retrieval and Base (the N passages, then the answer), read as `sure` reads, and `sure` itself."
+    shared = dict(max_new_tokens=sure.answer_max_new_tokens, chat=sure.chat, prompts=sure.prompts)  # read from SuRe itself
+    return {"No retrieval": Base(None, sure.lm, n_passages=0, **shared),
+            "Base": Base(sure.retriever, sure.lm, n_passages=sure.n_passages, passage_words=sure.passage_words, name="Base", **shared),
+            "SuRe": sure}
 
-def sure_extras(retriever, lm, # where passages come from, and the reader
-                sure: SuRe, # Table 1's SuRe (its chosen summary ranks Table 4's passages)
-                max_new_tokens: int = 16, # the answer budget
+def sure_extras(sure: SuRe, # Table 1's SuRe: every extra system takes its settings (its chosen summary ranks Table 4's passages)
                 table3: bool = True, oracle_k3: bool = True, table4: bool = True, # which tables' rows to build
                 embedder=None, # Table 4's sentence encoder
-                **common) -> dict[str, object]:
-    "Tables 3, 4 and 6's systems: the ablations, the K = 3 candidates and the one-passage rerankers."
-    more = {s: make(retriever, lm, name=s, answer_max_new_tokens=max_new_tokens, **common) for s, make in TABLE3_SYSTEMS.items()} if table3 else {}
-    if oracle_k3: more["Candidates (K=3)"] = SuReCandidates(retriever, lm, name="Candidates (K=3)", answer_max_new_tokens=max_new_tokens,
-                                                            **(common | dict(n_candidates=3, rank_mode="paper", combine="paper")))
-    return more | ({row: Rerank1(retriever, lm, by=by, embedder=embedder, sure=sure, n_passages=sure.n_passages, passage_words=sure.passage_words,
-                                 max_new_tokens=max_new_tokens, summary_max_new_tokens=sure.summary_max_new_tokens, chat=sure.chat,
-                                 prompts=sure.prompts, name=row) for by, row in RERANKERS.items()} if table4 else {})  # SuRe's own settings
+                ) -> dict[str, object]:
+    "Tables 3, 4 and 6's systems, each with `sure`'s settings: the ablations, the K = 3 candidates and the one-passage rerankers."
+    same = sure.constructor_args()
+    more = {s: make(**(same | dict(name=s))) for s, make in TABLE3_SYSTEMS.items()} if table3 else {}
+    if oracle_k3: more["Candidates (K=3)"] = SuReCandidates(**(same | dict(name="Candidates (K=3)", n_candidates=3, rank_mode="paper",
+                                                                           combine="paper")))
+    return more | ({row: Rerank1(sure.retriever, sure.lm, by=by, embedder=embedder, sure=sure, n_passages=sure.n_passages,
+                                 passage_words=sure.passage_words, max_new_tokens=sure.answer_max_new_tokens,
+                                 summary_max_new_tokens=sure.summary_max_new_tokens, chat=sure.chat, prompts=sure.prompts, name=row)
+                    for by, row in RERANKERS.items()} if table4 else {})
 
 # %% ../../../nbs/70_papers.sure.ipynb #6424900b
 _T1 = {  # SuRe paper, Table 1 (Section 4.2): (EM, F1) in %, gpt-3.5-turbo-0301, BM25 top-10, K = 2

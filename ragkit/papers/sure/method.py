@@ -422,12 +422,17 @@ class SuReState:
 # %% ../../../nbs/69_papers.sure.method.ipynb #4d09b2d9
 class SuRe(Method):
     "Summarised retrieval with answer candidates (Kim et al., ICLR 2024): candidates, conditional summaries, validity, ranking."
-    fingerprint_names = {"n_candidates": "k"}  # runs before the rename file K under `k`
     variant = "SuRe"  # the Table 3 ablations are subclasses with another variant
     tag = "SuRe"  # the method's name in its fingerprint, as committed runs carry it
     fingerprint_ignore = {**Method.fingerprint_ignore,
                           "answer_max_new_tokens": "SuRe answers with its chosen candidate and makes no answer call; its variants count it"}
-    fingerprint_since = {"summary_end": "added after the paper runs were committed: counted only when it is set"}
+
+    @classmethod
+    def fingerprint_example(cls):
+        "The toy corpus read by a fake reader, with the settings that count only off their default set."
+        from ragkit.lm.base import FakeLM
+        from ragkit.retrieve.fusion import FakeRetriever
+        return cls(FakeRetriever.fingerprint_example(), FakeLM(default="Paris"), n_passages=2, candidate_stop=("\n\n",), summary_end=" ")
 
     def __init__(self, retriever, # where the N passages come from
                  lm, # the reader of every step
@@ -630,7 +635,13 @@ def _choose(self: SuRe, st: SuReState, i: int) -> str:
 class Base(Method):
     "SuRe's baselines: read the top N passages and answer (Appendix A.5); N = 0 answers with no retrieval."
     tag = "SuRe-Base"  # the method's name in its fingerprint, as committed runs carry it
-    fingerprint_since = {"prompts": "added after the paper-prompt runs were committed: counted only off 'paper'"}
+    @classmethod
+    def fingerprint_example(cls):
+        "The toy corpus read by a fake reader with the original prompts."
+        from ragkit.lm.base import FakeLM
+        from ragkit.retrieve.fusion import FakeRetriever
+        return cls(FakeRetriever.fingerprint_example(), FakeLM(default="Paris"), n_passages=2, prompts="original")
+
     def __init__(self, retriever=None, # where the N passages come from (None: no retrieval)
                  lm=None, # the reader
                  n_passages: int = 10, # N (0: the no-retrieval row)
@@ -733,9 +744,9 @@ class SuReCandidates(_Variant):
         for t in st.tr: t.update(decided_by="first candidate (candidates only)")
         return [cs[0] if cs else "" for cs in st.cands]
 
-def _ranking_only(retriever, lm, **kw) -> SuRe:
-    "Table 3's '+ pair-wise ranking': SuRe choosing by ranking alone."
-    return SuRe(retriever, lm, use_validity=False, **kw)
+def _ranking_only(**kw) -> SuRe:
+    "Table 3's '+ pair-wise ranking': SuRe choosing by ranking alone (`kw`: SuRe's constructor parameters)."
+    return SuRe(**(kw | dict(use_validity=False)))
 
 TABLE3_SYSTEMS = {"+ conditional summaries": SuReSummaries, "+ pair-wise ranking": _ranking_only, "MCQ prompt": SuReMCQ,
                   "Sum-and-pred (Gen)": SumAndPred}  # Table 3's rows beyond Base and SuRe, by the paper's names
@@ -778,6 +789,15 @@ class Rerank1(Method):
                           "window": "read by by='llm' only (RankGPT's window): counted there",
                           "step": "read by by='llm' only (RankGPT's step): counted there",
                           "rankgpt_rule": "read by by='llm' only: counted there, as `rule`"}
+
+    fingerprint_alternatives = {"by": "llm"}  # a probe reranker name reads no settings: RERANK_READS has no entry for it
+
+    @classmethod
+    def fingerprint_example(cls):
+        "The SuRe-summary reranker, which reads an embedder and a SuRe."
+        from ragkit.retrieve.dense import HashingEmbedder
+        s = SuRe.fingerprint_example()
+        return cls(s.retriever, s.lm, by="sure", embedder=HashingEmbedder(), sure=s, n_passages=2)
 
     def __init__(self, retriever, # where the N passages come from
                  lm, # the reader

@@ -172,6 +172,12 @@ class Vanilla(Method):
     "WITQA's closed-book reader (Figure 11)."
     tag = "WITQA-Vanilla"  # the method's name in its fingerprint
     template = "witqa-vanilla"  # the prompt it answers with (Figure 11; Figure 12 where there is a context)
+    @classmethod
+    def fingerprint_example(cls):
+        "A fake reader, closed book."
+        from ragkit.lm.base import FakeLM
+        return cls(FakeLM(default="Paris"), max_new_tokens=16)
+
     def __init__(self, lm, # the reader: generate(prompts, max_new_tokens, stop, chat=...) -> [Completion]
                  max_new_tokens: int = 16, # answer budget
                  chat: bool = True, # wrap prompts in the reader's chat template
@@ -201,8 +207,14 @@ class Vanilla(Method):
 class RALM(Vanilla):
     "WITQA's retrieval-augmented reader (Figure 12): the top-k passages of `retriever` as the context; over gold passages, the Oracle."
     tag = "WITQA-RALM"
-    fingerprint_names = {"n_passages": "k"}  # runs before the rename file it under `k`
     template = "witqa-context"
+    @classmethod
+    def fingerprint_example(cls):
+        "One passage of the toy corpus, read by a fake reader."
+        from ragkit.lm.base import FakeLM
+        from ragkit.retrieve.fusion import FakeRetriever
+        return cls(FakeRetriever.fingerprint_example(), FakeLM(default="Paris"), n_passages=1)
+
     def __init__(self, retriever, # whose top-k passages are the context (GivenContexts over gold passages: the Oracle)
                  lm, # the reader
                  n_passages: int = 1, # passages read (the paper: 1)
@@ -222,6 +234,12 @@ class GenRead(Vanilla):
     "GenRead as WITQA runs it: the reader writes a background document (Figure 13), then answers from it (Figure 12)."
     tag = "WITQA-GenRead"
     template, doc_template = "witqa-context", "witqa-genread"  # the answer's prompt, and the document's
+    @classmethod
+    def fingerprint_example(cls):
+        "A fake reader that writes its own document."
+        from ragkit.lm.base import FakeLM
+        return cls(FakeLM(default="Paris"), doc_tokens=150)
+
     def __init__(self, lm, # the reader, which also writes the document
                  doc_tokens: int = 150, # the document's budget (Mallen et al.'s code: 150)
                  max_new_tokens: int = 16, # answer budget
