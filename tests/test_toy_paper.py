@@ -26,6 +26,7 @@ def toy_notebook() -> nbformat.NotebookNode:
         MD("The method, exported: its settings are its constructor's parameters."),
         CODE('#| export\nfrom ragkit.core import Method, Prediction\n\nclass Shout(Method):\n'
              '    "Answers with the question\'s longest capitalised word."\n    tag = "toy-shout"\n'
+             '    @classmethod\n    def fingerprint_example(cls):\n        "A shouter of its default length."\n        return cls()\n'
              '    def __init__(self, min_len: int = 3, name: str = "Shout"): self.min_len, self.name = min_len, name\n'
              '    def answer_batch(self, questions):\n'
              '        return [Prediction(max([w for w in q.split() if w[:1].isupper() and len(w) >= self.min_len] or [""], key=len)) for q in questions]'),
@@ -42,8 +43,11 @@ def toy_notebook() -> nbformat.NotebookNode:
 
 
 def copy_repository(dest: Path) -> Path:
-    "The repository's sources (notebooks, package, settings) copied under `dest`; no outputs."
-    for d in ("nbs", "ragkit"): shutil.copytree(ROOT / d, dest / d, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    "The repository's sources, tests, docs and committed runs copied under `dest` (a clone, without git)."
+    for d in ("nbs", "ragkit", "tests", "docs"):
+        shutil.copytree(ROOT / d, dest / d, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    for d in ("paper", "paper-1.5b", "paper-split", "decide", "bench"):
+        if (ROOT / "outputs" / d).is_dir(): shutil.copytree(ROOT / "outputs" / d, dest / "outputs" / d)
     for f in ("pyproject.toml", "settings.ini", "README.md"): shutil.copy(ROOT / f, dest / f)
     return dest
 
@@ -63,6 +67,9 @@ def test_toy_paper_needs_only_its_notebook_and_profile(tmp_path):
            "RAGKIT_CACHE_DIR": str(load_settings().cache_dir)}  # the demo data, built once, is shared
     bin_dir = Path(sys.executable).parent
     subprocess.run([str(bin_dir / "nbdev-export")], cwd=root, env=env, check=True, capture_output=True)
+    cli = [sys.executable, "-c", "import sys; from ragkit.cli import main; sys.exit(main())"]
+    subprocess.run(cli + ["report", "readme", "--write"], cwd=root, env=env, check=True, capture_output=True)  # README's recipe: the map
+    assert f"`{NB}`" in (root / "docs" / "REFERENCE.md").read_text()
     assert (root / "ragkit" / "papers" / "toy.py").is_file()
     assert "`ragkit.papers.toy`" in (root / "ragkit" / "__init__.py").read_text(), "nbdev-export lists the new module by itself"
     where = subprocess.run([sys.executable, "-c", "import ragkit; print(ragkit.__file__)"], cwd=root, env=env, capture_output=True, text=True)
@@ -81,3 +88,13 @@ def test_toy_paper_needs_only_its_notebook_and_profile(tmp_path):
     assert board.returncode == 0 and "Toy" in board.stdout and "shouting beats silence" in board.stdout, board.stdout + board.stderr
     assert module_notebooks(root)["papers.toy"].name == f"{NB}.ipynb"
     assert NB in paper_pages(root, tmp_path / "site-src", "demo")
+
+    # Every check CI runs that a new paper could fail, on the copy: its parameter rules, its method's fingerprint, the
+    # package's module list, the notebook map and README's generated blocks.
+    checks = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fingerprints.py",
+                             "tests/test_notebooks.py", "tests/test_report.py::test_readme_check_passes_on_the_repository",
+                             "-k", "toy or Shout or package_docstring or fingerprint or readme_check or builds_its_example"],
+                            cwd=root, env=env, capture_output=True, text=True)
+    assert checks.returncode == 0 and "Shout" in subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--collect-only", "tests/test_fingerprints.py"], cwd=root, env=env, capture_output=True,
+        text=True).stdout, checks.stdout[-3000:] + checks.stderr[-3000:]
