@@ -232,7 +232,7 @@ class PopularityRoute(Method):
                                   trace=dict(retrieved=self.retrieve[qid], s_count=self.pop[qid], charged_seconds=float(r.seconds)))
 
 # %% ../nbs/90_benchmark.ipynb #8a0154d6
-from .papers.lore import lore_retrievers, lore_systems
+from .papers.lore.experiment import lore_retrievers, lore_systems
 from .papers.sure.method import SuRe
 from .papers.witqa.method import Vanilla
 
@@ -373,7 +373,7 @@ PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their ty
     reader=READER_RULE, device=DEVICE_RULE)  # chat, out_dir: ragkit.notebooks.SHARED_RULES
 
 # %% ../nbs/90_benchmark.ipynb #b9e10006
-from .papers.lore import Rechoose
+from .papers.lore.method import Rechoose
 
 def top1_systems(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation, with the task's LoRE runs
                  task: str) -> dict[str, Rechoose]:
@@ -400,7 +400,7 @@ def front_text(table: pd.DataFrame) -> str:
 # %% ../nbs/90_benchmark.ipynb #9aa04625
 from collections import Counter
 from .eval.mechanism import Check, Mechanism, health, health_row
-from .papers.lore import LORE_RANKING
+from .papers.lore.experiment import LORE_RANKING
 from .papers.sure.experiment import SURE_SELECTION
 
 ADAPTIVE_ROUTE = Mechanism("adaptive routing", (  # both routes used, checked per row
@@ -452,7 +452,7 @@ def bench_health(runs: Mapping[tuple[str, str], Evaluation]) -> list[dict]:
 
 # %% ../nbs/90_benchmark.ipynb #c90d0002
 from .eval.experiment import decisive_claim
-from .papers.lore import contexts_differ, top_context_right
+from .papers.lore.experiment import contexts_differ, top_context_right
 from .papers.sure.experiment import sure_decisive_claims
 
 def _route_claim(runs: Mapping, d: str, s: str) -> Claim:
@@ -485,7 +485,7 @@ def bench_decisive_claims(runs: Mapping[tuple[str, str], Evaluation]) -> list[Cl
 
 # %% ../nbs/90_benchmark.ipynb #b9e10002
 from .eval.mechanism import Gate, gate, pair_gate
-from .papers.lore import same_answer
+from .papers.lore.experiment import same_answer
 from .papers.sure.experiment import sure_gates
 
 def _answers(ev: Evaluation) -> dict:

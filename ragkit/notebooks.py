@@ -197,7 +197,7 @@ SHARED_RULES = dict(  # parameters that mean the same in every notebook that has
 
 # %% ../nbs/08_notebooks.ipynb #201caa7c
 def exported_module(nb_path: Path) -> str | None:
-    "The module a notebook exports (its `#| default_exp`), e.g. 'papers.lore'; None when it exports none."
+    "The module a notebook exports (its `#| default_exp`), e.g. 'papers.lore.experiment'; None when it exports none."
     for c in json.loads(Path(nb_path).read_text(encoding="utf-8"))["cells"]:
         if m := re.search(r"^#\|\s*default_exp\s+(\S+)", "".join(c.get("source", [])), re.M): return m[1]
     return None

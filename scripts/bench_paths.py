@@ -95,7 +95,7 @@ def sure_run(lm, questions, ret, tokens=None) -> dict:
 
 def lore_run(lm, questions, ret, tokens=None) -> dict:
     "One path's LoRE answers on `questions`."
-    from ragkit.papers.lore import LoRE
+    from ragkit.papers.lore.method import LoRE
     t = Timed(lm, tokens)
     preds = LoRE(ret, t, n_contexts=10, template="lore-short", chat=True).answer_batch(questions)
     return dict(answers=[p.answer for p in preds], texts=t.texts, seconds=t.seconds, calls=t.calls, repeated=t.repeated,
@@ -178,7 +178,7 @@ def part_sure(args) -> dict:
 def part_lore(args) -> dict:
     "LoRE (Ensemble) on SQuAD with the 0.5B reader, every path."
     from ragkit.data.tasks import prepare
-    from ragkit.papers.lore import lore_retrievers
+    from ragkit.papers.lore.experiment import lore_retrievers
     prep = prepare("squad", limit=args.lore, seed=0, max_passages=args.max_passages, context_words=250)
     qs = [e.question for e in prep.examples]
     ens = lore_retrievers(prep.corpus)[2]

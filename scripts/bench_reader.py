@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 from ragkit.portable import portable_path  # the output path as the record holds it (no machine path)
-for _paper in ("ragkit.papers.lore", "ragkit.papers.eor.sources"):  # register the prompts read with: LoRE's (lore-short,
+for _paper in ("ragkit.papers.lore.method", "ragkit.papers.eor.sources"):  # register the prompts read with: LoRE's (lore-short,
     importlib.import_module(_paper)                                  # lore-context) and EoR's background documents (eor-pk)
 OPTIONS = {  # name -> how the reader runs
     "fp32": dict(backend="transformers", dtype="float32", threads=2, batch_size=8),

@@ -36,7 +36,7 @@ def prompts_of(n: int, seed: int) -> list[str]:
     "LoRE's reading prompt for `n` seeded SQuAD questions, each with its gold paragraph."
     from ragkit.data.tasks import prepare
     from ragkit.lm.reader import render
-    importlib.import_module("ragkit.papers.lore")  # registers LoRE's prompts (lore-context) in the template registry
+    importlib.import_module("ragkit.papers.lore.method")  # registers LoRE's prompts (lore-context) in the template registry
     prep = prepare("squad", n, seed)
     return [render("lore-context", question=e.question, document=e.meta["context"]) for e in prep.examples]
 

@@ -1,4 +1,4 @@
-"""ragkit.papers.lore beyond the notebook's lessons: LoR's properties over many random candidates, LoRE end to end
+"""ragkit.papers.lore (method and experiment) beyond the notebook's lessons: LoR's properties over many random candidates, LoRE end to end
 through `evaluate` (fingerprints, resume, the three ablations), the naive baselines' input budget, the factories,
 and the claims against the paper's Table 1."""
 import math
@@ -10,8 +10,8 @@ from ragkit.core import Corpus, Example, Passage
 from ragkit.eval.evaluate import evaluate
 from ragkit.eval.experiment import verdict
 from ragkit.lm.base import Completion, FakeLM
-from ragkit.papers.lore import (PAPER_TABLE1, RETRIEVERS, Candidate, LoRE, NaiveRAG, Rechoose, choose, fit_document, lor_score,
-                                lore_ablations, lore_claims, lore_cost_claims, lore_systems, paper_rows, score_candidates)
+from ragkit.papers.lore.method import Candidate, LoRE, NaiveRAG, Rechoose, choose, fit_document, lor_score, score_candidates
+from ragkit.papers.lore.experiment import PAPER_TABLE1, RETRIEVERS, lore_ablations, lore_claims, lore_cost_claims, lore_systems, paper_rows
 from ragkit.retrieve.fusion import FakeRetriever
 
 QUESTIONS = [f"What is the capital of country {i}?" for i in range(12)]

@@ -13,8 +13,9 @@ from ragkit.eval.evaluate import evaluate
 from ragkit.eval.experiment import verdict
 from ragkit.eval.mechanism import NOT_RUN
 from ragkit.lm.base import Completion, FakeLM
-from ragkit.papers.lore import (PAPER_TABLE1, LLMRerank, LoRE, baseline_note, cut_sentence, first_questions, lore_cost_claims,
-                                lore_rerank_claims, naive_level, rerank_health, with_notes)
+from ragkit.papers.lore.method import LLMRerank, LoRE
+from ragkit.papers.lore.experiment import (PAPER_TABLE1, baseline_note, cut_sentence, first_questions, lore_cost_claims, lore_rerank_claims, naive_level,
+                                           rerank_health, with_notes)
 from ragkit.retrieve.fusion import FakeRetriever
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ import pytest
 from ragkit.core import Passage
 from ragkit.lm.base import FakeLM
 from ragkit.lm.reader import TEMPLATES, PAPER_FILES, in_paper, printed_text, render, postprocess, read, read_batch
-import ragkit.papers.eor.sources, ragkit.papers.lore, ragkit.papers.sure.method, ragkit.papers.witqa.method  # each registers its paper's templates
+import ragkit.papers.eor.sources, ragkit.papers.lore.method, ragkit.papers.sure.method, ragkit.papers.witqa.method  # each registers its paper's templates
 
 NAMES = ["eor-refree-llama2", "eor-rag-llama2", "eor-pk", "eor-cp", "eor-refree-chatgpt", "eor-rag-chatgpt",
          "sure-candidates", "sure-summary", "sure-validity", "sure-rank", "sure-base", "sure-generic-summary",

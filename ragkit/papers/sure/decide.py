@@ -8,8 +8,8 @@ Lessons: `nbs/71_papers.sure.decide.ipynb`; on the site (`make site`): `papers.s
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00005
 from __future__ import annotations
 import dataclasses, math
+from pathlib import Path
 from typing import Mapping
-import pandas as pd
 from ...eval.experiment import MARGIN, MIN_N
 from ...eval.mechanism import detectable, questions_needed, spread
 from .experiment import candidates_differ
@@ -18,14 +18,14 @@ from .experiment import candidates_differ
 __all__ = ['PARAMETER_RULES', 'pilot_rates', 'sure_plan', 'run_decisive']
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00008
-def _per_question_seconds(pilot: Mapping, task: str, run: "Path") -> dict[str, float]:
+def _per_question_seconds(pilot: Mapping, task: str, run: Path) -> dict[str, float]:
     "System -> the pilot's mean seconds per question on `task` (its summaries matched to the task's row folders by fingerprint)."
     mine = {p.name for p in (run / task).glob("*/*") if p.is_dir()}
     return {s["method"]: s["seconds"] / s["n"] for s in pilot["summaries"] if s.get("fingerprint") in mine and s.get("n")}
 
 def pilot_rates(pilot: Mapping, # a 70_papers.sure run's results.json, read
                 task: str, # the task the decide run asks (e.g. nq)
-                run: "Path | None" = None, # the pilot's run folder (its row folders give each system's seconds on `task`)
+                run: Path | None = None, # the pilot's run folder (its row folders give each system's seconds on `task`)
                 system: str = "SuRe") -> dict:
     "How often the pilot's questions of `task` were decisive and had conditional summaries there, the claim's spread, and each step's seconds."
     from pathlib import Path
