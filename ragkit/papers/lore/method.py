@@ -336,16 +336,11 @@ def _estimated_cost(r, used: int, n: int) -> Cost:
     return Cost(used, round(r.prompt_tokens * used / n), round(r.tokens * used / n))
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #c37e0002
-from ..sure.method import Rerank1, RERANKERS
+from ...retrieve.rerank import cut_passages, rankgpt_orders
 
-class LLMRerank(Rerank1):
-    "LLM re-ranking (RankGPT's sliding window, SuRe's `Rerank1(by='llm')`) of the top-k contexts, then LoRE's read of the one it puts first."
+class LLMRerank(Method):
+    "LLM re-ranking (RankGPT's sliding window, as SuRe's Table 4 runs it) of the top-k contexts, then LoRE's read of the one it puts first."
     tag = "LoRE-LLM-rerank"
-    fingerprint_ignore = {**Rerank1.fingerprint_ignore,  # Rerank1's, and the two settings it is handed under its own names
-                          "n_contexts": "passed to Rerank1 as `n_passages`: counted there",
-                          "rank_words": "passed to Rerank1 as `passage_words`: counted there"}
-
-    fingerprint_alternatives = {"by": "bm25"}  # `by` names a reranker (RERANKERS): another one reads other settings
 
     @classmethod
     def fingerprint_example(cls):
@@ -362,14 +357,28 @@ class LLMRerank(Rerank1):
                  max_new_tokens: int = 16, # answer budget
                  stop=("\n",), # where an answer ends
                  rank_words: int = 0, # each context cut to this many words in the ranking prompts (0: as the reader sees it)
-                 name: str | None = None, # the system's name (default "LLM-rerank - <retriever>")
-                 **kw): # Rerank1's RankGPT settings: rank_max_new_tokens, window, step, rankgpt_rule
-        super().__init__(retriever, lm, by="llm", n_passages=n_contexts, passage_words=rank_words, max_new_tokens=max_new_tokens,
-                         chat=bool(chat), name=name or f"{RERANKERS['llm']} - {retriever.name}", **kw)
-        self.n_contexts, self.rank_words, self.template, self.stop = n_contexts, rank_words, template, tuple(stop or ())
+                 rank_max_new_tokens: int = 48, # budget of each window's ranking
+                 window: int = 5, step: int = 3, # RankGPT's window and its step back
+                 rankgpt_rule: str = "rankgpt", # how a ranking reply is read (ragkit.retrieve.rerank.parse_rankgpt)
+                 name: str | None = None): # the system's name (default "LLM-rerank - <retriever>")
+        store_attr("retriever,lm,n_contexts,template,max_new_tokens,rank_words,rank_max_new_tokens,window,step,rankgpt_rule")
+        self.chat, self.stop, self.name = bool(chat), tuple(stop or ()), name or f"LLM-rerank - {retriever.name}"
 
-    def _answer_top(self, questions: list[str], ps: list[list], top: list, cost: list, tr: list) -> list[Prediction]:
-        "LoRE's read of each question's first context (its whole text, as LoRE reads it), charged the ranking too."
+    def derived_config(self) -> dict:
+        "What keys written when this re-ranker was SuRe's `Rerank1(by='llm')` carry beside the settings (its `by` and prompt set)."
+        return dict(by="llm", prompts="paper")
+
+    def _gen(self, prompts: list[str], max_new_tokens: int, stop=None) -> list:
+        "One batched call of the reader with this system's chat flag."
+        return self.lm.generate(prompts, max_new_tokens=max_new_tokens, stop=stop, chat=self.chat) if prompts else []
+
+    def answer_batch(self, questions: list[str]) -> list[Prediction]:
+        "Each question's contexts ranked by RankGPT's windows, then LoRE's read of the first, charged the ranking too."
+        hits = self.retriever.batch_search(questions, self.n_contexts, progress=False)
+        ps = [cut_passages(self.retriever, hs, self.rank_words) for hs in hits]
+        orders, cost, raws = rankgpt_orders(self._gen, questions, ps, self.window, self.step, self.rank_max_new_tokens, self.rankgpt_rule)
+        tr = [dict(pids=[h.pid for h in hs], by="llm", rank_raw=r, order=o) for hs, r, o in zip(hits, raws, orders)]
+        top = [o[0] for o in orders]
         docs = [_doc(self.retriever.corpus[t["pids"][i]]) for t, i in zip(tr, top)]
         reads = read_batch(self.lm, questions, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat)
         return [_reranked(rd, i, c, t) for rd, i, c, t in zip(reads, top, cost, tr)]
@@ -378,3 +387,4 @@ def _reranked(rd, top: int, cost: Cost, tr: dict) -> Prediction:
     "One question's Prediction from the read `rd` of its re-ranked first context (index `top` in the retrieved order)."
     tr.update(top=top, top_pid=tr["pids"][top], chosen_rank=top + 1, mean_score=rd.completion.mean_prob, answer_finish=rd.completion.finish_reason)
     return Prediction.charged(rd.answer, cost + rd.completion.cost, raw=rd.raw, pids=[tr["top_pid"]], trace=tr)
+

@@ -16,9 +16,8 @@ from ...lm.reader import clean_line
 # %% auto #0
 __all__ = ['SURE_TEMPLATES', 'SURE_OTHER_TEMPLATES', 'RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'RERANKERS',
            'RERANK_READS', 'parse_candidates', 'original_choices', 'strip_done', 'parse_validity', 'parse_preference',
-           'original_pair', 'rank_scores', 'original_validity', 'combine_scores', 'select', 'k2_cases', 'cut_words',
-           'SuReState', 'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'SuReCandidates',
-           'parse_rankgpt', 'sliding_window', 'Rerank1']
+           'original_pair', 'rank_scores', 'original_validity', 'combine_scores', 'select', 'k2_cases', 'SuReState',
+           'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'SuReCandidates', 'Rerank1']
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #134b9991
 from ...lm.reader import Template, register_passage_style, register_templates
@@ -147,27 +146,15 @@ _OPENLLM = register_templates(
         _SUO_NOTE + "The code strips '.' from the answer; ragkit's parsers ignore punctuation anyway.", verbatim_code=False))
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69a00009
-_RANKGPT = register_templates(
-    _su("sure-rankgpt", _SU + "rerank.ipynb cell 26 (Table 4's LLM-rerank, RankGPT of Sun et al., 2023)",
-        "This is RankGPT, an intelligent assistant that can rank passages based on their relevancy to the query.\n\n"
-        "The following are {n} passages, each indicated by number identifier []. I can rank them based on their relevance "
-        "to query: Question: {question}\n\n{passages}The search query is: Question: {question}\n\nI will rank the {n} passages "
-        "above based on their relevance to the search query. The passages will be listed in descending order using identifiers, "
-        "and the most relevant passages should be listed first, and the output format should be [] > [] > etc, e.g., "
-        "[1] > [2] > etc.\n\nThe ranking results of the {n} passages (only identifiers) is:",
-        "{passages} is format_passages(style='rankgpt'): '[i] Title: t\\nText: x\\n\\n' per passage of the window."))
-SURE_OTHER_TEMPLATES = _CODE + _OWN + _OPENLLM + _RANKGPT  # every SuRe prompt the paper does not print
+from ...retrieve.rerank import RANKGPT_TEMPLATES  # RankGPT's prompt and window layout: shared with LoRE, below both
+SURE_OTHER_TEMPLATES = _CODE + _OWN + _OPENLLM + RANKGPT_TEMPLATES  # every SuRe prompt the paper does not print
 
 def _base_original(parts: list[tuple[str, str]], start: int) -> str:
     "The original code's Base layout: numbered Title/Text pairs, each followed by ' \\n\\n' (common.py L56-68)."
     return "".join(f"Passage #{i} Title: {ti}\nPassage #{i} Text: {tx} \n\n" for i, (ti, tx) in enumerate(parts, start))
 
-def _rankgpt(parts: list[tuple[str, str]], start: int) -> str:
-    "RankGPT's window layout in the SuRe code: '[i] Title: t' / 'Text: x' and a blank line per passage."
-    return "".join(f"[{i}] Title: {ti}\nText: {tx}\n\n" for i, (ti, tx) in enumerate(parts, start))
-
 register_passage_style("sure-base-original", _base_original)
-register_passage_style("rankgpt", _rankgpt)
+
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #925fd090
 RULES = ("paper", "original", "flashrag")
@@ -357,16 +344,7 @@ from dataclasses import dataclass, field
 from fastcore.basics import patch, store_attr
 from ...core import Cost, Hit, Method, Passage, Prediction
 from ...lm.reader import render, format_passages, format_choices, postprocess
-
-def cut_words(text: str, n: int) -> str:
-    "`text` cut to its first `n` words (0 keeps it whole)."
-    w = text.split()
-    return text if not n or len(w) <= n else " ".join(w[:n])
-
-def _passages(retriever, hits, words: int) -> list[Passage]:
-    "The retrieved passages of one question (hits, or their pids), each cut to `words` words, as the SuRe prompts format them."
-    pids = [getattr(h, "pid", h) for h in hits]
-    return [Passage(p, retriever.corpus[p].title, cut_words(retriever.corpus[p].text, words)) for p in pids]
+from ...retrieve.rerank import cut_passages, rankgpt_orders
 
 def _charge(cost: list[Cost], at: Sequence[int], outs) -> None:
     "Add each completion's cost to its question's in `cost` (`at`: the question of each completion, in order)."
@@ -490,7 +468,7 @@ def _retrieve(self: SuRe, questions: list[str]) -> SuReState:
 @patch
 def block_of(self: SuRe, pids: Sequence[str]) -> str:
     "The prompts' passage block of the passages `pids` (a row's `pids` give the block it was read with)."
-    return format_passages(_passages(self.retriever, pids, self.passage_words))
+    return format_passages(cut_passages(self.retriever, pids, self.passage_words))
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b020b
 _COUNT = "two three four five six seven eight nine ten".split()
@@ -660,7 +638,7 @@ class Base(Method):
         "Answers to `questions`, one prompt each."
         hits = self.retriever.batch_search(questions, self.n_passages, progress=False) if self.retriever else [[] for _ in questions]
         style = self.templates["passages"]
-        prompts = [render(self.templates["base"], passages=format_passages(_passages(self.retriever, hs, self.passage_words), style) if hs else "", question=q)
+        prompts = [render(self.templates["base"], passages=format_passages(cut_passages(self.retriever, hs, self.passage_words), style) if hs else "", question=q)
                    for q, hs in zip(questions, hits)]
         outs = self.lm.generate(prompts, max_new_tokens=self.max_new_tokens, stop=("\n\n",), chat=self.chat)
         return [Prediction.charged(postprocess(c.text), c.cost, raw=c.text, pids=[h.pid for h in hs]) for c, hs in zip(outs, hits)]
@@ -744,35 +722,14 @@ class SuReCandidates(_Variant):
         for t in st.tr: t.update(decided_by="first candidate (candidates only)")
         return [cs[0] if cs else "" for cs in st.cands]
 
-def _ranking_only(**kw) -> SuRe:
-    "Table 3's '+ pair-wise ranking': SuRe choosing by ranking alone (`kw`: SuRe's constructor parameters)."
-    return SuRe(**(kw | dict(use_validity=False)))
+def _ranking_only(*args, **kw) -> SuRe:
+    "Table 3's '+ pair-wise ranking': SuRe choosing by ranking alone (`args`, `kw`: SuRe's constructor parameters)."
+    return SuRe(*args, **(kw | dict(use_validity=False)))
 
 TABLE3_SYSTEMS = {"+ conditional summaries": SuReSummaries, "+ pair-wise ranking": _ranking_only, "MCQ prompt": SuReMCQ,
                   "Sum-and-pred (Gen)": SumAndPred}  # Table 3's rows beyond Base and SuRe, by the paper's names
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #0bc06563
-def parse_rankgpt(raw: str, # the reader's ranking, e.g. "[2] > [1] > [3]"
-                  n: int, # passages in the window
-                  rule: str = "rankgpt", # "rankgpt" (Sun et al.'s: ids in order, duplicates and unknown ids dropped, missing appended) or "original"
-                  ) -> list[int]:
-    "The window's new order as 0-based positions; 'original' keeps the order unless the answer lists exactly n items joined by ' > '."
-    if rule == "original":  # SuRe's rerank.ipynb cell 27: exactly n items, else no change
-        parts = raw.strip().split(" > ")
-        ids = [int(m.group(1)) - 1 for s in parts if (m := re.match(r"\[(\d+)\]", s.strip()))]
-        return ids if len(parts) == n and sorted(ids) == list(range(n)) else list(range(n))
-    if rule != "rankgpt": raise ValueError(f"rule={rule!r}; use 'rankgpt' or 'original'")
-    ids = list(dict.fromkeys(int(x) - 1 for x in re.findall(r"\[?(\d+)\]?", raw) if 1 <= int(x) <= n))
-    return ids + [i for i in range(n) if i not in ids]
-
-def sliding_window(order: list[int], # current ranking (passage indices), best first
-                   window: int = 5, step: int = 3) -> list[int]:
-    "The window starts RankGPT visits, from the back of the list to the front (SuRe's notebook: window 5, step 3)."
-    n = len(order)
-    if n <= window: return [0]
-    starts = list(range(n - window, 0, -step))
-    return starts + [0] if starts[-1] != 0 else starts
-
 RERANKERS = {"bm25": "BM25", "question": "Sent-enc (q)", "llm": "LLM-rerank", "generic": "Sent-enc (Gen)", "sure": "Sent-enc (SuRe)"}
 RERANK_READS = {"bm25": (), "question": ("embedder",), "generic": ("embedder", "summary_max_new_tokens"),  # the settings each reranker
                 "llm": ("rank_max_new_tokens", "window", "step", "rankgpt_rule"), "sure": ("embedder", "sure")}  # reads beyond the shared ones
@@ -836,7 +793,7 @@ class Rerank1(Method):
     def _retrieve(self, questions: list[str]) -> tuple[list[list[Passage]], list[Cost], list[dict]]:
         "Each question's N passages (cut to `passage_words`), its cost so far (none) and its trace (pids, reranker)."
         hits = self.retriever.batch_search(questions, self.n_passages, progress=False)
-        return ([_passages(self.retriever, hs, self.passage_words) for hs in hits], [Cost() for _ in questions],
+        return ([cut_passages(self.retriever, hs, self.passage_words) for hs in hits], [Cost() for _ in questions],
                 [dict(pids=[h.pid for h in hs], by=self.by) for hs in hits])
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69e020b
@@ -858,20 +815,12 @@ def _most_similar(self: Rerank1, keys: list[str | None], ps: list[list]) -> list
 @patch
 def _llm_rank(self: Rerank1, questions: list[str], ps: list[list], cost: list, tr: list) -> list[int]:
     "RankGPT's sliding window over each question's passages, each window pass batched over the questions; the top index."
-    orders = [list(range(len(p))) for p in ps]
-    plans = [sliding_window(o, self.window, self.step) for o in orders]
-    for r in range(max(map(len, plans))):
-        jobs = [(i, plans[i][r]) for i in range(len(questions)) if r < len(plans[i])]
-        win = {i: orders[i][s:s + self.window] for i, s in jobs}
-        outs = self._gen([render("sure-rankgpt", n=len(win[i]), question=questions[i], passages=format_passages([ps[i][j] for j in win[i]], "rankgpt"))
-                          for i, _ in jobs], self.rank_max_new_tokens, stop=("\n\n",))
-        for (i, s), c in zip(jobs, outs):
-            new = parse_rankgpt(c.text, len(win[i]), self.rankgpt_rule)
-            orders[i][s:s + len(win[i])] = [win[i][j] for j in new]
-            cost[i] += c.cost
-            tr[i].setdefault("rank_raw", []).append(c.text)
-    for i, o in enumerate(orders): tr[i]["order"] = o
+    orders, costs, raws = rankgpt_orders(self._gen, questions, ps, self.window, self.step, self.rank_max_new_tokens, self.rankgpt_rule)
+    for i, o in enumerate(orders):
+        cost[i] += costs[i]
+        tr[i].update(rank_raw=raws[i], order=o)
     return [o[0] for o in orders]
+
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69e040b
 @patch
