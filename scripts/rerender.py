@@ -1,0 +1,89 @@
+"""Re-render every committed run from its committed rows, answering nothing, and compare what it writes with what is
+committed (issue 51: a refactor must leave every verdict and every number as it was). Writes outputs/bench/rerender.json.
+
+The committed runs (outputs/paper*/ and outputs/decide/, each folder with a results.json) are copied to a scratch
+outputs folder; each is run again there, in notebook order, with `ragkit run <notebook> --profile <profile>` under
+RAGKIT_ROWS_ONLY=1, so a system that finds a question without a row stops the run instead of asking the reader (its
+key moved, or its rows are missing). Its new results.json is then compared with the committed one, key by key, after
+dropping what a rerun changes by nature: seconds, start and end times, the git revision and absolute paths.
+
+    RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/rerender.py                # every committed run
+    RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/rerender.py --only 64_papers.eor.method
+    .venv/bin/python scripts/rerender.py --root /tmp/clone                             # the code of another checkout
+"""
+from __future__ import annotations
+import argparse, json, os, shutil, subprocess, sys, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILES = ("paper", "paper-1.5b", "paper-split", "decide")  # the committed profiles (.gitignore)
+VOLATILE = {"seconds", "started", "finished", "git", "out_dir", "wall_s", "elapsed"}  # what a rerun changes by nature
+
+
+def committed_runs(root: Path, only: set[str]) -> list[tuple[str, str]]:
+    "(profile, notebook) of every committed run with a results.json, in notebook order (62 before the notebooks that read it)."
+    runs = [(p, f.parent.name) for p in PROFILES for f in (root / "outputs" / p).glob("*/results.json")]
+    return sorted((r for r in runs if not only or r[1] in only), key=lambda r: (r[1], PROFILES.index(r[0])))
+
+
+def stable(x):
+    "`x` without the fields a rerun changes by nature."
+    if isinstance(x, dict): return {k: stable(v) for k, v in x.items() if k not in VOLATILE}
+    if isinstance(x, list): return [stable(v) for v in x]
+    return x
+
+
+def differences(a, b, at: str = "") -> list[str]:
+    "The paths where two JSON documents differ, as 'path: committed -> rerendered'."
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in differences(a.get(k, "<absent>"), b.get(k, "<absent>"), f"{at}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{at}[{i}]")]
+    return [] if a == b else [f"{at or '.'}: {json.dumps(a)[:120]} -> {json.dumps(b)[:120]}"]
+
+
+def rerender(root: Path, scratch: Path, profile: str, nb: str) -> dict:
+    "Run `nb` under `profile` in `scratch` from its rows alone, and compare its results.json with the committed one."
+    env = {**os.environ, "PYTHONPATH": str(root), "RAGKIT_OUTPUTS_DIR": str(scratch), "RAGKIT_ROWS_ONLY": "1", "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    t0 = time.time()
+    r = subprocess.run([sys.executable, "-c", "import sys; from ragkit.cli import main; sys.exit(main())", "run", nb, "--profile", profile],
+                       cwd=root, env=env, capture_output=True, text=True)
+    out = dict(profile=profile, notebook=nb, seconds=round(time.time() - t0, 1), ok=r.returncode == 0)
+    if r.returncode != 0: return out | dict(error=(r.stdout + r.stderr)[-1500:])
+    old = json.loads((root / "outputs" / profile / nb / "results.json").read_text(encoding="utf-8"))
+    new = json.loads((scratch / profile / nb / "results.json").read_text(encoding="utf-8"))
+    diff = differences(stable(old), stable(new))
+    return out | dict(same_verdicts=stable(old.get("verdict")) == stable(new.get("verdict")), verdicts=len(old.get("verdict") or []),
+                      same_everything=not diff, differences=diff[:40], n_differences=len(diff))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", default=str(ROOT), help="the checkout whose code re-renders (default: this one)")
+    ap.add_argument("--only", default="", help="comma-separated notebooks (default: every committed run)")
+    ap.add_argument("--out", default=str(ROOT / "outputs" / "bench" / "rerender.json"))
+    a = ap.parse_args(argv)
+    root = Path(a.root).resolve()
+    runs = committed_runs(root, {x.strip() for x in a.only.split(",") if x.strip()})
+    with tempfile.TemporaryDirectory(prefix="ragkit-rerender-") as tmp:
+        scratch = Path(tmp)
+        for p in PROFILES:
+            if (root / "outputs" / p).is_dir(): shutil.copytree(root / "outputs" / p, scratch / p)
+        got = []
+        for i, (profile, nb) in enumerate(runs, 1):
+            print(f"[{i}/{len(runs)}] {profile}/{nb} ...", flush=True)
+            got.append(rerender(root, scratch, profile, nb))
+            g = got[-1]
+            print(f"    {'ok' if g['ok'] else 'FAILED'} in {g['seconds']:.0f} s" +
+                  (f"; verdicts {'unchanged' if g['same_verdicts'] else 'CHANGED'} ({g['verdicts']}), "
+                   f"{'every number unchanged' if g['same_everything'] else str(g['n_differences']) + ' differences'}" if g["ok"] else ""), flush=True)
+    rev = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    doc = dict(git=rev, runs=got, all_same=all(g["ok"] and g["same_everything"] for g in got))
+    Path(a.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"{sum(g['ok'] and g['same_everything'] for g in got)} of {len(got)} runs re-rendered unchanged -> {a.out}")
+    return 0 if doc["all_same"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
