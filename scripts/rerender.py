@@ -5,7 +5,8 @@ The committed runs (outputs/paper*/ and outputs/decide/, each folder with a resu
 outputs folder; each is run again there, in notebook order, with `ragkit run <notebook> --profile <profile>` under
 RAGKIT_ROWS_ONLY=1, so a system that finds a question without a row stops the run instead of asking the reader (its
 key moved, or its rows are missing). Its new results.json is then compared with the committed one, key by key, after
-dropping what a rerun changes by nature: seconds, start and end times, the git revision and absolute paths.
+dropping what a rerun changes by nature: seconds, start and end times, the git revision and absolute paths. A
+parameter added since the run, at its default, is listed apart (`parameters_added`), not counted as a difference.
 
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/rerender.py                # every committed run
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/rerender.py --only 64_papers.eor.method
@@ -53,9 +54,11 @@ def rerender(root: Path, scratch: Path, profile: str, nb: str) -> dict:
     if r.returncode != 0: return out | dict(error=(r.stdout + r.stderr)[-1500:])
     old = json.loads((root / "outputs" / profile / nb / "results.json").read_text(encoding="utf-8"))
     new = json.loads((scratch / profile / nb / "results.json").read_text(encoding="utf-8"))
-    diff = differences(stable(old), stable(new))
+    every = differences(stable(old), stable(new))
+    added = [d for d in every if ".parameters." in d and ': "<absent>" -> ' in d]  # a parameter added since, at its default
+    diff = [d for d in every if d not in added]
     return out | dict(same_verdicts=stable(old.get("verdict")) == stable(new.get("verdict")), verdicts=len(old.get("verdict") or []),
-                      same_everything=not diff, differences=diff[:40], n_differences=len(diff))
+                      same_everything=not diff, differences=diff[:40], n_differences=len(diff), parameters_added=added)
 
 
 def main(argv=None) -> int:
