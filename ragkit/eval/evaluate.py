@@ -486,7 +486,7 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     if path and not resume: path.unlink(missing_ok=True)
     done = _done_rows(path, exs, retry_errors)
     todo, before = [ex for ex in exs if ex.qid not in done], lm_counters(method)
-    if todo and os.environ.get("RAGKIT_ROWS_ONLY"):  # a re-render from committed rows: nothing may be answered
+    if todo and folder and os.environ.get("RAGKIT_ROWS_ONLY"):  # a re-render from committed rows answers nothing (a lesson's in-memory run may)
         raise RuntimeError(f"{name}: {len(todo)} of {len(exs)} questions have no row under {folder} and RAGKIT_ROWS_ONLY is set "
                            "(a re-render answers nothing): the run's settings moved its key, or its rows are missing")
     if retries < 0: raise ValueError(f"retries must be >= 0, got {retries}")
