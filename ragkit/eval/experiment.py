@@ -23,13 +23,13 @@ from .mechanism import (EQUIVALENT, EXACT_BELOW, NOT_RUN, NOT_TESTABLE, Gate, ad
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['PaperTable', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING', 'VERDICT_SHOWN',
-           'SystemFailed', 'failed_line', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
-           'paper_difference', 'Statistic', 'contrast', 'Claim', 'direction', 'no_difference_bound', 'size',
-           'within_margin', 'verdict_sentence', 'verdict_row', 'with_needs', 'compared', 'gate_columns', 'verdict',
-           'with_gates', 'judged', 'decisive_claim', 'simulated_claims', 'calibration', 'power_size', 'pilot_sizes',
-           'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure',
-           'Experiment']
+__all__ = ['PaperTable', 'PAPER_COLUMNS', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING',
+           'VERDICT_SHOWN', 'SystemFailed', 'failed_line', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
+           'paper_difference', 'paper_numbers', 'paper_cells', 'Statistic', 'contrast', 'Claim', 'direction',
+           'no_difference_bound', 'size', 'within_margin', 'verdict_sentence', 'verdict_row', 'with_needs', 'compared',
+           'gate_columns', 'verdict', 'with_gates', 'judged', 'decisive_claim', 'simulated_claims', 'calibration',
+           'power_size', 'pilot_sizes', 'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers',
+           'output_dir', 'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 class SystemFailed(RuntimeError):
@@ -140,6 +140,39 @@ def paper_difference(table: PaperTable, # the paper's numbers
     "The paper's a − b (or a − the best of several b) on `task` and `metric`, to 2 decimals; None when its table lacks a cell."
     cells = [table.get((task, s), {}).get(metric) for s in (a, *([b] if isinstance(b, str) else b))]
     return None if any(v is None for v in cells) else round(cells[0] - max(cells[1:]), 2)
+
+# %% ../../nbs/33_eval.experiment.ipynb #pn000002
+import csv
+from importlib import resources
+from ..core import DataError
+
+PAPER_COLUMNS = ("table", "task", "row", "column", "value", "sample", "reader", "source")  # the schema of every paper.csv
+
+def paper_numbers(source: str | Path, # a paper's package ("ragkit.papers.lore": its paper.csv), or a CSV file in the schema
+                  ) -> list[dict]:
+    "Every published number of a paper, one dict per cell (PAPER_COLUMNS; `value` a float), in the file's order."
+    f = Path(source) if isinstance(source, Path) or str(source).endswith(".csv") else resources.files(source) / "paper.csv"
+    with f.open(encoding="utf-8", newline="") as fh: rows = list(csv.DictReader(fh))
+    if not rows or tuple(rows[0]) != PAPER_COLUMNS:
+        raise DataError(f"{f}: its header must be {','.join(PAPER_COLUMNS)}")
+    out = []
+    for line, r in enumerate(rows, 2):
+        try: out.append(r | dict(value=float(r["value"])))
+        except (TypeError, ValueError): raise DataError(f"{f}, line {line}: value {r['value']!r} is not a number") from None
+        if not all(r[k] for k in ("table", "task", "row", "column", "source")):
+            raise DataError(f"{f}, line {line}: table, task, row, column and source must all be set")
+    return out
+
+def paper_cells(numbers: Sequence[Mapping], # paper_numbers' rows
+                table: str, # the paper's table, e.g. "Table 1"
+                ) -> PaperTable:
+    "One table of a paper's numbers as (task, row) -> {column: value}, in the file's order."
+    out: dict = {}
+    for r in numbers:
+        if r["table"] == table: out.setdefault((r["task"], r["row"]), {})[r["column"]] = r["value"]
+    if not out: raise KeyError(f"no cell of {table!r} among the paper's numbers (tables: {sorted({r['table'] for r in numbers})})")
+    return out
+
 
 # %% ../../nbs/33_eval.experiment.ipynb #91f2a418
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ from ...eval.metrics import normalize_answer
 from .method import (LLMRerank, LoRE, NaiveRAG, RULES, Rechoose)
 
 # %% auto #0
-__all__ = ['PARAMETER_RULES', 'RETRIEVERS', 'PAPER_TABLE1', 'LORE_RANKING', 'RERANK_SOURCE', 'NAIVE_COST_SOURCE', 'RERANK',
-           'LLM_RERANKING', 'lore_retrievers', 'lore_systems', 'lore_ablations', 'lore_rerankers', 'first_questions',
-           'reader_needs', 'paper_rows', 'bias_rows', 'lore_health', 'lore_claims', 'rerank_health', 'lore_cost_claims',
-           'lore_rerank_claims', 'naive_level', 'level_sentence', 'baseline_note', 'answer_kept', 'cut_sentence',
-           'with_notes', 'contexts_differ', 'lore_decisive_claims', 'top_context_right', 'same_answer', 'lore_gates',
-           'with_pair_gates', 'gated']
+__all__ = ['PARAMETER_RULES', 'RETRIEVERS', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'LORE_RANKING', 'RERANK_SOURCE', 'NAIVE_COST_SOURCE',
+           'RERANK', 'LLM_RERANKING', 'lore_retrievers', 'lore_systems', 'lore_ablations', 'lore_rerankers',
+           'first_questions', 'reader_needs', 'paper_rows', 'bias_rows', 'lore_health', 'lore_claims', 'rerank_health',
+           'lore_cost_claims', 'lore_rerank_claims', 'naive_level', 'level_sentence', 'baseline_note', 'answer_kept',
+           'cut_sentence', 'with_notes', 'contexts_differ', 'lore_decisive_claims', 'top_context_right', 'same_answer',
+           'lore_gates', 'with_pair_gates', 'gated']
 
 # %% ../../../nbs/40_papers.lore.ipynb #dbd15778
 from ...core import AtLeast, OneOf
@@ -123,14 +123,9 @@ def reader_needs(params: dict, # the notebook's parameters (missing ones take th
     return systems_needs([*systems.values(), *rerank.values()])
 
 # %% ../../../nbs/40_papers.lore.ipynb #b6354659
-_T1 = {  # LoRE paper, Table 1: (EM, F1, ROUGE-L) in %, T5-large reader
-    ("squad", "Naive - BM25"): (19.41, 34.78, 31.90), ("squad", "Naive - FAISS"): (26.40, 42.80, 39.40),
-    ("squad", "Naive - Ensemble"): (38.62, 54.32, 50.30), ("squad", "LoRE - BM25"): (56.66, 63.91, 59.30),
-    ("squad", "LoRE - FAISS"): (57.28, 65.19, 60.10), ("squad", "LoRE - Ensemble"): (61.45, 69.27, 64.80),
-    ("narrativeqa", "Naive - BM25"): (0.00, 3.33, 2.34), ("narrativeqa", "Naive - FAISS"): (0.00, 3.23, 2.32),
-    ("narrativeqa", "Naive - Ensemble"): (0.00, 3.29, 2.33), ("narrativeqa", "LoRE - BM25"): (31.99, 48.92, 41.39),
-    ("narrativeqa", "LoRE - FAISS"): (27.68, 42.55, 35.41), ("narrativeqa", "LoRE - Ensemble"): (31.23, 47.92, 40.37)}
-PAPER_TABLE1 = {k: dict(zip(["exact_match", "f1", "rouge_l"], v)) for k, v in _T1.items()}  # (task, system) -> {metric: % in the paper}
+from ...eval.experiment import paper_cells, paper_numbers
+PAPER_NUMBERS = paper_numbers("ragkit.papers.lore")  # the LoRE paper's Table 1 (T5-large reader): ragkit/papers/lore/paper.csv
+PAPER_TABLE1 = paper_cells(PAPER_NUMBERS, "Table 1")  # (task, system) -> {metric: % in the paper}
 
 def paper_rows(naive: str = "Naive-512") -> dict:
     "PAPER_TABLE1 keyed by our system names: the paper's naive rows sit beside `naive`, our reading of its baseline."

@@ -13,10 +13,10 @@ import pandas as pd
 from .method import RERANKERS
 
 # %% auto #0
-__all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PAPER_SAMPLE', 'PASSAGE_COPY',
-           'SURE_SELECTION', 'CONDITIONAL', 'SUMMARY_RANKED', 'sure_retriever', 'sure_systems', 'sure_extras',
-           'sure_diagnostics', 'conditional', 'sure_health', 'sure_gates', 'candidates_differ', 'sure_decisive_claims',
-           'oracle', 'sure_claims', 'fig4a_claims']
+__all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PAPER_SAMPLE',
+           'PASSAGE_COPY', 'SURE_SELECTION', 'CONDITIONAL', 'SUMMARY_RANKED', 'sure_retriever', 'sure_systems',
+           'sure_extras', 'sure_diagnostics', 'conditional', 'sure_health', 'sure_gates', 'candidates_differ',
+           'sure_decisive_claims', 'oracle', 'sure_claims', 'fig4a_claims']
 
 # %% ../../../nbs/70_papers.sure.ipynb #5550e99f
 from ...core import AtLeast, Flag, OneOf, Parses, WholeNumbers
@@ -70,30 +70,12 @@ def sure_extras(sure: SuRe, # Table 1's SuRe: every extra system takes its setti
                     for by, row in RERANKERS.items()} if table4 else {})
 
 # %% ../../../nbs/70_papers.sure.ipynb #6424900b
-_T1 = {  # SuRe paper, Table 1 (Section 4.2): (EM, F1) in %, gpt-3.5-turbo-0301, BM25 top-10, K = 2
-    ("nq", "No retrieval"): (27.6, 39.0), ("nq", "Base"): (28.4, 38.8), ("nq", "SuRe"): (33.5, 42.3),
-    ("webq", "No retrieval"): (25.0, 38.8), ("webq", "Base"): (19.6, 32.5), ("webq", "SuRe"): (25.1, 36.6),
-    ("2wikimultihopqa:dev-500", "No retrieval"): (21.4, 24.8), ("2wikimultihopqa:dev-500", "Base"): (27.4, 32.8),
-    ("2wikimultihopqa:dev-500", "SuRe"): (32.8, 38.1),
-    ("hotpotqa", "No retrieval"): (22.2, 31.9), ("hotpotqa", "Base"): (30.8, 40.3), ("hotpotqa", "SuRe"): (33.2, 43.4)}
-PAPER_TABLE1 = {key: dict(exact_match=em, f1=f1) for key, (em, f1) in _T1.items()}
+from ...eval.experiment import paper_cells, paper_numbers
+PAPER_NUMBERS = paper_numbers("ragkit.papers.sure")  # the SuRe paper's Tables 1, 3 and 4 (gpt-3.5-turbo-0301): ragkit/papers/sure/paper.csv
+PAPER_TABLE1, PAPER_TABLE3, PAPER_TABLE4 = (paper_cells(PAPER_NUMBERS, t) for t in ("Table 1", "Table 3", "Table 4"))
+PAPER_SAMPLE = {r["task"]: r["sample"] for r in PAPER_NUMBERS if r["sample"]}  # the paper's 500-question samples (NQ*, WebQ*) of Tables 3 and 4
+_T3_ROWS, _T4_ROWS = (list(dict.fromkeys(s for _, s in t)) for t in (PAPER_TABLE3, PAPER_TABLE4))  # each table's rows, in the paper's order
 
-_T3_ROWS = ["Base", "+ conditional summaries", "+ pair-wise ranking", "SuRe", "MCQ prompt", "Sum-and-pred (Gen)"]
-_T3 = {  # SuRe paper, Table 3 (Section 4.3): (EM, F1) in % per row of _T3_ROWS; NQ* and WebQ* are its 500-question samples
-    "nq": [(29.4, 41.7), (30.4, 40.9), (30.6, 41.2), (35.6, 44.9), (35.2, 45.3), (26.4, 37.8)],
-    "webq": [(19.4, 32.2), (20.8, 33.5), (21.6, 34.8), (23.2, 36.5), (22.4, 35.1), (19.8, 32.6)],
-    "2wikimultihopqa:dev-500": [(27.4, 32.8), (29.2, 34.5), (31.0, 36.0), (32.8, 38.1), (30.4, 36.1), (25.6, 32.3)],
-    "hotpotqa": [(30.8, 40.3), (33.0, 43.4), (30.6, 40.7), (33.2, 43.4), (31.0, 41.5), (33.8, 43.3)]}
-PAPER_TABLE3 = {(d, s): dict(exact_match=em, f1=f1) for d, cells in _T3.items() for s, (em, f1) in zip(_T3_ROWS, cells)}
-
-_T4_ROWS = list(RERANKERS.values())  # BM25, Sent-enc (q), LLM-rerank, Sent-enc (Gen), Sent-enc (SuRe)
-_T4 = {  # SuRe paper, Table 4 (Section 4.3): (EM, F1) in % answering from the top-1 of 10 BM25 passages, per row of _T4_ROWS; NQ*, WebQ* as Table 3's
-    "nq": [(12.6, 18.8), (18.2, 26.4), (20.0, 28.4), (21.2, 31.7), (23.2, 32.5)],
-    "webq": [(9.0, 17.6), (11.4, 21.1), (14.2, 24.4), (13.6, 25.3), (15.4, 28.0)],
-    "2wikimultihopqa:dev-500": [(14.8, 18.1), (14.8, 18.1), (18.2, 21.3), (17.8, 21.1), (18.0, 21.5)],
-    "hotpotqa": [(21.8, 28.3), (20.2, 27.2), (26.0, 34.4), (27.0, 34.3), (28.8, 36.7)]}
-PAPER_TABLE4 = {(d, s): dict(exact_match=em, f1=f1) for d, cells in _T4.items() for s, (em, f1) in zip(_T4_ROWS, cells)}
-PAPER_SAMPLE = {"nq": "NQ*: the paper's 500-question NQ sample", "webq": "WebQ*: the paper's 500-question WebQ sample"}  # Tables 3 and 4's cells there
 
 # %% ../../../nbs/70_papers.sure.ipynb #d82e2fcb
 from ...eval.metrics import normalize_answer
