@@ -1238,6 +1238,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                            'ragkit/papers/eor/method.py'),
                                           'ragkit.papers.eor.method._all_but': ( 'papers.eor.method.html#_all_but',
                                                                                  'ragkit/papers/eor/method.py'),
+                                          'ragkit.papers.eor.method._as_laid_out': ( 'papers.eor.method.html#_as_laid_out',
+                                                                                     'ragkit/papers/eor/method.py'),
                                           'ragkit.papers.eor.method._check_S': ( 'papers.eor.method.html#_check_s',
                                                                                  'ragkit/papers/eor/method.py'),
                                           'ragkit.papers.eor.method._check_correct': ( 'papers.eor.method.html#_check_correct',

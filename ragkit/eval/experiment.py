@@ -150,14 +150,14 @@ PAPER_COLUMNS = ("table", "task", "row", "column", "value", "sample", "reader", 
 
 def paper_numbers(source: str | Path, # a paper's package ("ragkit.papers.lore": its paper.csv), or a CSV file in the schema
                   ) -> list[dict]:
-    "Every published number of a paper, one dict per cell (PAPER_COLUMNS; `value` a float), in the file's order."
+    "Every published number of a paper, one dict per cell (PAPER_COLUMNS; `value` a number), in the file's order."
     f = Path(source) if isinstance(source, Path) or str(source).endswith(".csv") else resources.files(source) / "paper.csv"
     with f.open(encoding="utf-8", newline="") as fh: rows = list(csv.DictReader(fh))
     if not rows or tuple(rows[0]) != PAPER_COLUMNS:
         raise DataError(f"{f}: its header must be {','.join(PAPER_COLUMNS)}")
     out = []
     for line, r in enumerate(rows, 2):
-        try: out.append(r | dict(value=float(r["value"])))
+        try: out.append(r | dict(value=int(r["value"]) if r["value"].lstrip("-").isdigit() else float(r["value"])))  # a count stays whole
         except (TypeError, ValueError): raise DataError(f"{f}, line {line}: value {r['value']!r} is not a number") from None
         if not all(r[k] for k in ("table", "task", "row", "column", "source")):
             raise DataError(f"{f}, line {line}: table, task, row, column and source must all be set")
@@ -165,11 +165,12 @@ def paper_numbers(source: str | Path, # a paper's package ("ragkit.papers.lore":
 
 def paper_cells(numbers: Sequence[Mapping], # paper_numbers' rows
                 table: str, # the paper's table, e.g. "Table 1"
+                reader: str | None = None, # only the cells of this paper reader (None: every cell of the table)
                 ) -> PaperTable:
     "One table of a paper's numbers as (task, row) -> {column: value}, in the file's order."
     out: dict = {}
     for r in numbers:
-        if r["table"] == table: out.setdefault((r["task"], r["row"]), {})[r["column"]] = r["value"]
+        if r["table"] == table and reader in (None, r["reader"]): out.setdefault((r["task"], r["row"]), {})[r["column"]] = r["value"]
     if not out: raise KeyError(f"no cell of {table!r} among the paper's numbers (tables: {sorted({r['table'] for r in numbers})})")
     return out
 

@@ -426,7 +426,8 @@ def held_matrix(g: pd.DataFrame, # one dataset's rows of a response grid, with `
     return g.pivot(index="retriever", columns="qid", values="gold_in_doc").loc[list(names), qids].to_numpy(float)
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #243dccff
-PAPER_ER_PAIRS = {("Wiki@10", "PK"): 62.0, ("PK", "Wiki@10"): 36.0}  # EoR Section 3.2 (Figure 4 text): "0.62/0.36 for Wiki@10 versus PK"
+from ...eval.experiment import paper_cells, paper_numbers
+PAPER_ER_PAIRS = {tuple(row.split(" vs ")): c["ER"] for (_, row), c in paper_cells(paper_numbers("ragkit.papers.eor"), "Figure 4").items()}  # EoR Section 3.2 (Figure 4 text): "0.62/0.36 for Wiki@10 versus PK"
 ER_SRC = "EoR Section 3.2, Figure 4 (NQ, ChatGPT): bidirectional RWR_Er between retrievers of different sources"
 
 def _er_claims(d: str, g: pd.DataFrame, names: list[str]) -> list[Claim]:
@@ -449,7 +450,7 @@ def rwr_wins(g: pd.DataFrame, # one dataset's rows of a response grid, with `gol
                 both_held=int((hi & hj).sum()), neither_held=int((~hi & ~hj).sum()), only_j_held=int((~hi & hj).sum()))
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #25953cea
-PAPER_RWR = 26.0  # EoR Section 2.2: RWR(SE@1, Wiki@10) on NQ with ChatGPT, the one cell of Figure 1 its text prints
+PAPER_RWR = paper_cells(paper_numbers("ragkit.papers.eor"), "Figure 1")["nq", "RWR(SE@1, Wiki@10)"]["RWR"]  # EoR Section 2.2: RWR(SE@1, Wiki@10) on NQ with ChatGPT, the one cell of Figure 1 its text prints
 PICKED_SRC = ("EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM): the paper prints RWR for its own pair only (SE@1 over Wiki@10, 26%) and "
               "Figure 1's other cells are not in its text, so no paper number is compared for another pair")
 

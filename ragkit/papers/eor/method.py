@@ -16,16 +16,16 @@ from ...eval.metrics import contains_match
 from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher, Matcher
 
 # %% auto #0
-__all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'VOTERS', 'PARAMETER_RULES', 'PAPER_TABLE1', 'PAPER_NAME',
-           'PAPER_SYSTEM', 'POOL_DISAGREES', 'EOR_VOTE', 'EOR_TRAINING', 'ANCHOR', 'ANCHOR_SRC', 'ANCHORED', 'DECISIVE',
-           'VOTE_SRC', 'TRAINING_SRC', 'CHOICE', 'TRAINED', 'PAPER_TRAIN', 'STATISTIC', 'WHY_OTHER', 'sim_weights_of',
-           'retriever_weights_of', 'vote', 'vote_batch', 'metric_key', 'check_answers', 'similarity_tensor',
-           'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit', 'SearchSpace', 'search_space', 'restarted',
-           'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks', 'cross_fit', 'start_fit', 'uniform_fit',
-           'held_out', 'EoRData', 'eor_data', 'system_mrlr', 'reads', 'eor_systems', 'system_evaluation', 'paper_row',
-           'eor_table1', 'table2_rows', 'cost_rows', 'eor_health', 'held_out_table', 'held_out_note', 'eor_claims',
-           'mrlr_claims', 'eor_decisive_claims', 'eor_choices', 'choice_gate', 'pair_gated', 'training_lacks',
-           'with_training_lacks', 'same_pair_notes']
+__all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'VOTERS', 'PARAMETER_RULES', 'PAPER_NAME',
+           'PAPER_NUMBERS', 'PAPER_TABLE1', 'PAPER_SYSTEM', 'POOL_DISAGREES', 'EOR_VOTE', 'EOR_TRAINING', 'ANCHOR',
+           'ANCHOR_SRC', 'ANCHORED', 'DECISIVE', 'VOTE_SRC', 'TRAINING_SRC', 'CHOICE', 'TRAINED', 'PAPER_TRAIN',
+           'STATISTIC', 'WHY_OTHER', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key',
+           'check_answers', 'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit',
+           'SearchSpace', 'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks',
+           'cross_fit', 'start_fit', 'uniform_fit', 'held_out', 'EoRData', 'eor_data', 'system_mrlr', 'reads',
+           'eor_systems', 'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_health',
+           'held_out_table', 'held_out_note', 'eor_claims', 'mrlr_claims', 'eor_decisive_claims', 'eor_choices',
+           'choice_gate', 'pair_gated', 'training_lacks', 'with_training_lacks', 'same_pair_notes']
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c1229ae6
 TIE = 1e-12  # scores within this of the best count as tied (ties go to the first candidate)
@@ -734,19 +734,18 @@ def system_evaluation(d: EoRData, # the dataset
                                           MRLR=system_mrlr(d.correct[te], ok)))
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #d604b5f5
-from ...eval.experiment import paper_table
+from ...eval.experiment import paper_numbers, paper_table
 
-PAPER_TABLE1 = {  # EoR paper, Table 1: (BEM, EM, MRLR) per (base model, system, dataset)
-    ("Llama2-chat7B", "ReFree"): {"NQ": (34.35, 26.70, 23.64), "WebQ": (51.82, 38.34, 24.47), "TriviaQA": (55.57, 51.29, 48.84)},
-    ("Llama2-chat7B", "Top R"): {"NQ": (55.57, 46.32, 16.33), "WebQ": (56.25, 43.16, 15.66), "TriviaQA": (77.34, 72.50, 20.11)},
-    ("Llama2-chat7B", "EoR"): {"NQ": (58.92, 50.22, 12.36), "WebQ": (59.45, 46.16, 10.66), "TriviaQA": (80.62, 75.85, 10.62)},
-    ("Llama2-chat13B", "ReFree"): {"NQ": (46.43, 35.84, 32.84), "WebQ": (58.76, 44.88, 19.44), "TriviaQA": (66.36, 60.54, 47.92)},
-    ("Llama2-chat13B", "Top R"): {"NQ": (62.30, 50.94, 15.40), "WebQ": (62.20, 49.11, 11.48), "TriviaQA": (82.37, 75.99, 18.69)},
-    ("Llama2-chat13B", "EoR"): {"NQ": (64.24, 53.07, 12.05), "WebQ": (60.63, 47.19, 12.86), "TriviaQA": (83.80, 77.77, 11.68)},
-    ("ChatGPT", "ReFree"): {"NQ": (52.40, 44.60, 25.46), "WebQ": (59.20, 46.00, 20.69), "TriviaQA": (81.60, 76.8, 37.90)},
-    ("ChatGPT", "Top R"): {"NQ": (60.20, 49.60, 16.15), "WebQ": (61.00, 49.20, 18.63), "TriviaQA": (84.40, 80.60, 23.08)},
-    ("ChatGPT", "EoR"): {"NQ": (63.00, 52.80, 12.97), "WebQ": (61.60, 50.60, 13.38), "TriviaQA": (87.40, 83.00, 12.00)}}
 PAPER_NAME = {"nq": "NQ", "webq": "WebQ", "triviaqa": "TriviaQA"}  # our task -> the paper's column
+PAPER_NUMBERS = paper_numbers("ragkit.papers.eor")  # the EoR paper's numbers: ragkit/papers/eor/paper.csv
+def _as_laid_out(numbers: Sequence[Mapping]) -> dict:
+    "EoR's Table 1 as the paper lays it out: (base model, system) -> {the paper's dataset: (BEM, EM, MRLR)}."
+    out: dict = {}
+    for r in numbers:
+        if r["table"] == "Table 1": out.setdefault((r["reader"], r["row"]), {}).setdefault(PAPER_NAME[r["task"]], {})[r["column"]] = r["value"]
+    return {k: {d: (c["BEM"], c["EM"], c["MRLR"]) for d, c in per.items()} for k, per in out.items()}
+
+PAPER_TABLE1 = _as_laid_out(PAPER_NUMBERS)
 PAPER_SYSTEM = {"ReFree": "ReFree", "Top-R": "Top R", "Top-R on test": "Top R", "EoR": "EoR"}  # our system -> the paper's row
 
 def paper_row(d: str, s: str, model: str = "ChatGPT") -> dict:

@@ -19,8 +19,8 @@ from ...eval.metrics import contains_match, exact_match, has_answer
 from ...lm.reader import read_batch
 
 # %% auto #0
-__all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'PAPER_BEM_NQ', 'PAPER_EM_NQ', 'RetrieverReader', 'collect',
-           'grid_matrix', 'answer_hits', 'has_answer_at_k', 'complement', 'parse_se_corpus', 'se_collection',
+__all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_BEM_NQ', 'PAPER_EM_NQ', 'RetrieverReader',
+           'collect', 'grid_matrix', 'answer_hits', 'has_answer_at_k', 'complement', 'parse_se_corpus', 'se_collection',
            'split_sources', 'whole_pages', 'corpus_support', 'GridRun', 'grid_retrievers', 'has_answer_rows',
            'task_sources', 'grid_task', 'build_grid', 'save_grid', 'grid_folder', 'grid_seconds', 'load_grid',
            'GridSource', 'top_single', 'retriever_claims', 'source_overlap', 'overlap_health']
@@ -344,8 +344,10 @@ class GridSource:
 import numpy as np
 from ...eval.experiment import Claim
 
-PAPER_BEM_NQ = {"Wiki@10": 62.2, "SE@1": 54.0}  # EoR Section 2.2 (Figure 1 text), NQ, ChatGPT, BEM: typed from the paper
-PAPER_EM_NQ = {"Top R": 49.60, "ReFree": 44.60}  # EoR Table 1, NQ, ChatGPT, EM: typed from the paper
+from ...eval.experiment import paper_cells, paper_numbers
+PAPER_NUMBERS = paper_numbers("ragkit.papers.eor")  # the EoR paper's numbers: ragkit/papers/eor/paper.csv
+PAPER_BEM_NQ = {s: c["BEM"] for (_, s), c in paper_cells(PAPER_NUMBERS, "Figure 1").items() if "BEM" in c}  # Section 2.2 (Figure 1 text), NQ, ChatGPT
+PAPER_EM_NQ = {s: paper_cells(PAPER_NUMBERS, "Table 1", "ChatGPT")["nq", s]["EM"] for s in ("Top R", "ReFree")}  # Table 1, NQ, ChatGPT
 
 def top_single(per_ret: pd.DataFrame, # accuracy per (dataset, retriever)
                dataset: str) -> str:

@@ -14,15 +14,15 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['WITQA_TASKS', 'UNION_TASKS', 'SUBJECT_FIELD', 'GOLD_KIND', 'TASK_RETRIEVERS', 'PV_BINS', 'COUNTED', 'PAPER_AGREEMENT',
-           'PAPER_SYSTEM', 'PAPER_TABLE4', 'PAPER_TABLE5', 'TABLE5_LABEL', 'PAPER_PASSAGES', 'SELECTIVE',
-           'PAPER_SELECTIVE_GAIN', 'SELECTIVE_SOURCE', 'RECALL_TRAILS', 'NO_MEMORY', 'PAPER_RETRIEVAL_GAIN',
-           'RETRIEVAL_BOUND', 'RETRIEVAL_SOURCE', 'CORPUS_HOLDS', 'CORPUS_CHECKED', 'ORACLE_WHAT', 'WITQA_TASK_NAMES',
-           'PARAMETER_RULES', 'popqa_views', 'passage_pid', 'supporting_corpus', 'task_options', 'task_popularity',
-           'gold_passage', 'oracle_retriever', 'file_retriever', 'witqa_retrievers', 'witqa_systems', 'relation_table',
-           'question_means', 'popular_claim', 'agreement_claim', 'agreement_ratio_claim', 'held_out',
-           'selective_health', 'selective_claims', 'no_memory_to_route', 'corpus_health', 'uncounted_claims',
-           'counted_claims', 'witqa_scores', 'witqa_claims']
+__all__ = ['WITQA_TASKS', 'UNION_TASKS', 'SUBJECT_FIELD', 'GOLD_KIND', 'TASK_RETRIEVERS', 'PV_BINS', 'COUNTED', 'PAPER_NUMBERS',
+           'PAPER_AGREEMENT', 'PAPER_SYSTEM', 'PAPER_TABLE4', 'PAPER_TABLE5', 'TABLE5_LABEL', 'PAPER_PASSAGES',
+           'SELECTIVE', 'PAPER_SELECTIVE_GAIN', 'SELECTIVE_SOURCE', 'RECALL_TRAILS', 'NO_MEMORY',
+           'PAPER_RETRIEVAL_GAIN', 'RETRIEVAL_BOUND', 'RETRIEVAL_SOURCE', 'CORPUS_HOLDS', 'CORPUS_CHECKED',
+           'ORACLE_WHAT', 'WITQA_TASK_NAMES', 'PARAMETER_RULES', 'popqa_views', 'passage_pid', 'supporting_corpus',
+           'task_options', 'task_popularity', 'gold_passage', 'oracle_retriever', 'file_retriever', 'witqa_retrievers',
+           'witqa_systems', 'relation_table', 'question_means', 'popular_claim', 'agreement_claim',
+           'agreement_ratio_claim', 'held_out', 'selective_health', 'selective_claims', 'no_memory_to_route',
+           'corpus_health', 'uncounted_claims', 'counted_claims', 'witqa_scores', 'witqa_claims']
 
 # %% ../../../nbs/80_papers.witqa.ipynb #8ddb5f39
 def popqa_views(examples: Sequence) -> pd.DataFrame:
@@ -147,31 +147,16 @@ COUNTED = {  # the tasks with two counts: which columns play S-R and S, how to l
     "witqa": dict(sr="sr_count", s="s_count", by="relation", sr_label="S-R count (WITQA)", s_label="S count (WITQA)")}
 
 # %% ../../../nbs/80_papers.witqa.ipynb #0390dd03
-PAPER_AGREEMENT = {"BM25": 85.5, "Contriever": 82.4, "GTR-large": 88.5, "GTR-xl": 88.4, "BGE": 88.7, "Oracle": 93.1}  # WITQA Figure 8 (%)
+from ...eval.experiment import paper_cells, paper_numbers
+PAPER_NUMBERS = paper_numbers("ragkit.papers.witqa")  # the WITQA paper's numbers: ragkit/papers/witqa/paper.csv
+PAPER_AGREEMENT = {s: c["agreement"] for (_, s), c in paper_cells(PAPER_NUMBERS, "Figure 8").items()}  # WITQA Figure 8 (%)
 PAPER_SYSTEM = {"BM25@1": "BM25", "Oracle": "Oracle"}  # our system -> its name in the paper's Figure 8
 
 # %% ../../../nbs/80_papers.witqa.ipynb #b7d9d167
 from ...eval.metrics import bootstrap_ci
 from .method import require_columns
-PAPER_TABLE4 = {'country': 1_269, 'sport': 1_034, 'capital': 1_032, 'capital of': 754,
-    'genre': 658, 'author': 654, 'language used': 639, 'country of citizenship': 619,
-    'father': 560, 'characters': 554, 'religion': 550, 'composer': 534,
-    'occupation': 518, 'publisher': 495, 'director': 479, 'place of birth': 443,
-    'educated at': 392, 'mother': 351, 'industry': 345, 'relative': 331,
-    'screenwriter': 278, 'producer': 271, 'doctoral advisor': 214, 'broadcast by': 214,
-    'published in': 210, 'location of first performance': 209, 'cuisine': 208, 'executive producer': 208,
-    'color': 207, 'medical condition': 204, 'architectural style': 203, 'director of photography': 200}  # WITQA App. C.1, Table 4: questions per relation in WITQA
-PAPER_TABLE5 = {'country': 1_979_521, 'sport': 613_742, 'country of citizenship': 278_973,
-    'place of birth': 210_125, 'genre': 169_649, 'capital': 164_597,
-    'occupation': 126_448, 'educated at': 90_799, 'director': 83_411,
-    'author': 75_810, 'capital of': 57_566, 'father': 43_401,
-    'publisher': 28_731, 'religion or worldview': 23_986, 'composer': 23_917,
-    'screenwriter': 16_754, 'producer': 16_578, 'language used': 15_296,
-    'mother': 10_348, 'industry': 10_118, 'characters': 9_783,
-    'architectural style': 7_428, 'relative': 4_327, 'doctoral advisor': 2_544,
-    'published in': 1_600, 'director of photography': 1_254, 'location of first performance': 1_086,
-    'broadcast by': 874, 'color': 787, 'medical condition': 771,
-    'executive producer': 707, 'cuisine': 417}  # WITQA App. C.1, Table 5: relation counts in all triples extracted from Wikipedia abstracts
+PAPER_TABLE4 = {r: c["questions"] for (_, r), c in paper_cells(PAPER_NUMBERS, "Table 4").items()}  # WITQA App. C.1, Table 4: questions per relation in WITQA
+PAPER_TABLE5 = {r: c["relation_count"] for (_, r), c in paper_cells(PAPER_NUMBERS, "Table 5").items()}  # WITQA App. C.1, Table 5: relation counts in all triples extracted from Wikipedia abstracts
 TABLE5_LABEL = {"religion": "religion or worldview"}  # Table 4's label -> Table 5's, where the two tables differ
 
 def relation_table(t: pd.DataFrame, # a popularity table with `relation` and 0/1 system columns
@@ -243,7 +228,7 @@ SELECTIVE = Mechanism("WITQA's selective integration", (  # what the routing mus
     Check("it retrieved", lambda r: bool(r["retrieved"])),
     Check("the closed-book reader is right and retrieval wrong (routing to memory can gain)", lambda r: r["vanilla"] > r["ralm"]),
     Check("retrieval is right and the closed-book reader wrong (retrieving can gain)", lambda r: r["ralm"] > r["vanilla"])))
-PAPER_SELECTIVE_GAIN = 7.7  # WITQA App. C.2.2 (Figure 14): +7.7, +10.1 and +8.1 points over the baselines for Llama-2-70B, GPT-3.5 and GPT-4; the smallest
+PAPER_SELECTIVE_GAIN = min(r["value"] for r in PAPER_NUMBERS if r["table"] == "Figure 14")  # WITQA App. C.2.2 (Figure 14): +7.7, +10.1 and +8.1 points over the baselines for Llama-2-70B, GPT-3.5 and GPT-4; the smallest
 SELECTIVE_SOURCE = ("WITQA App. C.2.2, Figure 14: +7.7 (Llama-2-70B), +10.1 (GPT-3.5) and +8.1 (GPT-4) points over the baselines, on WITQA's "
                     "own counts; the size compared is the smallest, +7.7. All three are large readers' gains (the paper prints none for a "
                     "small reader), so the size sets this reader's gain beside theirs, not beside a reader of its own scale")
@@ -296,7 +281,7 @@ def no_memory_to_route(claims: Sequence[Claim], # witqa_claims
 
 # %% ../../../nbs/80_papers.witqa.ipynb #5c2a1f06
 from ...eval.mechanism import health_row, MIN_ACTED
-PAPER_RETRIEVAL_GAIN = 49.2  # WITQA §4.3 (Figure 6): BM25, Contriever, GTR and BGE add "up to 49.2%" for small and medium readers
+PAPER_RETRIEVAL_GAIN = next(r["value"] for r in PAPER_NUMBERS if r["table"] == "Figure 6")  # WITQA §4.3 (Figure 6): BM25, Contriever, GTR and BGE add "up to 49.2%" for small and medium readers
 RETRIEVAL_BOUND = "at most"  # 49.2 is the largest gain over every small and medium reader and retriever: an upper bound, not a point
 RETRIEVAL_SOURCE = ("WITQA §4.3, Figure 6: retrievers add up to 49.2 points for small and medium readers (the largest gain of any reader "
                     "and retriever, an upper bound: only a larger gain rules it out)")
