@@ -339,13 +339,13 @@ class Fingerprinted:
         "The counted settings, then `derived_config`."
         return self.counted() | plain(self.derived_config())
 
+# %% ../nbs/00_core.ipynb #4cc56es2
 def recorded(v):
     "Every setting behind `v`, defaults included: a method or retriever as its class and settings, the rest as in a config."
     if isinstance(v, Fingerprinted): return {"class": type(v).__qualname__} | {n: recorded(x) for n, x in v.settings.items()}
     if isinstance(v, (list, tuple)): return [recorded(x) for x in v]
     try: return plain(v)
     except TypeError: return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v))
-
 
 # %% ../nbs/00_core.ipynb #facd68fb
 class Method(Fingerprinted):

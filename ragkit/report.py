@@ -359,6 +359,8 @@ def server_lines(srv: dict) -> list[str]:
                    f"{a['identical_answers']:.1%} | {diff} | {f['identical_answers']:.1%} |")
     return out
 
+
+# %% ../nbs/95_report.ipynb #08eba6s1
 def _gen_row(r: dict) -> str:
     "One row of ragkit's generate against HF's: batch, stop strings, seconds, ratio and token agreement (and HF against itself)."
     stop = "yes" if r.get("stop") else "no"
@@ -395,6 +397,8 @@ def generate_lines(g: Path) -> list[str]:
                 f"the same nearest passage for {e['same_nearest']:.2%}."]
     return out
 
+
+# %% ../nbs/95_report.ipynb #08eba6s2
 def render_gpu(root: Path) -> str:
     "README's line on the GPU: ragkit's generate against HF's at batch 64 on the card, beside the CPU's best batch, from the bench files."
     out = []
@@ -417,6 +421,7 @@ def render_readers(root: Path) -> str:
            else server_lines(srv))
     for g in sorted((root / "outputs" / "bench").glob("generate-*.json")): out += generate_lines(g)
     return "\n".join(out) + "\n"
+
 
 # %% ../nbs/95_report.ipynb #a49r0002
 def _path_line(name: str, r: dict) -> str:
@@ -442,6 +447,7 @@ def speed_lines(sp: dict) -> list[str]:
             f"tokens at the matmul ceiling measured in the same run, {c['matmul_gflops_float32']:.0f} GFLOP/s, plus the generated tokens at "
             f"its read bandwidth, {c['read_gbytes_per_s']:.1f} GB/s, for the weights, one token at a time):", ""] + out
 
+# %% ../nbs/95_report.ipynb #a49r00s2
 def anatomy_table(an: dict) -> list[str]:
     "anatomy.json: per committed run, reader seconds against the limit and the share of prompt tokens that repeat a prefix."
     c = an["ceilings"]
@@ -464,6 +470,7 @@ def one_question_line(one: dict) -> list[str]:
     return [f"- Every path on one {d['task']} question, bfloat16 included (`outputs/bench/speed-lore-1q.json`, `{d['reader']}`): " +
             "; ".join(_path_line(n, r) for n, r in d["runs"].items()) + "."]
 
+# %% ../nbs/95_report.ipynb #a49r00s4
 def render_speed(root: Path) -> str:
     "README's speed block: the reader's paths on the decisive runs' prompts, and each committed run against its limit."
     sp, an, one = bench_file(root, "speed.json"), bench_file(root, "anatomy.json"), bench_file(root, "speed-lore-1q.json")

@@ -230,6 +230,8 @@ def doc_name(nb: Path) -> str:
     "A lesson notebook's page name, as the module docstrings' `Lessons:` lines name it: the notebook's name without its number ('70_papers.sure' -> 'papers.sure')."
     return nb.stem.split("_", 1)[1] if "_" in nb.stem and nb.stem.split("_", 1)[0].isdigit() else nb.stem
 
+
+# %% ../nbs/96_site.ipynb #963b0ds1
 def module_page(nb: Path, dest: Path) -> Path:
     "The lesson notebook as a site page: directives gone, hidden cells tagged, the kernel named for MyST-NB."
     d = json.loads(nb.read_text(encoding="utf-8"))
@@ -254,6 +256,7 @@ document.addEventListener("DOMContentLoaded", () => {
   });
 });
 """
+
 
 # %% ../nbs/96_site.ipynb #a65e56bb
 def _records_table(rows: list[dict], limit: int = 15) -> str:
@@ -332,6 +335,8 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path]) -> str:
         _pages_list([p for p in papers if not p.endswith(".evidence")], modules),
         _toc("Reference runs", [f"papers/{p}" for p in papers] + ["runs"]), _toc("Modules", [doc_name(nb) for nb in modules.values()])])
 
+
+# %% ../nbs/96_site.ipynb #a1fb55s1
 def runs_page(root: Path) -> str:
     "The runs page: each reference run's paragraph and tables (README's headline blocks), timings and reader speed."
     return "\n\n".join(["# Runs and speed", "## The reference runs\n\n" + render_headlines(root),
@@ -369,6 +374,7 @@ def write_sources(root: Path, # the project root
     final.mkdir(parents=True, exist_ok=True)
     _sync(src, final)
     return final
+
 
 # %% ../nbs/96_site.ipynb #2a93b109
 def _twin_part(c: dict) -> str | None:

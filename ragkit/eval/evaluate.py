@@ -440,6 +440,8 @@ def _write_key(folder: Path, key: dict, method=None):
                              "values to reuse its rows.")
     f.write_text(dumps(rec) + "\n", encoding="utf-8")
 
+
+# %% ../../nbs/31_eval.evaluate.ipynb #7c0894s1
 def _done_rows(path: Path | None, exs: list[Example], retry_errors: bool) -> dict:
     "qid -> the stored row of each example already answered (the last row of a qid wins), less errors if retry_errors."
     wanted = {ex.qid for ex in exs}
@@ -460,6 +462,8 @@ def _retry(method, failed: list[Example], ms: dict, batch_size: int, path: Path 
         failed = [ex for ex in failed if out[ex.qid]["error"]]
     return out
 
+
+# %% ../../nbs/31_eval.evaluate.ipynb #7c0894s2
 def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), or a function question -> str
              examples: Sequence[Example], # the questions with their golds (the method sees only the questions)
              metrics=DEFAULT_METRICS, # metric names, functions (prediction, golds) -> float, or {column: function}
@@ -496,6 +500,7 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     if path: compact_rows(path)  # a retried row replaces its error row in the file too
     rows = _in_order(exs, done, new, ms)
     return _finish(method, name, _table(rows, list(ms)), folder, n_boot, seed, len(done), before, key["fingerprint"])
+
 
 # %% ../../nbs/31_eval.evaluate.ipynb #14163700
 def _finish(method, name: str, table: pd.DataFrame, folder: Path | None, n_boot: int, seed: int, resumed: int, before: dict,

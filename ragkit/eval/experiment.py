@@ -239,6 +239,8 @@ MARGIN = {"points": 3.0}  # the equivalence margin by unit: an interval inside Â
 DIRECTIONS = ("holds", "reversed", EQUIVALENT, "undecided", NOT_RUN, NOT_TESTABLE)  # every outcome, in the order tallies show them
 SIZES = ("consistent", "smaller", "larger", "n/a")
 
+
+# %% ../../nbs/33_eval.experiment.ipynb #1b9e02s1
 def _missing(x) -> bool:
     "Whether a number is absent (None or NaN)."
     return x is None or (isinstance(x, float) and math.isnan(x))
@@ -279,6 +281,7 @@ def within_margin(lo: float, hi: float, # a 95% interval
     if _missing(margin) or _missing(lo) or _missing(hi) or (n is not None and n < MIN_N): return False
     if lo == hi == 0 and n: lo, hi = -no_difference_bound(n), no_difference_bound(n)
     return -margin <= lo and hi <= margin
+
 
 # %% ../../nbs/33_eval.experiment.ipynb #6bba33e9
 def _pts(v, unit: str = "points") -> str:
@@ -342,6 +345,8 @@ def _two_sided(p_boot: float | None, lo: float, hi: float) -> float:
     if _missing(p_boot) or (lo == hi == 0): return 1.0 if lo == hi == 0 else float("nan")
     return float(min(1.0, 2 * min(p_boot, 1 - p_boot)))
 
+
+# %% ../../nbs/33_eval.experiment.ipynb #78f0e1s1
 def _needed(paper, lo, hi, n, unit: str, bound: str, margin, ours=None) -> tuple[float, str]:
     "Questions a run would need to decide the claim at 80% power, and for what: the paper's effect; without one, the observed effect where it exceeds the margin, else equivalence at the margin."
     if n is None or _missing(n) or n < 1: return float("nan"), ""
@@ -397,6 +402,7 @@ VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "discordant", "w
                    "test", "p_two", "paper", "bound", "direction", "size", "verdict", "unit", "source", "mechanism", "decisive",
                    "margin", "within_margin", "n_needed", "needed_for", "acted", "acted_of", "gate", "gate_ok", "untestable", "rests_on", "available"]
 
+
 # %% ../../nbs/33_eval.experiment.ipynb #10b8ff7f
 def _scores(x, metric: str) -> pd.Series:
     "Per-question scores by qid from an Evaluation or a Series."
@@ -431,6 +437,8 @@ def _decisive_prefix(c: Claim, r: Mapping) -> str:
     ra, rb = (int(round(x)) for x in r["right"])
     return f"On the {r['n']} decisive questions ({c.decisive}), {c.a} is right on {ra} and {r['b']} on {rb}. "
 
+
+# %% ../../nbs/33_eval.experiment.ipynb #10b8ffs1
 def gate_columns(c: Claim, # a claim with gates
                  qids: Sequence, # the questions it judges
                  ) -> dict:
@@ -454,6 +462,8 @@ def _untestable(r: dict, c: Claim) -> dict:
     ours = "" if _missing(r.get("ours")) else f" Ours, for what it shows: {_interval(r['ours'], r['lo'], r['hi'], r['unit'])}."
     return dict(r, direction=NOT_TESTABLE, size="n/a", test="none", p_two=float("nan"), untestable=c.untestable, verdict=f"Not testable here: {c.untestable}.{ours}")
 
+
+# %% ../../nbs/33_eval.experiment.ipynb #10b8ffs2
 def _claim_row(c: Claim, runs: Mapping, n_boot: int, seed: int) -> dict | None:
     "The verdict row of one claim (None when a system did not run and nothing is declared about it)."
     r = c.statistic.bootstrap(n_boot, seed) if c.statistic else compared(c, runs, n_boot, seed)
@@ -490,6 +500,7 @@ def with_gates(claims: Sequence[Claim], # a paper's claims
         gs = tuple((s, gates[c.dataset, s]) for s in (c.a, *bs) if c.mechanism and (c.dataset, s) in gates)
         out.append(replace(c, gates=c.gates + gs) if gs else c)
     return out
+
 
 # %% ../../nbs/33_eval.experiment.ipynb #b2d0e002
 def _not_run(r: Mapping, fails: Sequence[Mapping]) -> dict:
@@ -732,21 +743,6 @@ class Experiment:
         from ragkit.data.tasks import parse_datasets
         return parse_datasets(self.params.get("datasets", "demo"), allowed, auto)
 
-    def prepare(self, name: str, **kw) -> Prepared:
-        "Task `name` sampled with the notebook's parameters (`kw` overrides them), kept in `.tasks`."
-        from ragkit.data.tasks import prepare
-        from ragkit.data.registry import load_dataset
-        p = self.tasks[name] = prepare(name, **({k: self.params[k] for k in SAMPLING if k in self.params} | kw))
-        if p.task is not None and "where" not in kw: self.available[name] = len(load_dataset(p.task.dataset, p.task.split))
-        return p
-
-    def run(self, systems: Mapping[str, object], # name -> method
-            prepared: Prepared, # the task they answer
-            metrics: Sequence[str] = ("exact_match", "f1"), **kw) -> dict[tuple[str, str], Evaluation]:
-        "Every system on `prepared`, into the run folder, resumable (see run_systems)."
-        kw = dict(on_error=self.on_error, excluded=self.excluded) | kw
-        return run_systems(systems, prepared, metrics, self.out, n_boot=self.n_boot, seed=self.seed, **kw)
-
     def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None, health: Sequence[Mapping] = ()) -> pd.DataFrame:
         "The verdict table of `claims` on `runs` (see `verdict`), with the notebook's bootstrap size and seed; a claim over a whole task knows how many questions its data holds."
         whole = lambda c: c.available is None and c.statistic is None and c.scores is None and not c.decisive and c.dataset in self.available
@@ -756,6 +752,24 @@ class Experiment:
         "Save `fig` into the run folder as `<name>.png`, listed in results.json's figures; its file name."
         self.figures.append(save_figure(fig, self.out, name))
         return self.figures[-1]
+
+# %% ../../nbs/33_eval.experiment.ipynb #c933a8s2
+@patch
+def prepare(self: Experiment, name: str, **kw) -> Prepared:
+    "Task `name` sampled with the notebook's parameters (`kw` overrides them), kept in `.tasks`."
+    from ragkit.data.tasks import prepare
+    from ragkit.data.registry import load_dataset
+    p = self.tasks[name] = prepare(name, **({k: self.params[k] for k in SAMPLING if k in self.params} | kw))
+    if p.task is not None and "where" not in kw: self.available[name] = len(load_dataset(p.task.dataset, p.task.split))
+    return p
+
+@patch
+def run(self: Experiment, systems: Mapping[str, object], # name -> method
+        prepared: Prepared, # the task they answer
+        metrics: Sequence[str] = ("exact_match", "f1"), **kw) -> dict[tuple[str, str], Evaluation]:
+    "Every system on `prepared`, into the run folder, resumable (see run_systems)."
+    kw = dict(on_error=self.on_error, excluded=self.excluded) | kw
+    return run_systems(systems, prepared, metrics, self.out, n_boot=self.n_boot, seed=self.seed, **kw)
 
 # %% ../../nbs/33_eval.experiment.ipynb #ps000006
 @patch

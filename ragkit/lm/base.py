@@ -463,6 +463,8 @@ def _roomy_layer():
             return self.keys, self.values
     return RoomyLayer
 
+
+# %% ../../nbs/11_lm.base.ipynb #a49p00s1
 def merge_rows(parts: list[tuple], # (logits, per-layer (keys, values), attention mask, last position ids) of some rows each
                room: int = 0, # tokens each row may still add: the cache keeps room for them
                ) -> tuple:
@@ -496,6 +498,8 @@ def _prefill_shared(self: TransformersLM, seqs: list[list[int]], shared: int) ->
     out = self.model(input_ids=ids, attention_mask=mask, position_ids=tail_pos + shared, past_key_values=past, use_cache=True, logits_to_keep=1)
     return out.logits[:, -1], _rows_of(out.past_key_values), mask, (tail_pos + shared)[:, -1:]
 
+
+# %% ../../nbs/11_lm.base.ipynb #a49p00s2
 @patch
 def _decode_plan(self: TransformersLM, seqs: list[list[int]]) -> list[list[tuple[int, list[int]]]]:
     "Decoding batches of at most `decode_rows` rows, each a list of (shared tokens, indices) prefill units, longest first."

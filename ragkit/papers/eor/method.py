@@ -856,6 +856,8 @@ from ...eval.experiment import decisive_claim
 DECISIVE = "the pool disagrees: some retriever right, some wrong"  # the decisive questions of eor_decisive_claims
 VOTE_SRC, TRAINING_SRC = "EoR Section 4.1 (the vote); ragkit's decisive questions", "EoR Section 4.2 (the trained weights); ragkit's ablation"
 
+
+# %% ../../../nbs/64_papers.eor.method.ipynb #c912c8s1
 def eor_decisive_claims(ds: str, # the dataset
                         h: pd.DataFrame, # its held_out table (index: qid)
                         ) -> list[Claim]:

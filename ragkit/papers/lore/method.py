@@ -302,24 +302,30 @@ class Rechoose(Method):
         "One Prediction per question, read from the LoRE run's row of that question."
         return [self._answer(self._row(q)) for q in questions]
 
-    def _row(self, q: str):
-        "The LoRE run's row of question `q`."
-        if q not in self.rows: raise KeyError(f"{q!r} is not a question of {self.lore.name}: "
-                                              "Rechoose answers only what its LoRE run answered")
-        return self.rows[q]
+# %% ../../../nbs/39_papers.lore.method.ipynb #51539ds2
+from fastcore.basics import patch
 
-    def _answer(self, r) -> Prediction:
-        "The Prediction re-chosen from the candidates of the LoRE row `r`."
-        cands = [Candidate(**c) for c in (r.trace or {}).get("candidates", [])]
-        if not cands: return Prediction("", trace=dict(rule=self.rule, error="the LoRE row has no candidates"))
-        return self._charged(r, cands, self._pick(cands, list(r.golds)))
+@patch
+def _row(self: Rechoose, q: str):
+    "The LoRE run's row of question `q`."
+    if q not in self.rows: raise KeyError(f"{q!r} is not a question of {self.lore.name}: "
+                                          "Rechoose answers only what its LoRE run answered")
+    return self.rows[q]
 
-    def _charged(self, r, cands: list[Candidate], pick: Candidate) -> Prediction:
-        "`pick`'s Prediction, charged the reads it relies on: Top-1 its own, the others every candidate's."
-        used = [pick] if self.rule == "top1" else cands
-        cost, note = _reads_cost(r, cands, used)
-        return Prediction.charged(pick.answer, cost, raw=pick.raw, pids=[c.pid for c in used],
-                                  trace=dict(rule=self.rule, chosen_rank=pick.context_rank, **note))
+@patch
+def _answer(self: Rechoose, r) -> Prediction:
+    "The Prediction re-chosen from the candidates of the LoRE row `r`."
+    cands = [Candidate(**c) for c in (r.trace or {}).get("candidates", [])]
+    if not cands: return Prediction("", trace=dict(rule=self.rule, error="the LoRE row has no candidates"))
+    return self._charged(r, cands, self._pick(cands, list(r.golds)))
+
+@patch
+def _charged(self: Rechoose, r, cands: list[Candidate], pick: Candidate) -> Prediction:
+    "`pick`'s Prediction, charged the reads it relies on: Top-1 its own, the others every candidate's."
+    used = [pick] if self.rule == "top1" else cands
+    cost, note = _reads_cost(r, cands, used)
+    return Prediction.charged(pick.answer, cost, raw=pick.raw, pids=[c.pid for c in used],
+                              trace=dict(rule=self.rule, chosen_rank=pick.context_rank, **note))
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #c40e0a06
 def _reads_cost(r, cands: list[Candidate], used: list[Candidate]) -> tuple[Cost, dict]:
