@@ -11,19 +11,21 @@ parameter added since the run, at its default, is listed apart (`parameters_adde
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/rerender.py                # every committed run
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/rerender.py --only 64_papers.eor.method
     .venv/bin/python scripts/rerender.py --root /tmp/clone                             # the code of another checkout
+    .venv/bin/python scripts/rerender.py --only 63_papers.eor.inconsistency --profiles paper-split   # one run
 """
 from __future__ import annotations
 import argparse, json, os, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
+from typing import Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("paper", "paper-1.5b", "paper-split", "decide")  # the committed profiles (.gitignore)
 VOLATILE = {"seconds", "started", "finished", "git", "out_dir", "wall_s", "elapsed"}  # what a rerun changes by nature
 
 
-def committed_runs(root: Path, only: set[str]) -> list[tuple[str, str]]:
+def committed_runs(root: Path, only: set[str], profiles: Sequence[str] = PROFILES) -> list[tuple[str, str]]:
     "(profile, notebook) of every committed run with a results.json, in notebook order (62 before the notebooks that read it)."
-    runs = [(p, f.parent.name) for p in PROFILES for f in (root / "outputs" / p).glob("*/results.json")]
+    runs = [(p, f.parent.name) for p in profiles for f in (root / "outputs" / p).glob("*/results.json")]
     return sorted((r for r in runs if not only or r[1] in only), key=lambda r: (r[1], PROFILES.index(r[0])))
 
 
@@ -65,10 +67,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=str(ROOT), help="the checkout whose code re-renders (default: this one)")
     ap.add_argument("--only", default="", help="comma-separated notebooks (default: every committed run)")
+    ap.add_argument("--profiles", default=",".join(PROFILES), help="comma-separated committed profiles (default: all of them)")
     ap.add_argument("--out", default=str(ROOT / "outputs" / "bench" / "rerender.json"))
     a = ap.parse_args(argv)
     root = Path(a.root).resolve()
-    runs = committed_runs(root, {x.strip() for x in a.only.split(",") if x.strip()})
+    runs = committed_runs(root, {x.strip() for x in a.only.split(",") if x.strip()}, [p.strip() for p in a.profiles.split(",") if p.strip()])
     with tempfile.TemporaryDirectory(prefix="ragkit-rerender-") as tmp:
         scratch = Path(tmp)
         for p in PROFILES:

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "scripts"
 TINY = "smollm2-135m-instruct"
-COVERED = {"anatomy.py", "bench_paths.py", "gpu_estimate.py", "bench_batching.py", "bench_engine.py", "bench_eor.py", "bench_generate.py", "bench_precision.py", "bench_reader.py",
+COVERED = {"anatomy.py", "rerender.py", "bench_paths.py", "gpu_estimate.py", "bench_batching.py", "bench_engine.py", "bench_eor.py", "bench_generate.py", "bench_precision.py", "bench_reader.py",
            "bench_retrievers.py", "bench_server.py", "site_browser.py", "lock.sh", "setup.sh", "site.sh", "test.sh"}
 
 
@@ -163,3 +163,14 @@ def test_site_browser_on_a_one_page_site(tmp_path):
     r = subprocess.run([str(py), str(SCRIPTS / "site_browser.py"), "--site", str(site), "--out", str(tmp_path / "shots"),
                         "--chromium", chromium], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "1 pages" in r.stdout and ": ok;" in r.stdout, r.stdout + r.stderr
+
+
+def test_rerender_finds_a_committed_run_unchanged(data_dir, tmp_path):
+    "The smallest committed run re-rendered from its rows alone (RAGKIT_ROWS_ONLY): every verdict and number as committed."
+    rr = script("rerender")
+    assert rr.differences({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == [".a[1].b: 2 -> 3"]
+    assert rr.stable({"seconds": 3, "x": [{"started": 1, "y": 2}]}) == {"x": [{"y": 2}]}
+    out = tmp_path / "rerender.json"
+    assert rr.main(["--only", "63_papers.eor.inconsistency", "--profiles", "paper-split", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["all_same"] and [(r["profile"], r["notebook"], r["same_verdicts"]) for r in doc["runs"]] == [("paper-split", "63_papers.eor.inconsistency", True)]
