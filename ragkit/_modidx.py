@@ -2273,6 +2273,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'ragkit.report.paper_of': ('report.html#paper_of', 'ragkit/report.py'),
                                'ragkit.report.precision_lines': ('report.html#precision_lines', 'ragkit/report.py'),
                                'ragkit.report.prefix_line': ('report.html#prefix_line', 'ragkit/report.py'),
+                               'ragkit.report.profile_dir': ('report.html#profile_dir', 'ragkit/report.py'),
                                'ragkit.report.ratio': ('report.html#ratio', 'ragkit/report.py'),
                                'ragkit.report.read_json': ('report.html#read_json', 'ragkit/report.py'),
                                'ragkit.report.reader_lines': ('report.html#reader_lines', 'ragkit/report.py'),

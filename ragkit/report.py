@@ -15,16 +15,16 @@ from .eval.mechanism import EQUIVALENT, NOT_RUN, NOT_TESTABLE
 from .notebooks import paper_label
 
 # %% auto #0
-__all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'DECIDE', 'TALLY', 'TALLY_HEADS', 'PAPER_READERS', 'SCREEN', 'LEGEND', 'WHERE',
-           'NO_RUN', 'RUNS_HEAD', 'README', 'REFERENCE', 'BLOCKS', 'METRICS', 'read_json', 'load_run', 'bench_file',
-           'duration', 'ratio', 'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines', 'cost_lines',
-           'headline_table', 'reader_of', 'where_ran', 'took', 'took_briefly', 'scale_block', 'split_block',
-           'run_block', 'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings',
-           'render_reproduce', 'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines',
-           'compare_lines', 'render_bench', 'server_lines', 'generate_lines', 'render_gpu', 'render_readers',
-           'speed_lines', 'anatomy_table', 'one_question_line', 'render_speed', 'render_decide_gpu', 'outputs_of',
-           'paper_of', 'run_reader', 'claim_rows', 'render_decide', 'tally', 'tally_text', 'reader_size',
-           'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen', 'reference_folders',
+__all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'COMMITTED', 'DECIDE', 'TALLY', 'TALLY_HEADS', 'PAPER_READERS', 'SCREEN', 'LEGEND',
+           'WHERE', 'NO_RUN', 'RUNS_HEAD', 'README', 'REFERENCE', 'BLOCKS', 'METRICS', 'read_json', 'load_run',
+           'bench_file', 'duration', 'ratio', 'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines',
+           'cost_lines', 'headline_table', 'reader_of', 'where_ran', 'took', 'took_briefly', 'scale_block',
+           'split_block', 'run_block', 'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line',
+           'render_timings', 'render_reproduce', 'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines',
+           'precision_lines', 'compare_lines', 'render_bench', 'server_lines', 'generate_lines', 'render_gpu',
+           'render_readers', 'speed_lines', 'anatomy_table', 'one_question_line', 'render_speed', 'render_decide_gpu',
+           'outputs_of', 'profile_dir', 'paper_of', 'run_reader', 'claim_rows', 'render_decide', 'tally', 'tally_text',
+           'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen', 'reference_folders',
            'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers', 'splice', 'render_doc',
            'render_readme', 'anchor', 'broken_links', 'rows_of', 'metric_means', 'compare', 'check_record_target',
            'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
@@ -498,6 +498,14 @@ def outputs_of(root: Path) -> Path:
     if not os.environ.get("RAGKIT_OUTPUTS_DIR") and (ini is None or not Path(ini).resolve().is_relative_to(Path(root).resolve())): return Path(root) / "outputs"
     return load_settings(ini).outputs_dir
 
+COMMITTED = ("paper", "paper-1.5b", "paper-split", "decide")  # the profiles whose runs are committed under <root>/outputs (.gitignore)
+
+def profile_dir(root: Path, # the project root
+                profile: str, # a profile of nbs/profiles.toml
+                ) -> Path:
+    "Where `profile`'s runs are: a committed profile's under root/outputs, any other's where this clone's runs go (`outputs_of`)."
+    return (Path(root) / "outputs" if profile in COMMITTED else outputs_of(root)) / profile
+
 
 # %% ../nbs/95_report.ipynb #046c7b9c
 def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore"
@@ -531,11 +539,10 @@ def _run_claims(res_file: Path, root: Path) -> list[dict]:
     return [_claim_row(nb, r, run_reader(res_file.parent, res), paper_of(nb, root)) for r in res.get("verdict") or []]
 
 def claim_rows(root: Path, # the project root
-               profile: str = "paper", # whose runs: <outputs>/<profile>/
-               outputs: Path | None = None, # the outputs folder (None: root/outputs, the committed runs; see `outputs_of`)
+               profile: str = "paper", # whose runs (see `profile_dir`)
                ) -> list[dict]:
     "Every claim of every run of `profile`, in notebook order, with its paper, verdicts and reader."
-    return [row for f in sorted(Path(outputs or Path(root) / "outputs").joinpath(profile).glob("*/results.json")) for row in _run_claims(f, root)]
+    return [row for f in sorted(profile_dir(root, profile).glob("*/results.json")) for row in _run_claims(f, root)]
 
 # %% ../nbs/95_report.ipynb #dc000001
 DECIDE = "decide"  # the profile whose runs are sized by power (outputs/decide/)
@@ -678,7 +685,7 @@ def scoreboard_screen(root: Path, # the project root
     committed = claim_rows(root)
     decided = tally(claim_rows(root, "decide"))  # the committed runs sized by power, under the reference runs
     runs = [("committed", tally(committed))] + ([("decide", decided)] if decided and profile != "decide" else []) + \
-           ([(profile, tally(claim_rows(root, profile, outputs_of(root))))] if profile != "paper" else [])
+           ([(profile, tally(claim_rows(root, profile)))] if profile != "paper" else [])
     byp = [(label, {t["paper"]: t for t in ts}) for i, (label, ts) in enumerate(runs) if ts or i == 0]  # a profile not run yet: a note, not rows
     papers = list(dict.fromkeys(p for _, ts in byp for p in ts))
     mine = f" beside this clone's {profile} runs (outputs/{profile}/)" if profile != "paper" else ""

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from .evidence import claim_anchor, evidence_markdown
 from .report import (TALLY, TALLY_HEADS, claim_rows, needs_text, outcome_lines, outcome_sentence, read_json, render_bench,
-                           outputs_of, render_headlines, render_readers, render_timings, tally, tally_text)
+                           profile_dir, render_headlines, render_readers, render_timings, tally, tally_text)
 
 # %% auto #0
 __all__ = ['VERDICT_CLASS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text', 'badge',
@@ -242,7 +242,7 @@ def module_page(nb: Path, dest: Path) -> Path:
 
 def paper_pages(root: Path, src: Path, profile: str = "paper") -> list[str]:
     "The executed notebooks of `profile`'s finished runs (those with results.json) as pages under papers/, verdict first; their names."
-    runs = Path(root) / "outputs" / profile
+    runs = profile_dir(root, profile)
     nbs = sorted(nb for nb in runs.glob("*/*.ipynb") if (nb.parent / "results.json").is_file())
     return [verdict_first(module_page(nb, src / "papers" / nb.name), root, nb.parent, profile).stem for nb in nbs]
 
@@ -298,7 +298,7 @@ def evidence_link(r: dict, # a scoreboard row
 
 def evidence_pages(root: Path, src: Path, profile: str = "paper") -> list[str]:
     "One evidence page per finished run of `profile` under papers/ (the deciding questions of each claim); their names."
-    runs = sorted(r for r in (Path(root) / "outputs" / profile).glob("*") if (r / "results.json").is_file())
+    runs = sorted(r for r in profile_dir(root, profile).glob("*") if (r / "results.json").is_file())
     for r in runs: (src / "papers" / f"{r.name}.evidence.md").write_text(evidence_markdown(r), encoding="utf-8")
     return [f"{r.name}.evidence" for r in runs]
 
@@ -488,7 +488,7 @@ def site_main(root: Path, out: Path, sphinx_build: str, check: bool = True) -> i
 
 def _print_claims(root: Path, label: str, prof: str) -> None:
     "Print the claims of the `prof` runs under the heading `label`, or that there are none yet."
-    rows = claim_rows(root, prof, outputs_of(root) if prof != "paper" else None)  # a clone's own runs go where RAGKIT_OUTPUTS_DIR says
+    rows = claim_rows(root, prof)
     print(f"\nClaims of {label}: {len(rows)}" + ("" if rows else f" — none yet (ragkit reproduce --profile {prof})"))
     if rows: print(tally_text(rows) + "\n\n" + "\n".join(l.replace("**", "") for l in outcome_lines(rows)) + "\n\n" + scoreboard_text(rows))
 
