@@ -17,8 +17,8 @@ import seaborn as sns
 from ...eval.metrics import has_answer, normalize_answer
 
 # %% auto #0
-__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PARAMETER_RULES', 'PAPER_PAIR', 'SOURCES', 'PAPER_ER_PAIRS', 'ER_SRC', 'PAPER_RWR',
-           'PICKED_SRC', 'rwr', 'mrwr', 'mrlr', 'error_indicators', 'answer_in_doc', 'doc_indicators',
+__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PARAMETER_RULES', 'PAPER_PAIR', 'SOURCES', 'PAPER_NUMBERS', 'PAPER_ER_PAIRS', 'ER_SRC',
+           'PAPER_RWR', 'PICKED_SRC', 'rwr', 'mrwr', 'mrlr', 'error_indicators', 'answer_in_doc', 'doc_indicators',
            'long_answer_mask', 'error_condition', 'error_rwr', 'decomposition_table', 'pool_oracle',
            'upper_bound_table', 'plot_rwr', 'plot_mrlr', 'plot_accuracy', 'plot_upper_bound', 'question_grid',
            'inconsistency_report', 'summary_frame', 'report_record', 'source_health', 'held_matrix', 'rwr_wins',
@@ -427,7 +427,8 @@ def held_matrix(g: pd.DataFrame, # one dataset's rows of a response grid, with `
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #243dccff
 from ...eval.experiment import paper_cells, paper_numbers
-PAPER_ER_PAIRS = {tuple(row.split(" vs ")): c["ER"] for (_, row), c in paper_cells(paper_numbers("ragkit.papers.eor"), "Figure 4").items()}  # EoR Section 3.2 (Figure 4 text): "0.62/0.36 for Wiki@10 versus PK"
+PAPER_NUMBERS = paper_numbers("ragkit.papers.eor")  # the EoR paper's numbers: ragkit/papers/eor/paper.csv
+PAPER_ER_PAIRS = {tuple(row.split(" vs ")): c["ER"] for (_, row), c in paper_cells(PAPER_NUMBERS, "Figure 4").items()}  # EoR Section 3.2 (Figure 4 text): "0.62/0.36 for Wiki@10 versus PK"
 ER_SRC = "EoR Section 3.2, Figure 4 (NQ, ChatGPT): bidirectional RWR_Er between retrievers of different sources"
 
 def _er_claims(d: str, g: pd.DataFrame, names: list[str]) -> list[Claim]:
@@ -450,7 +451,7 @@ def rwr_wins(g: pd.DataFrame, # one dataset's rows of a response grid, with `gol
                 both_held=int((hi & hj).sum()), neither_held=int((~hi & ~hj).sum()), only_j_held=int((~hi & hj).sum()))
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #25953cea
-PAPER_RWR = paper_cells(paper_numbers("ragkit.papers.eor"), "Figure 1")["nq", "RWR(SE@1, Wiki@10)"]["RWR"]  # EoR Section 2.2: RWR(SE@1, Wiki@10) on NQ with ChatGPT, the one cell of Figure 1 its text prints
+PAPER_RWR = paper_cells(PAPER_NUMBERS, "Figure 1")["nq", "RWR(SE@1, Wiki@10)"]["RWR"]  # EoR Section 2.2: RWR(SE@1, Wiki@10) on NQ with ChatGPT, the one cell of Figure 1 its text prints
 PICKED_SRC = ("EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM): the paper prints RWR for its own pair only (SE@1 over Wiki@10, 26%) and "
               "Figure 1's other cells are not in its text, so no paper number is compared for another pair")
 
