@@ -27,9 +27,9 @@ __all__ = ['PaperTable', 'PAPER_COLUMNS', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'SIZE
            'VERDICT_SHOWN', 'SystemFailed', 'failed_line', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
            'paper_difference', 'paper_numbers', 'paper_cells', 'Statistic', 'contrast', 'Claim', 'direction',
            'no_difference_bound', 'size', 'within_margin', 'verdict_sentence', 'verdict_row', 'with_needs', 'compared',
-           'gate_columns', 'verdict', 'with_gates', 'judged', 'decisive_claim', 'simulated_claims', 'calibration',
-           'power_size', 'pilot_sizes', 'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers',
-           'output_dir', 'save_figure', 'Experiment']
+           'gate_columns', 'verdict', 'with_gates', 'judged', 'with_notes', 'decisive_claim', 'simulated_claims',
+           'calibration', 'power_size', 'pilot_sizes', 'what_reproduces', 'cost_saving', 'reader_scale',
+           'beside_readers', 'output_dir', 'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 class SystemFailed(RuntimeError):
@@ -233,6 +233,11 @@ class Claim:
     margin: float | None = None  # the equivalence margin in the claim's unit (None: MARGIN's for the unit, ±3 points)
     untestable: str = ""  # what this setting lacks for the claim (a reader of the paper's scale, its corpus): the outcome is "not testable here"
     available: int | None = None  # the questions the data holds for this claim: an undecided claim that would need more is not testable here
+    runs: str = ""  # the run set that judges it: "" for the notebook's runs, else a name in `verdict`'s `subsets` (e.g. the questions every row answered)
+    notes: tuple = ()  # (when, text) pairs: text is added to the verdict sentence where the row's size or direction is `when` ("" for always)
+    unless: tuple = ()  # (claim, dataset, direction, why): not testable here where that claim reads `direction` after Holm; `why` is formatted with its row
+    pair_words: str = ""  # the statistic in words: a gated row whose pair (dataset, a, b) reads otherwise under another claim that has it says why
+    why_other: str = ""  # why this statistic can read otherwise than another on the same pair, said in that note
 
 MIN_N = 10  # fewer questions than this decide nothing; fewer differing questions than this size nothing
 MARGIN = {"points": 3.0}  # the equivalence margin by unit: an interval inside ±3 points of EM or F1 is "no effect beyond it"
@@ -481,14 +486,32 @@ def _claim_row(c: Claim, runs: Mapping, n_boot: int, seed: int) -> dict | None:
     row |= gate_columns(c, qids)
     return row if row["gate_ok"] else _gated(row, c)
 
+def _judged_pairs(claims: Sequence[Claim], runs: Mapping, n_boot: int, seed: int, subsets: Mapping) -> list[tuple[Claim, dict]]:
+    "Each claim that could be judged with its row, judged on `runs` or on the run set of `subsets` its `runs` names."
+    bad = [c for c in claims if c.runs and c.runs not in subsets]
+    if bad: raise ValueError(f"{bad[0].claim}: runs={bad[0].runs!r} names no run set; `subsets` holds {', '.join(subsets) or 'none'}")
+    return [(c, r) for c in claims if (r := _claim_row(c, subsets[c.runs] if c.runs else runs, n_boot, seed)) is not None]
+
+def _ruled_out(claims: Sequence[Claim], v: pd.DataFrame) -> list[Claim] | None:
+    "The claims with each one whose `unless` fired declared not testable (its reason formatted with that row); None when none fired."
+    rows = {(r["claim"], r["dataset"]): r for r in v.to_dict("records")}
+    def why(c: Claim) -> str:
+        r = rows.get(tuple(c.unless[:2])) if c.unless and not c.untestable else None
+        return c.unless[3].format(**r) if r is not None and r["direction_holm"] == c.unless[2] else ""
+    out = [replace(c, untestable=w) if (w := why(c)) else c for c in claims]
+    return out if any(a is not b for a, b in zip(out, claims)) else None
+
 def verdict(claims: Sequence[Claim], # the paper's claims
             runs: Mapping[tuple[str, str], Evaluation | pd.Series] | None = None, # (dataset, system) -> Evaluation or per-qid scores
             n_boot: int = 1000, seed: int = 0,
             health: Sequence[Mapping] = (), # the run's mechanism checks (ragkit.eval.mechanism.health rows): they gate claims without gates
+            subsets: Mapping[str, Mapping] = {}, # more run sets by name, for claims whose `runs` names one
             ) -> pd.DataFrame:
-    "One row per claim that could be judged: our estimate with its interval, the test of its direction, the paper's number, both verdicts."
-    rows = [r for c in claims if (r := _claim_row(c, runs or {}, n_boot, seed)) is not None]
-    return judged(pd.DataFrame(rows, columns=VERDICT_COLUMNS), health)
+    "One row per claim that could be judged: our estimate with its interval, the test of its direction, the paper's number, both verdicts, its notes."
+    pairs = _judged_pairs(claims, runs or {}, n_boot, seed, subsets)
+    v = judged(pd.DataFrame([r for _, r in pairs], columns=VERDICT_COLUMNS), health)
+    again = _ruled_out(claims, v)  # a claim that rests on another's outcome: judged again with it declared
+    return verdict(again, runs, n_boot, seed, health, subsets) if again else with_notes(v, [c for c, _ in pairs])
 
 def with_gates(claims: Sequence[Claim], # a paper's claims
                gates: Mapping[tuple[str, str], Gate], # (task, system) -> that system's Gate on the task
@@ -529,6 +552,45 @@ def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
     out["direction_holm"] = [adjusted_direction(d, p, within=w is True or w == 1) for d, p, w in
                              zip(out.direction, out.p_holm, out.within_margin)] if len(out) else []
     return pd.DataFrame([with_needs(r) for r in out.to_dict("records")], columns=out.columns) if len(out) else out
+
+# %% ../../nbs/33_eval.experiment.ipynb #nt000002
+def _rests(r: Mapping, words: str) -> str:
+    "'accuracy by the exact sign test over 20 differing questions (15 to 5), p = 0.0414 (p = 0.124 after Holm's adjustment)'."
+    over = (f" over {int(r['discordant'])} differing questions ({int(r['wins'])} to {int(r['losses'])})" if r["test"] == "exact sign test"
+            else f" over the {int(r['n'])} questions judged" if r["test"] == "bootstrap" else "")
+    q = lambda x: "< 0.001" if x < 0.001 else f"= {x:.3g}"  # a bootstrap's 0: below one in its resamples
+    return f"{words} by the {r['test']}{over}, p {q(r['p_two'])} (p {q(r['p_holm'])} after Holm's adjustment)"
+
+def _reads(r: Mapping) -> str:
+    "'holds (undecided after Holm's adjustment)'."
+    return f"{r['direction']} ({r['direction_holm']} after Holm's adjustment)"
+
+def _same_pair(v: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
+    "`v` with a sentence on each gated row of a claim with `pair_words` whose pair reads otherwise under another such claim."
+    rows = v.to_dict("records")
+    keep = [i for i, (r, c) in enumerate(zip(rows, claims)) if c.pair_words and isinstance(r.get("gate"), str) and r["direction"] != NOT_RUN]
+    groups: dict = {}
+    for i in keep: groups.setdefault((rows[i]["dataset"], rows[i]["a"], rows[i]["b"]), []).append(i)
+    out = [r["verdict"] for r in rows]
+    for (_, a, b), g in groups.items():
+        if len({_reads(rows[i]) for i in g}) < 2: continue
+        why = "".join(f" ({w})" for w in dict.fromkeys(claims[i].why_other for i in g) if w)
+        for i in g:
+            r = rows[i]
+            said = "; ".join(f"“{rows[o]['claim']}” reads {_reads(rows[o])} on {_rests(rows[o], claims[o].pair_words)}" for o in g if _reads(rows[o]) != _reads(r))
+            out[i] += (f" The same pair under another claim: {said}. This row reads {_reads(r)} on {_rests(r, claims[i].pair_words)}: the same {a} "
+                       f"against {b} and the same gate ({int(r['acted'])} questions where they differ in correctness), another statistic{why}.")
+    return v.assign(verdict=out)
+
+def with_notes(v: pd.DataFrame, # a judged verdict table, one row per claim of `claims` in order
+               claims: Sequence[Claim], # the claims judged
+               ) -> pd.DataFrame:
+    "`v` with the same-pair sentences, then each claim's `notes` where the row's size or direction is their `when`."
+    if not len(v): return v
+    v = _same_pair(v, claims)
+    return v.assign(verdict=[r["verdict"] + "".join(t for when, t in c.notes if when in ("", r["size"], r["direction"]))
+                             for r, c in zip(v.to_dict("records"), claims)])
+
 
 # %% ../../nbs/33_eval.experiment.ipynb #b2d0e008
 def decisive_claim(claim: str, dataset: str, # the claim in words ("decisive questions" in it), and where it is checked
@@ -743,10 +805,10 @@ class Experiment:
         from ragkit.data.tasks import parse_datasets
         return parse_datasets(self.params.get("datasets", "demo"), allowed, auto)
 
-    def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None, health: Sequence[Mapping] = ()) -> pd.DataFrame:
+    def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None, health: Sequence[Mapping] = (), subsets: Mapping = {}) -> pd.DataFrame:
         "The verdict table of `claims` on `runs` (see `verdict`), with the notebook's bootstrap size and seed; a claim over a whole task knows how many questions its data holds."
         whole = lambda c: c.available is None and c.statistic is None and c.scores is None and not c.decisive and c.dataset in self.available
-        return verdict([replace(c, available=self.available[c.dataset]) if whole(c) else c for c in claims], runs, self.n_boot, self.seed, health)
+        return verdict([replace(c, available=self.available[c.dataset]) if whole(c) else c for c in claims], runs, self.n_boot, self.seed, health, subsets)
 
     def save(self, fig, name: str) -> str:
         "Save `fig` into the run folder as `<name>.png`, listed in results.json's figures; its file name."
@@ -827,18 +889,20 @@ def setting(self: Experiment, extra: str = "", # more words, e.g. the accuracy r
 @patch
 def finish(self: Experiment,
            runs: Mapping[tuple[str, str], Evaluation] | Sequence = (), # the evaluations (their summaries go to results.json)
-           claims: Sequence[Claim] | pd.DataFrame = (), # the paper's claims, or their verdict table
+           claims: Sequence[Claim] = (), # the paper's claims, judged here (their notes, run sets and dependencies included)
            setting: str = "", # added to the setting the closing paragraph names (e.g. the accuracy rule)
            reader: str | None = None, # the reader's identity (default: .lm's, when it was built)
            note: str = "", # a paragraph added after the computed one (e.g. how often a method's mechanism decided)
            health: Sequence[Mapping] = (), # the mechanism checks of the run (ragkit.eval.mechanism.health rows): results.json's `mechanisms`
            headline: str = "", # which of `tables` is the run's headline (the paper's main table, ours beside it): results.json's `headline`
+           judge_on: Mapping | None = None, # the runs the claims are judged on, when not `runs` (e.g. per-question scores)
+           subsets: Mapping[str, Mapping] = {}, # more run sets by name, for claims whose `runs` names one
            **tables) -> str:
     "Judge `claims` (a claim whose mechanism did not act gets no direction), write results.json with `tables`, show the verdict; the closing paragraph."
     from IPython.display import display
     if headline and headline not in tables: raise ValueError(f"headline={headline!r} names no table given to finish; tables: {', '.join(tables) or 'none'}")
-    v = claims if isinstance(claims, pd.DataFrame) else self.verdict(claims, runs if isinstance(runs, Mapping) else None)
-    self.verdict_table = v = judged(v, health)
+    if isinstance(claims, pd.DataFrame): raise TypeError("finish judges the claims itself: hand it the Claim list, not a verdict table")
+    self.verdict_table = v = self.verdict(claims, runs if judge_on is None and isinstance(runs, Mapping) else judge_on, health, subsets)
     reader = self.reader() if reader is None else reader
     acted = health_text(health)
     gone = "".join(f"\n\nLeft out of every table (failed rows): {line}." for line in self.excluded)

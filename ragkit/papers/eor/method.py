@@ -18,14 +18,14 @@ from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher,
 # %% auto #0
 __all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'VOTERS', 'PARAMETER_RULES', 'PAPER_NAME',
            'PAPER_NUMBERS', 'PAPER_TABLE1', 'PAPER_SYSTEM', 'POOL_DISAGREES', 'EOR_VOTE', 'EOR_TRAINING', 'ANCHOR',
-           'ANCHOR_SRC', 'ANCHORED', 'DECISIVE', 'VOTE_SRC', 'TRAINING_SRC', 'CHOICE', 'TRAINED', 'PAPER_TRAIN',
-           'STATISTIC', 'WHY_OTHER', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key',
+           'ANCHOR_SRC', 'ANCHORED', 'DECISIVE', 'VOTE_SRC', 'TRAINING_SRC', 'CHOICE', 'TRAINED', 'STATISTIC',
+           'WHY_OTHER', 'PAPER_TRAIN', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key',
            'check_answers', 'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit',
            'SearchSpace', 'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks',
            'cross_fit', 'start_fit', 'uniform_fit', 'held_out', 'EoRData', 'eor_data', 'system_mrlr', 'reads',
            'eor_systems', 'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_health',
            'held_out_table', 'held_out_note', 'eor_claims', 'mrlr_claims', 'eor_decisive_claims', 'eor_choices',
-           'choice_gate', 'pair_gated', 'training_lacks', 'with_training_lacks', 'same_pair_notes']
+           'choice_gate', 'pair_gated', 'training_lacks', 'with_training_lacks']
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c1229ae6
 TIE = 1e-12  # scores within this of the best count as tied (ties go to the first candidate)
@@ -885,17 +885,21 @@ def choice_gate(right_a: pd.Series, right_b: pd.Series, # per qid: whether each 
 
 TRAINED = ("EoR", "EoR from its start weights")  # the pair whose differences are what the training changed
 
+STATISTIC = {"accuracy": "accuracy", "correct": "accuracy on the decisive questions", "MRLR": "the MRLR reduction"}  # a claim's metric, in words
+WHY_OTHER = {"MRLR": ("MRLR is, of the questions a system fails, the share the other retrievers answer, so it moves with which questions "
+                      "a system fails and not only with how many: a vote fails mostly where most of the pool fails")}  # why a statistic can read otherwise
+
 def pair_gated(claims: Sequence[Claim], # claims (any dataset's)
                right: Mapping[str, pd.Series], # system -> its correctness per question (eor_choices)
                ) -> list[Claim]:
-    "Each claim between two of the choices in `right` with that pair's gate, whichever claim it is (acted where the two differ in correctness); a claim about the training also with what the training changed."
+    "Each claim between two of the choices in `right` with that pair's gate (acted where the two differ in correctness), its statistic in words; one on the training also with what it changed."
     def gates(c: Claim) -> tuple:
         pairs = [(c.a, c.b)] if isinstance(c.b, str) else []
         pairs += [TRAINED] if c.mechanism == EOR_TRAINING.name else []
         return tuple(("EoR's training" if (a, b) == TRAINED and (a, b) != (c.a, c.b) else f"{a} vs {b}",
                       choice_gate(right[a], right[b], f"{CHOICE.get(a, a)} differs in correctness from {CHOICE.get(b, b)}"))
                      for a, b in dict.fromkeys(pairs) if a in right and b in right)
-    return [replace(c, gates=c.gates + g) if (g := gates(c)) else c for c in claims]
+    return [replace(c, gates=c.gates + gates(c), pair_words=STATISTIC.get(c.metric, c.metric), why_other=WHY_OTHER.get(c.metric, "")) for c in claims]
 
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #tr000002
@@ -920,35 +924,4 @@ def with_training_lacks(claims: Sequence[Claim], # claims (any of this notebook'
                         ) -> list[Claim]:
     "The claims about EoR's training declared not testable here when the setting lacks what it needs (they keep their gates and numbers)."
     return [replace(c, untestable=lacks) if lacks and c.mechanism == EOR_TRAINING.name else c for c in claims]
-
-
-# %% ../../../nbs/64_papers.eor.method.ipynb #5a7e1c04
-from ...eval.mechanism import NOT_RUN
-
-STATISTIC = {"accuracy": "accuracy", "correct": "accuracy on the decisive questions", "MRLR": "the MRLR reduction"}  # a claim's metric, in words
-WHY_OTHER = {"MRLR": ("MRLR is, of the questions a system fails, the share the other retrievers answer, so it moves with which questions "
-                      "a system fails and not only with how many: a vote fails mostly where most of the pool fails")}  # why a statistic can read otherwise
-
-def _rests(r) -> str:
-    "'accuracy by the exact sign test over 20 differing questions (15 to 5), p = 0.0414 (p = 0.124 after Holm's adjustment)'."
-    over = (f" over {int(r['discordant'])} differing questions ({int(r['wins'])} to {int(r['losses'])})" if r["test"] == "exact sign test"
-            else f" over the {int(r['n'])} questions judged" if r["test"] == "bootstrap" else "")
-    q = lambda x: "< 0.001" if x < 0.001 else f"= {x:.3g}"  # a bootstrap's 0: below one in its resamples
-    return f"{STATISTIC.get(r['metric'], r['metric'])} by the {r['test']}{over}, p {q(r['p_two'])} (p {q(r['p_holm'])} after Holm's adjustment)"
-
-def same_pair_notes(v: pd.DataFrame, # a verdict table (judged: with direction_holm)
-                    ) -> pd.DataFrame:
-    "`v` with a sentence added to each gated row whose pair (dataset, a, b) reads otherwise under another claim: what that one reads, and the statistic and test each rests on."
-    v = v.copy()
-    gated = v[v.gate.notna() & ~v.direction.isin([NOT_RUN])] if "gate" in v else v.iloc[:0]
-    for (d, a, b), g in gated.groupby(["dataset", "a", "b"], sort=False):
-        if len(set(zip(g.direction, g.direction_holm))) < 2: continue
-        for i, r in g.iterrows():
-            others = [o for _, o in g.drop(i).iterrows() if (o.direction, o.direction_holm) != (r.direction, r.direction_holm)]
-            said = "; ".join(f"“{o.claim}” reads {o.direction} ({o.direction_holm} after Holm's adjustment) on {_rests(o)}" for o in others)
-            v.at[i, "verdict"] = (f"{r.verdict} The same pair under another claim: {said}. This row reads {r.direction} "
-                                  f"({r.direction_holm} after Holm's adjustment) on {_rests(r)}: the same {a} against {b} and the same gate "
-                                  f"({int(r.acted)} questions where they differ in correctness), another statistic"
-                                  + "".join(f" ({WHY_OTHER[m]})" for m in dict.fromkeys(g.metric) if m in WHY_OTHER) + ".")
-    return v
 

@@ -351,18 +351,18 @@ def cut_sentence(task: str, kept: pd.DataFrame, words: int) -> str:
             f"and {w} whole, so the cut drops it for {w - c}.")
 
 # %% ../../../nbs/40_papers.lore.ipynb #c37e000b
-def with_notes(v: pd.DataFrame, # a verdict table
-               levels: pd.DataFrame, # naive_level of the same runs
+def with_notes(claims: Sequence[Claim], # LoRE's claims
+               levels: pd.DataFrame, # naive_level of the runs they are judged on
                cut_notes: Mapping[str, str] = {}, # task -> the sentence of its cut (cut_sentence), added to its every claim
-               naive: str = "Naive-512") -> pd.DataFrame:
-    "`v` with each 'smaller' verdict of LoRE over `naive` saying whether the baseline explains it, and each claim on a cut task saying the cut."
+               naive: str = "Naive-512") -> list[Claim]:
+    "The claims, LoRE's over `naive` saying whether the baseline explains a 'smaller' verdict, and each on a cut task saying the cut."
     lv = {(l["dataset"], l["retriever"]): l for l in levels.to_dict("records")}
-    out = []
-    for r in v.to_dict("records"):
-        rt, s = str(r.get("a") or "").removeprefix("LoRE - "), r["verdict"]
-        if r["size"] == "smaller" and r.get("b") == f"{naive} - {rt}" and (r["dataset"], rt) in lv: s += baseline_note(lv[r["dataset"], rt], naive)
-        out.append(s + (f" ({cut_notes[r['dataset']]})" if r["dataset"] in cut_notes else ""))
-    return v.assign(verdict=out)
+    def notes(c: Claim) -> tuple:
+        rt = c.a.removeprefix("LoRE - ")
+        smaller = (("smaller", baseline_note(lv[c.dataset, rt], naive)),) if tuple(c.b) == (f"{naive} - {rt}",) and (c.dataset, rt) in lv else ()
+        return c.notes + smaller + ((("", f" ({cut_notes[c.dataset]})"),) if c.dataset in cut_notes else ())
+    return [dataclasses.replace(c, notes=n) if (n := notes(c)) != c.notes else c for c in claims]
+
 
 # %% ../../../nbs/40_papers.lore.ipynb #c40d0002
 from ...eval.experiment import decisive_claim

@@ -267,16 +267,14 @@ NO_MEMORY = ("a reader that recalls popular facts better than retrieval finds th
              "reader's recall trails {ralm}'s passages even on head-head facts ({ours}); the paper's readers are Llama-2 7B to 70B, GPT-3.5 and "
              "GPT-4, over its Wikipedia with its own popularity counts")
 
-def no_memory_to_route(claims: Sequence[Claim], # witqa_claims
-                       v: pd.DataFrame, # their verdict table
+def no_memory_to_route(claims: Sequence[Claim], # a run's claims, the head-head recall claims among them
                        ) -> list[Claim]:
-    "The claims, with each task's selective-integration claims declared not testable where its head-head recall claim holds."
-    trails = {r["dataset"].removesuffix(" head-head"): r for r in v.to_dict("records")
-              if r["claim"].startswith(RECALL_TRAILS) and r["direction_holm"] == "holds"}
-    def lacks(c: Claim) -> str:
+    "The claims, each task's selective-integration claims declared not testable (`unless`) where its head-head recall claim holds."
+    trails = {c.dataset.removesuffix(" head-head"): c for c in claims if c.claim.startswith(RECALL_TRAILS)}
+    def unless(c: Claim) -> tuple:
         r = trails.get(c.dataset.removesuffix(" selective")) if c.mechanism == SELECTIVE.name else None
-        return NO_MEMORY.format(ralm=r["a"].removesuffix(" passage"), ours=f"{r['ours']:+.1f} points [{r['lo']:+.1f}, {r['hi']:+.1f}]") if r else ""
-    return [replace(c, untestable=x) if (x := lacks(c)) else c for c in claims]
+        return (r.claim, r.dataset, "holds", NO_MEMORY.format(ralm=r.a.removesuffix(" passage"), ours="{ours:+.1f} points [{lo:+.1f}, {hi:+.1f}]")) if r else ()
+    return [replace(c, unless=u) if (u := unless(c)) else c for c in claims]
 
 
 # %% ../../../nbs/80_papers.witqa.ipynb #5c2a1f06
@@ -347,7 +345,7 @@ def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
                  agree: pd.DataFrame, # the agreement table (Figure 8)
                  match: str, # the accuracy rule
                  ) -> list[Claim]:
-    "Every WITQA claim this run can test: two-system comparisons first (their scores: `witqa_scores`), then those with their own statistic."
+    "Every WITQA claim this run can test: two-system comparisons first (their scores: `witqa_scores`), then those with their own statistic; the routing's dependency declared."
     pairs, stats = [], []
     for d in [d for d in COUNTED if d in tables]:
         p, s = counted_claims(d, tables[d].set_index("qid"), ralm_of[d], match)
@@ -364,7 +362,7 @@ def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
     mech = lambda d: CORPUS_HOLDS if d in CORPUS_CHECKED else ""
     for r_ in agree.itertuples():
         stats += [agreement_claim(r_, tables[r_.dataset], match, mech(r_.dataset)), agreement_ratio_claim(r_, tables[r_.dataset], match, mech(r_.dataset))]
-    return pairs + [c for c in stats if c]
+    return no_memory_to_route(pairs + [c for c in stats if c])
 
 # %% ../../../nbs/80_papers.witqa.ipynb #edd9b389
 from pathlib import Path
