@@ -23,13 +23,13 @@ from .mechanism import (EQUIVALENT, EXACT_BELOW, NOT_RUN, NOT_TESTABLE, Gate, ad
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['PaperTable', 'PAPER_COLUMNS', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'SIZES', 'VERDICT_COLUMNS', 'SAMPLING', 'READING',
-           'VERDICT_SHOWN', 'SystemFailed', 'failed_line', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
-           'paper_difference', 'paper_numbers', 'paper_cells', 'Statistic', 'contrast', 'Claim', 'direction',
-           'no_difference_bound', 'size', 'within_margin', 'verdict_sentence', 'verdict_row', 'with_needs', 'compared',
-           'gate_columns', 'verdict', 'with_gates', 'judged', 'with_notes', 'decisive_claim', 'simulated_claims',
-           'calibration', 'power_size', 'pilot_sizes', 'what_reproduces', 'cost_saving', 'reader_scale',
-           'beside_readers', 'output_dir', 'save_figure', 'Experiment']
+__all__ = ['PaperTable', 'PAPER_COLUMNS', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'SIZES', 'CLAIM_COLUMNS', 'VERDICT_COLUMNS',
+           'SAMPLING', 'READING', 'VERDICT_SHOWN', 'SystemFailed', 'failed_line', 'run_systems', 'restrict', 'ci',
+           'paper_table', 'cost_table', 'paper_difference', 'paper_numbers', 'paper_cells', 'Statistic', 'contrast',
+           'Claim', 'paper_claims', 'direction', 'no_difference_bound', 'size', 'within_margin', 'verdict_sentence',
+           'verdict_row', 'with_needs', 'compared', 'gate_columns', 'verdict', 'with_gates', 'judged', 'with_notes',
+           'decisive_claim', 'simulated_claims', 'calibration', 'power_size', 'pilot_sizes', 'what_reproduces',
+           'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 class SystemFailed(RuntimeError):
@@ -243,6 +243,58 @@ MIN_N = 10  # fewer questions than this decide nothing; fewer differing question
 MARGIN = {"points": 3.0}  # the equivalence margin by unit: an interval inside ±3 points of EM or F1 is "no effect beyond it"
 DIRECTIONS = ("holds", "reversed", EQUIVALENT, "undecided", NOT_RUN, NOT_TESTABLE)  # every outcome, in the order tallies show them
 SIZES = ("consistent", "smaller", "larger", "n/a")
+
+
+# %% ../../nbs/33_eval.experiment.ipynb #pc000002
+import itertools, string
+
+CLAIM_COLUMNS = ("claim", "a", "b", "metric", "table", "paper_a", "paper_b", "paper_metric", "reader", "shown", "mechanism", "bound", "source")
+
+def _claims_csv(f: Path) -> list[dict]:
+    "A claims.csv's rows, checked: its header, the fields every row needs, its bound."
+    with f.open(encoding="utf-8", newline="") as fh: rows = list(csv.DictReader(fh))
+    if not rows or tuple(rows[0]) != CLAIM_COLUMNS: raise DataError(f"{f}: its header must be {','.join(CLAIM_COLUMNS)}")
+    for line, r in enumerate(rows, 2):
+        if not all(r[k] for k in ("claim", "a", "b", "metric", "source")): raise DataError(f"{f}, line {line}: claim, a, b, metric and source must all be set")
+        if r["bound"] not in ("", "at least", "at most"): raise DataError(f"{f}, line {line}: bound {r['bound']!r} is not '', 'at least' or 'at most'")
+    return rows
+
+def _named(row: Mapping) -> list[str]:
+    "The placeholders a row's fields name, in order of first use."
+    return list(dict.fromkeys(n for v in row.values() for _, n, _, _ in string.Formatter().parse(v or "") if n))
+
+def _systems(s: str) -> str | tuple[str, ...]:
+    "'A' -> 'A'; 'A|B' -> ('A', 'B'): several systems, the best of them."
+    return tuple(s.split("|")) if "|" in s else s
+
+def _paper_claim(r: Mapping, d: str, numbers: Sequence[Mapping]) -> Claim:
+    "The claim of a filled claims.csv row on task `d`, with the paper's difference (and sample) from its numbers."
+    cells = [n for n in numbers if n["table"] == r["table"] and n["task"] == d and r["reader"] in ("", n["reader"])]
+    pa, pb = r["paper_a"] or r["a"], _systems(r["paper_b"] or r["b"])
+    paper = paper_difference(paper_cells(cells, r["table"]), d, pa, pb, r["paper_metric"] or r["metric"]) if cells else None
+    sample = next((n["sample"] for n in cells if n["sample"]), "")
+    return Claim(r["claim"], d, r["a"], _systems(r["b"]), r["metric"], paper, r["source"] + (f" ({sample})" if sample else ""),
+                 mechanism=r["mechanism"], bound=r["bound"])
+
+def paper_claims(source: str | Path, # a paper's package ("ragkit.papers.sure": its claims.csv and paper.csv), or a claims CSV beside its paper.csv
+                 datasets: Sequence[str], # the tasks the claims are checked on
+                 table: str | None = None, # only the rows on this paper table (None: every row)
+                 over: Mapping[str, Sequence[str]] = {}, # a placeholder -> its values: a row naming it gives one claim per value
+                 **fill: str, # a placeholder -> its one value (e.g. naive="Naive-512")
+                 ) -> list[Claim]:
+    "The claims a paper's claims.csv declares, per task, then row, then placeholder value, each with the paper's difference a − b."
+    pkg = not (isinstance(source, Path) or str(source).endswith(".csv"))
+    f = resources.files(source) / "claims.csv" if pkg else Path(source)
+    rows, numbers = _claims_csv(f), paper_numbers(source if pkg else Path(source).parent / "paper.csv")
+    out = []
+    for d, r in ((d, r) for d in datasets for r in rows if table in (None, r["table"])):
+        names = _named(r)
+        if missing := [n for n in names if n not in over and n not in fill]: raise ValueError(f"{f}: claim {r['claim']!r} names {{{missing[0]}}}; pass it to paper_claims")
+        loop = [n for n in names if n in over]
+        for vals in itertools.product(*(over[n] for n in loop)):
+            c = _paper_claim({k: v.format(**fill, **dict(zip(loop, vals))) for k, v in r.items()}, d, numbers)
+            if not (r["shown"] == "1" and c.paper is not None and c.paper <= 0): out.append(c)
+    return out
 
 
 # %% ../../nbs/33_eval.experiment.ipynb #1b9e02s1

@@ -18,14 +18,14 @@ from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher,
 # %% auto #0
 __all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'VOTERS', 'PARAMETER_RULES', 'PAPER_NAME',
            'PAPER_NUMBERS', 'PAPER_TABLE1', 'PAPER_SYSTEM', 'POOL_DISAGREES', 'EOR_VOTE', 'EOR_TRAINING', 'ANCHOR',
-           'ANCHOR_SRC', 'ANCHORED', 'DECISIVE', 'VOTE_SRC', 'TRAINING_SRC', 'CHOICE', 'TRAINED', 'STATISTIC',
-           'WHY_OTHER', 'PAPER_TRAIN', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key',
-           'check_answers', 'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit',
-           'SearchSpace', 'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks',
-           'cross_fit', 'start_fit', 'uniform_fit', 'held_out', 'EoRData', 'eor_data', 'system_mrlr', 'reads',
-           'eor_systems', 'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_health',
-           'held_out_table', 'held_out_note', 'eor_claims', 'mrlr_claims', 'eor_decisive_claims', 'eor_choices',
-           'choice_gate', 'pair_gated', 'training_lacks', 'with_training_lacks']
+           'ANCHORED', 'DECISIVE', 'VOTE_SRC', 'TRAINING_SRC', 'CHOICE', 'TRAINED', 'STATISTIC', 'WHY_OTHER',
+           'PAPER_TRAIN', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key', 'check_answers',
+           'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit', 'SearchSpace',
+           'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks', 'cross_fit',
+           'start_fit', 'uniform_fit', 'held_out', 'EoRData', 'eor_data', 'system_mrlr', 'reads', 'eor_systems',
+           'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_health', 'held_out_table',
+           'held_out_note', 'eor_claims', 'mrlr_claims', 'eor_decisive_claims', 'eor_choices', 'choice_gate',
+           'pair_gated', 'training_lacks', 'with_training_lacks']
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c1229ae6
 TIE = 1e-12  # scores within this of the best count as tied (ties go to the first candidate)
@@ -825,21 +825,16 @@ def held_out_note(ds: str, h: pd.DataFrame, # the dataset and its held_out table
             "is judged on its own pair).")
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c912c88b
-from ...eval.experiment import Claim, Statistic, paper_difference
+from ...eval.experiment import Claim, Statistic, paper_claims, paper_difference
 from ...eval.mechanism import Gate
 
-ANCHOR, ANCHOR_SRC = "ChatGPT", "EoR Table 1, Section 4.4 (ChatGPT, EM)"
+ANCHOR = "ChatGPT"  # the paper reader whose Table 1 anchors the claims (claims.csv names it too)
 
 ANCHORED = {(d, s): paper_row(d, s, ANCHOR) for d in PAPER_NAME for s in PAPER_SYSTEM}  # the anchor's Table 1 as (task, system) -> {BEM, EM, MRLR}
 
 def eor_claims(datasets: Sequence[str]) -> list[Claim]:
-    "EoR > Top-R (on test: the paper's; cross-fitted: ours; both judged where the two choices differ) and EoR > ReFree per dataset, anchored on Table 1's ChatGPT EM."
-    return [c for d in datasets for c in (
-        Claim("EoR > Top-R on test (the paper's Top R: best on the test questions)", d, "EoR", "Top-R on test", "accuracy", paper_difference(ANCHORED, d, "EoR", "Top-R", "EM"), ANCHOR_SRC,
-              mechanism=EOR_VOTE.name),
-        Claim("EoR > Top-R (chosen on the training folds)", d, "EoR", "Top-R", "accuracy", paper_difference(ANCHORED, d, "EoR", "Top-R", "EM"), ANCHOR_SRC,
-              mechanism=EOR_VOTE.name),
-        Claim("EoR > ReFree", d, "EoR", "ReFree", "accuracy", paper_difference(ANCHORED, d, "EoR", "ReFree", "EM"), ANCHOR_SRC))]
+    "EoR > Top-R (the paper's, on test; ours, cross-fitted) and EoR > ReFree per dataset, anchored on Table 1's ChatGPT EM (ragkit/papers/eor/claims.csv)."
+    return paper_claims("ragkit.papers.eor", datasets)
 
 def mrlr_claims(d: str, # the dataset
                 correct_te: np.ndarray, # bool [N, M]: the retrievers' correctness on the test questions

@@ -173,50 +173,15 @@ def lore_health(runs: Mapping) -> list[dict]:
     return [h for (d, s), ev in runs.items() if s.startswith("LoRE - ") for h in health(LORE_RANKING, d, s, ev.table.to_dict("records"))]
 
 # %% ../../../nbs/40_papers.lore.ipynb #c40e0a08
-from ...eval.experiment import Claim, paper_difference
+from ...eval.experiment import Claim, paper_claims
 
 _T1_SRC = "LoRE Table 1, Section 4.1.3"
 _ABLATION_SRC = "LoRE Section 3.3.4 (LoR = 0.8 Mean Score + 0.2 / Context Rank); ragkit's ablation"
-_ABLATIONS = (  # (claim, the ablation's system prefix)
-    ("LoR beats reading the top context ({r}): the logits add to the rank term", "Top-1"),
-    ("the rank term adds to the logits ({r}): LoRE > MeanProb", "MeanProb"))
-
-
-def _papers_claim(c: Claim) -> bool:
-    "Whether `c` is the paper's claim: where the paper's own table does not show it, it is not."
-    return c.paper is None or c.paper > 0
-
-def _lore_over_naive(d: str, naive: str, metric: str) -> list[Claim]:
-    "LoRE over the paper's naive baseline (as read) on each retriever, on task `d`."
-    return [Claim(f"LoRE-{r} > {naive}-{r} (the paper's baseline, as read)", d, f"LoRE - {r}", (f"{naive} - {r}",),
-                  metric, paper_difference(PAPER_TABLE1, d, f"LoRE - {r}", [f"Naive - {r}"], metric), _T1_SRC) for r in RETRIEVERS]
-
-def _ensemble_claim(d: str, ours: str, papers: str, metric: str) -> Claim:
-    "`ours`-Ensemble over the best single retriever's `ours` on task `d`, with the paper's gap on its `papers` rows."
-    bs = tuple(f"{ours} - {r}" for r in ("BM25", "FAISS"))
-    gap = paper_difference(PAPER_TABLE1, d, f"{papers} - Ensemble", [f"{papers} - {r}" for r in ("BM25", "FAISS")], metric)
-    return Claim(f"{ours}-Ensemble > best single {ours}", d, f"{ours} - Ensemble", bs, metric, gap, _T1_SRC)
-
-def _table1_claims(d: str, naive: str, metric: str) -> list[Claim]:
-    "Table 1's orderings on task `d` against the paper's baseline (as read), where the paper's own table shows them."
-    ours = _lore_over_naive(d, naive, metric) + [_ensemble_claim(d, naive, "Naive", metric),
-                                                 _ensemble_claim(d, "LoRE", "LoRE", metric)]
-    return [c for c in ours if _papers_claim(c)]
-
-def _ragkit_claims(d: str, metric: str) -> list[Claim]:
-    "LoRE over ragkit's baseline (all k contexts at once) on each retriever, on task `d`."
-    return [Claim(f"LoRE-{r} > Naive-{r} (all k contexts at once: ragkit's baseline)", d, f"LoRE - {r}",
-                  (f"Naive - {r}",), metric, None, "ragkit (the paper has no such baseline)") for r in RETRIEVERS]
-
-def _ablation_claims(d: str, metric: str) -> list[Claim]:
-    "LoRE over its two ablations (Top-1, MeanProb) on each retriever, on task `d`."
-    return [Claim(c.format(r=r), d, f"LoRE - {r}", (f"{b} - {r}",), metric, None, _ABLATION_SRC, mechanism=LORE_RANKING.name)
-            for c, b in _ABLATIONS for r in RETRIEVERS]
 
 def lore_claims(datasets, naive: str = "Naive-512", metric: str = "f1") -> list[Claim]:
-    "LoRE's Table 1 orderings against the paper's baseline (as read), then against ragkit's, then its two ablations, on `datasets`."
-    return [c for d in datasets
-            for c in _table1_claims(d, naive, metric) + _ragkit_claims(d, metric) + _ablation_claims(d, metric)]
+    "LoRE's Table 1 orderings against the paper's baseline (as read; ragkit/papers/lore/claims.csv), then against ragkit's, then its two ablations."
+    return paper_claims("ragkit.papers.lore", datasets, over=dict(r=RETRIEVERS), naive=naive, metric=metric)
+
 
 # %% ../../../nbs/40_papers.lore.ipynb #c40e0a0a
 RERANK_SOURCE = ("LoRE Section 1 ('reduces the computational overhead typically associated with re-ranking processes') and "
@@ -359,7 +324,7 @@ def with_notes(claims: Sequence[Claim], # LoRE's claims
     lv = {(l["dataset"], l["retriever"]): l for l in levels.to_dict("records")}
     def notes(c: Claim) -> tuple:
         rt = c.a.removeprefix("LoRE - ")
-        smaller = (("smaller", baseline_note(lv[c.dataset, rt], naive)),) if tuple(c.b) == (f"{naive} - {rt}",) and (c.dataset, rt) in lv else ()
+        smaller = (("smaller", baseline_note(lv[c.dataset, rt], naive)),) if c.b in (f"{naive} - {rt}", (f"{naive} - {rt}",)) and (c.dataset, rt) in lv else ()
         return c.notes + smaller + ((("", f" ({cut_notes[c.dataset]})"),) if c.dataset in cut_notes else ())
     return [dataclasses.replace(c, notes=n) if (n := notes(c)) != c.notes else c for c in claims]
 

@@ -230,51 +230,18 @@ def oracle(sure_table: pd.DataFrame, golds: dict[str, list[str]]) -> pd.DataFram
     return pd.DataFrame(rows)
 
 # %% ../../../nbs/70_papers.sure.ipynb #49190248
-from ...eval.experiment import paper_difference
-
-_T1_CLAIMS = (("Base", ("exact_match", "f1")), ("No retrieval", ("exact_match",)))  # (b, the metrics claimed)
-
-def _table1_claims(datasets: Sequence[str]) -> list[Claim]:
-    "Table 1's: SuRe beats Base (EM and F1) and no retrieval (EM)."
-    return [Claim(f"SuRe > {b} ({'EM' if m == 'exact_match' else 'F1'})", d, "SuRe", (b,), m,
-                  paper_difference(PAPER_TABLE1, d, "SuRe", b, m), "SuRe Table 1, Section 4.2 (gpt-3.5-turbo, BM25 top-10)",
-                  mechanism=SURE_SELECTION.name)
-            for d in datasets for b, ms in _T1_CLAIMS for m in ms]
+from ...eval.experiment import paper_claims
 
 def _sampled(source: str, d: str) -> str:
-    "A Table 3 or 4 claim's source, naming the paper's 500-question sample where its cells on task `d` come from one (NQ*, WebQ*)."
+    "A claim's source, naming the paper's 500-question sample where its cells on task `d` come from one (NQ*, WebQ*)."
     return f"{source} ({PAPER_SAMPLE[d]})" if d in PAPER_SAMPLE else source
-
-_T3_CLAIMS = (("+ summaries > Base (EM)", "+ conditional summaries", "Base"),  # (claim, a, b)
-              ("SuRe > ranking only (EM)", "SuRe", "+ pair-wise ranking"),
-              ("SuRe > Sum-and-pred (EM)", "SuRe", "Sum-and-pred (Gen)"))
-
-def _table3_claims(datasets: Sequence[str]) -> list[Claim]:
-    "Table 3's: conditional summaries help, validity adds to ranking, and SuRe beats a generic summary."
-    return [Claim(name, d, a, (b,), "exact_match", paper_difference(PAPER_TABLE3, d, a, b, "exact_match"),
-                  _sampled("SuRe Table 3, Section 4.3", d), mechanism=SURE_SELECTION.name) for d in datasets for name, a, b in _T3_CLAIMS]
-
-_T4_CLAIMS = (("rerank by SuRe > BM25 top-1 (EM)", "BM25"),  # (claim, b)
-              ("rerank by SuRe > by generic summary (EM)", "Sent-enc (Gen)"))
-
-def _table4_claims(datasets: Sequence[str]) -> list[Claim]:
-    "Table 4's: SuRe's summary finds a better passage than BM25's order and than a generic summary."
-    return [Claim(name, d, "Sent-enc (SuRe)", (b,), "exact_match",
-                  paper_difference(PAPER_TABLE4, d, "Sent-enc (SuRe)", b, "exact_match"), _sampled("SuRe Table 4, Section 4.3", d),
-                  mechanism=SURE_SELECTION.name)
-            for d in datasets for name, b in _T4_CLAIMS]
-
-def _papers_claim(c: Claim) -> bool:
-    "Whether `c` is the paper's claim on its task: where the paper's own number is 0 or below, it is not (as LoRE's `_papers_claim`)."
-    return c.paper is None or c.paper > 0
 
 def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
                 table3: bool = False, # add Table 3's ablation claims
                 table4: bool = False, # add Table 4's reranking claims
                 ) -> list[Claim]:
-    "SuRe's Table 1 (and optionally Tables 3 and 4) claims on `datasets`, with the paper's differences where its table has the task, the paper's claims only."
-    return [c for c in (_table1_claims(datasets) + (_table3_claims(datasets) if table3 else [])
-                        + (_table4_claims(datasets) if table4 else [])) if _papers_claim(c)]
+    "SuRe's Table 1 (and optionally Tables 3 and 4) claims on `datasets` (ragkit/papers/sure/claims.csv), each where the paper's own table shows it."
+    return [c for t, on in (("Table 1", True), ("Table 3", table3), ("Table 4", table4)) if on for c in paper_claims("ragkit.papers.sure", datasets, t)]
 
 def fig4a_claims(datasets: Sequence[str], # tasks that ran with retrieval
                  n_passages: int, # Table 1's N
