@@ -10,12 +10,12 @@ import pytest
 
 from ragkit.core import Corpus, Example, Passage
 from ragkit.eval.evaluate import evaluate
-from ragkit.eval.experiment import verdict
+from ragkit.eval.experiment import Claim, verdict, with_notes
 from ragkit.eval.mechanism import NOT_RUN
 from ragkit.lm.base import Completion, FakeLM
 from ragkit.papers.lore.method import LLMRerank, LoRE
 from ragkit.papers.lore.experiment import (PAPER_TABLE1, baseline_note, cut_sentence, first_questions, lore_cost_claims, lore_rerank_claims, naive_level,
-                                           rerank_health, with_notes)
+                                           rerank_health, lore_notes)
 from ragkit.retrieve.fusion import FakeRetriever
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,9 +82,10 @@ def test_naive_level_places_our_interval_against_the_papers():
     assert list(lv.index) == ["BM25", "Ensemble"]  # the demo has no paper row
     assert lv.naive_paper.to_dict() == {r: PAPER_TABLE1["squad", f"Naive - {r}"]["f1"] for r in ("BM25", "Ensemble")}
     assert lv.naive_level.to_dict() == {"BM25": "above", "Ensemble": "at"} and lv.lore_level["BM25"] == "below"
-    v = pd.DataFrame([dict(dataset="squad", a="LoRE - BM25", b="Naive-512 - BM25", size="smaller", verdict="V."),
-                      dict(dataset="squad", a="LoRE - BM25", b="Naive-512 - BM25", size="consistent", verdict="W.")])
-    out = with_notes(v, naive_level(runs), {}).verdict.tolist()
+    claims = lore_notes([Claim(c, "squad", "LoRE - BM25", "Naive-512 - BM25") for c in "cd"], naive_level(runs), {})
+    v = pd.DataFrame([dict(dataset="squad", a="LoRE - BM25", b="Naive-512 - BM25", size="smaller", direction="holds", verdict="V."),
+                      dict(dataset="squad", a="LoRE - BM25", b="Naive-512 - BM25", size="consistent", direction="holds", verdict="W.")])
+    out = with_notes(v, claims).verdict.tolist()  # the verdict adds a claim's note where its row comes out 'smaller'
     assert out[0] == "V." + baseline_note(naive_level(runs).iloc[0].to_dict()) and out[1] == "W."
     assert "due to the baseline and to LoRE" in out[0]
 

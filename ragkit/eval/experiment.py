@@ -251,11 +251,14 @@ import itertools, string
 CLAIM_COLUMNS = ("claim", "a", "b", "metric", "table", "paper_a", "paper_b", "paper_metric", "reader", "shown", "mechanism", "bound", "source")
 
 def _claims_csv(f: Path) -> list[dict]:
-    "A claims.csv's rows, checked: its header, the fields every row needs, its bound."
-    with f.open(encoding="utf-8", newline="") as fh: rows = list(csv.DictReader(fh))
-    if not rows or tuple(rows[0]) != CLAIM_COLUMNS: raise DataError(f"{f}: its header must be {','.join(CLAIM_COLUMNS)}")
+    "A claims.csv's rows, checked: its header, the fields every row needs, its `shown` and `bound`."
+    with f.open(encoding="utf-8", newline="") as fh: rd = csv.DictReader(fh); rows = list(rd)
+    if tuple(rd.fieldnames or ()) != CLAIM_COLUMNS: raise DataError(f"{f}: its header must be {','.join(CLAIM_COLUMNS)}")
+    if not rows: raise DataError(f"{f}: no claim below its header")
     for line, r in enumerate(rows, 2):
+        if None in r: raise DataError(f"{f}, line {line}: more fields than the header names; quote a field that holds a comma")
         if not all(r[k] for k in ("claim", "a", "b", "metric", "source")): raise DataError(f"{f}, line {line}: claim, a, b, metric and source must all be set")
+        if r["shown"] not in ("", "1"): raise DataError(f"{f}, line {line}: shown {r['shown']!r} is not '' or '1'")
         if r["bound"] not in ("", "at least", "at most"): raise DataError(f"{f}, line {line}: bound {r['bound']!r} is not '', 'at least' or 'at most'")
     return rows
 
@@ -267,14 +270,20 @@ def _systems(s: str) -> str | tuple[str, ...]:
     "'A' -> 'A'; 'A|B' -> ('A', 'B'): several systems, the best of them."
     return tuple(s.split("|")) if "|" in s else s
 
-def _paper_claim(r: Mapping, d: str, numbers: Sequence[Mapping]) -> Claim:
+def _paper_claim(r: Mapping, d: str, numbers: Sequence[Mapping], where: str) -> Claim:
     "The claim of a filled claims.csv row on task `d`, with the paper's difference (and sample) from its numbers."
     cells = [n for n in numbers if n["table"] == r["table"] and n["task"] == d and r["reader"] in ("", n["reader"])]
+    if len({n["reader"] for n in cells}) > 1: raise DataError(f"{where}: {r['table']} holds several readers' cells on {d}; name one in `reader`")
     pa, pb = r["paper_a"] or r["a"], _systems(r["paper_b"] or r["b"])
     paper = paper_difference(paper_cells(cells, r["table"]), d, pa, pb, r["paper_metric"] or r["metric"]) if cells else None
     sample = next((n["sample"] for n in cells if n["sample"]), "")
     return Claim(r["claim"], d, r["a"], _systems(r["b"]), r["metric"], paper, r["source"] + (f" ({sample})" if sample else ""),
                  mechanism=r["mechanism"], bound=r["bound"])
+
+def _filled(r: Mapping, values: Mapping, where: str) -> dict:
+    "A claims.csv row with its placeholders filled."
+    try: return {k: v.format(**values) for k, v in r.items()}
+    except (ValueError, IndexError) as e: raise DataError(f"{where}: {e}; name each placeholder ({{r}}) and double a literal brace") from None
 
 def paper_claims(source: str | Path, # a paper's package ("ragkit.papers.sure": its claims.csv and paper.csv), or a claims CSV beside its paper.csv
                  datasets: Sequence[str], # the tasks the claims are checked on
@@ -283,16 +292,20 @@ def paper_claims(source: str | Path, # a paper's package ("ragkit.papers.sure": 
                  **fill: str, # a placeholder -> its one value (e.g. naive="Naive-512")
                  ) -> list[Claim]:
     "The claims a paper's claims.csv declares, per task, then row, then placeholder value, each with the paper's difference a − b."
+    if both := set(over) & set(fill): raise ValueError(f"placeholder {sorted(both)[0]!r} is given both in `over` and as a value: give it once")
     pkg = not (isinstance(source, Path) or str(source).endswith(".csv"))
     f = resources.files(source) / "claims.csv" if pkg else Path(source)
-    rows, numbers = _claims_csv(f), paper_numbers(source if pkg else Path(source).parent / "paper.csv")
+    rows = _claims_csv(f)
+    numbers = paper_numbers(source if pkg else Path(source).parent / "paper.csv") if any(r["table"] for r in rows) else []  # no table named: no numbers
     out = []
-    for d, r in ((d, r) for d in datasets for r in rows if table in (None, r["table"])):
-        names = _named(r)
-        if missing := [n for n in names if n not in over and n not in fill]: raise ValueError(f"{f}: claim {r['claim']!r} names {{{missing[0]}}}; pass it to paper_claims")
+    for d, (line, r) in ((d, lr) for d in datasets for lr in enumerate(rows, 2) if table in (None, lr[1]["table"])):
+        where = f"{f}, line {line}"
+        try: names = _named(r)
+        except ValueError as e: raise DataError(f"{where}: {e}; double a literal brace") from None
+        if missing := [n for n in names if n not in over and n not in fill]: raise ValueError(f"{where}: {{{missing[0]}}} has no value; pass it to paper_claims")
         loop = [n for n in names if n in over]
         for vals in itertools.product(*(over[n] for n in loop)):
-            c = _paper_claim({k: v.format(**fill, **dict(zip(loop, vals))) for k, v in r.items()}, d, numbers)
+            c = _paper_claim(_filled(r, {**fill, **dict(zip(loop, vals))}, where), d, numbers, where)
             if not (r["shown"] == "1" and c.paper is not None and c.paper <= 0): out.append(c)
     return out
 
@@ -544,14 +557,26 @@ def _judged_pairs(claims: Sequence[Claim], runs: Mapping, n_boot: int, seed: int
     if bad: raise ValueError(f"{bad[0].claim}: runs={bad[0].runs!r} names no run set; `subsets` holds {', '.join(subsets) or 'none'}")
     return [(c, r) for c in claims if (r := _claim_row(c, subsets[c.runs] if c.runs else runs, n_boot, seed)) is not None]
 
+def _check_unless(claims: Sequence[Claim]) -> None:
+    "Each declared dependency, early: four items, a claim of this list, and a reason whose fields a verdict row fills."
+    named, cols = {(c.claim, c.dataset) for c in claims}, {*VERDICT_COLUMNS, "p_holm", "direction_holm"}
+    for c in (c for c in claims if c.unless):
+        if len(c.unless) != 4: raise ValueError(f"{c.claim}: unless={c.unless!r} needs four items: (claim, dataset, direction, why)")
+        if tuple(c.unless[:2]) not in named: raise ValueError(f"{c.claim}: unless names {c.unless[0]!r} on {c.unless[1]!r}, not a claim judged here")
+        try: bad = [n for _, n, _, _ in string.Formatter().parse(c.unless[3]) if n is not None and n not in cols]
+        except ValueError as e: raise ValueError(f"{c.claim}: unless's reason: {e}; double a literal brace") from None
+        if bad: raise ValueError(f"{c.claim}: unless's reason names {{{bad[0]}}}, not a verdict column (e.g. ours, lo, hi, direction_holm)")
+
 def _ruled_out(claims: Sequence[Claim], v: pd.DataFrame) -> list[Claim] | None:
     "The claims with each one whose `unless` fired declared not testable (its reason formatted with that row); None when none fired."
     rows = {(r["claim"], r["dataset"]): r for r in v.to_dict("records")}
     def why(c: Claim) -> str:
         r = rows.get(tuple(c.unless[:2])) if c.unless and not c.untestable else None
         return c.unless[3].format(**r) if r is not None and r["direction_holm"] == c.unless[2] else ""
-    out = [replace(c, untestable=w) if (w := why(c)) else c for c in claims]
-    return out if any(a is not b for a, b in zip(out, claims)) else None
+    fired = {(c.claim, c.dataset): (c, w) for c in claims if (w := why(c))}
+    now = {k: w for k, (c, w) in fired.items() if tuple(c.unless[:2]) not in fired}  # one whose target is ruled out in this pass waits for the next
+    out = [replace(c, untestable=now[c.claim, c.dataset]) if (c.claim, c.dataset) in now else c for c in claims]
+    return out if now else None
 
 def verdict(claims: Sequence[Claim], # the paper's claims
             runs: Mapping[tuple[str, str], Evaluation | pd.Series] | None = None, # (dataset, system) -> Evaluation or per-qid scores
@@ -560,6 +585,7 @@ def verdict(claims: Sequence[Claim], # the paper's claims
             subsets: Mapping[str, Mapping] = {}, # more run sets by name, for claims whose `runs` names one
             ) -> pd.DataFrame:
     "One row per claim that could be judged: our estimate with its interval, the test of its direction, the paper's number, both verdicts, its notes."
+    _check_unless(claims)
     pairs = _judged_pairs(claims, runs or {}, n_boot, seed, subsets)
     v = judged(pd.DataFrame([r for _, r in pairs], columns=VERDICT_COLUMNS), health)
     again = _ruled_out(claims, v)  # a claim that rests on another's outcome: judged again with it declared

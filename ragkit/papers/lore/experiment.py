@@ -17,7 +17,7 @@ __all__ = ['PARAMETER_RULES', 'RETRIEVERS', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'LO
            'RERANK', 'LLM_RERANKING', 'lore_retrievers', 'lore_systems', 'lore_ablations', 'lore_rerankers',
            'first_questions', 'reader_needs', 'paper_rows', 'bias_rows', 'lore_health', 'lore_claims', 'rerank_health',
            'lore_cost_claims', 'lore_rerank_claims', 'naive_level', 'level_sentence', 'baseline_note', 'answer_kept',
-           'cut_sentence', 'with_notes', 'contexts_differ', 'lore_decisive_claims', 'top_context_right', 'same_answer',
+           'cut_sentence', 'lore_notes', 'contexts_differ', 'lore_decisive_claims', 'top_context_right', 'same_answer',
            'lore_gates', 'with_pair_gates', 'gated']
 
 # %% ../../../nbs/40_papers.lore.ipynb #dbd15778
@@ -316,7 +316,7 @@ def cut_sentence(task: str, kept: pd.DataFrame, words: int) -> str:
             f"and {w} whole, so the cut drops it for {w - c}.")
 
 # %% ../../../nbs/40_papers.lore.ipynb #c37e000b
-def with_notes(claims: Sequence[Claim], # LoRE's claims
+def lore_notes(claims: Sequence[Claim], # LoRE's claims
                levels: pd.DataFrame, # naive_level of the runs they are judged on
                cut_notes: Mapping[str, str] = {}, # task -> the sentence of its cut (cut_sentence), added to its every claim
                naive: str = "Naive-512") -> list[Claim]:
