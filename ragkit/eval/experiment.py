@@ -270,6 +270,8 @@ def _systems(s: str) -> str | tuple[str, ...]:
     "'A' -> 'A'; 'A|B' -> ('A', 'B'): several systems, the best of them."
     return tuple(s.split("|")) if "|" in s else s
 
+
+# %% ../../nbs/33_eval.experiment.ipynb #pc000005
 def _paper_claim(r: Mapping, d: str, numbers: Sequence[Mapping], where: str) -> Claim:
     "The claim of a filled claims.csv row on task `d`, with the paper's difference (and sample) from its numbers."
     cells = [n for n in numbers if n["table"] == r["table"] and n["task"] == d and r["reader"] in ("", n["reader"])]
@@ -557,27 +559,6 @@ def _judged_pairs(claims: Sequence[Claim], runs: Mapping, n_boot: int, seed: int
     if bad: raise ValueError(f"{bad[0].claim}: runs={bad[0].runs!r} names no run set; `subsets` holds {', '.join(subsets) or 'none'}")
     return [(c, r) for c in claims if (r := _claim_row(c, subsets[c.runs] if c.runs else runs, n_boot, seed)) is not None]
 
-def _check_unless(claims: Sequence[Claim]) -> None:
-    "Each declared dependency, early: four items, a claim of this list, and a reason whose fields a verdict row fills."
-    named, cols = {(c.claim, c.dataset) for c in claims}, {*VERDICT_COLUMNS, "p_holm", "direction_holm"}
-    for c in (c for c in claims if c.unless):
-        if len(c.unless) != 4: raise ValueError(f"{c.claim}: unless={c.unless!r} needs four items: (claim, dataset, direction, why)")
-        if tuple(c.unless[:2]) not in named: raise ValueError(f"{c.claim}: unless names {c.unless[0]!r} on {c.unless[1]!r}, not a claim judged here")
-        try: bad = [n for _, n, _, _ in string.Formatter().parse(c.unless[3]) if n is not None and n not in cols]
-        except ValueError as e: raise ValueError(f"{c.claim}: unless's reason: {e}; double a literal brace") from None
-        if bad: raise ValueError(f"{c.claim}: unless's reason names {{{bad[0]}}}, not a verdict column (e.g. ours, lo, hi, direction_holm)")
-
-def _ruled_out(claims: Sequence[Claim], v: pd.DataFrame) -> list[Claim] | None:
-    "The claims with each one whose `unless` fired declared not testable (its reason formatted with that row); None when none fired."
-    rows = {(r["claim"], r["dataset"]): r for r in v.to_dict("records")}
-    def why(c: Claim) -> str:
-        r = rows.get(tuple(c.unless[:2])) if c.unless and not c.untestable else None
-        return c.unless[3].format(**r) if r is not None and r["direction_holm"] == c.unless[2] else ""
-    fired = {(c.claim, c.dataset): (c, w) for c in claims if (w := why(c))}
-    now = {k: w for k, (c, w) in fired.items() if tuple(c.unless[:2]) not in fired}  # one whose target is ruled out in this pass waits for the next
-    out = [replace(c, untestable=now[c.claim, c.dataset]) if (c.claim, c.dataset) in now else c for c in claims]
-    return out if now else None
-
 def verdict(claims: Sequence[Claim], # the paper's claims
             runs: Mapping[tuple[str, str], Evaluation | pd.Series] | None = None, # (dataset, system) -> Evaluation or per-qid scores
             n_boot: int = 1000, seed: int = 0,
@@ -668,6 +649,29 @@ def with_notes(v: pd.DataFrame, # a judged verdict table, one row per claim of `
     v = _same_pair(v, claims)
     return v.assign(verdict=[r["verdict"] + "".join(t for when, t in c.notes if when in ("", r["size"], r["direction"]))
                              for r, c in zip(v.to_dict("records"), claims)])
+
+
+# %% ../../nbs/33_eval.experiment.ipynb #nt000005
+def _check_unless(claims: Sequence[Claim]) -> None:
+    "Each declared dependency, early: four items, a claim of this list, and a reason whose fields a verdict row fills."
+    named, cols = {(c.claim, c.dataset) for c in claims}, {*VERDICT_COLUMNS, "p_holm", "direction_holm"}
+    for c in (c for c in claims if c.unless):
+        if len(c.unless) != 4: raise ValueError(f"{c.claim}: unless={c.unless!r} needs four items: (claim, dataset, direction, why)")
+        if tuple(c.unless[:2]) not in named: raise ValueError(f"{c.claim}: unless names {c.unless[0]!r} on {c.unless[1]!r}, not a claim judged here")
+        try: bad = [n for _, n, _, _ in string.Formatter().parse(c.unless[3]) if n is not None and n not in cols]
+        except ValueError as e: raise ValueError(f"{c.claim}: unless's reason: {e}; double a literal brace") from None
+        if bad: raise ValueError(f"{c.claim}: unless's reason names {{{bad[0]}}}, not a verdict column (e.g. ours, lo, hi, direction_holm)")
+
+def _ruled_out(claims: Sequence[Claim], v: pd.DataFrame) -> list[Claim] | None:
+    "The claims with each one whose `unless` fired declared not testable (its reason formatted with that row); None when none fired."
+    rows = {(r["claim"], r["dataset"]): r for r in v.to_dict("records")}
+    def why(c: Claim) -> str:
+        r = rows.get(tuple(c.unless[:2])) if c.unless and not c.untestable else None
+        return c.unless[3].format(**r) if r is not None and r["direction_holm"] == c.unless[2] else ""
+    fired = {(c.claim, c.dataset): (c, w) for c in claims if (w := why(c))}
+    now = {k: w for k, (c, w) in fired.items() if tuple(c.unless[:2]) not in fired}  # one whose target is ruled out in this pass waits for the next
+    out = [replace(c, untestable=now[c.claim, c.dataset]) if (c.claim, c.dataset) in now else c for c in claims]
+    return out if now else None
 
 
 # %% ../../nbs/33_eval.experiment.ipynb #b2d0e008
