@@ -2604,6 +2604,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                              'ragkit.site.card_html': ('site.html#card_html', 'ragkit/site.py'),
                              'ragkit.site.cards': ('site.html#cards', 'ragkit/site.py'),
                              'ragkit.site.check_links': ('site.html#check_links', 'ragkit/site.py'),
+                             'ragkit.site.decide_section': ('site.html#decide_section', 'ragkit/site.py'),
                              'ragkit.site.doc_name': ('site.html#doc_name', 'ragkit/site.py'),
                              'ragkit.site.evidence_link': ('site.html#evidence_link', 'ragkit/site.py'),
                              'ragkit.site.evidence_pages': ('site.html#evidence_pages', 'ragkit/site.py'),

@@ -12,15 +12,15 @@ import html, json, re, shutil, subprocess, sys
 from html.parser import HTMLParser
 from pathlib import Path
 from .evidence import claim_anchor, evidence_markdown
-from .report import (TALLY, TALLY_HEADS, claim_rows, needs_text, outcome_lines, outcome_sentence, read_json, render_bench,
+from .report import (DECIDE, TALLY, TALLY_HEADS, claim_rows, needs_text, outcome_lines, outcome_sentence, read_json, render_bench,
                            profile_dir, render_headlines, render_readers, render_timings, tally, tally_text)
 
 # %% auto #0
 __all__ = ['VERDICT_CLASS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text', 'badge',
            'paper_card', 'card_html', 'cards', 'grouped_scoreboard', 'tidy_frame_html', 'page_cell', 'module_notebooks',
            'doc_name', 'module_page', 'paper_pages', 'verdict_section', 'verdict_first', 'evidence_link',
-           'evidence_pages', 'index_page', 'runs_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links',
-           'raw_math', 'site_main', 'scoreboard_main']
+           'evidence_pages', 'decide_section', 'index_page', 'runs_page', 'write_sources', 'markdown_twin',
+           'build_site', 'check_links', 'raw_math', 'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
@@ -240,11 +240,13 @@ def module_page(nb: Path, dest: Path) -> Path:
     dest.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
     return dest
 
-def paper_pages(root: Path, src: Path, profile: str = "paper") -> list[str]:
-    "The executed notebooks of `profile`'s finished runs (those with results.json) as pages under papers/, verdict first; their names."
+def paper_pages(root: Path, src: Path, profile: str = "paper",
+                folder: str = "papers", # where the pages go under `src` (the decide runs' share their notebooks' names)
+                ) -> list[str]:
+    "The executed notebooks of `profile`'s finished runs (those with results.json) as pages under `folder`, verdict first; their names."
     runs = profile_dir(root, profile)
     nbs = sorted(nb for nb in runs.glob("*/*.ipynb") if (nb.parent / "results.json").is_file())
-    return [verdict_first(module_page(nb, src / "papers" / nb.name), root, nb.parent, profile).stem for nb in nbs]
+    return [verdict_first(module_page(nb, src / folder / nb.name), root, nb.parent, profile).stem for nb in nbs]
 
 JS = """// Written by `ragkit report site`: each figure opens full size in a new tab on a click.
 document.addEventListener("DOMContentLoaded", () => {
@@ -296,10 +298,11 @@ def evidence_link(r: dict, # a scoreboard row
     "The link to the questions that decided claim `r`: its anchor on its run's evidence page."
     return f"{base}{r['notebook']}.evidence.md#{claim_anchor(r)}"
 
-def evidence_pages(root: Path, src: Path, profile: str = "paper") -> list[str]:
-    "One evidence page per finished run of `profile` under papers/ (the deciding questions of each claim); their names."
+def evidence_pages(root: Path, src: Path, profile: str = "paper", folder: str = "papers") -> list[str]:
+    "One evidence page per finished run of `profile` under `folder` (the deciding questions of each claim); their names."
     runs = sorted(r for r in profile_dir(root, profile).glob("*") if (r / "results.json").is_file())
-    for r in runs: (src / "papers" / f"{r.name}.evidence.md").write_text(evidence_markdown(r), encoding="utf-8")
+    if runs: (src / folder).mkdir(parents=True, exist_ok=True)
+    for r in runs: (src / folder / f"{r.name}.evidence.md").write_text(evidence_markdown(r), encoding="utf-8")
     return [f"{r.name}.evidence" for r in runs]
 
 # %% ../nbs/96_site.ipynb #a1fb5549
@@ -312,7 +315,17 @@ def _pages_list(papers: list[str], modules: dict[str, Path]) -> str:
     return "## Pages\n\n" + "\n".join([f"- [{p}](papers/{p}.ipynb)" for p in papers] +
                                       [f"- [{m}]({doc_name(nb)}.ipynb) — from `nbs/{nb.name}`" for m, nb in modules.items()])
 
-def index_page(root: Path, papers: list[str], modules: dict[str, Path]) -> str:
+def decide_section(root: Path, decided: list[str]) -> list[str]:
+    "The landing page's part on the power-sized decide runs: their claims beside the reference runs', and their pages."
+    if not decided: return []
+    rows = claim_rows(root, DECIDE)
+    return [f"## The decide runs\n\nRuns sized by what each core claim needs at 80% power (`outputs/{DECIDE}/`), beside the reference "
+            f"runs above: {len(rows)} claims, each linked to the questions that decided it.", grouped_scoreboard(rows, lambda r: evidence_link(r, f"{DECIDE}/")),
+            _toc("Decide runs", [f"{DECIDE}/{p}" for p in decided])]
+
+def index_page(root: Path, papers: list[str], modules: dict[str, Path],
+               decided: list[str] = [], # the decide runs' pages (decide_section)
+               ) -> str:
     "The landing page's MyST markdown: a card per paper, the claims grouped by paper, and the tables of contents."
     rows = claim_rows(root)
     return "\n\n".join([
@@ -333,6 +346,7 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path]) -> str:
         grouped_scoreboard(rows, evidence_link),
         "The reference runs' paragraphs, what each costs and how fast the readers are: [Runs and speed](runs.md).",
         _pages_list([p for p in papers if not p.endswith(".evidence")], modules),
+        *decide_section(root, decided),
         _toc("Reference runs", [f"papers/{p}" for p in papers] + ["runs"]), _toc("Modules", [doc_name(nb) for nb in modules.values()])])
 
 
@@ -368,8 +382,9 @@ def write_sources(root: Path, # the project root
     _write_conf(src)
     papers, modules = paper_pages(root, src), module_notebooks(root)
     papers += evidence_pages(root, src)
+    decided = paper_pages(root, src, DECIDE, DECIDE) + evidence_pages(root, src, DECIDE, DECIDE)  # none until a decide run finishes
     for nb in modules.values(): module_page(nb, src / f"{doc_name(nb)}.ipynb")  # named as the module docstrings name them
-    (src / "index.md").write_text(index_page(root, papers, modules), encoding="utf-8")
+    (src / "index.md").write_text(index_page(root, papers, modules, decided), encoding="utf-8")
     (src / "runs.md").write_text(runs_page(root), encoding="utf-8")
     final.mkdir(parents=True, exist_ok=True)
     _sync(src, final)

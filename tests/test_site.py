@@ -93,3 +93,21 @@ def test_a_browser_opens_it(site, tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(list(tmp_path.glob("*.png"))) == 4
+
+
+def test_a_finished_decide_run_gets_its_own_pages(tmp_path):
+    "A decide run shares its notebook's name with the reference run: its page and evidence go under decide/, verdict first, linked from the landing page."
+    from ragkit.site import decide_section, evidence_pages, paper_pages
+    root, src = tmp_path / "root", tmp_path / "src"
+    shutil.copytree(ROOT / "nbs", root / "nbs")
+    shutil.copytree(ROOT / "outputs" / "paper" / "40_papers.lore", root / "outputs" / "decide" / "40_papers.lore")  # stands in for a finished decide run
+    assert decide_section(root, []) == []  # no finished decide run: nothing on the landing page
+    pages = paper_pages(root, src, "decide", "decide") + evidence_pages(root, src, "decide", "decide")
+    assert pages == ["40_papers.lore", "40_papers.lore.evidence"] and not (src / "papers").exists()
+    page = json.loads((src / "decide" / "40_papers.lore.ipynb").read_text())
+    assert "".join(page["cells"][1]["source"]).startswith("## The verdict") and "--profile decide" in "".join(page["cells"][1]["source"])
+    section = "\n\n".join(decide_section(root, pages))
+    anchors = set(re.findall(r"\(decide/40_papers\.lore\.evidence\.md#([^)]+)\)", section))
+    evidence = (src / "decide" / "40_papers.lore.evidence.md").read_text()
+    assert anchors and all(f"({a})=" in evidence for a in anchors)  # every claim link lands on its MyST target
+    assert "decide/40_papers.lore\n" in section  # in the decide runs' table of contents
