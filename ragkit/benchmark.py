@@ -53,7 +53,7 @@ _EXAMPLES = [Example(f"q{i}", f"question {i}?", (f"a{i}",)) for i in range(6)]
 def example_run(name: str, # the run's name
                 right, # i -> whether the run answers question i right
                 ) -> Evaluation:
-    "A finished closed-book run of six toy questions, right where `right(i)`: what the benchmark systems' examples read."
+    "A finished closed-book run of six toy questions, right where `right(i)`: what benchmark examples read."
     gold = lambda p: next((f"a{i}" for i, ex in enumerate(_EXAMPLES) if ex.question in p and right(i)), "wrong")
     return evaluate(ClosedBook(FakeLM(gold, name=name)), _EXAMPLES, ["exact_match", "f1", "contains_match"], name=name, n_boot=10,
                     progress=False)
@@ -65,7 +65,7 @@ def example_pool() -> dict:
 
 # %% ../nbs/90_benchmark.ipynb #c90e0a03
 class EoRVote(Method):
-    "EoR's cross-fitted weighted vote over the responses of finished systems, searched as 64_papers.eor.method searches it; charged every pooled system's cost."
+    "EoR's cross-fitted weighted vote over finished systems' responses, searched as nb 64 does; charged their cost."
     tag = "EoR-vote"
     fingerprint_ignore = {**Method.fingerprint_ignore,
         "pool": "in the fingerprint by each member's run fingerprint (`pool`, derived_config)",
@@ -92,11 +92,11 @@ class EoRVote(Method):
         self.chosen, self.top_r, self.fold = self._fit()
 
     def derived_config(self) -> dict:
-        "The pool by its members' run fingerprints and the slices as `similarity_tensor` computed them (the settings are in `config` by construction)."
+        "The pool by its members' run fingerprints and the slices as `similarity_tensor` computed them."
         return dict(pool=self.fingerprints, slices=list(self.slices))
 
     def _fit(self) -> tuple[dict[str, str], dict[str, str], dict[str, int]]:
-        "question -> the member the cross-fitted vote picks, the member Top-R picks (most often right on the training folds), and its test fold."
+        "question -> the member the cross-fitted vote picks, the member Top-R picks, and its test fold."
         first = self.tables[self.names[0]]
         answers = [[str(self.tables[n].prediction[q] or "") for n in self.names] for q in first.index]
         S, self.slices = similarity_tensor(answers, list(self.metrics), query=list(first.question), nli=self.nli)
@@ -130,12 +130,12 @@ from fastcore.basics import patch
 
 @patch(as_prop=True)
 def described(self: EoRVote) -> str:
-    "The slices the vote used (one without a model named as weighing 0) and its restarts, in words for the system's name."
+    "The slices the vote used (one without a model weighing 0) and its restarts, in words for its name."
     return "slices " + ", ".join(f"{s} at weight 0" if s.endswith(":none") else s for s in self.slices) + f"; {self.restarts} restarts"
 
 @patch
 def fit_rows(self: EoRVote) -> list[dict]:
-    "Per fold: its questions, Top-R's member, the searched slice weights, the kept members, the winning restart and the training accuracy."
+    "Per fold: its questions, Top-R's member, slice weights, kept members, winning restart, training accuracy."
     tops = {self.fold[q]: self.top_r[q] for q in self.fold}
     return [dict(fold=f + 1, n_test=sum(v == f + 1 for v in self.fold.values()), top_r=tops.get(f + 1), restarts=self.restarts, restart_won=fit.restart,
                  sim_weights={k: round(float(w), 4) for k, w in zip(fit.metrics, fit.sim_weights)}, kept=fit.kept,
@@ -143,7 +143,7 @@ def fit_rows(self: EoRVote) -> list[dict]:
 
 # %% ../nbs/90_benchmark.ipynb #0f424e72
 class TopR(Method):
-    "EoR's Top-R over an EoRVote's pool: per fold, the member most often right on the training folds; charged only that member's cost."
+    "EoR's Top-R over an EoRVote's pool: per fold, the member best on the training folds; charged its cost only."
     tag = "EoR-Top-R"
     fingerprint_ignore = {**Method.fingerprint_ignore,  # the vote's own settings (slices, search) cannot change Top-R's choice
         "vote": "in the fingerprint by all Top-R's choice depends on (derived_config): its pool's run fingerprints, folds and seed"}
@@ -158,7 +158,7 @@ class TopR(Method):
         self.vote, self.name = vote, name
 
     def derived_config(self) -> dict:
-        "The pool (each system's run fingerprint), the folds, their seed and what counts as right: all Top-R's choice depends on."
+        "The pool (each system's run fingerprint), the folds, their seed and what counts as right."
         return dict(pool=self.vote.fingerprints, folds=self.vote.folds, seed=self.vote.seed, right="contains_match")
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
@@ -178,7 +178,7 @@ from .core import stable_hash
 from .papers.witqa.method import fit_thresholds, retrieves
 
 class PopularityRoute(Method):
-    "Adaptive retrieval: closed-book for popular subjects, RAG for rare ones, by an S-count threshold fitted on the other folds."
+    "Adaptive retrieval: closed-book for popular subjects, RAG for rare ones, by an S-count threshold."
     tag = "popularity-route"
     fingerprint_ignore = {**Method.fingerprint_ignore,
         "closed": "in the fingerprint by its run fingerprint (`runs`, derived_config)",
@@ -203,7 +203,7 @@ class PopularityRoute(Method):
         self.retrieve = self._fit()
 
     def derived_config(self) -> dict:
-        "The two runs by their fingerprints and the counts of their questions by a hash (the settings are in `config` by construction)."
+        "The two runs by their fingerprints and the counts of their questions by a hash."
         return dict(runs=_fingerprints(dict(closed=self.closed, rag=self.rag)), popularity=stable_hash(repr(sorted(self.pop.items()))))
 
     def _fit(self) -> dict[str, bool]:
@@ -246,7 +246,7 @@ def benchmark_systems(prep, lm, # a prepared task (with a corpus) and the reader
                       max_new_tokens: int = 16, # answer budget
                       device: str = "cpu", # where the dense encoder runs
                       ) -> dict[str, object]:
-    "Name -> answering system of the benchmark on task `prep`: closed-book, naive RAG and LoRE on three retrievers, SuRe."
+    "Name -> answering system of the benchmark on `prep`: closed-book, naive RAG and LoRE per retriever, SuRe."
     return systems_over(lore_retrievers(prep.corpus, device=device), lm, n_passages, template, chat, sure_chat, max_new_tokens)
 
 def systems_over(rets, lm, # BM25, dense and RRF retrievers (lore_retrievers), and the reader
@@ -283,7 +283,7 @@ def _accuracy(m: dict, metrics: Sequence[str]) -> dict:
             for col, key in (("(%)", "mean"), ("lo", "lo"), ("hi", "hi")) for k in metrics}
 
 def _cost_columns(t: pd.DataFrame) -> dict:
-    "LM calls (and cached ones), prompt and generated tokens, and wall seconds per question (NaN where the run kept no time)."
+    "LM calls (and cached ones), prompt and generated tokens, wall seconds per question (NaN without a time)."
     return dict(lm_calls=t.lm_calls.mean(), cached_calls=t.cached_calls.mean(), prompt_tokens=t.prompt_tokens.mean(),
                 tokens=t.tokens.mean(), seconds=_seconds(t).mean() if "seconds" in t else float("nan"))
 
@@ -305,7 +305,7 @@ def _on_front(out: pd.DataFrame) -> pd.Series:
 def bench_table(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
                 metrics: Sequence[str] = ("exact_match", "f1", "contains_match"), # the accuracy columns
                 ) -> pd.DataFrame:
-    "Per (task, system): accuracy with its 95% interval (×100), cost per question, and whether it is on the F1/cost front."
+    "Per (task, system): accuracy with its 95% interval (×100), cost per question, whether on the F1/cost front."
     out = pd.DataFrame([_bench_row(d, s, ev, metrics) for (d, s), ev in runs.items()])
     out["reader_tokens"] = out.prompt_tokens + out.tokens
     out["front"] = _on_front(out)
@@ -315,7 +315,7 @@ def bench_table(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> 
 def front_probability(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation, the same questions per task
                       metric: str = "f1", # the accuracy axis
                       n_boot: int = 1000, seed: int = 0) -> dict[tuple[str, str], float]:
-    "(task, system) -> the share of question resamples in which the system is on its task's accuracy/reader-token front."
+    "(task, system) -> the share of resamples in which the system is on its task's accuracy/token front."
     out, rng = {}, np.random.default_rng(seed)
     for d in dict.fromkeys(t for t, _ in runs):
         names = [s for t, s in runs if t == d]
@@ -345,7 +345,7 @@ def _prefixed(s: str, table: Mapping, default=None):
 
 def eor_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
                metric: str = "f1") -> list[Claim]:
-    "'EoR > Top-R' on each task where both ran: the vote against the member it would take without voting, chosen on the training folds."
+    "'EoR > Top-R' per task where both ran: the vote against the member it would take without voting."
     return [Claim(f"{s} > {TOP_R}", d, s, TOP_R, metric, None, f"{SOURCES['Top-R']}; ragkit's benchmark pool", mechanism=MECHANISM_OF["EoR"].name)
             for (d, s) in runs if s.startswith("EoR") and (d, TOP_R) in runs]
 
@@ -377,7 +377,7 @@ from .papers.lore.method import Rechoose
 
 def top1_systems(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation, with the task's LoRE runs
                  task: str) -> dict[str, Rechoose]:
-    "Name -> Top-1 (the top context's answer) re-chosen from each LoRE run of `task`: no LM call, the same answers LoRE read."
+    "Name -> Top-1 re-chosen from each LoRE run of `task`: no LM call, the same answers LoRE read."
     return {m.name: m for (d, s), ev in runs.items() if d == task and s.startswith("LoRE - ") for m in [Rechoose(ev, "top1")]}
 
 def _top1(s: str) -> str:
@@ -415,7 +415,7 @@ def _right(runs: Mapping, d: str, s: str, metric: str = "contains_match") -> pd.
     return runs[d, s].scores(metric)
 
 def _adaptive_health(runs: Mapping, d: str, s: str) -> list[dict]:
-    "Both routes used, and (where both routes' runs are here) the headroom: questions closed-book gets right and naive RAG - BM25 wrong."
+    "Both routes used and, where both runs are here, the headroom: closed-book right, naive RAG - BM25 wrong."
     rows = health(ADAPTIVE_ROUTE, d, s, runs[d, s].table.to_dict("records"))
     if (d, CLOSED) not in runs or (d, BASELINE) not in runs: return rows
     c, r = _right(runs, d, CLOSED), _right(runs, d, BASELINE)
@@ -431,7 +431,7 @@ def _top_r_right(runs: Mapping, d: str, s: str) -> pd.Series:
     return pd.Series({q: pool.at[q, (t or {}).get("top_r", EOR_POOL[0])] for q, t in tr.items()})
 
 def _eor_health(runs: Mapping, d: str, s: str) -> list[dict]:
-    "The pool disagrees, the vote did not always take one member, and its choice differs in correctness from Top-R's (64's check)."
+    "The pool disagrees, the vote did not always take one member, its choice differs from Top-R's (64's check)."
     pool = _pool_right(runs, d)
     chosen = [(t or {}).get("chosen") for t in runs[d, s].table.trace]
     top = Counter(chosen).most_common(1)[0][1] if chosen else 0
@@ -493,7 +493,7 @@ def _answers(ev: Evaluation) -> dict:
     return dict(zip(ev.table.qid, ev.table.prediction.fillna("")))
 
 def bench_gates(runs: Mapping[tuple[str, str], Evaluation]) -> dict[tuple[str, str], Gate]:
-    "(task, system) -> the Gate of the system's mechanism: LoRE left its top context's answer, SuRe's summaries were conditional, EoR's choice differed from Top-R's, adaptive retrieval answered from memory."
+    "(task, system) -> the Gate of the system's mechanism (LoRE, SuRe, EoR or adaptive retrieval acting)."
     out = dict(sure_gates({k: ev for k, ev in runs.items() if k[1].startswith("SuRe")}))
     for (d, s), ev in runs.items():
         if s.startswith("LoRE - ") and (d, _top1(s)) in runs:
@@ -507,7 +507,7 @@ def bench_gates(runs: Mapping[tuple[str, str], Evaluation]) -> dict[tuple[str, s
 
 def top1_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
                 metric: str = "f1") -> list[Claim]:
-    "'LoRE - r > Top-1 - r' on each task and retriever: the part of LoRE's gain that its ranking adds beyond reading the top context."
+    "'LoRE - r > Top-1 - r' per task and retriever: what LoRE's ranking adds beyond reading the top context."
     return [Claim(f"{s} > {_top1(s)} (the ranking's share of LoRE's gain)", d, s, _top1(s), metric, None,
                   f"{SOURCES['LoRE']}; ragkit's split of LoRE's gain over naive RAG", mechanism=LORE_RANKING.name)
             for (d, s) in runs if s.startswith("LoRE - ") and (d, _top1(s)) in runs]
@@ -515,11 +515,11 @@ def top1_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> 
 
 # %% ../nbs/90_benchmark.ipynb #b32ac01c
 def eor_fits(votes: Mapping[tuple[str, str], "EoRVote"]) -> list[dict]:
-    "One row per (task, EoR system, fold): the fold's Top-R member, searched slice weights, kept members, winning restart and accuracies."
+    "One row per (task, EoR system, fold): Top-R's member, slice weights, kept members, restart and accuracies."
     return [dict(task=d, system=s, **r) for (d, s), v in votes.items() for r in v.fit_rows()]
 
 def eor_versus(runs: Mapping[tuple[str, str], Evaluation], votes: Mapping[tuple[str, str], "EoRVote"], metric: str = "f1") -> list[dict]:
-    "Per task: EoR's, Top-R's and each pool member's mean `metric` (×100), and the member best on the test questions (hindsight, no claim)."
+    "Per task: EoR's, Top-R's and each pool member's mean `metric` (×100), and the best member in hindsight."
     out = []
     for d, s in votes:
         members = {m: float(runs[d, m].scores(metric).mean() * 100) for m in EOR_POOL}

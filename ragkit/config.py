@@ -118,7 +118,7 @@ def load_settings(path: Path | str | None = None, env: dict | None = None) -> Se
                     reader=vals["reader"], embedder=vals["embedder"], llama_threads=_threads(vals["llama_threads"], source), source=source)
 
 def _threads(v: str, source: str) -> int:
-    "llama_threads as a count: 'auto' leaves one core to the rest of the machine (llama.cpp's spinning threads collapse beside a busy process)."
+    "llama_threads as a count: 'auto' leaves one core free (llama.cpp's spinning threads collapse beside a busy one)."
     if str(v).strip().lower() == "auto": return max(1, len(os.sched_getaffinity(0)) - 1)
     try: n = int(v)
     except ValueError: n = 0

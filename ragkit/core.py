@@ -247,7 +247,7 @@ def _function_text(v, f: types.FunctionType, seen: frozenset) -> str:
     return "\x00".join([_code_text(c), *(_held_text(x, seen) for x in held), *reads])
 
 def callable_fingerprint(f) -> str:
-    "12 hex digits of what function `f` computes: its code, the values it closes over, its defaults and the module globals it reads."
+    "12 hex digits of what function `f` computes: its code, closed-over values, defaults and the globals it reads."
     if _function_of(f) is None: raise TypeError(f"{type(f).__name__} is not a function, bound method or partial")
     return stable_hash(_held_text(f, frozenset()), n=12)
 
@@ -287,14 +287,14 @@ def _same(a, b) -> bool:
     except TypeError: return a is b
 
 class Fingerprinted:
-    "What a method and a retriever share: settings that are their constructor's parameters, and a fingerprint over them."
+    "What a method and a retriever share: settings that are constructor parameters, and a fingerprint over them."
     tag: str | None = None  # the class's name in its fingerprint (a method's `method` key); None: no such key
     fingerprint_ignore: dict = {"name": "a label: it names the rows and never changes an answer"}
     fingerprint_alternatives: dict = {}  # setting -> another value the fingerprint check sets, where a generic change is refused
 
     @classmethod
     def fingerprint_example(cls):
-        "An instance built from stand-ins (a fake reader, a toy corpus): what the fingerprint checks change setting by setting."
+        "An instance built from stand-ins (a fake reader, a toy corpus) for the fingerprint checks."
         raise NotImplementedError(f"{cls.__qualname__} has no `fingerprint_example`: add a classmethod that builds one from "
                                   "fakes (ragkit.lm.base.FakeLM, ragkit.retrieve.fusion.FakeRetriever) next to the class")
 
@@ -314,7 +314,7 @@ class Fingerprinted:
         return {n: getattr(self, n) for n in names}
 
     def constructor_args(self) -> dict:
-        "Every constructor parameter this object holds, under its name (ignored ones too): what rebuilds it, changed or retyped."
+        "Every constructor parameter this object holds, by name (ignored ones too): what rebuilds it."
         return {n: getattr(self, n) for n in init_settings(type(self)) if hasattr(self, n)}
 
     def replaced(self, **changes):
@@ -341,7 +341,7 @@ class Fingerprinted:
 
 # %% ../nbs/00_core.ipynb #4cc56es2
 def recorded(v):
-    "Every setting behind `v`, defaults included: a method or retriever as its class and settings, the rest as in a config."
+    "Every setting behind `v`, defaults included: a method or retriever as class and settings, the rest as config."
     if isinstance(v, Fingerprinted): return {"class": type(v).__qualname__} | {n: recorded(x) for n, x in v.settings.items()}
     if isinstance(v, (list, tuple)): return [recorded(x) for x in v]
     try: return plain(v)
@@ -349,7 +349,7 @@ def recorded(v):
 
 # %% ../nbs/00_core.ipynb #facd68fb
 class Method(Fingerprinted):
-    "A question-answering method: `answer_batch(questions)` gives one Prediction each; `answer` and `config` come with it."
+    "A QA method: `answer_batch(questions)` gives one Prediction each; `answer` and `config` come with it."
     name: str = "method"
     fingerprint_ignore: dict = {"name": "the system's label: it names the rows and never changes an answer"}
 
@@ -363,7 +363,7 @@ class Method(Fingerprinted):
 
     @property
     def config(self) -> dict | None:
-        "Everything that changes an answer (a run's resume key): the tag, every counted setting and `derived_config`; None if none."
+        "What changes an answer (a run's resume key): the tag, every counted setting, `derived_config`; None if none."
         c = ({} if self.tag is None else {"method": self.tag}) | self.fingerprint()
         return c or None
 
@@ -389,7 +389,7 @@ class Retriever(Fingerprinted):
 
     @property
     def config(self) -> dict:
-        "What determines this retriever's rankings (for run fingerprints): its class, its corpus's hash and every counted setting."
+        "What determines this retriever's rankings: its class, its corpus's hash and every counted setting."
         return dict(type=type(self).__name__, corpus=f"{self.corpus.name}#{self.corpus.hash[:16]}", **self.fingerprint())
 
 # %% ../nbs/00_core.ipynb #03487bba
@@ -466,7 +466,7 @@ def row_error(path: Path | str, line: int, what: str) -> DataError:
 # %% ../nbs/00_core.ipynb #c709f108
 @dataclass(frozen=True)
 class OneOf:
-    "A parameter rule: the value is one of `values` (with `many`, a comma-separated list of them; `also`: single values allowed besides)."
+    "A parameter rule: the value is one of `values` (`many`: a comma-separated list; `also`: more single values)."
     values: tuple
     many: bool = False
     also: tuple = ()
@@ -545,7 +545,7 @@ _PARSE_ERRORS = (ValueError, TypeError, KeyError, LookupError, FileNotFoundError
 
 @dataclass(frozen=True)
 class Parses:
-    "A parameter rule: `parse(value, *given values)` accepts it; its error, then `allowed`, is the complaint ('' with `optional`)."
+    "A parameter rule: `parse(value, *given values)` accepts it; its error, then `allowed`, is the complaint."
     parse: Callable
     allowed: str  # what the values are, e.g. "task:corpus+corpus pairs"
     given: tuple = ()  # other parameters `parse` takes after the value, in order
@@ -565,6 +565,6 @@ class Parses:
 def rule_problems(rules: dict, # parameter -> a rule (OneOf, AtLeast, Between, Parses, ...)
                   params: dict, # the values, e.g. a notebook's resolved parameters
                   ) -> list[tuple[str, str]]:
-    "(parameter, what is wrong) for every value in `params` that breaks its rule; a rule with `given` also sees `params`."
+    "(parameter, what is wrong) for each value in `params` that breaks its rule; a `given` rule sees `params`."
     return [(k, msg) for k, r in rules.items() if k in params
             and (msg := r.problem(params[k], params) if getattr(r, "given", ()) else r.problem(params[k]))]

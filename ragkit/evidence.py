@@ -28,7 +28,7 @@ def _words(text: str, # any text
 def claim_anchor(claim_row: Mapping, # a verdict row of results.json, or a scoreboard row (its `claim` and `dataset` are used)
                  words: int = 48, # at most this many characters of the claim's words
                  ) -> str:
-    "An HTML-id-safe anchor of a claim: 'claim-', its words, its task, and 8 hex of both (the same on every render of the run)."
+    "An HTML-id-safe anchor of a claim: 'claim-', its words, its task, and 8 hex of both (stable across renders)."
     claim, dataset = str(claim_row["claim"]), str(claim_row["dataset"])
     parts = ["claim", _words(claim)[:words].strip("-"), _words(dataset), stable_hash(claim, dataset, n=8)]
     return "-".join(p for p in parts if p)
@@ -47,7 +47,7 @@ def rivals(b, # a verdict row's `b`: a name, a list or tuple of names, or names 
 
 def read_jsonl(path: Path, # a committed examples.jsonl
                ) -> dict[str, dict]:
-    "qid -> row of a results file, read only (the last row of a qid wins, as `evaluate` resumes; a torn last line is skipped)."
+    "qid -> row of a results file, read only (the last row of a qid wins; a torn last line is skipped)."
     rows, lines = {}, Path(path).read_text(encoding="utf-8").split("\n")
     for i, line in enumerate(lines):
         if not line.strip(): continue
@@ -61,7 +61,7 @@ def read_jsonl(path: Path, # a committed examples.jsonl
 # %% ../nbs/97_evidence.ipynb #815ea844
 @dataclass
 class RunRows:
-    "A committed run folder: its results.json and parameters, its systems' row folders, and their rows read at most once."
+    "A committed run folder: results.json, its parameters, its systems' row folders and rows, read once."
     folder: Path  # outputs/<profile>/<notebook>
     results: dict  # results.json
     params: dict  # params.json (empty when absent)
@@ -94,7 +94,7 @@ def row_folder(run: RunRows, # the run
                task: str, # a task folder of it
                name: str, # a system's name
                ) -> Path | None:
-    "The row folder of system `name` on `task`: the one results.json's summaries name when several fingerprints were committed."
+    "The row folder of system `name` on `task`: the one results.json's summaries name among several."
     fs = run.folders.get((task, name), [])
     named = {s.get("fingerprint") for s in run.results.get("summaries") or [] if isinstance(s, Mapping)}
     used = [f for f in fs if f.name in named] if len(fs) > 1 else fs
@@ -104,7 +104,7 @@ def system_rows(run: RunRows, # the run (its cache is filled)
                 task: str, # a task folder of it
                 name: str, # a system's name
                 ) -> dict[str, dict] | None:
-    "qid -> row of `name` on `task`, held to the run's questions of `task` when results.json lists them; None: no row folder."
+    "qid -> row of `name` on `task`, held to the run's questions of `task` when listed; None: no row folder."
     f = row_folder(run, task, name)
     if f is None: return None
     if f not in run.cache:
@@ -115,7 +115,7 @@ def system_rows(run: RunRows, # the run (its cache is filled)
 def metric_column(row: Mapping, # one row of examples.jsonl
                   metric: str, # a verdict row's metric
                   ) -> str | None:
-    "The column of a row that holds `metric` (`substring` is stored as `substring_match`, `f1_score` as `f1`); None: none does."
+    "The column of a row holding `metric` (`substring` as `substring_match`, `f1_score` as `f1`); None if none."
     from ragkit.eval.evaluate import _metric_names
     for c in (metric, f"{metric}_match", _metric_names().get(metric)):
         if c and c in row: return c
@@ -157,7 +157,7 @@ def derived_rows(rows: Mapping[str, dict], # qid -> a's row
 
 # %% ../nbs/97_evidence.ipynb #5e478cad
 def _no_row_folder(run: RunRows, r: Mapping, names: list[str], nb: str) -> str | None:
-    "Which side of claim row `r` has no row folder on its task, and what the claim is judged on instead; None: both have one."
+    "Which side of claim row `r` has no row folder on its task, and what the claim is judged on; None: both."
     d, lacking = r["dataset"], []
     for side, n in [("a", r["a"])] + [("b", x) for x in names if x not in DERIVED]:
         if row_folder(run, d, n) is None:
@@ -205,7 +205,7 @@ def _letter(i: int, # a candidate's index
 
 def _flat(v, # a trace value
           ) -> str | None:
-    "A trace value as short text: a scalar as itself, a list of scalars joined by '+', a dict of scalars as 'k:v,k:v'; None for anything deeper."
+    "A trace value as short text: a scalar, scalars joined by '+', a flat dict as 'k:v,k:v'; None if deeper."
     scalar = lambda x: isinstance(x, (str, int, float, bool)) or x is None
     if isinstance(v, float): return f"{v:.3g}"
     if scalar(v): return str(v)
@@ -216,7 +216,7 @@ def _flat(v, # a trace value
 def trace_summary(trace, # a row's trace
                   width: int = 200, # at most this many characters
                   ) -> str:
-    "A short account of a row's trace: SuRe's candidates and choice, LoRE's candidates with their context ranks, else its short values by key."
+    "A short account of a row's trace: SuRe's candidates and choice, LoRE's candidates and ranks, else values."
     if not isinstance(trace, Mapping) or not trace: return ""
     cands = trace.get("candidates")
     if isinstance(cands, list) and cands and all(isinstance(c, Mapping) for c in cands):  # LoRE: one answer per context
@@ -265,7 +265,7 @@ def _head(run: RunRows, # the run
           r: Mapping, # its verdict row
           names: list[str], # the row's rivals
           ) -> dict:
-    "What every answer of `deciding_questions` carries: the claim, where it is checked, its anchor, the notebook and the command."
+    "What every answer of `deciding_questions` carries: claim, task, anchor, notebook and command."
     return dict(anchor=claim_anchor(r), claim=r["claim"], dataset=r["dataset"], metric=r["metric"], a=r.get("a") or "", b=names,
                 run=f"outputs/{run.profile}/{run.notebook}", notebook=f"outputs/{run.profile}/{run.notebook}/{run.notebook}.ipynb",
                 command=run.command, verdict_counts={k: None if _missing(r.get(k)) else int(r[k]) for k in ("discordant", "wins", "losses")})
@@ -275,7 +275,7 @@ def _notes(r: Mapping, # the verdict row
            n: int, # questions the rows share
            counts: dict, said: dict, # the rows' counts and the verdict row's
            ) -> list[str]:
-    "What a reader must know to trust the counts: a rival picked among several, a decisive subset, a different question count, a mismatch."
+    "What a reader must know to trust the counts: a rival picked, a decisive subset, another count, a mismatch."
     out = []
     if len(names) > 1: out.append(f"b is several systems; the best of them on these questions by mean score, {b}, is compared (the verdict's rule)")
     if r.get("decisive") and b in DERIVED: out.append(f"{b} is read from {r['a']}'s own trace on its decisive questions ({r['decisive']}); "
@@ -293,7 +293,7 @@ def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<no
                        limit: int = 20, # at most this many questions listed (wins and losses in turn)
                        width: int = 200, # a's trace cut to this many characters
                        ) -> dict:
-    "The questions that decide a claim: where a's and b's scores on its metric differ, from the committed rows; or why there are none."
+    "The questions that decide a claim: where a's and b's scores differ in the committed rows; or why none."
     run = run_folder if isinstance(run_folder, RunRows) else RunRows.read(run_folder)
     r, names = claim_row, rivals(claim_row.get("b"))
     out, why = _head(run, r, names), no_rows_reason(run, r)
@@ -353,7 +353,7 @@ def questions_table(d: Mapping, # an answer of deciding_questions with rows
 # %% ../nbs/97_evidence.ipynb #757db01b
 def _counts_text(d: Mapping, # an answer of deciding_questions with rows
                  ) -> str:
-    "'a = SuRe, b = Base. They differ in EM on 12 of 103 questions: a scores higher on 4, b on 8; the verdict row counts the same.'"
+    "'a = SuRe, b = Base. They differ in EM on 12 of 103 questions: a higher on 4, b on 8; as the verdict row.'"
     said, nw = d["verdict_counts"], sum(e["a_score"] > e["b_score"] for e in d["questions"])
     same = ("the verdict row counts the same" if d["matches"] else
             f"the verdict row counts {said['discordant']} ({said['wins']} to {said['losses']})")
@@ -366,7 +366,7 @@ from .eval.mechanism import NOT_RUN
 from .report import needs_text
 
 def _needs(r: Mapping) -> list[str]:
-    "A 'Needs:' line for a claim left undecided (or whose mechanism did not act) whose sentence does not already say what a decision needs; [] otherwise."
+    "A 'Needs:' line for an undecided or gated-out claim whose sentence does not say what it needs; [] otherwise."
     n = needs_text(r)
     if not n or "80% power" in (r.get("verdict") or ""): return []
     return [f"Needs: {md_text(n, None)}{'' if (r.get('direction_holm') or r.get('direction')) == NOT_RUN else ' at 80% power'}."]
@@ -376,7 +376,7 @@ def claim_markdown(d: Mapping, # an answer of deciding_questions
                    level: int = 2, # the heading's level
                    width: int = 200, # text cells cut to this many characters
                    ) -> str:
-    "One claim's section: its anchor and heading, its verdict (and what an undecided one needs), the command that regenerates the run, and its deciding questions or why none."
+    "One claim's section: anchor and heading, verdict (and needs), the rerun command, its deciding questions."
     holm = r.get("direction_holm") or r.get("direction")
     verdict = f"**{r.get('direction')}**" + (f" (Holm: {holm})" if holm != r.get("direction") else "") + f", size {r.get('size')}"
     parts = [f"({d['anchor']})=\n{'#' * level} {md_text(d['claim'], None)} ({md_text(d['dataset'], None)})",
@@ -391,7 +391,7 @@ def evidence_markdown(run_folder: Path | str, # outputs/<profile>/<notebook>
                       level: int = 2, # the level of each claim's heading (the page's title is one above)
                       width: int = 200, # text cells cut to this many characters
                       ) -> str:
-    "One MyST page for a run: per verdict row an anchored heading, the verdict, the command that regenerates it, and its deciding questions."
+    "One MyST page for a run: per verdict row an anchored heading, verdict, command and deciding questions."
     run = RunRows.read(run_folder)
     rows = run.results.get("verdict") or []
     ds = [deciding_questions(run, r, limit, width) for r in rows]

@@ -43,7 +43,7 @@ def notebook_title(nb_path: Path) -> str:
     return ""
 
 def paper_label(nb_path: Path) -> str:
-    "The paper (or cross-paper study) a run notebook declares in its title, before the colon; '' for a title without one."
+    "The paper (or cross-paper study) a run notebook names in its title, before the colon; '' if none."
     head, colon, _ = notebook_title(nb_path).partition(":")
     return head.strip() if colon else ""
 
@@ -88,7 +88,7 @@ def notebook_parameters(nb_path: Path) -> dict:
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
 
 def parameter_notes(nb_path: Path) -> dict:
-    "Name -> the comment on its line in the parameters cell (what the value means, e.g. '0 means all'), for error messages."
+    "Name -> the comment on its line in the parameters cell (what the value means), for error messages."
     import io, tokenize
     src = _parameters_source(nb_path)
     if not src: return {}
@@ -101,7 +101,7 @@ def parameter_notes(nb_path: Path) -> dict:
 def notebook_params(ns: dict, # the notebook's globals()
                     notebook: str, # the notebook's name, e.g. "40_papers.lore"
                     ) -> dict:
-    "The values in force of every parameter of `notebook`'s parameters cell, read from the running notebook's namespace."
+    "The values in force of every parameter of `notebook`'s parameters cell, from the running namespace."
     names = list(notebook_parameters(find_notebook(notebook)))
     missing = [n for n in names if n not in ns]
     if missing: raise NameError(f"{notebook}: parameters {missing} are not defined yet; call notebook_params after the parameters cell")
@@ -146,7 +146,7 @@ def check_value(nb: str, # the notebook's name, for the message
                 origin: str, # where `value` came from, e.g. "-p on the command line"
                 note: str = "", # the parameter's comment in the notebook (what its values mean)
                 ):
-    "`value` in the type of `default` (1.0 -> 1 for an int), or a ValueError naming notebook, parameter, types and origin."
+    "`value` in the type of `default` (1.0 -> 1 for an int), or a ValueError naming notebook, parameter and types."
     if not _type_ok(value, default):
         quote = _type_hint(name, value, default, origin.startswith("-p"))
         said = f"; the notebook's comment on {name}: {note}" if note else ""
@@ -171,7 +171,7 @@ def check_datasets(nb: str, # the notebook's name, for the message
                    origin: str, # where it came from
                    here: bool = False, # also require each named task's data on this machine
                    ) -> None:
-    "Fail now if a `datasets` value names an unknown dataset, is `auto` with a data directory set but missing, or (`here`) names absent data."
+    "Fail now if `datasets` names an unknown dataset, is `auto` with a missing data directory, or names absent data."
     try: from ragkit.data.tasks import parse_datasets
     except ImportError: return  # an installation without the experiment module: the notebook will check
     try:
@@ -203,7 +203,7 @@ def exported_module(nb_path: Path) -> str | None:
     return None
 
 def notebook_rules(nb_path: Path) -> dict | None:
-    "Parameter -> its rule: the shared rules of the notebook's parameters, then its module's PARAMETER_RULES; None if the module does not import."
+    "Parameter -> its rule: the shared rules, then its module's PARAMETER_RULES; None if the module does not import."
     import importlib
     name = exported_module(nb_path)
     try: own = getattr(importlib.import_module(f"ragkit.{name}"), "PARAMETER_RULES", {}) if name else {}
@@ -221,7 +221,7 @@ def check_declared(nb_path: Path, # the notebook
                    origin: dict, # parameter -> where its value came from (absent: the notebook's default)
                    here: bool = False, # also apply the rules that look at this machine (devices, model files)
                    ) -> None:
-    "Fail now, in one line naming parameter, value, origin, what is allowed and the fix, if a value breaks the notebook's rules."
+    "Fail now, in one line naming parameter, value, origin, what is allowed and the fix, if a value breaks a rule."
     rules = notebook_rules(nb_path)
     if rules is None: return
     for k, msg in rule_problems({k: r for k, r in rules.items() if here or not getattr(r, "here", False)}, params):
@@ -243,7 +243,7 @@ def resolve_parameters(nb_path: Path, # the notebook file
                        root: Path | None = None, # the project root (holds nbs/profiles.toml)
                        here: bool = False, # also check what this machine must have: the datasets' data, the device, model files
                        ) -> dict:
-    "Every parameter of the notebook as it will run: defaults, then the profile's values, then `overrides`, all checked."
+    "Every parameter of the notebook as it will run: defaults, the profile's values, then `overrides`, all checked."
     nb_path = Path(nb_path)
     root = root or project_root(nb_path.parent)
     if "out_dir" in (overrides or {}): raise ValueError("out_dir is set by the runner to the run folder; use --out DIR to choose it")

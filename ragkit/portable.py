@@ -99,7 +99,7 @@ def tidy_notebook(path: Path, # an executed notebook
                   root: Path, # the project root it ran in
                   dirs: dict | None = None, # name -> folder for path_rules (settings_dirs)
                   ) -> bool:
-    "Make a saved executed notebook portable in place: papermill's paths by portable_path, outputs by clean_outputs; True if it changed."
+    "Make a saved executed notebook portable in place (paths by portable_path, outputs cleaned); True if changed."
     try:
         old = Path(path).read_text(encoding="utf-8")
         doc = json.loads(old)

@@ -62,7 +62,7 @@ def _direction_cell(r: dict) -> str:
     return f"{d}{test}" + ("" if holm == d else f"; Holm: {holm}")
 
 def verdict_lines(rows: list[dict]) -> list[str]:
-    "A markdown table of a verdict: claim, dataset, n, questions that differ, our difference with its 95% CI, the paper's, direction and size."
+    "A markdown table of a verdict: claim, dataset, n, differing questions, our difference and CI, the paper's."
     out = ["| claim | dataset | n | differ | ours (95% CI) | paper | direction | size |", "|---|---|---:|---:|---|---|---|---|"]
     for r in rows:
         u = "%" if r.get("unit") == "%" else ""
@@ -73,7 +73,7 @@ def verdict_lines(rows: list[dict]) -> list[str]:
     return out
 
 def mechanism_lines(rows: list[dict]) -> list[str]:
-    "A run's mechanism checks (results.json's `mechanisms`): how many reached their minimum, then a collapsed table of those that fell short."
+    "A run's mechanism checks: how many reached their minimum, then a collapsed table of those that fell short."
     if not rows: return []
     short = [r for r in rows if not r["ok"]]
     head = f"Did the mechanisms act? {len(rows) - len(short)} of {len(rows)} checks reached their minimum (every check: `results.json`, `mechanisms`)"
@@ -118,12 +118,12 @@ def _cost_row(r: dict) -> str:
             f"| {'yes' if r['front'] else ''} |")
 
 def cost_lines(rows: list[dict]) -> list[str]:
-    "The benchmark's accuracy-and-cost table (results.json's `table`): per task and system, scores (%) and cost per question."
+    "The benchmark's accuracy-and-cost table: per task and system, scores (%) and cost per question."
     head = "| task | system | n | EM | F1 (95% CI) | containment | LM calls | cached | reader tokens | s | Pareto front |"
     return [head, "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---|"] + [_cost_row(r) for r in rows]
 
 def headline_table(res: dict) -> list[dict] | None:
-    "The rows of the table the run names as its headline (results.json's `headline`, which `Experiment.finish` writes), else None."
+    "The rows of the table a run names as its headline (results.json's `headline`), else None."
     rows = res.get(res.get("headline") or "")
     return rows if isinstance(rows, list) and rows else None
 
@@ -137,7 +137,7 @@ def reader_of(folder: Path, r: dict) -> str:
     return f"reader `{reader}` (the answers of `{grid}`)" if reader else "reader not recorded"
 
 def where_ran(run: dict) -> str:
-    "The machine a run's record names, in words: 'a 2-core Intel Xeon, no GPU' ('the machine it ran on' for an older record)."
+    "The machine a run's record names, in words: 'a 2-core Intel Xeon, no GPU' (or 'the machine it ran on')."
     m = run.get("machine")
     if not m: return "the machine it ran on"
     gpus = ", ".join(m["gpus"]) if m.get("gpus") else "no GPU"
@@ -148,7 +148,7 @@ def _span(secs: float | None) -> str:
     return "time not recorded" if secs is None else f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.0f} min"
 
 def took(res: dict, run: dict) -> str:
-    "How long a run took, and where: its seconds, or for a resumed run the answering summed over the attempts that computed its rows."
+    "How long a run took, and where: its seconds, or for a resumed run the answering summed over its attempts."
     secs, sums, where = run.get("seconds"), res.get("summaries", []), where_ran(run)
     mins = _span(secs)
     resumed = sum(x.get("resumed", 0) for x in sums)
@@ -184,7 +184,7 @@ def scale_block(root: Path, # the project root
 def split_block(root: Path, # the project root
                 name: str, # the notebook, e.g. 63_papers.eor.inconsistency
                 ) -> list[str]:
-    "The paragraph and verdict of the same notebook run on EoR's split sources (outputs/paper-split/; [] when none ran)."
+    "The paragraph and verdict of the same notebook run on EoR's split sources (outputs/paper-split/; [] if none)."
     split = root / "outputs" / "paper-split" / name
     if not (split / "results.json").is_file(): return []
     r2 = load_run(split)
@@ -229,7 +229,7 @@ def reproduce_lines(rec: dict) -> list[str]:
     return out + [""] + make_lines(rec)
 
 def make_lines(rec: dict) -> list[str]:
-    "One line per recorded `make reproduce` (cold, warm) of reproduce-demo.json: its minutes in all, setup and notebooks."
+    "One line per recorded `make reproduce` (cold, warm): its minutes in all, setup and notebooks."
     return [f"- `make reproduce` {l} (git `{rec[l]['runs'][0]['git'][:7]}`): **{rec[l]['total_minutes']} min** in all, "
             f"{duration(rec[l]['setup_seconds'])} of setup and {duration(rec[l]['notebook_seconds'])} of notebooks." for l in ("cold", "warm") if l in rec]
 
@@ -251,7 +251,7 @@ def prefix_line(root: Path, # the project root
             f"question: {per}) and {duration(r['seconds'] - answering)} for the rest{est}.")
 
 def render_timings(root: Path) -> str:
-    "The timing block: each demo notebook cold and warm, the whole `make reproduce`, and any paper-profile prefix timed alone."
+    "The timing block: each demo notebook cold and warm, `make reproduce`, and any paper-profile prefix alone."
     rec = bench_file(root, "reproduce-demo.json")
     if rec is None: return "No timing is recorded yet (`ragkit report times` writes `outputs/bench/reproduce-demo.json`).\n"
     out = reproduce_lines(rec)
@@ -316,7 +316,7 @@ def precision_lines(prec: dict) -> list[str]:
                 f"bfloat16 at {r['bf16_x_fp32']:.2f}× float32 ({r['date']})" for cpu, r in prec.items()) + "."]
 
 def compare_lines(cf: Path) -> list[str]:
-    "One compare-*.json record: the two readers and revisions, the share of identical predictions, and a table per system."
+    "One compare-*.json record: the two readers and revisions, the share of identical predictions, per system."
     c = read_json(cf)
     out = ["", f"`outputs/bench/{cf.name}` (`ragkit report compare`): `{c['notebook']}` read by "
            f"`{c['readers']['other']}` against `{c['readers']['reference']}` (git `{c['git']['other'][:7]}` and "
@@ -328,7 +328,7 @@ def compare_lines(cf: Path) -> list[str]:
     return out
 
 def render_bench(root: Path) -> str:
-    "The reader-speed block: every option's speed as a ratio to fp32 (same reader, same run), its agreement, and what is faithful."
+    "The reader-speed block: each option's speed as a ratio to fp32 (same reader, run), agreement, what is faithful."
     doc = bench_file(root, "reader.json")
     if doc is None: return "No reader benchmark is recorded yet (`scripts/bench_reader.py` writes `outputs/bench/reader.json`).\n"
     out = reader_lines(doc)
@@ -339,7 +339,7 @@ def render_bench(root: Path) -> str:
 
 # %% ../nbs/95_report.ipynb #08eba60b
 def server_lines(srv: dict) -> list[str]:
-    "server.json: the setting, local throughput, and per served precision and client concurrency the served speed and agreement."
+    "server.json: the setting, local throughput, and per precision and concurrency the served speed and agreement."
     loc, m = srv["local"], srv["machine"]
     bound = lambda s: f", threads bound to cores {s['server']['threads_bound_to']}" if s["server"].get("threads_bound_to") else ""
     fastest = min(loc, key=lambda d: loc[d]["seconds"])
@@ -362,14 +362,14 @@ def server_lines(srv: dict) -> list[str]:
 
 # %% ../nbs/95_report.ipynb #08eba6s1
 def _gen_row(r: dict) -> str:
-    "One row of ragkit's generate against HF's: batch, stop strings, seconds, ratio and token agreement (and HF against itself)."
+    "One row of ragkit's generate against HF's: batch, stop strings, seconds, ratio and token agreement."
     stop = "yes" if r.get("stop") else "no"
     same = f"{r['same_greedy_tokens']:.1%}" + (f" ({r['hf_vs_hf_same_tokens']:.1%})" if "hf_vs_hf_same_tokens" in r else "")
     each = " / ".join(", ".join(f"{t:.2f}" for t in r[k]) for k in ("ragkit_each_s", "hf_each_s")) if "ragkit_each_s" in r else "–"
     return f"| {r['batch']} | {stop} | {r['ragkit_s']:.2f} | {r['hf_generate_s']:.2f} | {each} | {r['ratio_to_hf']:.2f}× | {same} |"
 
 def generate_lines(g: Path) -> list[str]:
-    "One generate-<device>.json: the setting, the bare prefill, per batch ragkit's time against HF generate's, then scoring and the embedder."
+    "One generate-<device>.json: setting, bare prefill, ragkit against HF generate per batch, scoring, embedder."
     d = read_json(g)
     out = ["", f"`outputs/bench/{g.name}` (`scripts/bench_generate.py`: {d['device']}, {d['dtype']}, {d['weights']} of "
            f"{d['architecture']} ({d['parameters'] / 1e6:.0f} M parameters); {d['prompts']} prompts of {d['prompt_tokens'][0]}–"
@@ -400,7 +400,7 @@ def generate_lines(g: Path) -> list[str]:
 
 # %% ../nbs/95_report.ipynb #08eba6s2
 def render_gpu(root: Path) -> str:
-    "README's line on the GPU: ragkit's generate against HF's at batch 64 on the card, beside the CPU's best batch, from the bench files."
+    "README's line on the GPU: ragkit's generate against HF's at batch 64 on the card, beside the CPU's best."
     out = []
     for g in sorted((Path(root) / "outputs" / "bench").glob("generate-*.json")):
         d = read_json(g)
@@ -415,7 +415,7 @@ def render_gpu(root: Path) -> str:
     return "Measured: " + "; ".join(out) + " ([all rows](docs/REFERENCE.md#bigger-readers-in-detail)).\n"
 
 def render_readers(root: Path) -> str:
-    "The 'Bigger readers' block: served against local throughput and agreement, and ragkit's decoding against HF generate."
+    "The 'Bigger readers' block: served against local throughput and agreement, and ragkit's decoding against HF's."
     srv = bench_file(root, "server.json")
     out = (["No server benchmark is recorded yet (`scripts/bench_server.py` writes `outputs/bench/server.json`)."] if srv is None
            else server_lines(srv))
@@ -449,7 +449,7 @@ def speed_lines(sp: dict) -> list[str]:
 
 # %% ../nbs/95_report.ipynb #a49r00s2
 def anatomy_table(an: dict) -> list[str]:
-    "anatomy.json: per committed run, reader seconds against the limit and the share of prompt tokens that repeat a prefix."
+    "anatomy.json: per committed run, reader seconds against the limit and the share of repeated prompt prefixes."
     c = an["ceilings"]
     out = ["", f"Each committed run against this machine's limit (`outputs/bench/anatomy.json`, `scripts/anatomy.py`: unique prompt "
            f"tokens at the measured matmul ceiling, {c['matmul_gflops_float32']:.0f} GFLOP/s, plus generated tokens at the measured "
@@ -478,7 +478,7 @@ def render_speed(root: Path) -> str:
     return "\n".join((speed_lines(sp) if sp else []) + (one_question_line(one) if one else []) + (anatomy_table(an) if an else [])) + "\n"
 
 def render_decide_gpu(root: Path) -> str:
-    "README's decide-gpu block: each decide-gpu profile's reader, questions and estimated hours on one H100, and its command."
+    "README's decide-gpu block: each profile's reader, questions, estimated hours on one H100, and its command."
     d = bench_file(root, "decide-gpu.json")
     if d is None: return "No estimate is recorded yet (`scripts/gpu_estimate.py` writes it).\n"
     b = d["bench"]
@@ -491,7 +491,7 @@ def render_decide_gpu(root: Path) -> str:
 
 # %% ../nbs/95_report.ipynb #oo000002
 def outputs_of(root: Path) -> Path:
-    "The outputs folder of the project at `root`: $RAGKIT_OUTPUTS_DIR, else its settings.ini's outputs_dir, else <root>/outputs."
+    "The project's outputs folder: $RAGKIT_OUTPUTS_DIR, else settings.ini's outputs_dir, else <root>/outputs."
     import os
     from ragkit.config import find_settings_file, load_settings
     ini = find_settings_file(root)
@@ -503,7 +503,7 @@ COMMITTED = ("paper", "paper-1.5b", "paper-split", "decide")  # the profiles who
 def profile_dir(root: Path, # the project root
                 profile: str, # a profile of nbs/profiles.toml
                 ) -> Path:
-    "Where `profile`'s runs are: a committed profile's under root/outputs, any other's where this clone's runs go (`outputs_of`)."
+    "Where `profile`'s runs are: a committed profile's under root/outputs, any other's where this clone's go."
     return (Path(root) / "outputs" if profile in COMMITTED else outputs_of(root)) / profile
 
 
@@ -511,7 +511,7 @@ def profile_dir(root: Path, # the project root
 def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore"
              root: Path, # the project root (its nbs/ holds the notebook)
              ) -> str:
-    "The paper the notebook declares in its title ('40_papers.lore' -> 'LoRE', '90_benchmark' -> 'Benchmark'), '' if none."
+    "The paper the notebook declares in its title ('40_papers.lore' -> 'LoRE'), '' if none."
     nb = Path(root) / "nbs" / f"{notebook}.ipynb"
     return paper_label(nb) if nb.is_file() else ""
 
@@ -522,11 +522,11 @@ def run_reader(folder: Path, res: dict) -> str:
     return grid or ""
 
 def _number(v) -> float | None:
-    "A number of a verdict row, None when absent (None or NaN: a row written before the field existed, or nothing to say)."
+    "A number of a verdict row, None when absent (None or NaN: a row older than the field, or nothing to say)."
     return None if v is None or (isinstance(v, float) and v != v) else float(v)
 
 def _claim_row(nb: str, r: dict, reader: str, paper: str) -> dict:
-    "One verdict row `r` of notebook `nb`'s results as a scoreboard row (n_needed and needed_for empty for a row that predates them)."
+    "One verdict row `r` of notebook `nb`'s results as a scoreboard row (older rows lack n_needed, needed_for)."
     return dict(paper=paper, notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
                 ours=r.get("ours"), lo=r.get("lo"), hi=r.get("hi"), unit=r.get("unit") or "points",
                 direction=r["direction"], size=r["size"], n=r.get("n"), reader=reader,
@@ -556,7 +556,7 @@ def _rows_so_far(folder: Path) -> list[str]:
     return out
 
 def render_decide(root: Path) -> str:
-    "README's decide block: each decide run's core claims first (those judged on their decisive questions), or the rows it has so far."
+    "README's decide block: each decide run's core claims first (its decisive ones), or the rows it has so far."
     runs = sorted(p for p in (Path(root) / "outputs" / DECIDE).glob("*") if p.is_dir())
     if not runs: return "No decide run is committed yet.\n"
     out = []
@@ -580,7 +580,7 @@ TALLY_HEADS = {"claims": "claims", "with_paper_number": "with a paper number", *
 
 def tally(rows: list[dict], # claim_rows
           ) -> list[dict]:
-    "Per paper (in order of appearance): its claims, how many have a paper number, and every claim counted by its Holm-adjusted direction."
+    "Per paper (in order): its claims, how many have a paper number, and every claim by its Holm-adjusted direction."
     out = []
     for p in dict.fromkeys(r["paper"] for r in rows):
         mine = [r for r in rows if r["paper"] == p]
@@ -589,7 +589,7 @@ def tally(rows: list[dict], # claim_rows
     return out
 
 def tally_text(rows: list[dict]) -> str:
-    "The tally as a small markdown table, its columns named by TALLY_HEADS (directions after Holm's adjustment over each run's claims)."
+    "The tally as a small markdown table, columns named by TALLY_HEADS (directions after Holm's adjustment)."
     out = ["| paper | " + " | ".join(TALLY_HEADS.values()) + " |", "|---|" + "---:|" * len(TALLY_HEADS)]
     return "\n".join(out + [f"| {t['paper']} | " + " | ".join(str(t[k]) for k in TALLY_HEADS) + " |" for t in tally(rows)])
 
@@ -619,7 +619,7 @@ def reader_size(identity: str, # a reader identity, e.g. "qwen2.5-coder-0.5b-ins
     return f"{m[1]}{m[2].upper()}" if m else ""
 
 def _ours(readers: list[str]) -> str:
-    "Our readers of a paper's claims in a few words: 'a 0.5B reader', the bare name when it states no size, or that none was recorded."
+    "Our readers of a paper's claims in a few words: 'a 0.5B reader', the bare name, or that none was recorded."
     sizes = list(dict.fromkeys(reader_size(r) or f"`{r.split('@')[0]}`" for r in readers if r))
     if not sizes: return "an unrecorded reader"
     if len(sizes) == 1: return f"a {sizes[0]} reader" if not sizes[0].startswith("`") else f"the reader {sizes[0]}"
@@ -639,7 +639,7 @@ def _counted(t: dict) -> str:
 def outcome_sentence(rows: list[dict], # claim_rows of one profile
                      paper: str, # a paper label of the rows (tally's `paper`)
                      ) -> str:
-    "One sentence of the paper's outcome: our reader's size against the paper's, then its claims by their Holm-adjusted direction."
+    "One sentence of the paper's outcome: our reader's size against the paper's, then its claims by direction."
     t = next(t for t in tally(rows) if t["paper"] == paper)
     readers = [r["reader"] for r in rows if (r["paper"] or "other") == paper]
     return (f"With {_ours(readers)}{_theirs(paper)}: of {t['claims']} claim{'s' * (t['claims'] != 1)} ({t['with_paper_number']} with "
@@ -652,7 +652,7 @@ def outcome_lines(rows: list[dict]) -> list[str]:
 # %% ../nbs/95_report.ipynb #a1c0e005
 def needs_text(r: dict, # a verdict row of results.json, or a scoreboard row
                ) -> str:
-    "'about 1,234 questions (for the paper's +29.1)' for a claim undecided after Holm, or whose gate found its mechanism idle (saying so when the questions compared were already enough); '' otherwise or for a row without n_needed."
+    "'about 1,234 questions (for the paper's +29.1)' for a claim undecided after Holm or gated out; '' otherwise."
     d, k, why = r.get("direction_holm") or r.get("direction"), _number(r.get("n_needed")), r.get("needed_for") or ""
     if k is None or d not in ("undecided", NOT_RUN): return ""
     if d == NOT_RUN and not why.startswith("the mechanism"): return ""  # a task-level check gated it: more questions of this run would not make it act
@@ -674,14 +674,14 @@ _HEADS = [_two_lines(h) for h in SCREEN.values()]
 _WIDTHS = [max(map(len, h)) for h in _HEADS]
 
 def _screen_row(paper: str, label: str, cells: list[str] | None, widths: tuple[int, int]) -> str:
-    "One line of the screen: the paper (blank under its first line), whose runs, and the cells right-aligned under their columns ('no claim yet' for none)."
+    "One line of the screen: the paper, whose runs, and the cells right-aligned ('no claim yet' for none)."
     body = "  ".join(f"{c:>{w}}" for c, w in zip(cells, _WIDTHS)) if cells is not None else "no claim yet"
     return f"{paper:{widths[0]}}  {label:{widths[1]}}  {body}".rstrip()
 
 def scoreboard_screen(root: Path, # the project root
                       profile: str = "demo", # whose runs to set under the committed ones (outputs/<profile>/)
                       ) -> str:
-    "Per paper, the committed runs' tally with this clone's `profile` runs' under it, each paper's outcome sentence, a legend, and where every claim is."
+    "Per paper, the committed tally with this clone's `profile` tally under it, the outcome, a legend, and where."
     committed = claim_rows(root)
     decided = tally(claim_rows(root, "decide"))  # the committed runs sized by power, under the reference runs
     runs = [("committed", tally(committed))] + ([("decide", decided)] if decided and profile != "decide" else []) + \
@@ -720,7 +720,7 @@ NO_RUN = "No reference run is committed yet (`outputs/paper/` is empty).\n"
 RUNS_HEAD = "The reference runs behind them:"  # the line between the papers' sentences and the runs' lines of README's summary
 
 def render_summary(root: Path) -> str:
-    "README's summary block: the claims' tally per paper, each paper's outcome sentence, and a short line per committed reference run."
+    "README's summary block: the tally per paper, each paper's outcome, and a line per committed reference run."
     if not (folders := reference_folders(root)): return NO_RUN
     rows = claim_rows(root)
     return "\n".join([tally_text(rows), "", *[f"- {l}" for l in outcome_lines(rows)], "", RUNS_HEAD, "",
@@ -785,7 +785,7 @@ def render_doc(text: str, # the text of `doc`
     return text
 
 def render_readme(root: Path) -> dict[str, tuple[str, str]]:
-    "Each file with generated blocks (README.md, docs/REFERENCE.md) -> its text now and its text with the blocks rendered."
+    "Each file with generated blocks (README.md, docs/REFERENCE.md) -> its text now and with blocks rendered."
     out = {}
     for doc in dict.fromkeys(where for where, _ in BLOCKS.values()):
         f = Path(root) / doc
@@ -805,7 +805,7 @@ def _text(root: Path, doc: str) -> str:
     return f.read_text(encoding="utf-8") if f.is_file() else ""
 
 def broken_links(root: Path) -> list[str]:
-    "Each link from README.md to a section of docs/REFERENCE.md, or within it, that no heading of docs/REFERENCE.md gives."
+    "Each link from README.md to a section of docs/REFERENCE.md, or within it, that no heading there gives."
     ref = _text(root, REFERENCE)
     heads = {anchor(m) for m in re.findall(r"^#+ (.+)$", ref, re.M)}
     links = [(README, f"{REFERENCE}#{a}", a) for a in re.findall(r"\]\(docs/REFERENCE\.md#([^)\s]+)\)", _text(root, README))]
@@ -858,7 +858,7 @@ def _is_record(out: Path, kind: str) -> bool:
 def check_record_target(out: Path | str, # where a record is to be written (--out)
                         kind: str, # "compare" or "times"
                         ) -> Path:
-    "`out` as a Path, or a one-line ValueError when it is a directory, a device, under a file, or a file that is not such a record."
+    "`out` as a Path, or a one-line ValueError for a directory, a device, a path under a file, or another file."
     out, eg = Path(out), f"outputs/bench/{kind}-NAME.json"
     if out.is_dir(): raise ValueError(f"--out {out} is a directory; give a JSON file path, e.g. {out / (kind + '.json')}")
     if out.exists() and not out.is_file(): raise ValueError(f"--out {out} is not a regular file (a device or a pipe); give a JSON file path, e.g. {eg}")
@@ -912,7 +912,7 @@ def compare_runs(ref: Path, # the reference run folder (e.g. the fp32 run)
 
 # %% ../nbs/95_report.ipynb #82e4bb8e
 def describe(folder: Path) -> dict:
-    "One run folder: notebook, reader, profile, overrides, parameters, status, seconds, git revision, start, and each evaluation's answering time."
+    "One run folder: notebook, reader, profile, overrides, parameters, status, seconds, git, start, answering time."
     r, res, params = read_json(Path(folder) / "run.json"), Path(folder) / "results.json", Path(folder) / "params.json"
     doc = read_json(res) if res.is_file() else {}
     return {"notebook": r["notebook"], "reader": doc.get("reader"), "profile": r.get("profile"), "overrides": r.get("overrides") or {},
@@ -965,7 +965,7 @@ def record_profile(outputs: Path, # the outputs folder of the clone that ran
 def clean_notebooks(paths: list[Path], # executed notebooks, or run folders holding one
                     root: Path, # the project root the notebooks ran in
                     ) -> list[Path]:
-    "Tidy each executed notebook in place (ragkit.portable.tidy_notebook with this machine's settings); return those changed."
+    "Tidy each executed notebook in place (ragkit.portable.tidy_notebook); return those changed."
     from ragkit.config import load_settings
     from ragkit.portable import tidy_notebook
     s = load_settings()

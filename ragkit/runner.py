@@ -27,7 +27,7 @@ __all__ = ['STALE', 'reader_needs', 'check_reader_params', 'overrides_hash', 'ru
 def reader_needs(nb_path: Path, # the notebook
                  params: dict, # its resolved parameters
                  ) -> tuple[str, ...]:
-    "What the notebook's systems need of its reader: its module's `reader_needs(params)`, else the endpoint its `chat` parameter picks."
+    "What the notebook's systems need of its reader: its module's `reader_needs(params)`, else its `chat` endpoint."
     import importlib
     mod = exported_module(nb_path)
     try: fn = getattr(importlib.import_module(f"ragkit.{mod}"), "reader_needs", None) if mod else None
@@ -38,7 +38,7 @@ def check_reader_params(nb: str, # the notebook's name
                         params: dict, # its resolved parameters
                         needs: Sequence[str] = (), # what its systems need of the reader (reader_needs)
                         ) -> str:
-    "Fail now if the notebook's `reader` (with its `device` and `dtype`) cannot serve this run; else the line naming it ('' without a reader)."
+    "Fail now if the notebook's `reader` (with `device`, `dtype`) cannot serve this run; else the line naming it."
     if "reader" not in params: return ""
     try: from ragkit.lm.backends import check_reader
     except ImportError: return ""  # an installation without the LM modules: the notebook will check
@@ -94,7 +94,7 @@ def portable_settings(s: Settings, root: Path) -> dict:
     return d
 
 def machine() -> dict:
-    "The machine a run computes on, for its record: the CPU cores this process may use, the CPU's model, and the GPUs torch sees."
+    "The machine a run computes on: the CPU cores this process may use, the CPU's model, the GPUs torch sees."
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     model = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")), "") \
         if Path("/proc/cpuinfo").is_file() else ""
@@ -211,7 +211,7 @@ class _Stream(logging.Handler):
             o.flush()
 
     def emit(self, r: logging.LogRecord) -> None:
-        "A papermill log record: follow `Executing Cell N` / `Ending Cell N`, show papermill's own warnings, drop the rest."
+        "A papermill log record: follow `Executing Cell N` / `Ending Cell N`, show its warnings, drop the rest."
         m = re.match(r"(Executing|Ending) Cell (\d+)", r.getMessage())
         if not m and r.levelno >= logging.WARNING and r.module != "clientwrap": self._print([f"papermill: {r.getMessage()}"])
         if not m: return
@@ -270,7 +270,7 @@ def kernel_env(s: Settings) -> dict:
 
 @contextmanager
 def _streaming(nb_path: Path, stream: bool, progress: bool):
-    "Yield papermill keyword arguments: the notebook's own output echoed to stderr if `stream`, else the counter if `progress`."
+    "Yield papermill keyword arguments: the notebook's output echoed to stderr if `stream`, else the counter."
     if not stream:
         yield dict(progress_bar=progress)
         return
@@ -347,7 +347,7 @@ def _plan(notebook: str, profile: str, params: dict | None, settings: Settings, 
 def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: Path, stream: bool, progress: bool,
              env: dict | None = None, # more kernel environment (the reader spec as given, ragkit.lm.backends.hide_spec)
              ) -> None:
-    "Execute the notebook with papermill into `folder`: cwd nbs/, the settings passed on by kernel_env, SIGTERM as an interrupt."
+    "Execute the notebook with papermill into `folder`: cwd nbs/, settings via kernel_env, SIGTERM interrupts."
     import papermill as pm  # after the checks: its import alone takes seconds
     with _sigterm_raises(), _environ(kernel_env(settings) | (env or {})), _streaming(nb, stream, progress) as kw:
         pm.execute_notebook(str(nb), str(folder / nb.name), parameters=resolved, kernel_name="python3", cwd=str(root / "nbs"), **kw)
@@ -472,7 +472,7 @@ def remember_run(folder: Path, s: Settings) -> None:
     with open(f, "a", encoding="utf-8") as h: h.write(f"{folder}\n")
 
 def _elsewhere(s: Settings, profile: str | None) -> list[Path]:
-    "The remembered --out folders that still hold a run.json (of `profile`, when given) and are not under outputs/<profile>/."
+    "The remembered --out folders still holding a run.json (of `profile`, if given), not under outputs/<profile>/."
     f = known_runs_file(s)
     ds = [Path(x) for x in (f.read_text(encoding="utf-8").splitlines() if f.is_file() else []) if x.strip()]
     inside = lambda d: d.parent.parent == s.outputs_dir and d.parent.name in PROFILES
@@ -481,7 +481,7 @@ def _elsewhere(s: Settings, profile: str | None) -> list[Path]:
 def status_lines(settings: Settings | None = None, # default: load_settings()
                  profile: str | None = None, # one profile, or every one
                  ) -> list[str]:
-    "One line per run folder, under outputs/<profile>/ and named with --out elsewhere: state, seconds, start, overrides or failure."
+    "One line per run folder (outputs/<profile>/ and --out ones): state, seconds, start, overrides or failure."
     s = settings or load_settings()
     return [_status_line(f"{p}/{d.name}", d) for p in ([profile] if profile else PROFILES)
             for d in sorted(x for x in (s.outputs_dir / p).glob("*") if x.is_dir())] + [_status_line(str(d), d) for d in _elsewhere(s, profile)]

@@ -46,7 +46,7 @@ def _redacted_query(query: str) -> str:
                     for kv in query.split("&") if kv)
 
 def redact_url(url: str) -> str:
-    "`url` as it may be shown: user info, every query value but SAFE_PARAMS' and token-like path segments replaced by '***'."
+    "`url` as it may be shown: user info, query values but SAFE_PARAMS' and token-like path segments as '***'."
     p = urlsplit(url)
     netloc = ("***@" if "@" in p.netloc else "") + p.netloc.rsplit("@", 1)[-1]
     return urlunsplit((p.scheme, netloc, _path(p.path), _redacted_query(p.query), ""))
@@ -54,7 +54,7 @@ def redact_url(url: str) -> str:
 API_SEGMENT = re.compile(r"(?i)v\d+[a-z0-9]*|api|openai")  # the path segments an API prefix is made of: /v1, /api/v1, /openai/v1beta
 
 def spec_url(url: str) -> str:
-    "A base URL as a record may hold it: scheme, host, port and API-prefix path segments; other segments and query values but SAFE_PARAMS' '***'."
+    "A base URL as a record may hold it: scheme, host, port and API-prefix segments; the rest but SAFE_PARAMS' '***'."
     p = urlsplit(url)
     host = (p.hostname or "") + (f":{p.port}" if p.port else "")
     path = "/".join(s if not s or API_SEGMENT.fullmatch(s) else "***" for s in p.path.split("/"))
@@ -84,7 +84,7 @@ def _with_unquoted(xs: list[str]) -> list[str]:
     return [*xs, *map(unquote, xs)]
 
 def url_secrets(url: str) -> list[str]:
-    "Password, user name, credential-named query values, other values but SAFE_PARAMS' of 8+ characters, token-like path segments: strings to redact."
+    "The strings to redact: password, user name, credential-named or long query values, token-like path segments."
     p = urlsplit(url)
     found = _with_unquoted(_user_info(p)) + _query_secrets(p.query) + _with_unquoted(_token_segments(p.path))
     return list(dict.fromkeys(found))
@@ -104,14 +104,14 @@ def _safe_url(m: re.Match) -> str:
     except ValueError: return m.group(0)
 
 def shown_as(text: str, shown: dict[str, str] | None) -> str:
-    "`text` with each key of `shown` (a URL as written) replaced by its value (the URL as it may be shown), longest first."
+    "`text` with each key of `shown` (a URL as written) replaced by its value (as it may be shown), longest first."
     for k in sorted(shown or {}, key=len, reverse=True): text = text.replace(k, shown[k])
     return text
 
 def redact(text: str, secrets: Sequence[str | None],
            shown: dict[str, str] | None = None, # URL as written -> as shown (a client's base URL -> its spec_url)
            ) -> str:
-    "`text` with every secret, every URL's credentials and anything after 'Bearer ' replaced by '***'; URLs in `shown` as shown."
+    "`text` with every secret, URL credential and anything after 'Bearer ' as '***'; URLs in `shown` as shown."
     text = mask(_URL.sub(_safe_url, shown_as(text, shown)), secrets)
     return re.sub(r"(?i)(bearer\s+)\S+", r"\1***", text)
 
@@ -136,7 +136,7 @@ def live_shown() -> dict[str, str]:
     return {k: v for h in holders for k, v in (h._shown() if hasattr(h, "_shown") else {}).items() if k != v}
 
 def _redact_exc_text(r: logging.LogRecord, secrets: Sequence[str], shown: dict | None = None) -> None:
-    "Mask `secrets` (and URL credentials, Bearer tokens) in the text of the exception `r` carries, if any; URLs in `shown` as shown."
+    "Mask `secrets` (URL credentials, Bearer tokens) in the exception text `r` carries; URLs in `shown` as shown."
     if r.exc_info and r.exc_info[0] is not None:
         text = logging.Formatter().formatException(r.exc_info)
         if (red := redact(text, secrets, shown)) != text: r.exc_text = red
@@ -144,7 +144,7 @@ def _redact_exc_text(r: logging.LogRecord, secrets: Sequence[str], shown: dict |
 def redact_record(r: logging.LogRecord, secrets: Sequence[str],
                   shown: dict[str, str] | None = None, # URL as written -> as shown
                   ) -> logging.LogRecord:
-    "`r` with `secrets` (and URL credentials, Bearer tokens) masked in its message and its exception text; URLs in `shown` as shown."
+    "`r` with `secrets` (URL credentials, Bearer tokens) masked in its message and exception; `shown` as shown."
     try: msg = r.getMessage()
     except Exception: return r  # a malformed record: logging reports it itself
     if (red := redact(msg, secrets, shown)) != msg: r.msg, r.args = red, ()
@@ -161,7 +161,7 @@ def _redacting(make: Callable) -> Callable:
     return factory
 
 def guard_secrets(holder) -> None:
-    "Keep `holder._secrets()` out of every log record of this process, whichever logger makes it (httpx, httpcore, ...)."
+    "Keep `holder._secrets()` out of every log record of this process, whichever logger makes it."
     with _guard_lock:
         _guarded.add(holder)
         if getattr(logging.getLogRecordFactory(), "redacts_secrets", None) is not live_secrets:

@@ -61,7 +61,7 @@ def _text_row(r: dict, width: int) -> str:
             f"{_num(r['paper_effect'], r['unit']):>7}  {_direction(r)} / {r['size']}" + (f"; needs {n}" if (n := needs_text(r)) else ""))
 
 def scoreboard_text(rows: list[dict], width: int = 72) -> str:
-    "The scoreboard for a terminal: paper, claim (cut to `width`), task, ours, the paper's, direction / size, and what an undecided claim needs."
+    "The scoreboard for a terminal: paper, claim (cut to `width`), task, ours, paper's, verdicts, what it needs."
     head = f"{'paper':6} {'claim':{width}} {'task':14} {'ours (95% CI)':26} {'paper':>7}  verdict"
     return "\n".join([head] + [_text_row(r, width) for r in rows])
 
@@ -76,7 +76,7 @@ def badge(direction: str) -> str:
     return f'<span class="verdict {VERDICT_CLASS.get(direction, "v-undecided")}">{direction}</span>'
 
 def paper_card(paper: str, rows: list[dict]) -> dict:
-    "One paper's card: its tally (README's counts: every claim, those with a paper number, each Holm-adjusted direction), its outcome sentence, readers and question counts."
+    "One paper's card: its tally (as README counts it), its outcome sentence, readers and question counts."
     mine = [r for r in rows if r["paper"] == paper]
     t = tally(mine)[0]
     ns = sorted({int(r["n"]) for r in mine if r.get("n") is not None})
@@ -86,7 +86,7 @@ def paper_card(paper: str, rows: list[dict]) -> dict:
 
 # %% ../nbs/96_site.ipynb #4a4fe013
 def card_html(card: dict) -> str:
-    "The card as an HTML block for the landing page: the outcome sentence, then the tally's lines under README's column names."
+    "The card as an HTML block for the landing page: the outcome sentence, then the tally under README's columns."
     qs = card["questions"]
     n = "" if not qs else f"{qs[0]} questions per claim" if qs[0] == qs[1] else f"{qs[0]} to {qs[1]} questions per claim"
     lines = "".join(f"<li>{card[k]} {TALLY_HEADS[k]}</li>" for k in ("claims", "with_paper_number"))
@@ -227,7 +227,7 @@ def module_notebooks(root: Path) -> dict[str, Path]:
     return {m: nb for nb, m in found.items() if m}
 
 def doc_name(nb: Path) -> str:
-    "A lesson notebook's page name, as the module docstrings' `Lessons:` lines name it: the notebook's name without its number ('70_papers.sure' -> 'papers.sure')."
+    "A lesson notebook's page name as `Lessons:` lines give it: its name without the number ('papers.sure')."
     return nb.stem.split("_", 1)[1] if "_" in nb.stem and nb.stem.split("_", 1)[0].isdigit() else nb.stem
 
 
@@ -243,7 +243,7 @@ def module_page(nb: Path, dest: Path) -> Path:
 def paper_pages(root: Path, src: Path, profile: str = "paper",
                 folder: str = "papers", # where the pages go under `src` (the decide runs' share their notebooks' names)
                 ) -> list[str]:
-    "The executed notebooks of `profile`'s finished runs (those with results.json) as pages under `folder`, verdict first; their names."
+    "The executed notebooks of `profile`'s finished runs as pages under `folder`, verdict first; their names."
     runs = profile_dir(root, profile)
     nbs = sorted(nb for nb in runs.glob("*/*.ipynb") if (nb.parent / "results.json").is_file())
     return [verdict_first(module_page(nb, src / folder / nb.name), root, nb.parent, profile).stem for nb in nbs]
@@ -270,7 +270,7 @@ def _records_table(rows: list[dict], limit: int = 15) -> str:
     return "\n".join(lines) + (f"\n\n({len(rows) - limit} more rows in `results.json`)" if len(rows) > limit else "")
 
 def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
-    "The generated first section of a run's page: claims, computed paragraph, headline table and figure, the rerun command."
+    "The first section of a run's page: claims, computed paragraph, headline table and figure, rerun command."
     res = read_json(run / "results.json")
     rows = [r for r in claim_rows(root, profile) if r["notebook"] == run.name]
     parts = ["## The verdict", f"```\nragkit run {run.name} --profile {profile}\n```\nregenerates this page's run from its committed rows."]
@@ -299,7 +299,7 @@ def evidence_link(r: dict, # a scoreboard row
     return f"{base}{r['notebook']}.evidence.md#{claim_anchor(r)}"
 
 def evidence_pages(root: Path, src: Path, profile: str = "paper", folder: str = "papers") -> list[str]:
-    "One evidence page per finished run of `profile` under `folder` (the deciding questions of each claim); their names."
+    "One evidence page per finished run of `profile` under `folder` (each claim's deciding questions); names."
     runs = sorted(r for r in profile_dir(root, profile).glob("*") if (r / "results.json").is_file())
     if runs: (src / folder).mkdir(parents=True, exist_ok=True)
     for r in runs: (src / folder / f"{r.name}.evidence.md").write_text(evidence_markdown(r), encoding="utf-8")
@@ -421,7 +421,7 @@ _TAG = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)\b([^>]*)>")
 _ATTR = re.compile(r'\b(id|href|src)="([^"]*)"')
 
 class _Refs:
-    "The hrefs, image sources and element ids of one HTML page, read with two regular expressions (an HTML parser took minutes)."
+    "The hrefs, image sources and element ids of one HTML page, read with two regular expressions (fast)."
     def __init__(self, text: str):
         self.refs, self.ids = [], set()
         for m in _TAG.finditer(text):
@@ -494,7 +494,7 @@ def raw_math(site: Path) -> list[str]:
 
 # %% ../nbs/96_site.ipynb #2a462fb8
 def site_main(root: Path, out: Path, sphinx_build: str, check: bool = True) -> int:
-    "`ragkit report site`: build the site into `out`; with `check`, fail on a link or image that does not resolve or a raw formula."
+    "`ragkit report site`: build into `out`; with `check`, fail on a link or image that does not resolve."
     index = build_site(root, out, sphinx_build)
     bad = check_links(out) + [f"raw formula on {m}" for m in raw_math(out)] if check else []
     for b in bad: print(f"broken: {b}", file=sys.stderr)

@@ -89,7 +89,7 @@ def plot_popularity(frame: pd.DataFrame):
 
 # %% ../../nbs/06_data.cards.ipynb #909fd4a0
 def card_pairs(spec: str) -> list[tuple[str, str | None]]:
-    "The (dataset, split) pairs named by `spec`: `auto` (every split present), or names checked by ragkit.data.tasks.parse_datasets."
+    "The (dataset, split) pairs `spec` names: `auto` (every split present), or names checked by parse_datasets."
     from ragkit.data.registry import available
     from ragkit.data.tasks import TASKS, parse_datasets, _check_data_dir
     if spec.strip() == "auto":

@@ -42,7 +42,7 @@ def make_example(prefix: str,  # "<name>/<split>"
 def drop_repeats(exs: list[Example], # examples whose qids are row numbers
                  path: Path | str, # the file they came from, named in the warning
                  ) -> list[Example]:
-    "`exs` without rows that repeat an earlier row (question, answers and fields alike), with a warning; the kept rows keep their qids."
+    "`exs` without rows repeating an earlier row (question, answers, fields), with a warning; kept rows keep qids."
     import warnings
     seen, out, gone = set(), [], []
     for e in exs:
@@ -505,7 +505,7 @@ def check_loaded(exs: list, # the parsed examples
                  path: Path | None, # the file they came from
                  source: str = "", # where it can be obtained again
                  ) -> None:
-    "A DataError naming the file when it held no question, or when a question id occurs twice (a file appended to itself, say)."
+    "A DataError naming the file when it held no question, or when a question id occurs twice."
     where = f"{path} ({what})" if path else what
     again = f"; download it again from {source}" if source else ""
     if not exs: raise DataError(f"{where}: holds no question: the file is empty or not in the format this dataset's parser reads{again}")

@@ -103,7 +103,7 @@ def parse_datasets(spec: str, # "auto", or comma-separated task names / dataset:
 # %% ../../nbs/05_data.tasks.ipynb #447bf389
 @dataclass(frozen=True)
 class TaskChoice:
-    "A parameter rule (see ragkit.core.OneOf) for a `datasets`-style value: what parse_datasets accepts with these `allowed` tasks."
+    "A parameter rule (see ragkit.core.OneOf) for a `datasets`-style value, with these `allowed` tasks."
     allowed: tuple | None = None  # the task names the notebook accepts (None: every task and dataset:split pair)
     optional: bool = False  # an empty value is allowed (it skips what the parameter drives)
 

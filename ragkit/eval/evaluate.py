@@ -219,7 +219,7 @@ def read_rows(path: Path) -> list[dict]:
 def latest_rows(rows: list[dict], # rows of one results file, in file order
                 where: str | Path = "", # the file they came from, named in the warning
                 ) -> list[dict]:
-    "The last row of each qid, in the order qids first appear; duplicated qids are named in a warning (a retried row replaces its error row)."
+    "The last row of each qid, in first-seen order; duplicated qids are named in a warning."
     last = {}
     for r in rows: last[r.get("qid")] = r
     if len(last) < len(rows):
@@ -263,7 +263,7 @@ def _interval(x: pd.Series, n_boot: int, seed: int) -> dict:
     return dict(zip(("mean", "lo", "hi"), bootstrap_ci(x, n=n_boot, seed=seed) if len(x) else (math.nan,) * 3))
 
 def summarize(table: pd.DataFrame, metrics: Sequence[str], name: str, n_boot: int = 1000, seed: int = 0, **extra) -> dict:
-    "The summary dict of a per-example table: n, errors, mean and bootstrap CI per metric over the answered rows, cost totals."
+    "The summary of a per-example table: n, errors, mean and bootstrap CI per metric, cost totals."
     if table.empty: raise ValueError(f"{name}: no examples to summarise; pass a non-empty list of examples")
     failed = failure(table)
     ok = table if failed is None else table[table["error"].isna() | (table["error"] == "")]
@@ -349,7 +349,7 @@ def _table(rows: list[dict], metrics: Sequence[str]) -> pd.DataFrame:
 
 # %% ../../nbs/31_eval.evaluate.ipynb #be03dc04
 def code_fingerprint(method) -> str:
-    "12 hex digits of what a method without `config` computes: a function's code and the values it holds, or its class's answer code."
+    "12 hex digits of what a method without `config` computes: a function's code and values, or its class's code."
     def code(f):
         c = getattr(f, "__code__", None)
         if c is None: return repr(f)
@@ -372,7 +372,7 @@ def _code_config(method) -> dict:
             "code": code_fingerprint(method)}
 
 def method_config(method) -> dict:
-    "What determines `method`'s answers: its `config` (a dict or a method returning one), else its name and a fingerprint of its code and state."
+    "What determines `method`'s answers: its `config`, else its name and a fingerprint of its code and state."
     cfg = getattr(method, "config", None)
     if callable(cfg): cfg = cfg()
     if cfg is None: return _code_config(method)
@@ -402,7 +402,7 @@ _ROWS_FROM: ContextVar = ContextVar("rows_from", default=None)  # (this run's fo
 def rows_from(source: Path | str | None, # another run's folder, e.g. outputs/paper/62_papers.eor.runs (None: nothing is copied)
               target: Path | str, # this run's folder
               ):
-    "Inside the block, a system under `target` with no rows for its fingerprint starts from `source`'s rows of that fingerprint."
+    "Inside the block, a system under `target` without rows for its fingerprint starts from `source`'s rows."
     token = _ROWS_FROM.set((Path(target).resolve(), Path(source).resolve()) if source else None)
     try: yield
     finally: _ROWS_FROM.reset(token)

@@ -41,7 +41,7 @@ def failed_line(task: str, name: str, ev: Evaluation) -> str:
     return f"{task}: {name} failed on {f['rows']} of {f['of']} questions after retries; the first ({f['qid']}): {f['first_error'][:600]}"
 
 def _kept(task: str, name: str, ev: Evaluation, on_error: str, excluded: list | None) -> bool:
-    "Whether `ev` joins the runs: True without failures; else SystemFailed ('raise') or a printed line and False ('exclude')."
+    "Whether `ev` joins the runs: True without failures; else SystemFailed ('raise') or a line and False."
     if not ev.failed: return True
     line = failed_line(task, name, ev)
     if on_error == "raise":
@@ -119,7 +119,7 @@ def _cut_share(t: pd.DataFrame) -> float:
     return sum(f.get("length", 0) for f in fin) / calls if calls else float("nan")
 
 def cost_table(runs: Mapping[tuple[str, str], Evaluation]) -> pd.DataFrame:
-    "Mean LM calls, prompt and generated tokens per question, the cached share of calls and the share cut by their budget, per (dataset, system)."
+    "Mean LM calls, prompt and generated tokens per question, cached and budget-cut shares, per (dataset, system)."
     rows = []
     for (d, s), ev in runs.items():
         t = ev.table
@@ -137,7 +137,7 @@ def paper_difference(table: PaperTable, # the paper's numbers
                      b: str | Sequence[str], # the system it beats, or several: the best of them
                      metric: str, # a metric both rows report
                      ) -> float | None:
-    "The paper's a − b (or a − the best of several b) on `task` and `metric`, to 2 decimals; None when its table lacks a cell."
+    "The paper's a − b (or a − the best of several b) on `task` and `metric`, 2 decimals; None without a cell."
     cells = [table.get((task, s), {}).get(metric) for s in (a, *([b] if isinstance(b, str) else b))]
     return None if any(v is None for v in cells) else round(cells[0] - max(cells[1:]), 2)
 
@@ -293,7 +293,7 @@ def paper_claims(source: str | Path, # a paper's package ("ragkit.papers.sure": 
                  over: Mapping[str, Sequence[str]] = {}, # a placeholder -> its values: a row naming it gives one claim per value
                  **fill: str, # a placeholder -> its one value (e.g. naive="Naive-512")
                  ) -> list[Claim]:
-    "The claims a paper's claims.csv declares, per task, then row, then placeholder value, each with the paper's difference a − b."
+    "The claims a paper's claims.csv declares, per task, row and placeholder value, each with the paper's a − b."
     if both := set(over) & set(fill): raise ValueError(f"placeholder {sorted(both)[0]!r} is given both in `over` and as a value: give it once")
     pkg = not (isinstance(source, Path) or str(source).endswith(".csv"))
     f = resources.files(source) / "claims.csv" if pkg else Path(source)
@@ -327,7 +327,7 @@ def direction(lo: float, # the interval's lower end
 
 def no_difference_bound(n: int, # questions compared, none of which differs
                         ) -> float:
-    "The 95% bound, in points, on a mean score difference when no question of n differs (the rule of three: at most 3/n of questions could)."
+    "The 95% bound, in points, on a mean difference when none of n questions differs (rule of three: 3/n could)."
     return 300.0 / n
 
 def size(lo: float, # the interval's lower end
@@ -337,7 +337,7 @@ def size(lo: float, # the interval's lower end
          bound: str = "", # "at least": the paper's number is a lower bound, which only a smaller interval rules out; "at most": an upper one
          discordant: int | None = None, # questions whose scores differ: under MIN_N the interval sizes nothing
          ) -> str:
-    "consistent if the paper's difference lies in the interval (or a bound is not ruled out), smaller / larger if it ends below / starts above it, else n/a."
+    "consistent if the paper's effect lies in the interval (or a bound holds), smaller / larger outside, else n/a."
     if bound not in ("", "at least", "at most"): raise ValueError(f"bound={bound!r}: use '' (the paper's number is a point), 'at least' or 'at most' (a bound)")
     if _missing(paper) or _missing(lo) or _missing(hi) or (n is not None and n < MIN_N): return "n/a"
     if not _missing(discordant) and discordant < MIN_N: return "n/a"
@@ -349,7 +349,7 @@ def within_margin(lo: float, hi: float, # a 95% interval
                   n: int | None, # questions compared: under MIN_N nothing is decided
                   margin: float | None, # the equivalence margin (None: none)
                   ) -> bool:
-    "Whether the interval lies inside ±margin (by the rule of three when no question differs): no effect beyond the margin."
+    "Whether the interval lies inside ±margin (rule of three when no question differs): no effect beyond it."
     if _missing(margin) or _missing(lo) or _missing(hi) or (n is not None and n < MIN_N): return False
     if lo == hi == 0 and n: lo, hi = -no_difference_bound(n), no_difference_bound(n)
     return -margin <= lo and hi <= margin
@@ -407,20 +407,20 @@ def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 9
 
 # %% ../../nbs/33_eval.experiment.ipynb #78f0e16c
 def _exact(extra: Mapping) -> dict | None:
-    "The sign test of a row when it decides the direction: fewer than EXACT_BELOW differing questions (and MIN_N or more compared)."
+    "The sign test of a row where it decides: fewer than EXACT_BELOW differing questions, MIN_N or more compared."
     m, n = extra.get("discordant"), extra.get("n")
     if _missing(m) or m is None or (n is not None and n < MIN_N) or m >= EXACT_BELOW: return None
     return {k: extra[k] for k in ("discordant", "wins", "losses", "p_exact")}
 
 def _two_sided(p_boot: float | None, lo: float, hi: float) -> float:
-    "A bootstrap's two-sided p from its share of resamples at or below 0 (twice the smaller tail; 1 when every resample is 0)."
+    "A bootstrap's two-sided p from its share of resamples at or below 0 (twice the smaller tail; 1 if all 0)."
     if _missing(p_boot) or (lo == hi == 0): return 1.0 if lo == hi == 0 else float("nan")
     return float(min(1.0, 2 * min(p_boot, 1 - p_boot)))
 
 
 # %% ../../nbs/33_eval.experiment.ipynb #78f0e1s1
 def _needed(paper, lo, hi, n, unit: str, bound: str, margin, ours=None) -> tuple[float, str]:
-    "Questions a run would need to decide the claim at 80% power, and for what: the paper's effect; without one, the observed effect where it exceeds the margin, else equivalence at the margin."
+    "Questions a run needs to decide the claim at 80% power, and for what: the paper's effect, ours, or equivalence."
     if n is None or _missing(n) or n < 1: return float("nan"), ""
     effect = paper if not _missing(paper) and bound in ("", "at least") and paper else None
     sd = spread(lo, hi, int(n), 100.0 if unit == "points" else max(abs(lo), abs(hi), 1.0))
@@ -440,7 +440,7 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
                 source: str = "", # where the paper says it
                 unit: str = "points", # points (×100 of a score), % (a relative change) or any unit name
                 **extra) -> dict:
-    "A verdict-table row: the numbers, both verdicts, the test that decided the direction (none under MIN_N questions) and its two-sided p, what a decision would need, and the sentence."
+    "A verdict-table row: the numbers, both verdicts, the deciding test and its p, what a decision needs, the sentence."
     prefix, n, ex, bound = extra.pop("prefix", ""), extra.get("n"), _exact(extra), extra.get("bound") or ""
     margin = extra.pop("margin", None)
     margin = MARGIN.get(unit) if margin is None or _missing(margin) else margin
@@ -458,7 +458,7 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
                 n_needed=float("nan"), needed_for="", available=available, **extra)
 
 def with_needs(r: dict) -> dict:
-    "An undecided row with the questions a decision would need (n_needed, needed_for, a sentence); not testable here where the data holds fewer."
+    "An undecided row with the questions a decision would need; not testable here where the data holds fewer."
     if r.get("direction_holm") != "undecided" or not _missing(r.get("n_needed")): return r
     k, why = _needed(r["paper"], r["lo"], r["hi"], r["n"], r["unit"], r.get("bound") or "", r.get("margin"), r.get("ours"))
     if _missing(k): return r
@@ -481,7 +481,7 @@ def _scores(x, metric: str) -> pd.Series:
     return x.scores(metric) if isinstance(x, Evaluation) else pd.Series(x, dtype=float)
 
 def _pair(c: Claim, runs: Mapping) -> tuple[pd.Series, pd.Series, str] | None:
-    "The claim's a and b scores on the same questions, and b's name (the best rival on our run); None when a system did not run."
+    "The claim's a and b scores on the same questions, and b's name (the best rival); None if a system did not run."
     if c.scores is not None: return pd.Series(c.scores[0], dtype=float), pd.Series(c.scores[1], dtype=float), c.b
     bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
     if any((c.dataset, s) not in runs for s in (c.a, *bs)): return None
@@ -492,7 +492,7 @@ def _pair(c: Claim, runs: Mapping) -> tuple[pd.Series, pd.Series, str] | None:
 def compared(c: Claim, # a claim without a statistic: a beats b on c.metric
              runs: Mapping[tuple[str, str], Evaluation | pd.Series], # (dataset, system) -> Evaluation, or per-qid scores
              n_boot: int = 1000, seed: int = 0) -> dict | None:
-    "The paired bootstrap of mean a − b in points against the best rival on our run, and the sign test; None when a system did not run."
+    "The paired bootstrap of mean a − b in points against the best rival, and the sign test; None if one did not run."
     pair = _pair(c, runs)
     if pair is None: return None
     a, rival, b = pair
@@ -514,13 +514,13 @@ def _decisive_prefix(c: Claim, r: Mapping) -> str:
 def gate_columns(c: Claim, # a claim with gates
                  qids: Sequence, # the questions it judges
                  ) -> dict:
-    "Each gate of `c` counted on the judged questions: the fewest it acted on (acted, of acted_of), whether every one reached its minimum, the counts in words."
+    "Each gate of `c` on the judged questions: the fewest it acted on, whether all reached their minimum, in words."
     counts = [(who, g, *gate_count(g, qids)) for who, g in c.gates]
     return dict(acted=min(k for *_, k, _ in counts), acted_of=len(list(qids)), gate_ok=all(k >= g.minimum for _, g, k, _ in counts),
                 gate="; ".join(gate_sentence(who, g, k, n) for who, g, k, n in counts))
 
 def _gated(r: dict, c: Claim) -> dict:
-    "A row whose gate acted on too few judged questions: no direction or size, the counts, and how many questions a run would need at that rate."
+    "A row whose gate acted on too few judged questions: no direction or size, the counts, the questions needed."
     k, n = r["acted"], r["acted_of"]
     need = max(g.minimum for _, g in c.gates)
     counts = r["verdict"].split(". ", 1)[0] + ". " if c.decisive and r["verdict"].startswith("On the ") else ""
@@ -565,7 +565,7 @@ def verdict(claims: Sequence[Claim], # the paper's claims
             health: Sequence[Mapping] = (), # the run's mechanism checks (ragkit.eval.mechanism.health rows): they gate claims without gates
             subsets: Mapping[str, Mapping] = {}, # more run sets by name, for claims whose `runs` names one
             ) -> pd.DataFrame:
-    "One row per claim that could be judged: our estimate with its interval, the test of its direction, the paper's number, both verdicts, its notes."
+    "One row per claim judged: our estimate and interval, the test of its direction, the paper's number, verdicts."
     _check_unless(claims)
     pairs = _judged_pairs(claims, runs or {}, n_boot, seed, subsets)
     v = judged(pd.DataFrame([r for _, r in pairs], columns=VERDICT_COLUMNS), health)
@@ -575,7 +575,7 @@ def verdict(claims: Sequence[Claim], # the paper's claims
 def with_gates(claims: Sequence[Claim], # a paper's claims
                gates: Mapping[tuple[str, str], Gate], # (task, system) -> that system's Gate on the task
                ) -> list[Claim]:
-    "Each claim that names a mechanism, with the gate of every one of its systems (a and each b) that `gates` has added."
+    "Each claim naming a mechanism, with the gate of each of its systems (a and each b) that `gates` has."
     out = []
     for c in claims:
         bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
@@ -599,7 +599,7 @@ def _has_gate(r: Mapping) -> bool:
 def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
            health: Sequence[Mapping] = (), # the run's mechanism checks: they gate the rows that carry no gate of their own
            ) -> pd.DataFrame:
-    "`v` with rows whose mechanism did not act marked so, and each direction after Holm's adjustment over the table (p_holm, direction_holm)."
+    "`v` with rows whose mechanism did not act marked so, and each direction after Holm's adjustment over the table."
     rows = []
     for r in v.to_dict("records"):
         mech = r.get("mechanism") or ""
@@ -614,7 +614,7 @@ def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
 
 # %% ../../nbs/33_eval.experiment.ipynb #nt000002
 def _rests(r: Mapping, words: str) -> str:
-    "'accuracy by the exact sign test over 20 differing questions (15 to 5), p = 0.0414 (p = 0.124 after Holm's adjustment)'."
+    "'accuracy by the exact sign test over 20 differing questions (15 to 5), p = 0.0414 (p = 0.124 after Holm)'."
     over = (f" over {int(r['discordant'])} differing questions ({int(r['wins'])} to {int(r['losses'])})" if r["test"] == "exact sign test"
             else f" over the {int(r['n'])} questions judged" if r["test"] == "bootstrap" else "")
     q = lambda x: "< 0.001" if x < 0.001 else f"= {x:.3g}"  # a bootstrap's 0: below one in its resamples
@@ -625,7 +625,7 @@ def _reads(r: Mapping) -> str:
     return f"{r['direction']} ({r['direction_holm']} after Holm's adjustment)"
 
 def _same_pair(v: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
-    "`v` with a sentence on each gated row of a claim with `pair_words` whose pair reads otherwise under another such claim."
+    "`v` with a sentence on each gated row whose pair reads otherwise under another claim with `pair_words`."
     rows = v.to_dict("records")
     keep = [i for i, (r, c) in enumerate(zip(rows, claims)) if c.pair_words and isinstance(r.get("gate"), str) and r["direction"] != NOT_RUN]
     groups: dict = {}
@@ -663,7 +663,7 @@ def _check_unless(claims: Sequence[Claim]) -> None:
         if bad: raise ValueError(f"{c.claim}: unless's reason names {{{bad[0]}}}, not a verdict column (e.g. ours, lo, hi, direction_holm)")
 
 def _ruled_out(claims: Sequence[Claim], v: pd.DataFrame) -> list[Claim] | None:
-    "The claims with each one whose `unless` fired declared not testable (its reason formatted with that row); None when none fired."
+    "The claims, each whose `unless` fired declared not testable (reason formatted with that row); None if none."
     rows = {(r["claim"], r["dataset"]): r for r in v.to_dict("records")}
     def why(c: Claim) -> str:
         r = rows.get(tuple(c.unless[:2])) if c.unless and not c.untestable else None
@@ -699,7 +699,7 @@ def simulated_claims(n_claims: int, # how many claims
                      effect: float = 0.0, # the true mean difference a - b, in points (at most 100 * differ)
                      acts: float = 1.0, # share of questions on which the claim's mechanism acted (its gate)
                      seed: int = 0) -> tuple[list[Claim], dict]:
-    "Claims 'a > b' with a known true effect, their per-question scores as runs, and a gate acting on a share `acts` of questions."
+    "Claims 'a > b' with a known effect, per-question scores as runs, and a gate acting on a share `acts`."
     if not 0 <= effect / 100 <= differ: raise ValueError(f"effect={effect} needs 0 <= effect <= 100 * differ ({100 * differ:g})")
     rng, claims, runs = np.random.default_rng(seed), [], {}
     win = 0.5 + effect / 100 / (2 * differ) if differ else 0.5  # P(a wins | the scores differ): a true effect of `effect` points
@@ -715,7 +715,7 @@ def simulated_claims(n_claims: int, # how many claims
 def calibration(n_claims: int, n: int, differ: float = 0.3, effect: float = 0.0, acts: float = 1.0,
                 per_run: int = 10, # claims judged (and Holm-adjusted) together, as one run's
                 n_boot: int = 500, seed: int = 0) -> dict:
-    "The share of each Holm-adjusted outcome over `n_claims` simulated claims (see simulated_claims), judged `per_run` at a time."
+    "The share of each Holm-adjusted outcome over `n_claims` simulated claims, judged `per_run` at a time."
     claims, runs = simulated_claims(n_claims, n, differ, effect, acts, seed)
     v = pd.concat([verdict(claims[i:i + per_run], runs, n_boot, seed + i) for i in range(0, n_claims, per_run)])
     shares = v.direction_holm.value_counts(normalize=True)
@@ -727,7 +727,7 @@ def power_size(row: Mapping, # a pilot's verdict row (results.json "verdict"): c
                asked: int, # the questions the pilot asked of the row's task (a decisive claim judges a share of them)
                margin: float | None = None, # the smallest effect that matters over all questions (default: MARGIN's for the unit)
                power: float = 0.8) -> dict:
-    "Questions a run needs for the pilot's claim to end holds or reversed at an effect of the margin, and equivalent at none, with `power`."
+    "Questions a run needs for the pilot's claim to end holds or reversed at the margin's effect, equivalent at none."
     n, unit = int(row["n"]), row.get("unit") or "points"
     share = n / asked if row.get("decisive") and asked else 1.0
     m = (MARGIN.get(unit) if margin is None else margin) / share if share else float("nan")
@@ -740,7 +740,7 @@ def power_size(row: Mapping, # a pilot's verdict row (results.json "verdict"): c
 def pilot_sizes(pilot: Mapping, # a pilot run's results.json, read
                 pick: Callable[[Mapping], bool], # which of its verdict rows size the run
                 margin: float | None = None, power: float = 0.8) -> pd.DataFrame:
-    "`power_size` of each picked verdict row of `pilot`, with the questions the pilot asked of its task (its `questions`, else its largest claim's n)."
+    "`power_size` of each picked verdict row of `pilot`, with the questions the pilot asked of its task."
     asked = {d: len(q) for d, q in (pilot.get("questions") or {}).items()}
     for r in pilot["verdict"]: asked.setdefault(r["dataset"], 0)
     asked = {d: k or max(int(r["n"] or 0) for r in pilot["verdict"] if r["dataset"] == d) for d, k in asked.items()}  # without its questions: its largest claim's n
@@ -757,7 +757,7 @@ def _count(n: int, word: str) -> str:
 def what_reproduces(v: pd.DataFrame, # a verdict table
                     setting: str = "", # who read and how much, e.g. "SmolLM2-135M, 6 questions per dataset"
                     ) -> str:
-    "A markdown paragraph: both verdicts counted over the claims (and the directions after Holm's adjustment), then each claim's sentence."
+    "A markdown paragraph: both verdicts counted over the claims (and after Holm's adjustment), then each sentence."
     if v.empty: return "No claim of the paper could be checked on this run (none of the compared systems ran)."
     head = f"**What reproduces** ({setting}): " if setting else "**What reproduces**: "
     d, s = (v.direction.value_counts(), v["size"].value_counts())
@@ -782,7 +782,7 @@ def cost_saving(claim: str, dataset: str, # the claim in words, and where it is 
                 source: str = "", # where the paper says it
                 paper: float | None = None, # the paper's saving in percent, if it gives one
                 ) -> Claim:
-    "The claim 'A costs less than B': the percent of B's reader tokens (prompt + generated) that A saves, over questions."
+    "The claim 'A costs less than B': the percent of B's reader tokens (prompt + generated) A saves, over questions."
     ta, tb = (e.table.set_index("qid") for e in (a, b))
     if set(ta.index) != set(tb.index): raise ValueError(f"{claim}: {a.name} and {b.name} answered different questions on {dataset}")
     ca = (ta.prompt_tokens + ta.tokens).astype(float).values
@@ -794,7 +794,7 @@ def cost_saving(claim: str, dataset: str, # the claim in words, and where it is 
 # %% ../../nbs/33_eval.experiment.ipynb #0f5e4d48
 def reader_scale(tables: Mapping[str, pd.DataFrame | Sequence[dict]], # reader label -> that run's verdict table (or its rows from results.json)
                  ) -> pd.DataFrame:
-    "One row per (claim, dataset) in any table; per reader its n, estimate with interval, direction and size (blank where it did not run)."
+    "One row per (claim, dataset); per reader its n, estimate and interval, direction and size (blank if not run)."
     frames = []
     for reader, t in tables.items():
         t = pd.DataFrame(t)
@@ -813,7 +813,7 @@ def beside_readers(out: Path, # this run's folder: outputs/<profile>/<notebook>
                    runs: Mapping[tuple[str, str], Evaluation], # this run's evaluations
                    judge: Callable[[Mapping], pd.DataFrame], # runs -> verdict table (this run's claims)
                    n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    "reader_scale of this run's verdicts beside each other profile's run, and this reader judged again on that run's questions."
+    "reader_scale of this run's verdicts beside each other profile's, and this reader judged on that run's questions."
     import json
     tables, ours = {reader: v}, {}
     for (d, _), ev in runs.items(): ours.setdefault(d, set()).update(ev.table.qid)  # every question the run asked of task d
@@ -852,7 +852,7 @@ SAMPLING = ("limit", "seed", "max_passages", "context_words")  # the parameters 
 READING = ("device", "dtype", "max_length")  # the parameters ragkit.lm.backends.build_reader takes beside the reader spec
 
 class Experiment:
-    "A paper notebook's run, from its parameters to its closing paragraph: `.params`, `.out`, `.lm`, `.tasks`, `.finish`."
+    "A paper notebook's run, from its parameters to its closing paragraph: `.params`, `.out`, `.lm`, `.tasks`."
     def __init__(self, params: dict, # the parameters in force (see ragkit.notebooks.notebook_params)
                  paper: str = "ragkit", # the paper's short name: its reader's LM cache and the prefix of a temporary run folder
                  ):
@@ -867,7 +867,7 @@ class Experiment:
     def from_notebook(cls, ns: dict, # the notebook's globals(), once its parameters cell has run
                       notebook: str, # the notebook's name, e.g. "62_papers.eor.runs" (its paper: "eor")
                       ) -> Experiment:
-        "The experiment of `notebook`, with the parameters in force in its namespace, checked against its module's PARAMETER_RULES."
+        "The experiment of `notebook`, with its parameters in force, checked against its module's PARAMETER_RULES."
         params = notebook_params(ns, notebook)
         check_declared(find_notebook(notebook), params, {})  # as `ragkit run` does before the kernel: a notebook run by hand is checked too
         ex = cls(params, notebook.split(".")[1] if "." in notebook else notebook)
@@ -876,7 +876,7 @@ class Experiment:
 
     @cached_property
     def lm(self):
-        "The reader the `reader` parameter names, built once (ragkit.lm.backends.build_reader) inside the paper's LM cache."
+        "The reader the `reader` parameter names, built once (build_reader) inside the paper's LM cache."
         from ragkit.lm.backends import build_reader
         return build_reader(self.params.get("reader", ""), cache=self.paper, **{k: self.params[k] for k in READING if k in self.params})
 
@@ -888,7 +888,7 @@ class Experiment:
         return parse_datasets(self.params.get("datasets", "demo"), allowed, auto)
 
     def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None, health: Sequence[Mapping] = (), subsets: Mapping = {}) -> pd.DataFrame:
-        "The verdict table of `claims` on `runs` (see `verdict`), with the notebook's bootstrap size and seed; a claim over a whole task knows how many questions its data holds."
+        "The verdict of `claims` on `runs` (`verdict`) with the notebook's bootstrap; a whole-task claim knows its n."
         whole = lambda c: c.available is None and c.statistic is None and c.scores is None and not c.decisive and c.dataset in self.available
         return verdict([replace(c, available=self.available[c.dataset]) if whole(c) else c for c in claims], runs, self.n_boot, self.seed, health, subsets)
 
@@ -944,7 +944,7 @@ def size_from(self: Experiment, pilot: str, # a profile whose committed run of t
 
 @patch
 def seeded(self: Experiment):
-    "A context in which this run's systems start from the rows of the `rows_from` profile's run of the same notebook (see rows_from)."
+    "A context in which this run's systems start from the rows of the `rows_from` profile's run of this notebook."
     from ragkit.config import load_settings
     from ragkit.eval.evaluate import rows_from
     p = self.params.get("rows_from") or ""
@@ -980,7 +980,7 @@ def finish(self: Experiment,
            judge_on: Mapping | None = None, # the runs the claims are judged on, when not `runs` (e.g. per-question scores)
            subsets: Mapping[str, Mapping] = {}, # more run sets by name, for claims whose `runs` names one
            **tables) -> str:
-    "Judge `claims` (a claim whose mechanism did not act gets no direction), write results.json with `tables`, show the verdict; the closing paragraph."
+    "Judge `claims` (no direction where a mechanism did not act), write results.json with `tables`, show the verdict."
     from IPython.display import display
     if headline and headline not in tables: raise ValueError(f"headline={headline!r} names no table given to finish; tables: {', '.join(tables) or 'none'}")
     if isinstance(claims, pd.DataFrame): raise TypeError("finish judges the claims itself: hand it the Claim list, not a verdict table")

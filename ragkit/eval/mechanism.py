@@ -30,7 +30,7 @@ ALPHA = 0.05  # the two-sided level of every test
 def sign_test(a: Sequence[float], # per-question scores of the system claimed better
               b: Sequence[float], # the same questions' scores of its rival
               ) -> dict:
-    "Questions where `a` and `b` differ, how many each wins, and the exact two-sided sign-test p (exact McNemar on 0/1 scores)."
+    "Questions where `a` and `b` differ, each one's wins, and the exact two-sided sign-test p (exact McNemar)."
     d = np.asarray(a, float) - np.asarray(b, float)
     wins, losses = int((d > 0).sum()), int((d < 0).sum())
     p = binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
@@ -56,7 +56,7 @@ def adjusted_direction(direction: str, # the raw direction
                        alpha: float = ALPHA,
                        within: bool = False, # whether the claim's interval lies inside its equivalence margin
                        ) -> str:
-    "The raw direction where it survives Holm's adjustment; where it does not, equivalent inside the margin, else undecided; any other verdict unchanged."
+    "The raw direction where it survives Holm; where not, equivalent inside the margin, else undecided."
     if direction not in ("holds", "reversed"): return direction
     if not math.isnan(p_adjusted) and p_adjusted < alpha: return direction
     return "equivalent" if within else "undecided"
@@ -74,14 +74,14 @@ class Check:
 
 @dataclass(frozen=True)
 class Mechanism:
-    "A paper's mechanism: its name (claims name it) and the checks it must pass for a verdict about it to mean anything."
+    "A paper's mechanism: its name (claims name it) and the checks it must pass for a verdict on it to mean anything."
     name: str  # e.g. "SuRe's selection"
     checks: tuple[Check, ...]  # every one must reach its minimum
 
 def health_row(mechanism: str, dataset: str, system: str, # whose mechanism, where
                what: str, count: int, of: int, # it showed on `count` of the `of` questions that count
                minimum: int = MIN_ACTED) -> dict:
-    "One counted check: on how many questions it showed, of how many that count, its minimum and whether it was reached."
+    "One counted check: on how many questions it showed, of how many that count, its minimum and whether reached."
     return dict(mechanism=mechanism, dataset=dataset, system=system, check=what, count=int(count), of=int(of),
                 minimum=int(minimum), ok=bool(count >= minimum))
 
@@ -89,7 +89,7 @@ def health(m: Mechanism, # the mechanism and its checks
            dataset: str, system: str, # where it ran
            rows: Iterable[Mapping], # that system's rows on that task (each with its `trace`)
            ) -> list[dict]:
-    "Each check of `m` counted over `rows`: one health_row per check that applies (a check no row counts for is left out)."
+    "Each check of `m` counted over `rows`: one health_row per check that applies (one no row counts is left out)."
     rows = [dict(r, trace=r.get("trace") or {}) for r in rows]
     out = []
     for c in m.checks:
@@ -102,7 +102,7 @@ def failing(rows: Iterable[Mapping], # health rows of a run
             mechanism: str, dataset: str, # the claim's mechanism and task
             systems: Sequence[str] = (), # the claim's systems ("" in a row: counted for the task as a whole)
             ) -> list[dict]:
-    "The health rows of `mechanism` on `dataset` (for one of `systems`, or the whole task) that did not reach their minimum."
+    "The health rows of `mechanism` on `dataset` (one of `systems`, or the whole task) below their minimum."
     return [r for r in rows if r["mechanism"] == mechanism and r["dataset"] == dataset
             and (not r.get("system") or r["system"] in systems) and not r["ok"]]
 
@@ -124,7 +124,7 @@ def health_text(rows: Sequence[Mapping]) -> str:
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e021
 @dataclass(frozen=True)
 class Gate:
-    "Where a mechanism acted, question by question: a bool per qid, what acting is in words, and the fewest questions it must act on."
+    "Where a mechanism acted, question by question: a bool per qid, acting in words, the fewest it must act on."
     acted: pd.Series  # qid -> True where the mechanism acted on that question
     what: str  # what acting is, as it reads after "on 8 of the 74 questions judged": "its summaries were conditional"
     minimum: int = MIN_ACTED  # fewest judged questions it must act on
@@ -149,7 +149,7 @@ def pair_gate(a: Mapping[str, str], b: Mapping[str, str], # per qid: two systems
 def gate_count(g: Gate, # a gate
                qids: Iterable, # the questions a claim judges
                ) -> tuple[int, int]:
-    "On how many of the judged `qids` the gate acted (a question it has no row for counts as not), and how many were judged."
+    "On how many judged `qids` the gate acted (a question without a row counts as not), of how many judged."
     qids = list(qids)
     return int(g.acted.reindex(qids).fillna(False).astype(bool).sum()), len(qids)
 
@@ -167,7 +167,7 @@ def spread(lo: float, hi: float, # a 95% interval of a mean difference, in the c
            n: int, # the questions it rests on
            unit_scale: float = 100.0, # the unit of one question's score (100: points of a 0/1 score)
            ) -> float:
-    "The per-question standard deviation a 95% interval implies (from the rule of three when the interval is one point)."
+    "The per-question standard deviation a 95% interval implies (rule of three for a one-point interval)."
     if n <= 0 or _nan(lo) or _nan(hi): return float("nan")
     if hi > lo: return (hi - lo) / (2 * 1.959964) * math.sqrt(n)
     return unit_scale * math.sqrt(min(1.0, 3.0 / n))  # no question differs: at most 3/n could, at 95%
@@ -178,7 +178,7 @@ def questions_needed(effect: float | None, # the effect to detect (the paper's),
                      sd: float, # the per-question standard deviation (see `spread`)
                      margin: float | None = None, # the equivalence margin, used when `effect` is None
                      alpha: float = ALPHA, power: float = POWER) -> float:
-    "Questions a paired test needs to find `effect` (or to show equivalence within `margin`) with `power`; NaN when neither is given."
+    "Questions a paired test needs to find `effect` (or equivalence within `margin`) with `power`; NaN if neither."
     target, a, pw = (abs(effect), alpha, power) if not _nan(effect) and effect else (margin, 2 * alpha, 1 - (1 - power) / 2)
     if _nan(target) or not target or _nan(sd): return float("nan")
     if sd <= 0: return 2.0
@@ -187,7 +187,7 @@ def questions_needed(effect: float | None, # the effect to detect (the paper's),
 def detectable(judged: float, # the questions a claim is judged on
                sd: float, # their per-question spread, in the claim's unit (see `spread`)
                alpha: float = ALPHA, power: float = POWER) -> float:
-    "The smallest mean difference a two-sided paired test finds on `judged` questions with `power` (the power a run of that size reached); NaN below 2."
+    "The smallest mean difference a two-sided paired test finds on `judged` questions with `power`; NaN below 2."
     if _nan(judged) or judged < 2 or _nan(sd): return float("nan")
     return float(TTestPower().solve_power(nobs=judged, alpha=alpha, power=power, alternative="two-sided") * sd)
 

@@ -70,7 +70,7 @@ def _as_given(spec: str) -> str:
 
 def parse_reader(reader: str = "", # '' (settings.reader), a model, or openai:<served model>[#<revision>][@<base url>]
                  ) -> ReaderSpec:
-    "The ReaderSpec of `reader`; a clear error for a malformed server spec, a URL holding a credential or an unknown model."
+    "The ReaderSpec of `reader`; a clear error for a bad server spec, a URL with a credential or an unknown model."
     spec = _as_given(str(reader or load_settings().reader).strip())
     if spec.startswith("openai:"):
         m = OPENAI_SPEC.fullmatch(spec)
@@ -101,7 +101,7 @@ SERVED = ("root", "max_model_len")  # what GET /models says of the weights (vLLM
 def server_fingerprint(info: dict | None, # the model's GET /models entry, or None
                        canaries: Iterable[dict], # OpenAILM.canary replies, one per endpoint
                        ) -> dict:
-    "What identifies the served weights: what /models reports of them, each endpoint's canary, and a 12-hex revision of all that."
+    "What identifies the served weights: what /models reports, each endpoint's canary, and a 12-hex revision."
     fp = {k: info[k] for k in SERVED if info and k in info}
     fp["canary"] = {c["endpoint"]: dict(text=c["text"], logprobs=c["logprobs"]) for c in canaries}
     return fp | {"revision": stable_hash(json.dumps(fp, sort_keys=True), n=12)}
@@ -111,7 +111,7 @@ def _moved(was: list, now: list) -> bool:
     return len(was) == len(now) and any(abs(a - b) > CANARY_TOL for a, b in zip(was, now))
 
 def fingerprint_differs(was: dict, now: dict) -> str | None:
-    "Why fingerprint `now` is not the recorded `was` (what /models reports, a canary's answer or log-probs); None when it is the same."
+    "Why fingerprint `now` differs from the recorded `was` (/models, a canary's answer or log-probs); else None."
     for k in SERVED:
         if k in was and k in now and was[k] != now[k]: return f"GET /models reports {k} {now[k]!r}, recorded {was[k]!r}"
     for ep, c in now["canary"].items():
@@ -146,7 +146,7 @@ def verify_server(identity: str, # the reader's identity (its cache rows are fil
                   fp: dict, # its server_fingerprint now
                   registry: Path, # servers.json
                   ) -> dict:
-    "Record `fp` as `identity`'s fingerprint if it has none (or lacks an endpoint); a ValueError naming the fix if it differs."
+    "Record `fp` as `identity`'s fingerprint if it has none; a ValueError naming the fix if it differs."
     try: reg = json.loads(Path(registry).read_text())
     except FileNotFoundError: reg = {}
     except ValueError as e: raise ValueError(f"{registry} is not JSON ({e}); delete it to record every server afresh") from None
@@ -188,7 +188,7 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
 NEEDS = ("chat", "completions", "logprobs")  # what a system may need of its reader: an endpoint, and per-token log-probs
 
 def system_needs(system) -> set[str]:
-    "What one system needs of its reader: what its class declares (`reader_needs`) and the endpoint its `chat` flag picks."
+    "What one system needs of its reader: what its class declares and the endpoint its `chat` flag picks."
     needs = set(getattr(system, "reader_needs", ()))
     if hasattr(system, "chat"):  # a system that reads: chat None means its template's own flag
         chat = system.chat if system.chat is not None else get_template(getattr(system, "template", "eor-rag")).chat
@@ -201,13 +201,13 @@ def systems_needs(systems: Iterable) -> tuple[str, ...]:
     return tuple(n for n in NEEDS if n in found)
 
 class StandIn:
-    "A stand-in retriever (or reader) for building a notebook's systems only to read what they need: a name and nothing else."
+    "A stand-in retriever or reader, to read what a notebook's systems need: a name and nothing else."
     def __init__(self, name: str = "stand-in"): self.name = name
     def __repr__(self) -> str: return f"StandIn({self.name!r})"
 
 # %% ../../nbs/15_lm.backends.ipynb #8f5a39c8
 class ReaderCheck(str):
-    "The line naming a checked reader (a str, as the runner prints it); `record` is what run.json keeps, `env` what the kernel needs."
+    "The line naming a checked reader; `record` is what run.json keeps, `env` what the kernel needs."
     record: dict
     env: dict
 
@@ -226,7 +226,7 @@ def _fix(base: str, status: int | None) -> str:
     return "check that the server is up and serves this model, and the key in $OPENAI_API_KEY"
 
 def _prove(lm: OpenAILM, s: ReaderSpec, chat: bool) -> dict:
-    "One short completion on one endpoint (the canary), proving URL, route and model; a ValueError with the URL tried and the fix."
+    "One short completion on one endpoint (the canary); a ValueError with the URL tried and the fix."
     try: return lm.canary(chat)
     except OpenAIError as e:
         tried = lm.base_url.split("?", 1)[0] + ("/chat/completions" if chat else "/completions")
@@ -239,7 +239,7 @@ def _local_line(model: str, device: str, dtype: str) -> str:
     return f"{model} on {dev} in {resolve_dtype(dtype, dev)}"
 
 def local_decoding(device: str = "cpu") -> str:
-    "How the local reader splits its work on `device` (a run's record keeps it): shared prefixes read once, rows decoded together."
+    "How the local reader splits its work on `device`: shared prefixes read once, rows decoded together."
     import torch
     from ragkit.lm.base import DEVICE_BATCH, DEVICE_DECODE
     kind = torch.device(resolve_device(device)).type
@@ -260,7 +260,7 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
                  api_key_env: str | None = "OPENAI_API_KEY", # servers: the variable holding the key
                  registry: Path | None = None, # servers.json; default: server_registry()
                  ) -> ReaderCheck:
-    "The line naming the reader (with the record a run keeps), or an error saying why it cannot serve this run and what to do."
+    "The line naming the reader (and the record a run keeps), or an error saying why it cannot serve."
     s = parse_reader(reader)
     shown, env = hide_spec(reader)
     if s.kind == "local":

@@ -42,7 +42,7 @@ class Completion:
 
     @property
     def cost(self) -> Cost:
-        "What this completion cost: one call, its prompt and generated tokens (the tokens kept; else the server's usage), why it stopped."
+        "What this completion cost: one call, prompt and generated tokens, why it stopped."
         return Cost(1, self.prompt_tokens, max(len(self.token_ids), len(self.tokens)) or (self.usage_tokens or 0), int(self.cached),
                     ((self.finish_reason, 1),) if self.finish_reason else ())
 
@@ -101,7 +101,7 @@ class FakeLM(LM):
 
     @property
     def identity(self) -> str:
-        "fake:<name>@<logprob>, then `#` and a hash of the canned answers (a function: what it computes) and the default, if any."
+        "fake:<name>@<logprob>, then `#` and a hash of the canned answers and the default, if any."
         base = f"fake:{self.name}@{self.logprob}"
         if not self.answers and not self.default: return base
         canned = callable_fingerprint(self.answers) if callable(self.answers) else json.dumps(plain(self.answers), sort_keys=True)
@@ -160,7 +160,7 @@ def resolve_device(device: str = "cpu") -> str:
 def resolve_dtype(dtype: str = "float32", # a torch dtype name, a short name (fp32, bf16, fp16) or "int8-dynamic"
                   device: str = "cpu", # the resolved device: int8-dynamic runs on the CPU only
                   ) -> str:
-    "The precision's torch name (short names are aliases); a clear error for one torch lacks or one this device cannot run."
+    "The precision's torch name (short names are aliases); a clear error for one this torch or device lacks."
     dtype = DTYPE_ALIASES.get(dtype, dtype)
     if dtype != "int8-dynamic" and not isinstance(getattr(torch, dtype, None), torch.dtype):
         raise ValueError(f"dtype {dtype!r} is neither a torch dtype (float32, bfloat16, float16) nor 'int8-dynamic'")
@@ -213,7 +213,7 @@ class TransformersLM(LM):
         return self._model
 
 def int8_dynamic(model):
-    "`model` with every Linear layer dynamically quantised to int8, per output channel (activations quantised on the fly)."
+    "`model` with every Linear layer dynamically quantised to int8, per output channel."
     from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
     return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)
 
@@ -229,7 +229,7 @@ def _weights_fingerprint(self: TransformersLM, cache_dir=None) -> str:
 
 @patch(as_prop=True)
 def identity(self: TransformersLM) -> str:
-    "Model name and weights fingerprint, with the precision and device type when they are not the CPU's float32: the model's part of a cache key."
+    "Model name and weights fingerprint, with precision and device when not CPU float32: a cache key's model part."
     kind = torch.device(self.device).type
     return f"{self.resolved.spec.name}@{self._fingerprint[:12]}" + ("" if self.dtype == "float32" else f":{self.dtype}") + ("" if kind == "cpu" else f":{kind}")
 
@@ -247,7 +247,7 @@ def _encode(self: TransformersLM, prompt: str, chat: bool) -> list[int]:
 
 @patch
 def _encode_all(self: TransformersLM, prompts: list[str], chat: bool, extra: int) -> list[list[int]]:
-    "Token ids of every prompt, tokenised in one batched call (the same ids as `_encode`); an error naming the first that leaves no room for `extra` tokens."
+    "Token ids of every prompt in one batched call; an error naming the first that leaves no room for `extra`."
     if not prompts: return []
     if chat and getattr(self.tok, "chat_template", None) and not self.seq2seq:
         texts = self.tok.apply_chat_template([[{"role": "user", "content": p}] for p in prompts], tokenize=False, add_generation_prompt=True)
@@ -265,7 +265,7 @@ def length_batches(lengths: Sequence[int], # token count of each prompt
                    batch_size: int, # at most this many prompts per batch
                    max_tokens: int | None = None, # and at most this many padded tokens (rows × longest); None: no cap
                    ) -> list[list[int]]:
-    "Indices grouped into batches of similar length, longest first, ties by index; a prompt longer than `max_tokens` goes alone."
+    "Indices in batches of similar length, longest first, ties by index; a prompt over `max_tokens` goes alone."
     order, out = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i)), []
     for i in order:  # the first index of a batch is its longest, so a batch's padded size is rows × lengths[first]
         b = out[-1] if out else None
@@ -323,7 +323,7 @@ def _eos_ids(self: TransformersLM) -> set[int]:
 
 @patch
 def _holds_stop(self: TransformersLM, ids: list[int], stop: Sequence[str]) -> bool:
-    "Whether the decoded `ids` hold a stop string: a short tail is decoded each step, the whole text only to confirm a hit."
+    "Whether the decoded `ids` hold a stop string: a short tail decoded each step, the whole text to confirm."
     longest, w = max(map(len, stop)), max(map(len, stop)) + 2
     while True:  # a stop string new at this step ends in its last few characters; widen until the tail covers them
         tail = self.tok.decode(ids[-w:], skip_special_tokens=True)
@@ -345,7 +345,7 @@ def _decode_batch(self: TransformersLM, seqs, max_new_tokens, stop, temperature,
 
 @patch
 def _decode_loop(self: TransformersLM, logits, past, state, n, max_new_tokens, stop, temperature, generator):
-    "Decode `n` prefilled rows (their first logits, cache and state) until each stops: ids, log-probs and finish reason per row."
+    "Decode `n` prefilled rows (first logits, cache, state) until each stops: ids, log-probs, finish reason."
     dev, eos = self.model.device, torch.tensor(sorted(self._eos_ids()), device=self.model.device)
     done = torch.zeros(n, dtype=torch.bool, device=dev)  # rows that stopped: fed padding, later outputs ignored
     ended = torch.zeros_like(done)  # rows that stopped at an end-of-sequence token (not kept)
@@ -384,7 +384,7 @@ def _completion(self: TransformersLM, ids: list[int], lps: list[float], reason: 
 # %% ../../nbs/11_lm.base.ipynb #6f019c85
 @patch
 def _token_cap(self: TransformersLM) -> int | None:
-    "Padded tokens per pass: the cap set, or on a GPU what half its free memory holds (KV cache and activations per token)."
+    "Padded tokens per pass: the cap set, or on a GPU what half its free memory holds."
     if self.max_batch_tokens != "memory": return self.max_batch_tokens
     c = self.model.config
     pick = lambda *names: next(v for n in names if (v := getattr(c, n, None)))
@@ -468,7 +468,7 @@ def _roomy_layer():
 def merge_rows(parts: list[tuple], # (logits, per-layer (keys, values), attention mask, last position ids) of some rows each
                room: int = 0, # tokens each row may still add: the cache keeps room for them
                ) -> tuple:
-    "One decoding batch from rows prefilled apart: caches and masks left-padded to the longest, logits and positions stacked."
+    "One decoding batch from rows prefilled apart: caches and masks left-padded, logits and positions stacked."
     width = max(m.shape[1] for _, _, m, _ in parts)
     pad = lambda t, n: torch.nn.functional.pad(t, (0, 0, n, 0)) if n else t  # zeros before the keys/values of shorter rows
     layers = [tuple(torch.cat([pad(kv[l][w], width - m.shape[1]) for _, kv, m, _ in parts]) for w in (0, 1))
@@ -487,7 +487,7 @@ def _prefill_rows(self: TransformersLM, seqs: list[list[int]]) -> tuple:
 
 @patch
 def _prefill_shared(self: TransformersLM, seqs: list[list[int]], shared: int) -> tuple:
-    "Prefill prompts whose first `shared` tokens are equal: those once, then each prompt's own tokens from a copy of their cache."
+    "Prefill prompts sharing their first `shared` tokens: those once, then each one's own from a cache copy."
     dev, n = self.model.device, len(seqs)
     head = torch.tensor([seqs[0][:shared]], device=dev)
     out = self.model(input_ids=head, position_ids=torch.arange(shared, device=dev)[None], use_cache=True, logits_to_keep=1)
@@ -502,7 +502,7 @@ def _prefill_shared(self: TransformersLM, seqs: list[list[int]], shared: int) ->
 # %% ../../nbs/11_lm.base.ipynb #a49p00s2
 @patch
 def _decode_plan(self: TransformersLM, seqs: list[list[int]]) -> list[list[tuple[int, list[int]]]]:
-    "Decoding batches of at most `decode_rows` rows, each a list of (shared tokens, indices) prefill units, longest first."
+    "Decoding batches of at most `decode_rows` rows, each a list of (shared tokens, indices), longest first."
     units = []
     for shared, idx in prefix_groups(seqs, self.share_prefix):  # a large group is split: each part computes its shared tokens once
         units += [(shared, idx[k:k + self.decode_rows]) for k in range(0, len(idx), self.decode_rows)]
@@ -572,7 +572,7 @@ def score_batch(self: TransformersLM, prompts: list[str], continuations: list[st
 
 # %% ../../nbs/11_lm.base.ipynb #5294ad00
 class HostTensorWatch(torch.overrides.TorchFunctionMode):
-    "Records each tensor that code under `prefix` creates with a factory function and no `device=` (it would land on the CPU)."
+    "Records each tensor code under `prefix` creates with a factory and no `device=` (it would land on the CPU)."
     FACTORIES = {torch.tensor, torch.as_tensor, torch.zeros, torch.ones, torch.full, torch.empty, torch.arange, torch.rand,
                  torch.randn, torch.randint, torch.eye, torch.linspace}
     def __init__(self, prefix: str | tuple = "ragkit"):  # module names watched (a notebook's own cells run in __main__)

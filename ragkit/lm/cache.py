@@ -33,7 +33,7 @@ def _is_damage(e: sqlite3.DatabaseError) -> bool:
     return getattr(e, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in str(e) or "malformed" in str(e)
 
 def _wal(db: sqlite3.Connection, wait: float = 60.0) -> None:
-    "Put the file in WAL mode, retrying while another process holds it (SQLite answers this pragma 'locked' without waiting)."
+    "Put the file in WAL mode, retrying while another process holds it (SQLite answers 'locked' at once)."
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -128,7 +128,7 @@ def _number(v) -> float:
     return float(v)
 
 def _parsed(rows: dict, parse, path) -> dict:
-    "Each stored value parsed; a value that does not parse is dropped (so it is computed again) with a warning naming the file."
+    "Each stored value parsed; one that does not parse is dropped (computed again) with a warning naming the file."
     out, bad = {}, 0
     for k, v in rows.items():
         try: out[k] = parse(json.loads(v))

@@ -232,7 +232,7 @@ def _check_assembled(spec: ModelSpec, sha: str, n: int) -> None:
 def assemble_parts(spec: ModelSpec, # a registry entry with `parts` and `sha256`
                    cache_dir: Path | str | None = None, # default: the settings' cache_dir
                    ) -> Path:
-    "The GGUF file of `spec`, concatenated once from its part packages into the cache and checked against `spec.sha256`."
+    "The GGUF file of `spec`, joined once from its part packages into the cache and checked against its sha256."
     target = Path(cache_dir or load_settings().cache_dir) / "models" / f"{spec.name}.gguf"
     if target.is_file() and model_fingerprint(target, cache_dir) == spec.sha256: return target
     files = [_part_file(spec, module, rel) for module, rel in spec.parts]

@@ -324,7 +324,7 @@ class OpenAILM(LM):
 
     @property
     def identity(self) -> str:
-        "Served model name and revision (never the URL, never credentials), with markers for settings that change outputs."
+        "Served model name and revision (never URL or credentials), with markers for output-changing settings."
         marks = ([] if self.chat else ["completions"]) + ([] if self.logprobs else ["nologprobs"])
         if self.chat_format: marks.append("fmt=" + getattr(self.chat_format, "__name__", "custom"))
         if self.extra_body: marks.append("extra=" + stable_hash(json.dumps(self.extra_body, sort_keys=True), n=8))
@@ -349,7 +349,7 @@ def _secrets(self: OpenAILM) -> list[str]:
 
 @patch
 def _shown(self: OpenAILM) -> dict[str, str]:
-    "The base URL as written (with and without user info) -> as it may be shown: what a log line quoting it shows instead."
+    "The base URL as written (with and without user info) -> as a log line may show it."
     p, shown = urlsplit(self._url), spec_url(urlunsplit((*urlsplit(self._url)[:3], "", "")))
     host = p.netloc.rsplit("@", 1)[-1]
     out = {urlunsplit((p.scheme, host, p.path, "", "")): shown}
@@ -426,7 +426,7 @@ def _post(self: OpenAILM, path: str, body: dict) -> dict:
 # %% ../../nbs/13_lm.openai.ipynb #11945f00
 @patch
 def served_model_info(self: OpenAILM, timeout: float = 1.0) -> list[dict] | None:
-    "What GET /models says of each served model (id; vLLM adds root and max_model_len), within `timeout` s, no retries; None without that route."
+    "What GET /models says of each served model (id; vLLM adds root, max_model_len) within `timeout` s; or None."
     key = self._api_key()
     secrets = [key, *self._secrets()]
     try: r = self._client_().get(endpoint(self._url, "/models"), headers={"Authorization": f"Bearer {key}"} if key else {}, timeout=timeout)
@@ -443,7 +443,7 @@ def served_model_info(self: OpenAILM, timeout: float = 1.0) -> list[dict] | None
 
 @patch
 def served_models(self: OpenAILM, timeout: float = 1.0) -> list[str] | None:
-    "Ids of the models the endpoint serves (GET /models), within `timeout` s and without retries; None if it has no such route."
+    "Ids of the models the endpoint serves (GET /models) within `timeout` s, no retries; None without the route."
     info = self.served_model_info(timeout)
     return None if info is None else [m["id"] for m in info]
 
@@ -507,7 +507,7 @@ def _tokens_from(c: Completion, used: int | None) -> str:
 def canary(self: OpenAILM, chat: bool | None = None, # the endpoint: chat (True) or completions (False); default: the LM's
            max_new_tokens: int = 8, # the answer's budget
            ) -> dict:
-    "The served model's greedy answer to CANARY on one endpoint, its tokens' log-probs (4 decimals) and its token count's source."
+    "The served model's greedy answer to CANARY on one endpoint, its log-probs (4 decimals) and token count."
     chat = self.chat if chat is None else chat
     path, body = self._gen_request(CANARY, max_new_tokens, None, 0.0, 0, chat)
     reply = self._post(path, body)

@@ -69,7 +69,7 @@ def served_revision(model: str, # a registry name, local path or hub id
                     dtype: str = "bfloat16", # the precision the server computes in
                     build: str = "cpu", # the fake build's revision names no weights (nothing is loaded)
                     ) -> str:
-    "The revision a served model's identity carries: the first 12 hex digits of its weights' fingerprint, and the precision."
+    "The revision a served model's identity carries: 12 hex digits of its weights' fingerprint, and precision."
     from ragkit.lm.base import DTYPE_ALIASES, TransformersLM
     if build == FAKE_BUILD: return f"fake-{DTYPE_ALIASES.get(dtype, dtype)}"
     return f"{TransformersLM(model)._fingerprint[:12]}-{DTYPE_ALIASES.get(dtype, dtype)}"
@@ -91,7 +91,7 @@ def vllm_command(python: Path | str, # the python of the vLLM environment
 
 def server_command(build: str, python: Path | str, model: str, port: int, dtype: str = "bfloat16",
                    max_model_len: int = 2048, extra: tuple = ()) -> list[str]:
-    "The server's command line for `build`: vLLM's (cpu, cuda), or the stand-in's (fake) serving `model`'s registry name."
+    "The server's command line for `build`: vLLM's (cpu, cuda), or the stand-in's (fake) serving `model`."
     if build != FAKE_BUILD: return vllm_command(python, model, port, dtype, max_model_len, extra)
     from ragkit.lm.models import resolve_model
     return [sys.executable, "-c", f"from ragkit.lm.serve import fake_vllm_server; fake_vllm_server({int(port)}, {resolve_model(model).spec.name!r})"]
@@ -105,7 +105,7 @@ def serve_spec(model: str, port: int, dtype: str = "bfloat16", build: str = "cpu
 def fake_vllm_server(port: int, # on 127.0.0.1
                      name: str, # the model name it says it serves
                      ) -> None:
-    "A FAKE vLLM server for tests: FakeOpenAIServer's routes (answer 'OK', log-probs) under `name`; a child stands for vLLM's engine."
+    "A FAKE vLLM server for tests: FakeOpenAIServer's routes under `name`; a child stands for vLLM's engine."
     from http.server import ThreadingHTTPServer
     from ragkit.lm.openai import FakeOpenAIServer, _Handler
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])  # stands for vLLM's engine process
@@ -136,7 +136,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 def _server_log(port: int) -> Path:
-    "A new, empty log file for one start of the server on `port`: <cache_dir>/logs/vllm-<port>-<UTC time>-<pid>[-n].log."
+    "A new, empty log file for one server start on `port`: <cache_dir>/logs/vllm-<port>-<UTC time>-<pid>.log."
     d = load_settings().cache_dir / "logs"
     d.mkdir(parents=True, exist_ok=True)
     stem, n = f"vllm-{port}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}", 0
@@ -234,7 +234,7 @@ def vllm_cache_env(cache_dir: Path | str | None = None, # default: settings.cach
     return dict(VLLM_CACHE_ROOT=str(root), VLLM_CONFIG_ROOT=str(root / "config"), TORCHINDUCTOR_CACHE_DIR=str(root / "torchinductor"))
 
 def _server_env(build: str, kv_cache_gib: int, threads: int | None) -> dict:
-    "The server's environment: this one, offline, caches under ragkit's; CPU build: KV cache size, a thread bound to each core."
+    "The server's environment: this one, offline, caches under ragkit's; CPU build: KV cache, a thread per core."
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE=str(kv_cache_gib), **_SERVER_ENV, **vllm_cache_env())
     if build == "cpu":
         cores = cpu_cores(threads)
@@ -278,7 +278,7 @@ def _signal_group(pgid: int, sig: int) -> bool:
     except PermissionError: return True
 
 def _reap(group: int) -> None:
-    "Collect the exit status of the group's ended processes that are our children (orphans come to us: we are their subreaper)."
+    "Collect the exit status of the group's ended processes that are our children (we are their subreaper)."
     for pid in _pids(group, zombies=True):
         try: os.waitpid(pid, os.WNOHANG)
         except ChildProcessError: pass
@@ -301,14 +301,14 @@ def _stop(proc: subprocess.Popen, port: int, grace: float = 30.0) -> None:
         _reap(proc.pid)
 
 def _serving(proc: subprocess.Popen, url: str, port: int) -> bool:
-    "Whether the server is ready: its own process alive, a process of its group listening on `port`, and GET /models answering."
+    "Whether the server is ready: its process alive, its group listening on `port`, GET /models answering."
     if proc.poll() is not None: return False
     inodes = _listen_inodes(port)
     if inodes is not None and not any(_holds(p, inodes) for p in _pids(proc.pid)): return False
     return _ready(url)
 
 def _wait_ready(proc: subprocess.Popen, url: str, port: int, log: Path, timeout: float) -> None:
-    "Wait until the server's own process serves at `url`; an error quoting its log if it exits first or takes over `timeout` s."
+    "Wait until the server serves at `url`; an error quoting its log if it exits or takes over `timeout` s."
     t0 = time.time()
     while not _serving(proc, url, port):
         if proc.poll() is not None:
@@ -321,7 +321,7 @@ RECORD_ENV = ("OMP_NUM_THREADS", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_KVCACHE_
               "VLLM_CONFIG_ROOT", "TORCHINDUCTOR_CACHE_DIR")  # the environment a server's record keeps (nothing secret)
 
 def _record(log: Path, spec: str, build: str, command: list[str], env: dict, proc: subprocess.Popen) -> dict:
-    "Write one start's record beside its log (<log>.json): spec, build, pid, command, and the threads and caches it ran with."
+    "Write one start's record beside its log (<log>.json): spec, build, pid, command, threads and caches."
     rec = dict(spec=spec, build=build, pid=proc.pid, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                log=str(log), command=command, env={k: env[k] for k in RECORD_ENV if k in env})
     if build == "cpu": rec["threads_bound_to"] = env.get("VLLM_CPU_OMP_THREADS_BIND")
@@ -340,7 +340,7 @@ def server_record(spec: str, # the reader spec `ragkit serve` printed (or vllm_s
 
 def launch_record(spec: str, # a reader spec
                   ) -> dict | None:
-    "What a run keeps of the server of `spec` if ragkit serve started it here and it still runs: build, start, threads, cores."
+    "What a run keeps of `spec`'s server if ragkit serve started it here and it runs: build, start, threads."
     try: rec = server_record(spec)
     except (FileNotFoundError, ValueError, IndexError): return None
     try: os.kill(rec["pid"], 0)
@@ -354,7 +354,7 @@ def launch_record(spec: str, # a reader spec
 @contextmanager
 def _served(model: str, port: int, dtype: str, build: str, kv_cache_gib: int, threads: int | None, max_model_len: int,
             start_timeout: float, extra: tuple):
-    "Refuse a taken port, start the server, wait until its own process serves; yield (spec, process, log); stop its group."
+    "Refuse a taken port, start the server, wait until it serves; yield (spec, process, log); stop its group."
     py = Path(sys.executable) if build == FAKE_BUILD else vllm_env(build)
     port = port or _free_port()
     spec, url = serve_spec(model, port, dtype, build), f"http://127.0.0.1:{port}/v1"
@@ -386,7 +386,7 @@ def vllm_server(model: str = "qwen2.5-coder-0.5b-instruct", # a registry name, l
 # %% ../../nbs/16_lm.serve.ipynb #3e1360cb
 @contextmanager
 def _stop_on_signals():
-    "Inside: TERM, HUP and INT raise KeyboardInterrupt naming the signal, so the server is stopped however we are told to stop."
+    "Inside: TERM, HUP and INT raise KeyboardInterrupt naming the signal, so the server always stops."
     def stop(signum, frame): raise KeyboardInterrupt(signal.Signals(signum).name)
     old = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
     try: yield
@@ -400,7 +400,7 @@ def _watch(proc: subprocess.Popen, log: Path) -> None:
 
 def serve_main(model: str = "qwen2.5-coder-0.5b-instruct", port: int = 8000, dtype: str = "bfloat16", build: str = "cpu",
                kv_cache_gib: int = 2, threads: int | None = None, max_model_len: int = 2048, extra: tuple = ()) -> int:
-    "`ragkit serve`: serve `model` until told to stop (INT, TERM or HUP), printing the reader spec; the server stops with it."
+    "`ragkit serve`: serve `model` until told to stop (INT, TERM or HUP), printing the reader spec."
     say, up = (lambda m: print(f"ragkit serve: {m}", flush=True)), {}
     try:
         with _stop_on_signals(), _served(model, port, dtype, build, kv_cache_gib, threads, max_model_len, 900.0, extra) as (spec, proc, log):

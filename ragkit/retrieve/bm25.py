@@ -201,7 +201,7 @@ _DAMAGE = (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError, I
 
 @patch
 def _load(self: BM25Retriever) -> bool:
-    "Load the persisted index if it is there and matches the corpus; False (after a warning if it is damaged) otherwise."
+    "Load the persisted index if present and it matches the corpus; False (warning if damaged) otherwise."
     meta_file = self.folder / "ragkit.json"
     if not meta_file.is_file(): return False
     try:

@@ -64,7 +64,7 @@ def _weights_path(self: Embedder) -> Path:
 
 @patch(as_prop=True)
 def id(self: Embedder) -> str:
-    "Everything that changes the vectors: name, weights sha256[:12], max length, normalisation, and a device other than the CPU."
+    "What changes the vectors: name, weights sha256[:12], max length, normalisation, a non-CPU device."
     if self._id is None:
         sha = model_fingerprint(self._weights_path(), self.cache_dir)[:12]
         name = re.sub(r"[^A-Za-z0-9.]+", "-", self.resolved.spec.name).strip("-")

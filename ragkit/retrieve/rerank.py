@@ -61,7 +61,7 @@ def parse_rankgpt(raw: str, # the reader's ranking, e.g. "[2] > [1] > [3]"
                   n: int, # passages in the window
                   rule: str = "rankgpt", # "rankgpt" (Sun et al.'s: ids in order, duplicates and unknown ids dropped, missing appended) or "original"
                   ) -> list[int]:
-    "The window's new order as 0-based positions; 'original' keeps the order unless the answer lists exactly n items joined by ' > '."
+    "The window's new order as 0-based positions; 'original' unless the answer lists all n items by ' > '."
     if rule == "original":  # SuRe's rerank.ipynb cell 27: exactly n items, else no change
         parts = raw.strip().split(" > ")
         ids = [int(m.group(1)) - 1 for s in parts if (m := re.match(r"\[(\d+)\]", s.strip()))]
@@ -86,7 +86,7 @@ def rankgpt_orders(generate: Callable, # prompts, max_new_tokens, stop= -> compl
                    max_new_tokens: int = 48, # budget of each window's ranking
                    rule: str = "rankgpt", # how a reply is read (parse_rankgpt)
                    ) -> tuple[list[list[int]], list[Cost], list[list[str]]]:
-    "Each question's final order (indices into its passages), what its windows cost, and the reader's replies, window by window."
+    "Each question's final order (indices into its passages), its windows' cost and the replies, window by window."
     orders = [list(range(len(p))) for p in passages]
     plans = [sliding_window(o, window, step) for o in orders]
     cost, raws = [Cost() for _ in questions], [[] for _ in questions]

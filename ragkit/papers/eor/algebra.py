@@ -157,7 +157,7 @@ def _traced(costs: list[Cost], trace: list[str], chunks: list[list[Chunk]], step
     return chunks
 
 def _charge(costs: list[Cost], chunks: list[list[Chunk]]) -> None:
-    "Add the LM cost of each query's new chunks to `costs` (in place): it is paid whether or not a chunk survives truncation."
+    "Add the LM cost of each query's new chunks to `costs` (in place): paid whether or not a chunk survives."
     for i, cs in enumerate(chunks): costs[i] = costs[i] + sum((c.cost for c in cs if c.cost is not None), Cost())
 
 # %% ../../../nbs/60_papers.eor.algebra.ipynb #e863b63a

@@ -87,12 +87,12 @@ def error_indicators(answer_correct, gold_in_doc, answer_in_doc) -> dict[str, np
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #5c3d81a5
 def answer_in_doc(answer: str, document: str) -> bool:
-    "Whether `answer` occurs in `document` as normalised whole words; an answer that normalises to nothing occurs everywhere."
+    "Whether `answer` occurs in `document` as normalised whole words; an empty normalised answer occurs everywhere."
     if not isinstance(answer, str): raise TypeError(f"answer must be a str, got {type(answer).__name__}: {answer!r:.60}")
     return not normalize_answer(answer) or bool(has_answer(document, [answer]))
 
 def doc_indicators(answers, golds: Sequence, documents) -> dict[str, np.ndarray]:
-    "gold_in_doc and answer_in_doc as [M, N] 0/1 arrays from answers [M, N], golds [N] (list of str each) and documents [M, N]."
+    "gold_in_doc and answer_in_doc as [M, N] 0/1 arrays from answers [M, N], golds [N] and documents [M, N]."
     ans, docs = np.asarray(answers, dtype=object), np.asarray(documents, dtype=object)
     if ans.ndim != 2 or ans.shape != docs.shape or len(golds) != ans.shape[1]:
         raise ValueError(f"answers and documents must both be [M, N] and golds have N entries; got answers {ans.shape}, "
@@ -103,7 +103,7 @@ def doc_indicators(answers, golds: Sequence, documents) -> dict[str, np.ndarray]
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #5854c2c2
 def long_answer_mask(answers, max_words: int = 5) -> np.ndarray:
-    "Bool [N]: True for the examples to drop, where any retriever's answer has more than `max_words` words (Appendix B)."
+    "Bool [N]: True for the examples to drop, where any retriever's answer has over `max_words` words (App. B)."
     a = np.asarray(answers, dtype=object)
     if a.ndim != 2: raise ValueError(f"answers must be a 2-D [M retrievers, N examples] array of str; got shape {a.shape}")
     bad = [x for x in a.ravel() if not isinstance(x, str)]
@@ -124,7 +124,7 @@ def error_condition(ind: dict, error: str) -> np.ndarray | None:
     return {"Ee": lambda: 1 - ind["Er"], "Eluck": lambda: ind["Er"] * ind["Eh"]}.get(error, lambda: None)()
 
 def error_rwr(ind: dict, error: str, conditioned: bool = True) -> np.ndarray:
-    "RWR_E(i, j) for error `error` (eq. 5; Appendix B's conditioned form for Ee and Eluck); −1 where r_j is free of it, NaN diagonal."
+    "RWR_E(i, j) for `error` (eq. 5; Appendix B's form for Ee and Eluck); −1 where r_j is free of it, NaN diagonal."
     if error not in ERRORS: raise ValueError(f"unknown error {error!r}; choose one of {', '.join(ERRORS)}")
     ind = _check_ind(ind)
     e = ind[error]
@@ -137,7 +137,7 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return np.divide(num, den, out=out, where=den > 0)
 
 def decomposition_table(ind: dict, names: Sequence[str] | None = None) -> pd.DataFrame:
-    "Per retriever: error rates, failure = 1 − accuracy and its eq. 4 decomposition (footnote 11), and the irregular share."
+    "Per retriever: error rates, failure = 1 − accuracy, its eq. 4 decomposition (footnote 11), the irregular share."
     i = _check_ind(ind, min_rows=1)
     a, r, h, e, luck = (i[k] for k in ("A", "Er", "Eh", "Ee", "Eluck"))
     n = a.shape[1]
@@ -154,7 +154,7 @@ def decomposition_table(ind: dict, names: Sequence[str] | None = None) -> pd.Dat
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #fb3cd21b
 def _pools(m: int, size: int, max_pools: int, seed: int) -> tuple[np.ndarray, bool]:
-    "Every size-subset of range(m) in lexicographic order if there are ≤ max_pools, else a seeded sample of max_pools distinct ones."
+    "Every size-subset of range(m) in lexicographic order up to max_pools, else a seeded sample of max_pools."
     if math.comb(m, size) <= max_pools: return np.array(list(itertools.combinations(range(m), size)), dtype=int), True
     rng, seen = np.random.default_rng(seed), set()
     while len(seen) < max_pools:
@@ -164,7 +164,7 @@ def _pools(m: int, size: int, max_pools: int, seed: int) -> tuple[np.ndarray, bo
     return np.array(sorted(seen), dtype=int), False
 
 def pool_oracle(correct, size: int, max_pools: int = 5000, seed: int = 0) -> dict:
-    "Oracle accuracy (right if any member is right) of every pool of `size` retrievers, or of a seeded sample of `max_pools`."
+    "Oracle accuracy (right if any member is) of every pool of `size` retrievers, or of a seeded sample."
     c = _binary(correct, min_rows=1)
     m, n = c.shape
     if not (isinstance(size, (int, np.integer)) and 1 <= size <= m): raise ValueError(f"size must be an int in 1..{m} (the number of retrievers), got {size!r}")
@@ -245,7 +245,7 @@ def plot_mrlr(df: pd.DataFrame, # one row per (dataset, retriever): its MRLR
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #eca4ad06
 def plot_accuracy(df: pd.DataFrame, order_by: str | None = None):
-    "Accuracy of every retriever on every dataset (Figure 3), retrievers sorted by descending accuracy on NQ (or `order_by`)."
+    "Accuracy of every retriever on every dataset (Figure 3), sorted by descending accuracy on NQ (or `order_by`)."
     _need(df, ["dataset", "retriever", "accuracy"], "plot_accuracy")
     datasets = list(dict.fromkeys(df.dataset))
     if order_by is None: order_by = next((d for d in datasets if str(d).lower().startswith("nq")), datasets[0])
@@ -283,7 +283,7 @@ def _doc(d) -> str:
     raise TypeError(f"document must be a str (or None for no retrieval), got {type(d).__name__}: {d!r:.60}")
 
 def question_grid(rows: pd.DataFrame) -> dict:
-    "One dataset's rows as [M, N] grids of answers, documents and correctness, with the retriever names, qids and golds."
+    "One dataset's rows as [M, N] grids of answers, documents and correctness, with names, qids and golds."
     r_code, names = pd.factorize(rows.retriever, sort=False)
     q_code, qids = pd.factorize(rows.qid, sort=False)
     m, n = len(names), len(qids)
@@ -341,7 +341,7 @@ def _analyse(g: dict, max_words: int, max_pools: int, seed: int) -> dict:
                 upper_bound=upper_bound_table(c, names, max_pools, seed), best_single=float(c.mean(1).max()))
 
 def inconsistency_report(frame: pd.DataFrame, max_words: int = 5, max_pools: int = 5000, seed: int = 0) -> dict[str, dict]:
-    "EoR's inconsistency analyses per dataset of a (dataset, qid, retriever) response frame (contract at the top of 63_papers.eor.inconsistency)."
+    "EoR's inconsistency analyses per dataset of a (dataset, qid, retriever) response frame (contract: nb 63)."
     _need(frame, REPORT_COLUMNS, "inconsistency_report")
     if frame.empty: raise ValueError("the frame has no rows")
     return {str(d): _analyse(question_grid(rows), max_words, max_pools, seed)
@@ -381,7 +381,7 @@ def _pair_rwr(i: int, j: int):
 def _fails(c: np.ndarray, # a [M, N] 0/1 matrix
            j: int | None = None, # a row; None: any row
            ) -> int:
-    "The questions row j fails on (RWR(·, j)'s denominator), or that some row fails on (every MRLR's denominators together)."
+    "The questions row j fails on (RWR(·, j)'s denominator), or that some row fails on (MRLR's denominators)."
     c = np.asarray(c, dtype=float)
     return int(((c[j] if j is not None else c.min(0)) == 0).sum())
 
@@ -410,7 +410,7 @@ def _held(g: pd.DataFrame, retriever: str) -> pd.Series:
 
 def source_health(frame: pd.DataFrame, # a response grid with `gold_in_doc` (62_papers.eor.runs)
                   ) -> list[dict]:
-    "Per dataset with the paper's pair: on how many questions SE@1's document held a gold answer where Wiki@10's did not."
+    "Per dataset with the paper's pair: on how many questions SE@1 held a gold answer where Wiki@10 did not."
     out = []
     for d, g in frame.groupby("dataset", sort=False):
         if not set(PAPER_PAIR) <= set(g.retriever) or "gold_in_doc" not in g: continue
@@ -421,7 +421,7 @@ def source_health(frame: pd.DataFrame, # a response grid with `gold_in_doc` (62_
 def held_matrix(g: pd.DataFrame, # one dataset's rows of a response grid, with `gold_in_doc`
                 names: Sequence[str], # its retrievers, in question_grid's order
                 ) -> np.ndarray:
-    "[M, N] 0/1: whether retriever m's document held a gold answer on question n (1 − Appendix B's Er), in question_grid's order."
+    "[M, N] 0/1: whether retriever m's document held a gold answer on question n (1 − App. B's Er)."
     qids = list(dict.fromkeys(g.qid))
     return g.pivot(index="retriever", columns="qid", values="gold_in_doc").loc[list(names), qids].to_numpy(float)
 
@@ -432,7 +432,7 @@ PAPER_ER_PAIRS = {tuple(row.split(" vs ")): c["ER"] for (_, row), c in paper_cel
 ER_SRC = "EoR Section 3.2, Figure 4 (NQ, ChatGPT): bidirectional RWR_Er between retrievers of different sources"
 
 def _er_claims(d: str, g: pd.DataFrame, names: list[str]) -> list[Claim]:
-    "The sources' own mechanism, both ways: RWR_Er(i, j) > 0 for (Wiki@10, SE@1) and (Wiki@10, PK), on the documents alone (no reader)."
+    "The sources' own mechanism, both ways: RWR_Er(i, j) > 0 for (Wiki@10, SE@1) and (Wiki@10, PK), no reader."
     if "gold_in_doc" not in g or g.gold_in_doc.isna().any(): return []
     held = held_matrix(g, names)
     pairs = [(a, b) for x, y in (("Wiki@10", "SE@1"), ("Wiki@10", "PK")) if {x, y} <= set(names) for a, b in ((x, y), (y, x))]
@@ -456,7 +456,7 @@ PICKED_SRC = ("EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM): the paper prints RW
               "Figure 1's other cells are not in its text, so no paper number is compared for another pair")
 
 def _dataset_claims(d: str, g: pd.DataFrame) -> list[Claim]:
-    "Section 2's claims on one dataset's responses, and the sources' mechanism (RWR_Er both ways) where the documents record it."
+    "Section 2's claims on one dataset's responses, and the sources' mechanism where the documents record it."
     q = question_grid(g)
     c, names = q["correct"].astype(float), q["retrievers"]
     w, b = _worst_best(c)

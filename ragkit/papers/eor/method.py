@@ -261,7 +261,7 @@ def similarity_tensor(
     matchers: dict[str, Matcher] | None = None,  # override or add the matcher of a metric
     diagonal: float = np.nan,  # value on the never-read diagonal
 ) -> tuple[np.ndarray, list[str]]:
-    "S [N, M, M, K] (S[n, i, j, k] = similarity of responses i and j of question n under metric k) and the K slice names."
+    "S [N, M, M, K] (similarity of responses i and j of question n under metric k) and the K slice names."
     rows, matchers = check_answers(answers), dict(matchers or {})
     if isinstance(metrics, str) or not len(metrics): raise ValueError("metrics must be a non-empty list of metric names, e.g. ['em', 'f1', 'bertscore']")
     N, M = len(rows), len(rows[0])
@@ -414,7 +414,7 @@ class EoRFit:
 # %% ../../../nbs/64_papers.eor.method.ipynb #26089a59
 @dataclass
 class SearchSpace:
-    "EoR's search vector: the free metric weights, every retriever weight and (when searched) the threshold, with their bounds."
+    "EoR's search vector: free metric weights, every retriever weight and (if searched) the threshold, bounded."
     free: list[int]  # the similarity slices searched (the others weigh 0)
     K: int  # similarity slices
     M: int  # retrievers
@@ -433,7 +433,7 @@ class SearchSpace:
 def search_space(keys: Sequence[str], free: list[int], K: int, M: int, # the free slices' metric keys and indices, the tensor's sizes
                  em_floor: float, sim_bounds: tuple, retriever_bounds: tuple, threshold_bounds: tuple, # train_eor's bounds
                  threshold: float, search_threshold: bool) -> SearchSpace:
-    "The bounds of every searched coordinate: the 'em' weight floored, metric and retriever weights and the threshold in theirs."
+    "The bounds of every searched coordinate: the 'em' weight floored, metric and retriever weights, threshold."
     F = len(free)
     lo = [em_floor if key == "em" else sim_bounds[0] for key in keys] + [retriever_bounds[0]] * M + [threshold_bounds[0]] * search_threshold
     hi = [sim_bounds[1]] * F + [retriever_bounds[1]] * M + [threshold_bounds[1]] * search_threshold
@@ -443,7 +443,7 @@ def search_space(keys: Sequence[str], free: list[int], K: int, M: int, # the fre
 def restarted(search, # x0 -> a scipy OptimizeResult (minimising)
               x0: np.ndarray, lo: np.ndarray, hi: np.ndarray, # the first start, and the bounds restarts are drawn in
               restarts: int = 0, seed: int = 0) -> tuple:
-    "The best of a search from x0 and `restarts` more from seeded random points in the bounds (ties: the earlier): (result, evaluations, winner)."
+    "The best of a search from x0 and `restarts` seeded random starts (ties: the earlier): (result, evals, winner)."
     if restarts < 0: raise ValueError(f"restarts must be >= 0, got {restarts}")
     rng = np.random.default_rng(seed)
     res = search(x0)
@@ -610,7 +610,7 @@ def cross_fit(
     masks: Sequence[np.ndarray],  # train masks (train_masks); each fit is tested on the rest
     **train_kw,  # train_eor's options (metrics, retrievers, pooling, t, sim_bounds, ...)
 ) -> tuple[list[EoRFit], np.ndarray, np.ndarray]:
-    "One fit per train mask, each choosing on the questions it did not train on: (fits, EoR choice [N], Top-R choice [N]), -1 where untested."
+    "One fit per train mask, each choosing on its held-out questions: (fits, EoR choice, Top-R choice), -1 untested."
     S = _check_S(S)
     correct = _check_correct(correct, S.shape)
     N = S.shape[0]
@@ -635,7 +635,7 @@ def start_fit(fit: EoRFit, # a fit made by train_eor
 
 def uniform_fit(fit: EoRFit, # a fit made by train_eor
                 ) -> EoRFit:
-    "An untrained vote: equal weight on every computed similarity slice and on every retriever (all kept), the start's pooling, threshold and t."
+    "An untrained vote: equal weight on every similarity slice and retriever, the start's pooling, threshold and t."
     ws = np.array([0.0 if m.endswith(":none") else 1.0 for m in fit.metrics])
     return replace(start_fit(fit), sim_weights=ws / ws.sum(), retriever_weights=np.full(len(fit.retrievers), fit.t + 1.0))
 
@@ -645,7 +645,7 @@ def held_out(S: np.ndarray, correct: np.ndarray, # the similarity tensor and cor
              masks: Sequence[np.ndarray], fits: Sequence[EoRFit], # its train masks and fits
              top: np.ndarray, # its Top-R choice per question (-1 where untested)
              ) -> pd.DataFrame:
-    "Per tested question (its index): its fold, whether the pool disagrees, and whether the start, learned and uniform votes and Top-R are right."
+    "Per tested question (index): its fold, whether the pool disagrees, and whether each vote and Top-R are right."
     S, N = _check_S(S), len(correct)
     correct, fold = _check_correct(correct, S.shape), np.full(N, -1)
     pick = {v: np.full(N, -1) for v in VOTERS}
@@ -671,7 +671,7 @@ from .inconsistency import mrlr
 
 @dataclass
 class EoRData:
-    "One dataset of a response grid as EoR reads it: answers and their correctness as [questions × retrievers], in grid order."
+    "One dataset of a response grid as EoR reads it: answers and correctness as [questions × retrievers]."
     dataset: str  # the dataset
     names: list[str]  # the retrievers, in grid order (ReFree last)
     qids: list[str]  # the questions, in grid order
@@ -695,7 +695,7 @@ def eor_data(frame: pd.DataFrame, # one dataset's rows of a response grid (see 6
 def system_mrlr(correct_te: np.ndarray, # bool [N, M]: the retrievers' correctness on the test questions
                 row: np.ndarray, # bool [N]: the system's
                 ) -> float:
-    "MRLR of a system's test correctness `row` among the retrievers' rows (eq. 3), leaving out any retriever identical to it."
+    "MRLR of a system's test correctness `row` among the retrievers' rows (eq. 3), leaving out identical ones."
     others = correct_te.T[(correct_te.T != row[None]).any(1)]  # Top-R reads one retriever: its own row would count as a loss of 0
     if not len(others): return float("nan")  # every retriever answers as the system does: no other to lose to
     return float(mrlr(np.vstack([others, row[None]]))[-1])
@@ -712,7 +712,7 @@ def eor_systems(d: EoRData, # the dataset
                 pick: np.ndarray, # EoR's choice per question, -1 where untested (cross_fit)
                 top: np.ndarray, # each fold's Top-R per question, -1 where untested
                 ) -> dict[str, tuple[str, np.ndarray]]:
-    "Name -> (Table 1's label, the retriever each test question reads): ReFree, Top-R (cross-fitted), Top-R on test, EoR."
+    "Name -> (Table 1's label, the retriever each test question reads): ReFree, Top-R, Top-R on test, EoR."
     te = pick >= 0
     refree, r_te = d.names.index("ReFree") if "ReFree" in d.names else len(d.names) - 1, top_r(d.correct[te])
     picks = pd.Series([d.names[top_r(d.correct[m])] for m in masks]).value_counts(sort=False)  # Top-R of each fold
@@ -756,7 +756,7 @@ def eor_table1(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> s
                sem_name: str, # the semantic match's metric name
                model: str = "ChatGPT", # the paper's reader whose row sits beside ours
                ) -> pd.DataFrame:
-    "Table 1: ours (mean [lo, hi] ×100) beside the paper's `model` row: its EM by our Acc, its BEM by our semantic match, MRLR by MRLR."
+    "Table 1: ours (×100) beside the paper's `model` row: its EM by our Acc, BEM by semantic match, MRLR by MRLR."
     paper = {k: paper_row(*k, model) for k in runs}
     t = paper_table(runs, {k: {"accuracy": p["EM"], sem_name: p["BEM"]} for k, p in paper.items() if p}, ["accuracy", "EM", sem_name],
                     labels={"accuracy": "Acc", "EM": "EM (strict)", sem_name: f"{sem_name} / BEM"})
@@ -769,7 +769,7 @@ def table2_rows(d: EoRData, fits: Sequence[EoRFit], masks: Sequence[np.ndarray],
                 te: np.ndarray, # bool [N]: the test questions
                 eor_idx: np.ndarray, # the retriever EoR chose per test question
                 ) -> list[dict]:
-    "Table 2's rows: per retriever its train and test accuracy, learned weight and kept share (means over folds); then EoR's."
+    "Table 2's rows: per retriever train and test accuracy, learned weight, kept share (fold means); then EoR's."
     c = d.correct
     rows = [dict(dataset=d.dataset, retriever=nm, train=np.mean([c[m][:, j].mean() for m in masks]), test=c[te][:, j].mean(),
                  weight=np.mean([f.retriever_weights[j] for f in fits]), kept=np.mean([nm in f.kept for f in fits])) for j, nm in enumerate(d.names)]
@@ -778,7 +778,7 @@ def table2_rows(d: EoRData, fits: Sequence[EoRFit], masks: Sequence[np.ndarray],
 
 def cost_rows(frame: pd.DataFrame, # one dataset's rows of a response grid
               names: Sequence[str], fits: Sequence[EoRFit]) -> list[dict]:
-    "LM calls, prompt and generated tokens per question of each retriever, and of EoR (all its kept retrievers, mean over folds)."
+    "LM calls, prompt and generated tokens per question of each retriever, and of EoR (mean over folds)."
     cost = frame.groupby("retriever", sort=False)[["lm_calls", "prompt_tokens", "tokens"]].mean().loc[list(names)]
     kept = pd.concat([cost.loc[f.kept].sum() for f in fits], axis=1).mean(axis=1)
     ds = str(frame.dataset.iloc[0])
@@ -802,7 +802,7 @@ def eor_health(ds: str, # the dataset
     return [r for m in (EOR_VOTE, EOR_TRAINING) for r in health(m, ds, "EoR", rows)]
 
 def held_out_table(ds: str, h: pd.DataFrame) -> list[dict]:
-    "Held-out accuracy of the start, learned and uniform votes and Top-R per fold and in all, and how often learned and start differ in correctness."
+    "Held-out accuracy of each vote and Top-R per fold and in all, and how often learned and start differ."
     row = lambda fold, g: dict(dataset=ds, fold=fold, n=len(g), **{v: float(g[v].mean()) for v in ("start", "learned", "uniform", "Top-R")},
                                changed=int((g.learned != g.start).sum()))
     return [row(str(f), g) for f, g in h.groupby("fold")] + [row("all", h)]
@@ -810,7 +810,7 @@ def held_out_table(ds: str, h: pd.DataFrame) -> list[dict]:
 def held_out_note(ds: str, h: pd.DataFrame, # the dataset and its held_out table
                   checks: Sequence[Mapping], # its health rows (eor_health)
                   ) -> str:
-    "One sentence: the held-out right counts of each vote and Top-R, learned − start per fold, and what the training check says."
+    "One sentence: each vote's and Top-R's held-out right counts, learned − start per fold, the training check."
     n, k = len(h), {v: int(h[v].sum()) for v in ("start", "learned", "uniform", "Top-R")}
     per = ", ".join(f"{int(d):+d}" for d in (h.learned.astype(int) - h.start.astype(int)).groupby(h.fold).sum())
     tr = next(r for r in checks if r["mechanism"] == EOR_TRAINING.name and r["check"] != POOL_DISAGREES.what)
@@ -833,7 +833,7 @@ ANCHOR = "ChatGPT"  # the paper reader whose Table 1 anchors the claims (claims.
 ANCHORED = {(d, s): paper_row(d, s, ANCHOR) for d in PAPER_NAME for s in PAPER_SYSTEM}  # the anchor's Table 1 as (task, system) -> {BEM, EM, MRLR}
 
 def eor_claims(datasets: Sequence[str]) -> list[Claim]:
-    "EoR > Top-R (the paper's, on test; ours, cross-fitted) and EoR > ReFree per dataset, anchored on Table 1's ChatGPT EM (ragkit/papers/eor/claims.csv)."
+    "EoR > Top-R (the paper's, on test; ours, cross-fitted) and EoR > ReFree, anchored on Table 1's ChatGPT EM."
     return paper_claims("ragkit.papers.eor", datasets)
 
 def mrlr_claims(d: str, # the dataset
@@ -856,7 +856,7 @@ VOTE_SRC, TRAINING_SRC = "EoR Section 4.1 (the vote); ragkit's decisive question
 def eor_decisive_claims(ds: str, # the dataset
                         h: pd.DataFrame, # its held_out table (index: qid)
                         ) -> list[Claim]:
-    "On the questions where the pool disagrees: EoR's vote against Top-R, and its learned weights against a uniform vote and their start."
+    "Where the pool disagrees: EoR's vote against Top-R, and its learned weights against a uniform vote and start."
     on = lambda claim, b, col, mech, src: decisive_claim(claim, ds, "EoR", b, h.learned, h[col], h.disagree, DECISIVE, mech, src, over=len(h))
     return [on("EoR's vote is right more often than Top-R (decisive questions)", "Top-R", "Top-R", EOR_VOTE.name, VOTE_SRC),
             on("EoR's learned weights are right more often than a uniform vote (decisive questions)", "uniform vote", "uniform", EOR_TRAINING.name, TRAINING_SRC),
@@ -868,7 +868,7 @@ CHOICE = {"EoR": "EoR's choice", "Top-R": "Top-R's", "Top-R on test": "the paper
 def eor_choices(h: pd.DataFrame, # a dataset's held_out table (index: qid)
                 **more: pd.Series, # other systems' correctness per qid, by name (e.g. the paper's Top R, from its evaluation)
                 ) -> dict[str, pd.Series]:
-    "The claims' systems -> their correctness per held-out question: EoR (the learned vote), Top-R, the uniform vote and the start weights' vote."
+    "The claims' systems -> correctness per held-out question: EoR, Top-R, the uniform vote, the start's vote."
     return {"EoR": h.learned, "Top-R": h["Top-R"], "uniform vote": h.uniform, "EoR from its start weights": h.start} | more
 
 def choice_gate(right_a: pd.Series, right_b: pd.Series, # per qid: whether each of the two choices is right
@@ -887,7 +887,7 @@ WHY_OTHER = {"MRLR": ("MRLR is, of the questions a system fails, the share the o
 def pair_gated(claims: Sequence[Claim], # claims (any dataset's)
                right: Mapping[str, pd.Series], # system -> its correctness per question (eor_choices)
                ) -> list[Claim]:
-    "Each claim between two of the choices in `right` with that pair's gate (acted where the two differ in correctness), its statistic in words; one on the training also with what it changed."
+    "Each claim between two choices in `right` with that pair's gate and its statistic in words; training's too."
     def gates(c: Claim) -> tuple:
         pairs = [(c.a, c.b)] if isinstance(c.b, str) else []
         pairs += [TRAINED] if c.mechanism == EOR_TRAINING.name else []
@@ -917,6 +917,6 @@ def training_lacks(n_train: int, # the questions each weight search here trains 
 def with_training_lacks(claims: Sequence[Claim], # claims (any of this notebook's)
                         lacks: str, # training_lacks's words
                         ) -> list[Claim]:
-    "The claims about EoR's training declared not testable here when the setting lacks what it needs (they keep their gates and numbers)."
+    "The claims on EoR's training declared not testable where the setting lacks what it needs (gates kept)."
     return [replace(c, untestable=lacks) if lacks and c.mechanism == EOR_TRAINING.name else c for c in claims]
 

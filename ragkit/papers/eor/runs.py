@@ -115,7 +115,7 @@ def has_answer_at_k(sources: dict, examples: Sequence[Example], ks: Sequence[int
 
 def complement(hits: dict, # answer_hits of Wiki and SE
                ) -> dict:
-    "Questions where SE@1 holds a gold answer and Wiki@10 does not, and the reverse: what each source adds to the other."
+    "Questions where SE@1 holds a gold answer and Wiki@10 does not, and the reverse: what each source adds."
     se1, wiki10 = [any(h[:1]) for h in hits["SE"]], [any(h[:10]) for h in hits["Wiki"]]
     return dict(se1_not_wiki10=sum(s and not w for s, w in zip(se1, wiki10)), wiki10_not_se1=sum(w and not s for s, w in zip(se1, wiki10)))
 
@@ -153,7 +153,7 @@ def split_sources(wiki: Corpus, # Wiki's passages (the task's corpus)
                   share: float, # the share of Wiki's titles each source loses, in [0, 0.5]; 0 keeps both whole
                   seed: int = 0, # the draw's seed
                   ) -> tuple[Corpus, Corpus]:
-    "Wiki without a seeded `share` of its titles (SE alone holds them) and SE without as many others (Wiki alone holds them)."
+    "Wiki without a seeded `share` of its titles (SE alone holds them) and SE without as many others."
     if not 0 <= share <= 0.5: raise ValueError(f"source_split={share!r}: must lie in [0, 0.5] (the share of titles each source loses; 0 keeps both whole)")
     if share == 0: return wiki, se
     titles = sorted({p.title for p in wiki})
@@ -209,7 +209,7 @@ PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond th
 # %% ../../../nbs/62_papers.eor.runs.ipynb #5fed437d
 @dataclass
 class GridRun:
-    "The response grid of a run, with each (dataset, retriever) Evaluation, the has-answer table, the reader and the parameters."
+    "The response grid of a run, each (dataset, retriever) Evaluation, the has-answer table, reader and parameters."
     grid: pd.DataFrame
     evals: dict
     has_answer: pd.DataFrame
@@ -273,7 +273,7 @@ def build_grid(datasets: str = "demo", # comma-separated tasks: demo, nq, trivia
                device: str = "cpu", # where the reader and Wiki's embedder run
                source_split: float = 0.0, # the share of titles each source loses (see split_sources); 0 keeps both whole
                ) -> GridRun:
-    "Answer every sampled question of `datasets` with every EoR retriever on the cached reader (defaults: the smoke grid)."
+    "Answer every sampled question of `datasets` with every EoR retriever on the cached reader."
     from ragkit.lm.backends import build_reader
     from ragkit.retrieve.dense import Embedder
     from ragkit.data.tasks import parse_datasets
@@ -305,7 +305,7 @@ def grid_folder(spec: str, # a run folder of 62_papers.eor.runs, or a sibling no
     return Path(out_dir).resolve().parent / spec if not folder.is_absolute() and not folder.exists() and out_dir else folder
 
 def grid_seconds(spec: str, out_dir: Path | str | None = None) -> float:
-    "Reader seconds per question through the whole grid the spec names (its retrievers' summed seconds over its questions); NaN for the smoke grid."
+    "Reader seconds per question through the whole grid the spec names; NaN for the smoke grid."
     rp = grid_folder(spec, out_dir) / "results.json" if spec else None
     if rp is None or not rp.is_file(): return float("nan")
     s = json.loads(rp.read_text(encoding="utf-8")).get("summaries", [])
@@ -329,7 +329,7 @@ def load_grid(spec: str, # a run folder of 62_papers.eor.runs, a sibling noteboo
 # %% ../../../nbs/62_papers.eor.runs.ipynb #eecd8a24
 @dataclass(frozen=True)
 class GridSource:
-    "A parameter rule for `grid`: '', the grid notebook's name (or a run folder named after it), or a folder holding its grid."
+    "A parameter rule for `grid`: '', the grid notebook's name (or a run folder named after it), or a grid's folder."
     notebook: str = "62_papers.eor.runs"  # the notebook that writes grids
 
     def problem(self, v) -> str | None:

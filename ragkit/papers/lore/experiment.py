@@ -69,7 +69,7 @@ def lore_systems(retrievers: Sequence[Retriever], # each retriever gets its syst
                  chat: bool | None = True, # wrap prompts in the reader's chat template
                  max_new_tokens: int = 16, # answer budget
                  ) -> dict[str, object]:
-    "Name -> system of LoRE's Table 1: Naive-<budget> on each retriever, then per retriever Naive (where asked) and LoRE."
+    "Name -> system of LoRE's Table 1: Naive-<budget> per retriever, then per retriever Naive (if asked) and LoRE."
     if naive_max_tokens and naive_max_tokens < 32:
         raise ValueError(f"naive_max_tokens={naive_max_tokens}: too few to hold a question and a context; use 512 (a T5 encoder's) or 0 to skip Naive-512")
     kw = dict(n_contexts=n_contexts, template=template, chat=chat, max_new_tokens=max_new_tokens)  # what every system reads with
@@ -114,7 +114,7 @@ def first_questions(prepared: Prepared, # a prepared task
 # %% ../../../nbs/40_papers.lore.ipynb #cfbc2135
 def reader_needs(params: dict, # the notebook's parameters (missing ones take the factories' defaults)
                  ) -> tuple[str, ...]:
-    "What 40's systems need of their reader under `params`: built with stand-ins, each asked (ragkit.lm.backends.systems_needs)."
+    "What 40's systems need of their reader under `params`: built with stand-ins, each asked (systems_needs)."
     from ragkit.lm.backends import StandIn, systems_needs
     rets, lm = [StandIn(n) for n in RETRIEVERS], StandIn("reader")
     kw = {k: params[k] for k in ("n_contexts", "template", "chat", "max_new_tokens") if k in params}
@@ -169,7 +169,7 @@ LORE_RANKING = Mechanism("LoRE's ranking", (  # what LoR must show in a LoRE run
     Check("the ranking chose a context other than the top one", lambda r: r["trace"].get("chosen_rank") not in (None, 1))))
 
 def lore_health(runs: Mapping) -> list[dict]:
-    "LoRE's ranking checked on the rows of every LoRE run in `runs` ((task, system) -> Evaluation), over each task as a whole."
+    "LoRE's ranking checked on the rows of every LoRE run in `runs`, over each task as a whole."
     return [h for (d, s), ev in runs.items() if s.startswith("LoRE - ") for h in health(LORE_RANKING, d, s, ev.table.to_dict("records"))]
 
 # %% ../../../nbs/40_papers.lore.ipynb #c40e0a08
@@ -179,7 +179,7 @@ _T1_SRC = "LoRE Table 1, Section 4.1.3"
 _ABLATION_SRC = "LoRE Section 3.3.4 (LoR = 0.8 Mean Score + 0.2 / Context Rank); ragkit's ablation"
 
 def lore_claims(datasets, naive: str = "Naive-512", metric: str = "f1") -> list[Claim]:
-    "LoRE's Table 1 orderings against the paper's baseline (as read; ragkit/papers/lore/claims.csv), then against ragkit's, then its two ablations."
+    "LoRE's Table 1 orderings against the paper's baseline (claims.csv), then ragkit's, then its two ablations."
     return paper_claims("ragkit.papers.lore", datasets, over=dict(r=RETRIEVERS), naive=naive, metric=metric)
 
 
@@ -197,7 +197,7 @@ def _moved(r: Mapping) -> bool | None:
 LLM_RERANKING = Mechanism("LLM re-ranking", (Check("the re-ranker put a context other than fusion's first on top", _moved),))
 
 def rerank_health(runs: Mapping) -> list[dict]:
-    "LLM re-ranking checked on every re-ranker run, counted over its task as a whole (a diagnostic: its claims are gated by lore_gates)."
+    "LLM re-ranking checked on every re-ranker run over its task (a diagnostic: lore_gates gates its claims)."
     return [h | dict(check=f"{s}: {h['check']}", system="") for (d, s), ev in runs.items() if s.startswith(f"{RERANK} - ")
             for h in health(LLM_RERANKING, d, s, ev.table.to_dict("records"))]
 
@@ -212,7 +212,7 @@ from ...eval.experiment import cost_saving
 
 def lore_cost_claims(runs: Mapping, # (task, system) -> Evaluation
                      ) -> list[Claim]:
-    "LoRE costs less than LLM re-ranking of the same contexts (the paper's comparison), and than reading them at once (ragkit's)."
+    "LoRE costs less than LLM re-ranking of the same contexts (the paper's), and than reading them at once."
     out = []
     for (d, s), ev in runs.items():
         r = s.removeprefix("LoRE - ")
@@ -256,7 +256,7 @@ def _level_cols(ev, paper: float, metric: str, who: str) -> dict:
 def naive_level(runs: Mapping, # (task, system) -> Evaluation
                 naive: str = "Naive-512", # our reading of the paper's baseline
                 metric: str = "f1") -> pd.DataFrame:
-    "Per task and retriever: is our `naive` at the paper's Naive level (Table 1)? Its 95% interval against the paper's number, and LoRE's beside."
+    "Per task and retriever: is our `naive` at the paper's Naive level (Table 1)? Its interval, and LoRE's beside."
     rows = []
     for (d, s), ev in runs.items():
         r = s.removeprefix(f"{naive} - ")
@@ -271,7 +271,7 @@ def _has(l: Mapping, who: str) -> bool:
     return l.get(who) is not None and not (isinstance(l[who], float) and np.isnan(l[who]))
 
 def level_sentence(l: Mapping, naive: str = "Naive-512") -> str:
-    "'On squad, our Naive-512-BM25 scores F1 49.3 [..], above the paper's Naive-BM25 (34.78, LoRE Table 1, Section 4.1.3); ...'."
+    "'On squad, our Naive-512-BM25 scores F1 49.3 [..], above the paper's Naive-BM25 (34.78, LoRE Table 1); ...'."
     f = lambda who: f"{l[who]:.1f} [{l[who + '_lo']:.1f}, {l[who + '_hi']:.1f}]"
     r = l["retriever"]
     out = f"On {l['dataset']}, our {naive}-{r} scores {l['metric'].upper()} {f('naive')}, {_AGAINST[l['naive_level']]} Naive-{r} ({l['naive_paper']:.2f}, {l['source']})"
@@ -279,7 +279,7 @@ def level_sentence(l: Mapping, naive: str = "Naive-512") -> str:
     return out + "."
 
 def baseline_note(l: Mapping, naive: str = "Naive-512") -> str:
-    "Why a 'smaller' verdict of LoRE over `naive` came out smaller: our baseline above the paper's level, our LoRE below its, or both, with each part in points."
+    "Why LoRE's verdict over `naive` came out smaller: our baseline above the paper's, our LoRE below, or both."
     strong, weak = l["naive_level"] == "above", _has(l, "lore") and l["lore_level"] == "below"
     why = {(True, True): "due to the baseline and to LoRE: our Naive is stronger than the paper's and our LoRE weaker",
            (True, False): "due to the baseline: our Naive is stronger than the paper's, our LoRE not weaker",
@@ -309,7 +309,7 @@ def answer_kept(prepared: Prepared, # a task with a corpus (see ragkit.data.task
     return pd.DataFrame(rows)
 
 def cut_sentence(task: str, kept: pd.DataFrame, words: int) -> str:
-    "'On narrativeqa, each context is cut to 250 words: the gold passage holds a gold answer string for 26 of 50 questions cut, 36 whole.'"
+    "'On narrativeqa, each context is cut to 250 words: the gold passage holds a gold answer for 26 of 50 ...'."
     n, w, c = len(kept), int(kept.whole.sum()), int(kept.cut.sum())
     if not words: return f"On {task}, no context is cut: the gold passage holds a gold answer string for {w} of {n} questions."
     return (f"On {task}, each context is cut to {words} words: the gold passage holds a gold answer string for {c} of {n} questions cut "
@@ -320,7 +320,7 @@ def lore_notes(claims: Sequence[Claim], # LoRE's claims
                levels: pd.DataFrame, # naive_level of the runs they are judged on
                cut_notes: Mapping[str, str] = {}, # task -> the sentence of its cut (cut_sentence), added to its every claim
                naive: str = "Naive-512") -> list[Claim]:
-    "The claims, LoRE's over `naive` saying whether the baseline explains a 'smaller' verdict, and each on a cut task saying the cut."
+    "The claims, LoRE's over `naive` saying whether the baseline explains a 'smaller' verdict, a cut task's the cut."
     lv = {(l["dataset"], l["retriever"]): l for l in levels.to_dict("records")}
     def notes(c: Claim) -> tuple:
         rt = c.a.removeprefix("LoRE - ")
@@ -340,7 +340,7 @@ def contexts_differ(ev) -> pd.Series:
 
 def lore_decisive_claims(runs: Mapping, # (task, system) -> Evaluation, with LoRE's ablations (lore_ablations)
                          ) -> list[Claim]:
-    "LoR against Top-1 and against MeanProb on the questions whose contexts' answers differ in exact match, per task and retriever."
+    "LoR against Top-1 and MeanProb on the questions whose contexts' answers differ in EM, per task and retriever."
     out = []
     for (d, s), ev in runs.items():
         r = s.removeprefix("LoRE - ")
@@ -371,7 +371,7 @@ def _answers(ev) -> dict:
 
 def lore_gates(runs: Mapping, # (task, system) -> Evaluation
                ) -> dict[tuple[str, str], Gate]:
-    "(task, re-ranker) -> where the LLM re-ranker put a context other than fusion's first on top, for every re-ranker run in `runs`."
+    "(task, re-ranker) -> where the LLM re-ranker put a context other than fusion's first on top."
     return {(d, s): gate(ev.table.to_dict("records"), _moved, "the re-ranker put a context other than fusion's first on top")
             for (d, s), ev in runs.items() if s.startswith(f"{RERANK} - ")}
 
@@ -383,7 +383,7 @@ def _rival(c: Claim) -> str | None:
 def with_pair_gates(claims: Sequence[Claim], # claims; those naming LoRE's ranking get a gate
                     runs: Mapping, # (task, system) -> Evaluation
                     ) -> list[Claim]:
-    "Each claim about LoRE's ranking (LoRE against Top-1 or MeanProb) with the gate of its comparison: acted where the two answers differ."
+    "Each claim on LoRE's ranking (against Top-1 or MeanProb) with its comparison's gate: where the answers differ."
     out = []
     for c in claims:
         b = _rival(c)
@@ -395,5 +395,5 @@ def with_pair_gates(claims: Sequence[Claim], # claims; those naming LoRE's ranki
     return out
 
 def gated(claims: Sequence[Claim], runs: Mapping) -> list[Claim]:
-    "`claims` with their gates: the re-ranker's on the claims naming LLM re-ranking, each ranking claim's comparison on its own."
+    "`claims` with their gates: the re-ranker's on claims naming LLM re-ranking, each ranking claim's own."
     return with_pair_gates(with_gates(claims, lore_gates(runs)), runs)

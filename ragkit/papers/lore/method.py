@@ -248,7 +248,7 @@ def _naive_prediction(rd, hits, kept: dict) -> Prediction:
 from ...lm.base import FakeLM, Completion
 
 class FakeConfidentLM(FakeLM):
-    "A fake reader whose confidence follows the context: sure of 'Paris' read from the capital passage, unsure of 'Lyon' elsewhere."
+    "A fake reader whose confidence follows the context: sure of 'Paris' from the capital passage, else unsure."
     def generate(self, prompts, max_new_tokens=32, stop=None, temperature=0.0, seed=0, chat=True):
         return [Completion("Paris", ["Paris"], [1], [-0.01], "eos", len(p.split())) if "Paris is the capital" in p else
                 Completion("Lyon", ["Lyon"], [2], [-2.0], "eos", len(p.split())) for p in prompts]
@@ -345,7 +345,7 @@ def _estimated_cost(r, used: int, n: int) -> Cost:
 from ...retrieve.rerank import cut_passages, rankgpt_orders
 
 class LLMRerank(Method):
-    "LLM re-ranking (RankGPT's sliding window, as SuRe's Table 4 runs it) of the top-k contexts, then LoRE's read of the one it puts first."
+    "LLM re-ranking (RankGPT's sliding window, as SuRe's Table 4) of the top-k, then LoRE's read of its first."
     tag = "LoRE-LLM-rerank"
 
     @classmethod
@@ -371,7 +371,7 @@ class LLMRerank(Method):
         self.chat, self.stop, self.name = bool(chat), tuple(stop or ()), name or f"LLM-rerank - {retriever.name}"
 
     def derived_config(self) -> dict:
-        "What keys written when this re-ranker was SuRe's `Rerank1(by='llm')` carry beside the settings (its `by` and prompt set)."
+        "What keys written as SuRe's `Rerank1(by='llm')` carry beside the settings (its `by` and prompt set)."
         return dict(by="llm", prompts="paper")
 
     def _gen(self, prompts: list[str], max_new_tokens: int, stop=None) -> list:

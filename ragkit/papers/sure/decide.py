@@ -19,7 +19,7 @@ __all__ = ['PARAMETER_RULES', 'pilot_rates', 'sure_plan', 'run_decisive']
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00008
 def _per_question_seconds(pilot: Mapping, task: str, run: Path) -> dict[str, float]:
-    "System -> the pilot's mean seconds per question on `task` (its summaries matched to the task's row folders by fingerprint)."
+    "System -> the pilot's mean seconds per question on `task` (summaries matched to row folders by fingerprint)."
     mine = {p.name for p in (run / task).glob("*/*") if p.is_dir()}
     return {s["method"]: s["seconds"] / s["n"] for s in pilot["summaries"] if s.get("fingerprint") in mine and s.get("n")}
 
@@ -27,7 +27,7 @@ def pilot_rates(pilot: Mapping, # a 70_papers.sure run's results.json, read
                 task: str, # the task the decide run asks (e.g. nq)
                 run: Path | None = None, # the pilot's run folder (its row folders give each system's seconds on `task`)
                 system: str = "SuRe") -> dict:
-    "How often the pilot's questions of `task` were decisive and had conditional summaries there, the claim's spread, and each step's seconds."
+    "How often the pilot's `task` questions were decisive with conditional summaries, the spread, each step's time."
     from pathlib import Path
     asked = len((pilot.get("questions") or {}).get(task, []))
     row = next((r for r in pilot["verdict"] if r["dataset"] == task and r.get("decisive") and r["claim"].startswith(f"{system}'s selection")), None)
@@ -66,7 +66,7 @@ def run_decisive(ex, # the notebook's Experiment (its run folder and bootstrap s
                  sure, # SuRe itself, run only on the decisive questions
                  block: int = 64, # questions per block
                  ) -> dict:
-    "(task, system) -> Evaluation: the candidates on every question of `prep`, SuRe on those whose candidates differ in EM."
+    "(task, system) -> Evaluation: candidates on every question of `prep`, SuRe where the candidates differ in EM."
     import time
     runs, n, worked = {}, len(prep.examples), []
     ends = sorted({*range(block, n, block), n}) if n else []

@@ -49,7 +49,7 @@ def sure_retriever(prep, # a prepared task (ragkit.data.tasks.prepare)
 
 def sure_systems(sure: SuRe, # Table 1's SuRe, built with the run's settings (its `answer_max_new_tokens`: the answer budget)
                  ) -> dict[str, object]:
-    "Table 1's systems: no retrieval and Base (the N passages, then the answer), read as `sure` reads, and `sure` itself."
+    "Table 1's systems: no retrieval and Base (the N passages, then the answer), read as `sure` reads, and `sure`."
     shared = dict(max_new_tokens=sure.answer_max_new_tokens, chat=sure.chat, prompts=sure.prompts)  # read from SuRe itself
     return {"No retrieval": Base(None, sure.lm, n_passages=0, **shared),
             "Base": Base(sure.retriever, sure.lm, n_passages=sure.n_passages, passage_words=sure.passage_words, name="Base", **shared),
@@ -59,7 +59,7 @@ def sure_extras(sure: SuRe, # Table 1's SuRe: every extra system takes its setti
                 table3: bool = True, oracle_k3: bool = True, table4: bool = True, # which tables' rows to build
                 embedder=None, # Table 4's sentence encoder
                 ) -> dict[str, object]:
-    "Tables 3, 4 and 6's systems, each with `sure`'s settings: the ablations, the K = 3 candidates and the one-passage rerankers."
+    "Tables 3, 4 and 6's systems with `sure`'s settings: the ablations, K = 3 candidates, one-passage rerankers."
     same = sure.constructor_args()
     more = {s: make(**(same | dict(name=s))) for s, make in TABLE3_SYSTEMS.items()} if table3 else {}
     if oracle_k3: more["Candidates (K=3)"] = SuReCandidates(**(same | dict(name="Candidates (K=3)", n_candidates=3, rank_mode="paper",
@@ -125,7 +125,7 @@ def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trac
 PASSAGE_COPY = re.compile(r"^\s*(Passage #?\d+\s*)?(Title|Text)\s*:", re.I)  # a summary that starts as the passage block does
 
 def _pair_texts(t: dict) -> list[str] | None:
-    "The summaries of a row with two or more distinct candidates (None: a row with fewer, which no summary check asks about)."
+    "The summaries of a row with two or more distinct candidates (None: fewer, which no summary check asks of)."
     return list(t.get("summaries", [])) if len(set(t.get("candidates", []))) > 1 and t.get("summaries") else None
 
 _SUMMARY_TESTS = {  # what a conditional summary is, part by part (each part is also a check of SURE_SELECTION)
@@ -139,7 +139,7 @@ def _summaries_check(test):
 
 def conditional(t: dict, # a SuRe row's trace
                 ) -> bool | None:
-    "Whether the row's summaries are conditional: every part of `_SUMMARY_TESTS` holds (None: fewer than two candidates)."
+    "Whether the row's summaries are conditional: each part of `_SUMMARY_TESTS` holds (None: under two candidates)."
     s = _pair_texts(t)
     return None if s is None else all(test(s) for test in _SUMMARY_TESTS.values())
 
@@ -147,7 +147,7 @@ def conditional(t: dict, # a SuRe row's trace
 from ...eval.mechanism import Check, Mechanism, health
 
 def _order_free(t: dict) -> bool | None:
-    "Whether some ordered pair was judged the same way in both orders (one credit 1, its mirror 0); None without a ranking."
+    "Whether some ordered pair was judged the same both ways (one credit 1, its mirror 0); None without a ranking."
     credit = t.get("rank_credit") or {}
     if not credit: return None
     pairs = {tuple(sorted(map(int, k.split(">")))) for k in credit}
@@ -176,14 +176,14 @@ CONDITIONAL = "its summaries were conditional (two distinct candidates; non-empt
 SUMMARY_RANKED = {"Sent-enc (SuRe)": "SuRe"}  # a system ranking by another's chosen summary -> that system (on the same questions)
 
 def _summarises(ev) -> bool:
-    "Whether an evaluation's rows carry candidates and summaries, or candidates that were never two (nothing to summarise)."
+    "Whether an evaluation's rows carry candidates and summaries, or candidates that were never two."
     tr = [t or {} for t in ev.table.trace] if "trace" in ev.table else []
     return any("candidates" in t for t in tr) and (any("summaries" in t for t in tr)
                                                     or not any(len(set(t.get("candidates", []))) > 1 for t in tr))
 
 def sure_gates(runs: Mapping, # (task, system) -> Evaluation
                ) -> dict[tuple[str, str], Gate]:
-    "(task, system) -> the Gate of SuRe's mechanism: per question, whether the row's summaries were conditional (`conditional`)."
+    "(task, system) -> the Gate of SuRe's mechanism: per question, whether its summaries were conditional."
     own = {(d, s): gate(ev.table.to_dict("records"), lambda r: conditional(r["trace"]), CONDITIONAL)
            for (d, s), ev in runs.items() if _summarises(ev)}
     return own | {(d, s): Gate(own[d, by].acted, f"the {by} summaries it ranks by were conditional", own[d, by].minimum)
@@ -240,7 +240,7 @@ def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
                 table3: bool = False, # add Table 3's ablation claims
                 table4: bool = False, # add Table 4's reranking claims
                 ) -> list[Claim]:
-    "SuRe's Table 1 (and optionally Tables 3 and 4) claims on `datasets` (ragkit/papers/sure/claims.csv), each where the paper's own table shows it."
+    "SuRe's Table 1 (and optionally Tables 3 and 4) claims on `datasets`, where the paper's own table shows them."
     return [c for t, on in (("Table 1", True), ("Table 3", table3), ("Table 4", table4)) if on for c in paper_claims("ragkit.papers.sure", datasets, t)]
 
 def fig4a_claims(datasets: Sequence[str], # tasks that ran with retrieval

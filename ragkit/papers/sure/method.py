@@ -258,7 +258,7 @@ _ORIGINAL_UNCLEAR = ['passage 1, passage 2', 'choice (a) summary 2', '(b) the wo
 def original_pair(first: str, # answer with s1 shown first
                   second: str, # answer with s2 shown first
                   ) -> tuple[float, float]:
-    "The original code's verdict on one pair asked in both orders, as (s1's credit, s2's credit): (1, 0), (0, 1) or (.5, .5)."
+    "The original code's verdict on one pair asked in both orders, as (s1's, s2's credit): (1, 0), (0, 1), (.5, .5)."
     def unclear(s): return any(c in s for c in _ORIGINAL_UNCLEAR)  # 'n' matches almost any answer: a quirk kept for fidelity
     a, b = first.lower(), second.lower()
     if a == "passage 1" and b == "passage 2": res = 0
@@ -326,7 +326,7 @@ def select(v: Sequence[int], # validity of each candidate's summary (0 or 1); co
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #d557eb3e
 def k2_cases() -> list[dict]:
-    "Every (a, b, v1, v2) for K = 2 with the candidate each ranking/combination chooses (invalid said 'False' or 'Maybe')."
+    "Every (a, b, v1, v2) for K = 2 with the candidate each ranking chooses (invalid said 'False' or 'Maybe')."
     rows = []
     for a in (0, .5, 1):
         for b in (0, .5, 1):
@@ -352,7 +352,7 @@ def _charge(cost: list[Cost], at: Sequence[int], outs) -> None:
         cost[i] += c.cost
 
 def _generate(self, prompts: list[str], max_new_tokens: int, stop=None) -> list:
-    "Completions of `prompts` in one batched call of `self.lm`, chat template as `self.chat` says (none when nothing is asked)."
+    "Completions of `prompts` in one batched call of `self.lm`, with the chat template if `self.chat` says so."
     return self.lm.generate(prompts, max_new_tokens=max_new_tokens, stop=stop, chat=self.chat) if prompts else []
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #5fab1531
@@ -399,7 +399,7 @@ class SuReState:
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #4d09b2d9
 class SuRe(Method):
-    "Summarised retrieval with answer candidates (Kim et al., ICLR 2024): candidates, conditional summaries, validity, ranking."
+    "Summarised retrieval with answer candidates (Kim et al., ICLR 2024): candidates, summaries, validity, ranking."
     variant = "SuRe"  # the Table 3 ablations are subclasses with another variant
     tag = "SuRe"  # the method's name in its fingerprint, as committed runs carry it
     fingerprint_ignore = {**Method.fingerprint_ignore,
@@ -501,7 +501,7 @@ def _candidates(self: SuRe, st: SuReState) -> None:
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b040b
 @patch
 def summary_prompt(self: SuRe, block: str, question: str, choices: Sequence[str], j: int, candidate: str) -> str:
-    "p_sum: the prompt of candidate `j`'s summary (the prediction line names it with its label); the prompts of one question share all before it."
+    "p_sum: the prompt of candidate `j`'s summary; the prompts of one question share all before the prediction."
     return render(self.templates["summary"], passages=block, question=question, choices=format_choices(choices),
                   prediction=f"({chr(97 + j)}) {candidate}") + self.summary_end
 
@@ -544,7 +544,7 @@ def _validity(self: SuRe, st: SuReState) -> None:
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b060b
 @patch
 def _rank_replies(self: SuRe, st: SuReState) -> dict:
-    "(question, a, b) -> the reply on every ordered pair of each live question's summaries (a shown first), in one batched call."
+    "(question, a, b) -> the reply on every ordered pair of each live question's summaries, in one batched call."
     pairs = [(i, a, b) for i in st.live for a, b in permutations(range(len(st.cands[i])), 2)]
     outs = self._gen([render(self.templates["rank"], question=st.questions[i], summary1=st.summ[i, a], summary2=st.summ[i, b])
                       for i, a, b in pairs], self.judge_max_new_tokens, stop=("\n",))
@@ -645,7 +645,7 @@ class Base(Method):
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #98a6d593
 class _Variant(SuRe):
-    "A Table 3 row (or Table 6's candidates) built on SuRe's steps: its fingerprint names the variant and counts the answer budget."
+    "A Table 3 row (or Table 6's candidates) on SuRe's steps: its fingerprint names the variant and answer budget."
     fingerprint_ignore = Method.fingerprint_ignore  # answer_max_new_tokens counts: a variant answers with a call of its own (the candidates-only one too, as its runs were keyed)
 
     def derived_config(self) -> dict:
@@ -653,7 +653,7 @@ class _Variant(SuRe):
         return super().derived_config() | dict(variant=self.variant)
 
     def _answer_live(self, st: SuReState, prompts: list[str], read, how: str) -> list[str]:
-        "One answer call per live question (`prompts`, in `st.live`'s order), read by `read(reply, question)`; the rest keep their one candidate."
+        "One answer call per live question, read by `read(reply, question)`; the rest keep their one candidate."
         outs = self._gen(prompts, self.answer_max_new_tokens, stop=("\n\n",))
         got = {}
         for i, c in zip(st.live, outs):
@@ -668,7 +668,7 @@ def _labelled_summaries(summaries: Sequence[str]) -> str:
     return "\n\n".join(f"Summary ({chr(97 + j)}): {s}" for j, s in enumerate(summaries))
 
 class SuReSummaries(_Variant):
-    "Table 3's '+ conditional summarizations': Base with the K conditional summaries appended (ragkit's prompt; the paper prints none)."
+    "Table 3's '+ conditional summarizations': Base with the K summaries appended (ragkit's prompt)."
     variant = "+ conditional summaries"
     def _run(self, st: SuReState) -> list[str]:
         "Candidates and summaries, then one answer read from the passages and all summaries."
@@ -697,7 +697,7 @@ class SuReMCQ(_Variant):
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69c0000a
 class SumAndPred(_Variant):
-    "Table 3's 'Sum-and-pred (Gen)': a generic summary of the passages (Appendix A.6), then an answer read from it (original notebook)."
+    "Table 3's 'Sum-and-pred (Gen)': a generic summary of the passages (App. A.6), then an answer from it."
     variant = "Sum-and-pred (Gen)"
     def _run(self, st: SuReState) -> list[str]:
         "Two calls per question: the generic summary, then the answer."
@@ -714,7 +714,7 @@ class SumAndPred(_Variant):
         return [postprocess(c.text) for c in outs]
 
 class SuReCandidates(_Variant):
-    "SuRe's first step alone, answering with the first candidate: the candidates Table 6's oracle is computed from (any K)."
+    "SuRe's first step alone, answering with the first candidate: what Table 6's oracle is computed from."
     variant = "candidates only"
     def _run(self, st: SuReState) -> list[str]:
         "One call per question: the K candidates."
@@ -736,7 +736,7 @@ RERANK_READS = {"bm25": (), "question": ("embedder",), "generic": ("embedder", "
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #b6cd922a
 class Rerank1(Method):
-    "SuRe's Table 4 (§4.3): rerank the N retrieved passages, keep the top one and answer from it with Base's prompt (N = 1)."
+    "SuRe's Table 4 (§4.3): rerank the N passages, keep the top one and answer from it with Base's prompt."
     tag = "SuRe-Rerank1"  # the method's name in its fingerprint, as committed runs carry it
     fingerprint_ignore = {**Method.fingerprint_ignore,  # each counted by `derived_config` where `by` reads it (RERANK_READS)
                           "embedder": "read by the Sent-enc rows only (question, generic, sure): counted there, by its id",
@@ -780,7 +780,7 @@ class Rerank1(Method):
         self.templates, self.name = _check_prompts(prompts), name or RERANKERS[by]
 
     def derived_config(self) -> dict:
-        "The settings only this reranker reads (none for bm25), under the keys committed runs carry (`rankgpt_rule` as `rule`)."
+        "The settings only this reranker reads, under the keys committed runs carry (`rankgpt_rule` as `rule`)."
         return {("rule" if s == "rankgpt_rule" else s): getattr(self, s) for s in RERANK_READS[self.by]}
 
     _gen = _generate  # one batched call of the reader
@@ -799,7 +799,7 @@ class Rerank1(Method):
 # %% ../../../nbs/69_papers.sure.method.ipynb #69e020b
 @patch
 def _most_similar(self: Rerank1, keys: list[str | None], ps: list[list]) -> list[int]:
-    "Per question, the passage (its text, as the original embeds it) most similar to its key; BM25's first where there is no key."
+    "Per question, the passage most similar to its key; BM25's first where there is no key."
     todo = [i for i, k in enumerate(keys) if k]
     out = [0] * len(keys)
     if not todo: return out
@@ -814,7 +814,7 @@ def _most_similar(self: Rerank1, keys: list[str | None], ps: list[list]) -> list
 # %% ../../../nbs/69_papers.sure.method.ipynb #69e030b
 @patch
 def _llm_rank(self: Rerank1, questions: list[str], ps: list[list], cost: list, tr: list) -> list[int]:
-    "RankGPT's sliding window over each question's passages, each window pass batched over the questions; the top index."
+    "RankGPT's sliding window over each question's passages, each pass batched over questions; the top index."
     orders, costs, raws = rankgpt_orders(self._gen, questions, ps, self.window, self.step, self.rank_max_new_tokens, self.rankgpt_rule)
     for i, o in enumerate(orders):
         cost[i] += costs[i]
@@ -825,7 +825,7 @@ def _llm_rank(self: Rerank1, questions: list[str], ps: list[list], cost: list, t
 # %% ../../../nbs/69_papers.sure.method.ipynb #69e040b
 @patch
 def _summary_keys(self: Rerank1, questions: list[str], ps: list[list], cost: list) -> list[str | None]:
-    "Per question, a generic summary of its passages (by='generic') or SuRe's chosen summary (None where SuRe had < 2 candidates)."
+    "Per question, a generic summary of its passages (by='generic') or SuRe's chosen summary (None: no choice)."
     if self.by == "generic":
         outs = self._gen([render("sure-generic-summary", passages=format_passages(p), question=q) for q, p in zip(questions, ps)],
                          self.summary_max_new_tokens, stop=("[DONE]",))

@@ -67,7 +67,7 @@ def task_options(name: str, # a WITQA task
 SUBJECT_FIELD = {"witqa": "subject_label", "witqa-disamb": "subject_label", "popqa": "subj"}  # the meta field labelling each task's subject
 
 def task_popularity(name: str, prep) -> pd.DataFrame | None:
-    "A task's popularity columns: PopQA's page views (and subject) for RetrievalQA's; PopQA's subject label; corpus counts for demo, NQ and DisambWITQA (the label as subject where there is one)."
+    "A task's popularity columns: PopQA's page views and subject label, or corpus counts (demo, NQ, DisambWITQA)."
     if name == "retrievalqa": return popqa_views(prep.examples)
     if name == "popqa": return pd.DataFrame([dict(qid=e.qid, subject=e.meta["subj"]) for e in prep.examples]).set_index("qid")
     if name == "witqa": return None
@@ -133,7 +133,7 @@ def witqa_systems(name: str, prep, lm, # the task, prepared, and the reader
                   chosen: Sequence[str] = ("vanilla", "bm25", "oracle"), # the systems asked for
                   max_new_tokens: int = 16, chat: bool = True, genread_tokens: int = 150, # answer and GenRead document budgets
                   **retrievers) -> dict:
-    "Name -> system of task `name`: Vanilla, a RALM on each retriever (see witqa_retrievers) and GenRead, of the chosen ones."
+    "Name -> system of task `name`: Vanilla, a RALM per retriever (witqa_retrievers) and GenRead, as chosen."
     ralms = {s: RALM(r, lm, 1, max_new_tokens, chat, name=s) for s, r in witqa_retrievers(name, prep, chosen, **retrievers).items()}
     return {"Vanilla": Vanilla(lm, max_new_tokens, chat), **ralms, **({"GenRead": GenRead(lm, genread_tokens, max_new_tokens, chat)} if "genread" in chosen else {})}
 
@@ -162,7 +162,7 @@ TABLE5_LABEL = {"religion": "religion or worldview"}  # Table 4's label -> Table
 def relation_table(t: pd.DataFrame, # a popularity table with `relation` and 0/1 system columns
                    systems: Sequence[str], # the 0/1 columns to average per relation
                    n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    "Per relation: the paper's questions (Table 4) and relation count (Table 5), ours, and each system's accuracy with its 95% interval."
+    "Per relation: the paper's questions (Table 4) and count (Table 5), ours, each system's accuracy and interval."
     require_columns(t, ["relation", *systems])
     rows = []
     for rel, sub in t.groupby("relation", sort=True):
@@ -185,7 +185,7 @@ def question_means(rows: pd.DataFrame, cols: Sequence[str] = ("selective", "vani
 def popular_claim(claim: str, d: str, # the claim in words, and the task
                   t: pd.DataFrame, col: str, # the task's popularity table and the count that splits it at its median
                   match: str, source: str) -> Claim | None:
-    "Vanilla's accuracy above against at or below the median of `col`, a head-versus-tail contrast (None if a side is empty)."
+    "Vanilla's accuracy above against at or below the median of `col` (None if a side is empty)."
     head = (t[col] > t[col].median()).to_numpy()
     if head.all() or not head.any(): return None
     return Claim(claim, d, "Vanilla (head)", "Vanilla (tail)", match, None, source, statistic=contrast(t.Vanilla.to_numpy(float), head))
@@ -194,7 +194,7 @@ def agreement_claim(r, # a row of the agreement table (dataset, system, agreemen
                     t: pd.DataFrame, match: str,
                     mechanism: str = "", # the mechanism the claim needs on this task ("": none)
                     ) -> Claim | None:
-    "Figure 8: a RALM's correctness follows its passage beyond chance (agreement minus chance); None when a passage is always or never right."
+    "Figure 8: a RALM's correctness follows its passage beyond chance; None when a passage is always or never right."
     if r.passage_accuracy in (0.0, 1.0): return None  # then agreement is the reader's accuracy and equals chance
     a, b = t[r.system].to_numpy(float), t[f"{r.system} passage"].to_numpy(float)
     excess = lambda ix: (a[ix] == b[ix]).mean() - chance_agreement(a[ix], b[ix])
@@ -209,7 +209,7 @@ PAPER_PASSAGES = ("retrieved", "supporting passage", "annotated gold passage")  
 
 def agreement_ratio_claim(r, # a row of the agreement table
                           t: pd.DataFrame, match: str, mechanism: str = "") -> Claim | None:
-    "Figure 8's ratio itself: agreement above one half, sized against the paper's ratio minus one half; None without a paper ratio for this kind of passage, or when the passage never varies."
+    "Figure 8's ratio: agreement above one half, against the paper's ratio minus one half; None without one."
     if r.paper is None or pd.isna(r.paper) or r.passage_accuracy in (0.0, 1.0): return None
     if r.passage not in PAPER_PASSAGES: return None  # e.g. the demo's answer-string passage: the paper's 93.1% is for a supporting one
     a, b = t[r.system].to_numpy(float), t[f"{r.system} passage"].to_numpy(float)
@@ -236,7 +236,7 @@ SELECTIVE_SOURCE = ("WITQA App. C.2.2, Figure 14: +7.7 (Llama-2-70B), +10.1 (GPT
 def held_out(rows: pd.DataFrame, # selective_splits' rows (seed, row, half, retrieved and the three 0/1 outcomes)
              qids: Sequence[str], # the popularity table's qids, in its row order
              ) -> pd.DataFrame:
-    "One row per question held out at least once (index qid): from the first seed whose test half held it, its seed, route and outcomes."
+    "One row per question held out at least once (index qid): its first test seed, its route and outcomes."
     t = rows[rows.half == "test"].sort_values(["seed", "row"], kind="stable").drop_duplicates("row").sort_values("row")
     return t.assign(qid=np.asarray(qids)[t.row.to_numpy()]).set_index("qid")[["seed", "retrieved", "vanilla", "ralm", "selective"]]
 
@@ -250,7 +250,7 @@ def selective_health(tables: Mapping[str, pd.DataFrame], # task -> popularity ta
 def selective_claims(d: str, rows: pd.DataFrame, qids: Sequence[str], # a task, its selective_splits rows and its table's qids
                      r: str, match: str, # its RALM and the accuracy rule
                      ) -> list[Claim]:
-    "Task `d`'s selective-integration claims: beating both baselines (on `witqa_scores`' per-question means), and the route on the decisive questions."
+    "Task `d`'s selective-integration claims: beating both baselines, and the route on the decisive questions."
     held = held_out(rows, qids)
     both = Claim("Selective integration beats both baselines", f"{d} selective", "Selective", ("Vanilla", r), match, PAPER_SELECTIVE_GAIN, SELECTIVE_SOURCE,
                  mechanism=SELECTIVE.name)
@@ -269,7 +269,7 @@ NO_MEMORY = ("a reader that recalls popular facts better than retrieval finds th
 
 def no_memory_to_route(claims: Sequence[Claim], # a run's claims, the head-head recall claims among them
                        ) -> list[Claim]:
-    "The claims, each task's selective-integration claims declared not testable (`unless`) where its head-head recall claim holds."
+    "The claims, each task's selective ones declared not testable (`unless`) where its recall claim holds."
     trails = {c.dataset.removesuffix(" head-head"): c for c in claims if c.claim.startswith(RECALL_TRAILS)}
     def unless(c: Claim) -> tuple:
         r = trails.get(c.dataset.removesuffix(" selective")) if c.mechanism == SELECTIVE.name else None
@@ -288,7 +288,7 @@ CORPUS_CHECKED = ("witqa-disamb",)  # tasks whose corpus was not built from thei
 
 def corpus_health(d: str, t: pd.DataFrame, # a task and its popularity table (with so_count)
                   ) -> list[dict]:
-    "Task `d`'s corpus check: the questions whose corpus holds a passage naming the subject and a gold answer; half of the questions needed."
+    "Task `d`'s corpus check: questions whose corpus has a passage with the subject and a gold answer; half needed."
     return [health_row(CORPUS_HOLDS, d, "", "the corpus holds a passage naming the subject label and a gold answer (S–O co-occurrence > 0)",
                        int((t.so_count > 0).sum()), len(t), max(MIN_ACTED, math.ceil(len(t) / 2)))]
 
@@ -327,7 +327,7 @@ def witqa_scores(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
                  ralm_of: Mapping[str, str | None], # task -> its RALM (None: none ran)
                  sel_rows: Mapping[str, pd.DataFrame], # task -> selective_splits' rows
                  ) -> dict:
-    "(dataset, system) -> per-question 0/1 scores: each task's systems and passages, each head/tail group's ('<task> <group>'), each selective run's ('<task> selective')."
+    "(dataset, system) -> per-question 0/1 scores: each task's systems and passages, groups and selective runs."
     out = {}
     for d, t in tables.items():
         t = t.set_index("qid")
@@ -345,7 +345,7 @@ def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
                  agree: pd.DataFrame, # the agreement table (Figure 8)
                  match: str, # the accuracy rule
                  ) -> list[Claim]:
-    "Every WITQA claim this run can test: two-system comparisons first (their scores: `witqa_scores`), then those with their own statistic; the routing's dependency declared."
+    "Every WITQA claim this run can test: two-system comparisons, then those with their own statistic."
     pairs, stats = [], []
     for d in [d for d in COUNTED if d in tables]:
         p, s = counted_claims(d, tables[d].set_index("qid"), ralm_of[d], match)

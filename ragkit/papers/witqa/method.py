@@ -52,7 +52,7 @@ def fold_spaces(s: str) -> str:
 def substring_match(prediction: str, # the reader's answer, raw
                     golds: str | Sequence[str], # accepted gold answers (a bare str is one gold)
                     ) -> float:
-    "WITQA's rule as Mallen et al.'s code writes it: 1.0 if a gold, as written, lower-cased or capitalised, is a substring of the prediction (Unicode spaces folded)."
+    "WITQA's rule as Mallen et al. write it: 1.0 if a gold (as written, lower-cased or capitalised) is in the answer."
     if not isinstance(prediction, str): raise TypeError(f"prediction must be a str, got {type(prediction).__name__}: {prediction!r:.60}")
     p = fold_spaces(prediction)
     return float(any(g in p or g.lower() in p or g.capitalize() in p for g in map(fold_spaces, as_golds(golds)) if g))
@@ -145,7 +145,7 @@ def roundtrip_question(lm, # any reader: generate(prompts, max_new_tokens, stop,
                        max_new_tokens: int = 48, # the question's budget
                        chat: bool = True, # wrap prompts in the reader's chat template
                        ) -> dict:
-    "Algorithm 1: generate a question, answer it from the passage, check it, feed back and retry; the accepted question or None."
+    "Algorithm 1: generate a question, answer it from the passage, check, feed back, retry; the question or None."
     golds, prompt = list(golds) or [obj], render_qgen(context, subject, relation, obj, description)
     turns, rounds = [], []
     gen = lambda: postprocess(lm.generate([prompt + "".join(turns)], max_new_tokens=max_new_tokens, stop=("\n\n",), chat=chat)[0].text)
@@ -185,7 +185,7 @@ class Vanilla(Method):
         store_attr()
 
     def derived_config(self) -> dict:
-        "The prompt it answers with: a class's choice, not a setting, so counted here (the settings are in `config` by construction)."
+        "The prompt it answers with: a class's choice, not a setting, so counted here."
         return dict(template=self.template)
 
     def _contexts(self, questions: list[str]) -> tuple[list[str | None], list[list[str]], list]:
@@ -205,7 +205,7 @@ class Vanilla(Method):
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #d73765f0
 class RALM(Vanilla):
-    "WITQA's retrieval-augmented reader (Figure 12): the top-k passages of `retriever` as the context; over gold passages, the Oracle."
+    "WITQA's retrieval-augmented reader (Figure 12): `retriever`'s top-k passages as context; gold ones: Oracle."
     tag = "WITQA-RALM"
     template = "witqa-context"
     @classmethod
@@ -273,7 +273,7 @@ def popularity_table(runs: dict, # system name -> Evaluation (same questions)
                      fields: Sequence[str] = ("relation", "sr_count", "s_count", "s_pop"), # meta fields to keep when present
                      extra: pd.DataFrame | None = None, # more columns indexed by qid (e.g. corpus_popularity)
                      ) -> pd.DataFrame:
-    "One row per question: popularity fields, each system's 0/1 correctness and, where it read a context, its passage accuracy."
+    "One row per question: popularity fields, each system's 0/1 correctness and its passage accuracy if any."
     rows = {e.qid: dict(qid=e.qid, question=e.question, golds=list(e.answers), **{f: e.meta[f] for f in fields if f in e.meta}) for e in examples}
     if len(rows) != len(examples): raise ValueError(f"{len(examples) - len(rows)} questions share a qid; a popularity table needs one row per question")
     for name, ev in runs.items():
@@ -325,7 +325,7 @@ def accuracy_by_bin(table: pd.DataFrame, # one row per question: the `by` column
 def agreement_ratio(correct: Sequence[float], # the RALM's 0/1 correctness per question
                     passage_correct: Sequence[float], # 0/1: its passage holds a gold answer
                     ) -> float:
-    "The share of questions where the RALM is right exactly when its passage holds the answer (ragkit's reading of Figure 8)."
+    "The share of questions where the RALM is right exactly when its passage holds the answer (Figure 8)."
     a, b = np.asarray(correct, dtype=float), np.asarray(passage_correct, dtype=float)
     if len(a) != len(b) or len(a) == 0: raise ValueError(f"need the same non-zero number of answers and passages, got {len(a)} and {len(b)}")
     return float(np.mean(a == b))
@@ -393,7 +393,7 @@ def fit_thresholds(sr: Sequence[float], # S-R counts of the fitting questions
                    vanilla: Sequence[float], # 0/1: the vanilla reader is right
                    ralm: Sequence[float], # 0/1: the RALM is right
                    route: str = "tail-tail") -> Thresholds:
-    "The (t_SR, t_S) maximising routed accuracy: grid = observed values and ±inf, strict '<'; ties to fewer retrievals, then smaller thresholds."
+    "The (t_SR, t_S) maximising routed accuracy over observed values and ±inf; ties to fewer retrievals."
     sr, s, v, r = (np.asarray(x, dtype=float) for x in (sr, s, vanilla, ralm))
     n = len(sr)
     if n == 0 or not (len(s) == len(v) == len(r) == n): raise ValueError(f"need the same non-zero number of sr, s, vanilla and ralm values, got {[len(sr), len(s), len(v), len(r)]}")
@@ -446,7 +446,7 @@ def selective_splits(table: pd.DataFrame, # one row per question: counts, relati
                      seeds: Sequence[int] = range(5), # one random split per seed (the paper: 5)
                      train_frac: float = 0.5, # share of questions the thresholds are fitted on
                      route: str = "tail-tail") -> pd.DataFrame:
-    "Appendix C.2 on `table`, per question: one row per (seed, question) with its half, whether it was routed to the RALM and the three 0/1 outcomes."
+    "Appendix C.2 on `table`: one row per (seed, question): its half, whether routed to the RALM, three outcomes."
     require_columns(table, [vanilla, ralm, sr, s] + ([by] if by else []))
     if not 0 < train_frac < 1: raise ValueError(f"train_frac must be in (0, 1), got {train_frac}")
     n_train = round(len(table) * train_frac)
@@ -466,7 +466,7 @@ def _halves(d: pd.DataFrame, cols: Sequence[str] = ("vanilla", "ralm", "selectiv
 
 def seed_means(rows: pd.DataFrame, # selective_splits' rows
                ) -> pd.DataFrame:
-    "One row per seed: test accuracy of vanilla, the RALM and the selective rule, its retrieval share, the same on the training half, and the halves' sizes."
+    "One row per seed: test accuracy of vanilla, RALM and the selective rule, its retrieval share, training half's."
     n = rows.groupby(["seed", "half"]).size().unstack()
     return _halves(rows).assign(n_train=n["train"], n_test=n["test"]).reset_index()
 
@@ -572,7 +572,7 @@ QUESTION_STOP = frozenset("a an the of in on at to for from by with and or is ar
 _CLITIC = re.compile(r"\b([A-Za-z]+)['’](ll|re|ve|m|d|s)\b", re.IGNORECASE)
 
 def split_contractions(question: str) -> str:
-    "`question` with contractions undone before normalisation: n't -> ' not', clitics after a word dropped ('s only after a pronoun)."
+    "`question` with contractions undone before normalisation: n't -> ' not', clitics dropped ('s after pronouns)."
     q = re.sub(r"n['’]t\b", " not", question, flags=re.IGNORECASE)
     keep = lambda m: m[0] if m[2].lower() == "s" and m[1].lower() not in PRONOUNS | {"what", "who", "where", "how", "when", "which", "why"} else m[1]
     return _CLITIC.sub(keep, q)
@@ -614,7 +614,7 @@ def corpus_popularity(examples: Sequence, # Examples (with meta naming the subje
                       corpus, # the Corpus to count in
                       subject: str = "question", # "question": an entity in the question (question_subject); else a meta field naming it
                       ) -> pd.DataFrame:
-    "Per question (index: qid): the subject, how it was found, s_count (passages mentioning it) and so_count (of those, holding a gold answer)."
+    "Per question (index qid): the subject, how it was found, s_count and so_count (of those, with a gold answer)."
     texts = [f" {_normalize(passage_text(p))} " for p in corpus]
     found: dict[str, list[int]] = {}
     def hits(key: str) -> list[int]:
