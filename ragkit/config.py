@@ -62,7 +62,7 @@ def find_settings_file(start: Path | str | None = None) -> Path | None:
 def _search_dirs(start: Path | str | None) -> list[Path]:
     "The folders searched for settings.ini: `start` (default: the cwd) and its parents, then the package's source tree."
     here = Path(start or Path.cwd()).resolve()
-    pkg_src = Path(globals().get("__file__", Path.cwd() / "_")).resolve().parent.parent  # the source tree of an editable install
+    pkg_src = Path(globals().get("__file__", Path.cwd() / "_")).resolve().parent.parent  # an editable install's sources
     return [here, *here.parents, pkg_src]
 
 # %% ../nbs/01_config.ipynb #f09eac9e
@@ -108,7 +108,7 @@ def load_settings(path: Path | str | None = None, env: dict | None = None) -> Se
     path = Path(path) if path else find_settings_file()
     vals, base, source = _env_layer(env, *_file_layer(path))
     _check_removed(env)
-    for k in ("cache_dir", "outputs_dir", "reader", "embedder"):  # empty would silently mean the current folder or no model
+    for k in ("cache_dir", "outputs_dir", "reader", "embedder"):  # empty would mean the current folder or no model
         if not str(vals[k]).strip():
             where = f"${ENV_PREFIX}{k.upper()}" if env.get(ENV_PREFIX + k.upper()) is not None else f"`{k}` in {path}"
             raise ValueError(f"{where} is set but empty; unset it (the default is {DEFAULTS[k]!r}) or give a value")

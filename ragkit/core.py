@@ -162,7 +162,7 @@ class Prediction:
     cached_calls: int = 0  # of `lm_calls`, how many the LM cache answered
 
     def __post_init__(self):
-        for f in ("lm_calls", "tokens", "prompt_tokens", "cached_calls"):  # a NaN or negative count would poison every cost table
+        for f in ("lm_calls", "tokens", "prompt_tokens", "cached_calls"):  # a NaN or negative count poisons cost tables
             setattr(self, f, _whole_count(f, getattr(self, f)))
 
     @classmethod
@@ -189,7 +189,7 @@ def plain(v):
     for attr in ("config", "identity", "id"):
         x = getattr(v, attr, None)
         if isinstance(x, (dict, str)): return plain(x)
-    if callable(v) and _function_of(v) is not None:  # a function given as a setting: what it computes, globals it reads included
+    if callable(v) and _function_of(v) is not None:  # a function as a setting: what it computes, the globals it reads
         return {"callable": getattr(v, "__qualname__", type(v).__name__), "code": callable_fingerprint(v)}
     raise TypeError(f"{type(v).__name__} has no config, identity or id to describe it in a run fingerprint")
 
@@ -290,7 +290,7 @@ class Fingerprinted:
     "What a method and a retriever share: settings that are constructor parameters, and a fingerprint over them."
     tag: str | None = None  # the class's name in its fingerprint (a method's `method` key); None: no such key
     fingerprint_ignore: dict = {"name": "a label: it names the rows and never changes an answer"}
-    fingerprint_alternatives: dict = {}  # setting -> another value the fingerprint check sets, where a generic change is refused
+    fingerprint_alternatives: dict = {}  # setting -> a value the check sets where a generic change is refused
 
     @classmethod
     def fingerprint_example(cls):
@@ -551,7 +551,7 @@ class Parses:
     given: tuple = ()  # other parameters `parse` takes after the value, in order
     optional: bool = False  # '' is allowed (it means a default or nothing)
     secret: bool = False  # the value may hold a credential: never repeat it (the parser's own error redacts)
-    here: bool = False  # `parse` looks at this machine (a device, model files): the runner applies it, a record's check does not
+    here: bool = False  # `parse` looks at this machine (a device, model files): checked by the runner only
 
     def problem(self, v, params: dict | None = None) -> str | None:
         "What is wrong with `v` (`params`: the values of `given`), or None."

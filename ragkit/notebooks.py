@@ -181,7 +181,7 @@ def check_datasets(nb: str, # the notebook's name, for the message
     if absent: raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {absent}")
 
 # %% ../nbs/08_notebooks.ipynb #f3356586
-DTYPES = ("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")  # what ragkit.lm.backends.build_reader reads in
+DTYPES = ("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")  # what build_reader reads in
 DEVICES = ("cpu", "cuda", "mps", "auto") + tuple(f"cuda:{i}" for i in range(16))  # where a local reader may run
 
 def _dataset_names(spec) -> None:
@@ -189,7 +189,7 @@ def _dataset_names(spec) -> None:
     from ragkit.data.tasks import parse_datasets  # imported when called: the data layer sits above this module
     parse_datasets(spec)
 
-SHARED_RULES = dict(  # parameters that mean the same in every notebook that has them; a module's PARAMETER_RULES add to them
+SHARED_RULES = dict(  # parameters that mean the same in every notebook; a module's PARAMETER_RULES add to them
     dtype=OneOf(DTYPES), device=OneOf(DEVICES), seed=AtLeast(0), n_boot=AtLeast(1), limit=AtLeast(0), max_passages=AtLeast(0),
     context_words=AtLeast(0), max_new_tokens=AtLeast(1), chat=Flag(), k=AtLeast(1), n_questions=AtLeast(1),
     compare_readers=OneOf(PROFILES, many=True), power_from=OneOf(PROFILES, also=("",)), rows_from=OneOf(PROFILES, also=("",)), out_dir=Text("the run folder, set by the runner (choose it with --out DIR)"),
@@ -241,7 +241,7 @@ def resolve_parameters(nb_path: Path, # the notebook file
                        profile: str = "smoke", # smoke, demo, paper, paper-1.5b, paper-split or full
                        overrides: dict | None = None, # -p values
                        root: Path | None = None, # the project root (holds nbs/profiles.toml)
-                       here: bool = False, # also check what this machine must have: the datasets' data, the device, model files
+                       here: bool = False, # also check what this machine must have: data, device, model files
                        ) -> dict:
     "Every parameter of the notebook as it will run: defaults, the profile's values, then `overrides`, all checked."
     nb_path = Path(nb_path)

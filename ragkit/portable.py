@@ -36,7 +36,7 @@ def portable_path(p: Path | str | None, # a path (made absolute first)
                   root: Path, # the project root
                   ) -> str | None:
     "`p` as a record should hold it: `~/…` under the home folder (outside `root`), else relative to `root`."
-    if p is None: return None  # made absolute without following links: a data dir linked beside the clone stays ../shared/data
+    if p is None: return None  # made absolute without following links: a linked data dir stays ../shared/data
     p, root, home = (Path(os.path.abspath(x)) for x in (Path(p).expanduser(), root, Path.home()))
     if not p.is_relative_to(root) and p.is_relative_to(home): return str(Path("~") / p.relative_to(home))
     return os.path.relpath(p, root)

@@ -51,7 +51,7 @@ def redact_url(url: str) -> str:
     netloc = ("***@" if "@" in p.netloc else "") + p.netloc.rsplit("@", 1)[-1]
     return urlunsplit((p.scheme, netloc, _path(p.path), _redacted_query(p.query), ""))
 
-API_SEGMENT = re.compile(r"(?i)v\d+[a-z0-9]*|api|openai")  # the path segments an API prefix is made of: /v1, /api/v1, /openai/v1beta
+API_SEGMENT = re.compile(r"(?i)v\d+[a-z0-9]*|api|openai")  # an API prefix's segments: /v1, /api/v1, /openai/v1beta
 
 def spec_url(url: str) -> str:
     "A base URL as a record may hold it: scheme, host, port and API-prefix segments; the rest but SAFE_PARAMS' '***'."
@@ -157,7 +157,7 @@ def _redacting(make: Callable) -> Callable:
         r = make(*args, **kw)
         s, shown = live_secrets(), live_shown()
         return redact_record(r, s, shown) if s or shown else r
-    factory.redacts_secrets = live_secrets  # which registry it reads: a second copy of this code (a reload, a notebook) has its own
+    factory.redacts_secrets = live_secrets  # which registry it reads: another copy of this code has its own
     return factory
 
 def guard_secrets(holder) -> None:

@@ -263,7 +263,7 @@ def _demo(words) -> tuple[Corpus, dict]:
     from ragkit.data.demo import load_demo_corpus, load_demo_examples
     if words not in (None, 100): raise ValueError(f"the demo corpus is built in 100-word passages; got words={words!r}")
     corpus = load_demo_corpus()
-    if not hasattr(corpus, "dropped"): corpus.dropped = dict(duplicates=0, empty=0)  # ragkit.data.demo dedupes without counting
+    if not hasattr(corpus, "dropped"): corpus.dropped = dict(duplicates=0, empty=0)  # demo dedupes without counting
     return corpus, {e.qid: list(e.meta.get("gold_pids", [])) for e in load_demo_examples()}
 
 # %% ../../nbs/03_data.corpora.ipynb #3688c6ca

@@ -284,7 +284,7 @@ class DatasetSpec:
     licence: str  # as PROVENANCE.md states it, "not verified" where it says so
     description: str  # one or two sentences: what the rows are
     default_split: str | None = None  # split used when none is given (None: the first; for `demo`: all splits)
-    popularity: tuple[str, ...] = ()  # meta keys with popularity information (s_pop, o_pop, sr_count, s_count, relation)
+    popularity: tuple[str, ...] = ()  # meta keys with popularity (s_pop, o_pop, sr_count, s_count, relation)
 
     def parser_for(self, split: str) -> Callable: return self.parser[split] if isinstance(self.parser, dict) else self.parser
     def source_for(self, split: str) -> str: return self.source[split] if isinstance(self.source, dict) else self.source
@@ -482,7 +482,7 @@ def data_path(spec: DatasetSpec, split: str, data_dir: Path | str | None = None)
 def load_dataset(name: str,  # a key of `DATASETS`, e.g. "nq-open"
                  split: str | None = None,  # one of its splits; None: its default split
                  data_dir: Path | str | None = None,  # folder laid out like ../shared/data; None: the configured one
-                 limit: int | None = None,  # keep the first `limit` examples (file order); 0 or None: all, as in every notebook
+                 limit: int | None = None,  # keep the first `limit` examples (file order); 0 or None: all
                  ) -> list[Example]:
     "The examples of dataset `name`, split `split`."
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):

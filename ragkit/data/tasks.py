@@ -136,7 +136,7 @@ class Prepared:
     examples: list[Example]
     corpus: Corpus | None
     gold: set[str] = field(default_factory=set)
-    given: dict[str, list[str]] | None = None  # given-context tasks: question -> pids of its own passages (for GivenContexts)
+    given: dict[str, list[str]] | None = None  # given-context tasks: question -> pids of its own passages
 
     @property
     def name(self) -> str: return self.task.name
@@ -188,7 +188,7 @@ def prepare(name: str, # a task name (see TASKS) or dataset:split
             max_passages: int = 0, # corpus cap, gold passages kept; 0: the whole corpus
             context_words: int = 0, # cut each passage to this many words; 0: whole
             where: Mapping | None = None, # sample only questions whose meta holds these values (a given-context corpus stays the task's)
-            corpus: Corpus | None = None, # answer over this corpus instead of the task's (e.g. WITQA's pooled supporting passages)
+            corpus: Corpus | None = None, # answer over this corpus, not the task's (e.g. WITQA's pooled passages)
             ) -> Prepared:
     "The sampled questions and the prepared corpus of task `name`."
     from ragkit.data.registry import load_dataset, sample_examples

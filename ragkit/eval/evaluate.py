@@ -396,10 +396,10 @@ def run_folder(out_dir: Path | str, method, name: str | None = None, config: dic
 import shutil
 from contextlib import contextmanager
 from contextvars import ContextVar
-_ROWS_FROM: ContextVar = ContextVar("rows_from", default=None)  # (this run's folder, the run whose rows it may start from), inside rows_from
+_ROWS_FROM: ContextVar = ContextVar("rows_from", default=None)  # (this run's folder, the run whose rows it may use)
 
 @contextmanager
-def rows_from(source: Path | str | None, # another run's folder, e.g. outputs/paper/62_papers.eor.runs (None: nothing is copied)
+def rows_from(source: Path | str | None, # another run's folder, e.g. outputs/paper/62_papers.eor.runs (None: no copy)
               target: Path | str, # this run's folder
               ):
     "Inside the block, a system under `target` without rows for its fingerprint starts from `source`'s rows."
@@ -430,7 +430,7 @@ def _write_key(folder: Path, key: dict, method=None):
     "Create the run's `folder` and write its resume key, the method's class and every setting to config.json."
     folder.mkdir(parents=True, exist_ok=True)
     f, rec = folder / "config.json", dict(key)
-    if isinstance(method, Fingerprinted):  # every setting, defaults included: the key counts a setting only off its default
+    if isinstance(method, Fingerprinted):  # every setting, defaults included: the key counts one only off its default
         rec |= {"class": f"{type(method).__module__}.{type(method).__qualname__}", "settings": recorded(method)}
         try: old = json.loads(f.read_text(encoding="utf-8")).get("settings") if f.is_file() else None
         except (ValueError, OSError): old = None
@@ -467,15 +467,15 @@ def _retry(method, failed: list[Example], ms: dict, batch_size: int, path: Path 
 def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), or a function question -> str
              examples: Sequence[Example], # the questions with their golds (the method sees only the questions)
              metrics=DEFAULT_METRICS, # metric names, functions (prediction, golds) -> float, or {column: function}
-             out_dir: Path | str | None = None, # write <out_dir>/<name>/<fingerprint>/examples.jsonl and summary.json; None: keep in memory
+             out_dir: Path | str | None = None, # write <out_dir>/<name>/<fingerprint>/examples.jsonl; None: in memory
              name: str | None = None, # the run's name; default: the method's name
              batch_size: int = 16, # examples per answer_batch call and per flush to disk
              n_boot: int = 1000, # bootstrap resamples for the confidence intervals
              seed: int = 0, # seed of the bootstrap
              resume: bool = True, # reuse rows already in examples.jsonl instead of recomputing them
-             retry_errors: bool = True, # with resume, ask again the questions whose stored row is an error (False: keep the errors)
+             retry_errors: bool = True, # with resume, ask again questions whose stored row is an error (False: keep)
              progress: bool = True, # show a progress bar
-             config: dict | None = None, # settings that change the answers beyond the method's own `config` (part of the resume key)
+             config: dict | None = None, # settings that change answers beyond the method's `config` (in the key)
              retries: int = 1, # times a failed question is asked again in this run before its failure stands
              ) -> Evaluation:
     "Answer every example with `method`, score it, and summarise; a failing example is recorded, not raised."
@@ -490,7 +490,7 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     if path and not resume: path.unlink(missing_ok=True)
     done = _done_rows(path, exs, retry_errors)
     todo, before = [ex for ex in exs if ex.qid not in done], lm_counters(method)
-    if todo and folder and os.environ.get("RAGKIT_ROWS_ONLY"):  # a re-render from committed rows answers nothing (a lesson's in-memory run may)
+    if todo and folder and os.environ.get("RAGKIT_ROWS_ONLY"):  # a re-render from committed rows answers nothing
         raise RuntimeError(f"{name}: {len(todo)} of {len(exs)} questions have no row under {folder} and RAGKIT_ROWS_ONLY is set "
                            "(a re-render answers nothing): the run's settings moved its key, or its rows are missing")
     if retries < 0: raise ValueError(f"retries must be >= 0, got {retries}")

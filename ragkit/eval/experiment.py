@@ -58,7 +58,7 @@ def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval
                 out: Path | str | None = None, # results folder (None: in memory)
                 n_boot: int = 1000, seed: int = 0, batch_size: int = 16, progress: bool = True,
                 config: dict | None = None, # extra resume-key settings
-                on_error: str = "raise", # a system with failed rows: "raise" SystemFailed, or "exclude" it from the runs with a printed line
+                on_error: str = "raise", # failed rows: "raise" SystemFailed, or "exclude" the system with a line
                 excluded: list | None = None, # where "exclude" appends its lines (e.g. Experiment.excluded)
                 ) -> dict[tuple[str, str], Evaluation]:
     "(task, system) -> Evaluation for every system on `prepared` that answered every question."
@@ -93,7 +93,7 @@ def ci(m: Mapping | Sequence, scale: float = 100.0, digits: int = 1) -> str:
     return f"{f(mean)} [{f(lo)}, {f(hi)}]"
 
 def paper_table(runs: Mapping[tuple[str, str], Evaluation], # (dataset, system) -> Evaluation
-                paper: Mapping[tuple[str, str], Mapping[str, float]] | None = None, # (dataset, system) -> {metric: value in %}
+                paper: Mapping[tuple[str, str], Mapping[str, float]] | None = None, # (dataset, system) -> {metric: %}
                 metrics: Sequence[str] = ("exact_match", "f1"), # metric columns
                 labels: Mapping[str, str] | None = None, # metric -> column label
                 ) -> pd.DataFrame:
@@ -146,9 +146,9 @@ import csv
 from importlib import resources
 from ..core import DataError
 
-PAPER_COLUMNS = ("table", "task", "row", "column", "value", "sample", "reader", "source")  # the schema of every paper.csv
+PAPER_COLUMNS = ("table", "task", "row", "column", "value", "sample", "reader", "source")  # every paper.csv's schema
 
-def paper_numbers(source: str | Path, # a paper's package ("ragkit.papers.lore": its paper.csv), or a CSV file in the schema
+def paper_numbers(source: str | Path, # a paper's package ("ragkit.papers.lore": its paper.csv), or such a CSV file
                   ) -> list[dict]:
     "Every published number of a paper, one dict per cell (PAPER_COLUMNS; `value` a number), in the file's order."
     f = Path(source) if isinstance(source, Path) or str(source).endswith(".csv") else resources.files(source) / "paper.csv"
@@ -179,7 +179,7 @@ def paper_cells(numbers: Sequence[Mapping], # paper_numbers' rows
 @dataclass(frozen=True)
 class Statistic:
     "A claim's own statistic of question indices, bootstrapped over questions (within each stratum, when given)."
-    fn: Callable[[np.ndarray], float]  # question indices -> the statistic on those questions (positive: the claim holds)
+    fn: Callable[[np.ndarray], float]  # question indices -> the statistic on them (positive: the claim holds)
     n: int  # the questions it is computed over
     strata: tuple = ()  # a label per question: resampled within each label, in order of first appearance
     scale: float = 100.0  # the factor to the claim's unit (100: a difference of 0/1 scores in points)
@@ -225,23 +225,23 @@ class Claim:
     source: str = ""  # where the paper says it: table and section
     unit: str = "points"  # the unit of `paper` and of our estimate: points (×100 of a score), % or any unit name
     statistic: Statistic | None = None  # the claim's own statistic (None: mean a − b of `metric`, paired over questions)
-    mechanism: str = ""  # the mechanism the claim is about (a ragkit.eval.mechanism.Mechanism's name): no direction where its checks fail
+    mechanism: str = ""  # the mechanism the claim is about (a Mechanism's name): no direction where its checks fail
     scores: tuple | None = None  # the claim's own per-question scores of a and b (two Series by qid), e.g. on its decisive questions only
-    decisive: str = ""  # for a decisive-question claim: which questions it is judged on, e.g. "the candidates differ in correctness"
-    bound: str = ""  # "at least" when the paper's number is a lower bound ("more than 16%"), "at most" for an upper one ("up to 49.2": a maximum over settings)
-    gates: tuple = ()  # (who, ragkit.eval.mechanism.Gate) for each system of the claim relying on its mechanism, or for the comparison it names
+    decisive: str = ""  # for a decisive-question claim: the questions it is judged on, e.g. "the candidates differ"
+    bound: str = ""  # "at least": the paper's number is a lower bound ("more than 16%"); "at most": an upper one
+    gates: tuple = ()  # (who, Gate) per system of the claim relying on its mechanism, or for the comparison it names
     margin: float | None = None  # the equivalence margin in the claim's unit (None: MARGIN's for the unit, ±3 points)
-    untestable: str = ""  # what this setting lacks for the claim (a reader of the paper's scale, its corpus): the outcome is "not testable here"
-    available: int | None = None  # the questions the data holds for this claim: an undecided claim that would need more is not testable here
-    runs: str = ""  # the run set that judges it: "" for the notebook's runs, else a name in `verdict`'s `subsets` (e.g. the questions every row answered)
+    untestable: str = ""  # what this setting lacks for the claim (a reader of the paper's scale, its corpus)
+    available: int | None = None  # the questions the data holds: a claim that would need more is not testable here
+    runs: str = ""  # the run set judging it: "" for the notebook's runs, else a name in `verdict`'s `subsets`
     notes: tuple = ()  # (when, text) pairs: text is added to the verdict sentence where the row's size or direction is `when` ("" for always)
     unless: tuple = ()  # (claim, dataset, direction, why): not testable here where that claim reads `direction` after Holm; `why` is formatted with its row
-    pair_words: str = ""  # the statistic in words: a gated row whose pair (dataset, a, b) reads otherwise under another claim that has it says why
+    pair_words: str = ""  # the statistic in words: a gated pair reading otherwise under another such claim says why
     why_other: str = ""  # why this statistic can read otherwise than another on the same pair, said in that note
 
 MIN_N = 10  # fewer questions than this decide nothing; fewer differing questions than this size nothing
-MARGIN = {"points": 3.0}  # the equivalence margin by unit: an interval inside ±3 points of EM or F1 is "no effect beyond it"
-DIRECTIONS = ("holds", "reversed", EQUIVALENT, "undecided", NOT_RUN, NOT_TESTABLE)  # every outcome, in the order tallies show them
+MARGIN = {"points": 3.0}  # the equivalence margin by unit: inside ±3 points of EM or F1 is "no effect beyond it"
+DIRECTIONS = ("holds", "reversed", EQUIVALENT, "undecided", NOT_RUN, NOT_TESTABLE)  # every outcome, in tally order
 SIZES = ("consistent", "smaller", "larger", "n/a")
 
 
@@ -290,7 +290,7 @@ def _filled(r: Mapping, values: Mapping, where: str) -> dict:
 def paper_claims(source: str | Path, # a paper's package ("ragkit.papers.sure": its claims.csv and paper.csv), or a claims CSV beside its paper.csv
                  datasets: Sequence[str], # the tasks the claims are checked on
                  table: str | None = None, # only the rows on this paper table (None: every row)
-                 over: Mapping[str, Sequence[str]] = {}, # a placeholder -> its values: a row naming it gives one claim per value
+                 over: Mapping[str, Sequence[str]] = {}, # a placeholder -> its values: one claim per value
                  **fill: str, # a placeholder -> its one value (e.g. naive="Naive-512")
                  ) -> list[Claim]:
     "The claims a paper's claims.csv declares, per task, row and placeholder value, each with the paper's a − b."
@@ -376,7 +376,7 @@ def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 9
                      paper: float | None = None, # the paper's difference
                      n: int | None = None, # questions compared
                      unit: str = "points", # the unit of all four numbers
-                     exact: Mapping | None = None, # the sign test (discordant, wins, losses, p_exact) when it decides the direction
+                     exact: Mapping | None = None, # the sign test (discordant, wins, losses, p_exact) where it decides
                      bound: str = "", # "at least" / "at most": the paper's number is a bound
                      discordant: int | None = None, # questions whose scores differ (a size rests on at least MIN_N)
                      margin: float | None = None, # the equivalence margin
@@ -490,7 +490,7 @@ def _pair(c: Claim, runs: Mapping) -> tuple[pd.Series, pd.Series, str] | None:
     return a, cand[b], b
 
 def compared(c: Claim, # a claim without a statistic: a beats b on c.metric
-             runs: Mapping[tuple[str, str], Evaluation | pd.Series], # (dataset, system) -> Evaluation, or per-qid scores
+             runs: Mapping[tuple[str, str], Evaluation | pd.Series], # (dataset, system) -> Evaluation, or scores
              n_boot: int = 1000, seed: int = 0) -> dict | None:
     "The paired bootstrap of mean a − b in points against the best rival, and the sign test; None if one did not run."
     pair = _pair(c, runs)
@@ -560,9 +560,9 @@ def _judged_pairs(claims: Sequence[Claim], runs: Mapping, n_boot: int, seed: int
     return [(c, r) for c in claims if (r := _claim_row(c, subsets[c.runs] if c.runs else runs, n_boot, seed)) is not None]
 
 def verdict(claims: Sequence[Claim], # the paper's claims
-            runs: Mapping[tuple[str, str], Evaluation | pd.Series] | None = None, # (dataset, system) -> Evaluation or per-qid scores
+            runs: Mapping[tuple[str, str], Evaluation | pd.Series] | None = None, # (dataset, system) -> scores
             n_boot: int = 1000, seed: int = 0,
-            health: Sequence[Mapping] = (), # the run's mechanism checks (ragkit.eval.mechanism.health rows): they gate claims without gates
+            health: Sequence[Mapping] = (), # the run's mechanism checks (health rows): they gate claims without gates
             subsets: Mapping[str, Mapping] = {}, # more run sets by name, for claims whose `runs` names one
             ) -> pd.DataFrame:
     "One row per claim judged: our estimate and interval, the test of its direction, the paper's number, verdicts."
@@ -597,7 +597,7 @@ def _has_gate(r: Mapping) -> bool:
     return isinstance(r.get("gate_ok"), (bool, np.bool_))
 
 def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
-           health: Sequence[Mapping] = (), # the run's mechanism checks: they gate the rows that carry no gate of their own
+           health: Sequence[Mapping] = (), # the run's mechanism checks: they gate rows without a gate of their own
            ) -> pd.DataFrame:
     "`v` with rows whose mechanism did not act marked so, and each direction after Holm's adjustment over the table."
     rows = []
@@ -687,7 +687,7 @@ def decisive_claim(claim: str, dataset: str, # the claim in words ("decisive que
     keep = decisive.index[decisive.astype(bool).to_numpy()]
     missing = [q for q in keep if q not in right_a.index or q not in right_b.index]
     if missing: raise ValueError(f"{claim}: no score of {a} or {b} for {len(missing)} decisive questions, e.g. {missing[:2]}")
-    margin = MARGIN["points"] * over / len(keep) if over and len(keep) else None  # as large over the run as the all-question margin
+    margin = MARGIN["points"] * over / len(keep) if over and len(keep) else None  # as large over the run as the margin
     return Claim(claim, dataset, a, b, metric, None, source, scores=(right_a[keep].astype(float), right_b[keep].astype(float)),
                  decisive=where, mechanism=mechanism, margin=margin)
 
@@ -702,7 +702,7 @@ def simulated_claims(n_claims: int, # how many claims
     "Claims 'a > b' with a known effect, per-question scores as runs, and a gate acting on a share `acts`."
     if not 0 <= effect / 100 <= differ: raise ValueError(f"effect={effect} needs 0 <= effect <= 100 * differ ({100 * differ:g})")
     rng, claims, runs = np.random.default_rng(seed), [], {}
-    win = 0.5 + effect / 100 / (2 * differ) if differ else 0.5  # P(a wins | the scores differ): a true effect of `effect` points
+    win = 0.5 + effect / 100 / (2 * differ) if differ else 0.5  # P(a wins | scores differ) at `effect` points
     for i in range(n_claims):
         q = [f"q{j}" for j in range(n)]
         base, d, w = rng.integers(0, 2, n), rng.random(n) < differ, rng.random(n) < win
@@ -723,7 +723,7 @@ def calibration(n_claims: int, n: int, differ: float = 0.3, effect: float = 0.0,
 
 
 # %% ../../nbs/33_eval.experiment.ipynb #ps000002
-def power_size(row: Mapping, # a pilot's verdict row (results.json "verdict"): claim, dataset, n, lo, hi, unit; `decisive` marks a decisive-question claim
+def power_size(row: Mapping, # a pilot's verdict row: claim, dataset, n, lo, hi, unit; `decisive` marks a decisive claim
                asked: int, # the questions the pilot asked of the row's task (a decisive claim judges a share of them)
                margin: float | None = None, # the smallest effect that matters over all questions (default: MARGIN's for the unit)
                power: float = 0.8) -> dict:
@@ -816,7 +816,7 @@ def beside_readers(out: Path, # this run's folder: outputs/<profile>/<notebook>
     "reader_scale of this run's verdicts beside each other profile's, and this reader judged on that run's questions."
     import json
     tables, ours = {reader: v}, {}
-    for (d, _), ev in runs.items(): ours.setdefault(d, set()).update(ev.table.qid)  # every question the run asked of task d
+    for (d, _), ev in runs.items(): ours.setdefault(d, set()).update(ev.table.qid)  # every question the run asked of d
     for prof in [x.strip() for x in profiles.split(",") if x.strip()]:
         f = Path(out).parent.parent / prof / Path(out).name / "results.json"
         if not f.is_file():
@@ -848,20 +848,20 @@ def save_figure(fig, out: Path | str, name: str, dpi: int = 110) -> str:
     return path.name
 
 # %% ../../nbs/33_eval.experiment.ipynb #c933a858
-SAMPLING = ("limit", "seed", "max_passages", "context_words")  # the parameters ragkit.data.tasks.prepare takes, where a notebook has them
-READING = ("device", "dtype", "max_length")  # the parameters ragkit.lm.backends.build_reader takes beside the reader spec
+SAMPLING = ("limit", "seed", "max_passages", "context_words")  # the parameters prepare takes, where a notebook has them
+READING = ("device", "dtype", "max_length")  # the parameters build_reader takes beside the reader spec
 
 class Experiment:
     "A paper notebook's run, from its parameters to its closing paragraph: `.params`, `.out`, `.lm`, `.tasks`."
     def __init__(self, params: dict, # the parameters in force (see ragkit.notebooks.notebook_params)
-                 paper: str = "ragkit", # the paper's short name: its reader's LM cache and the prefix of a temporary run folder
+                 paper: str = "ragkit", # the paper's short name: its LM cache and a temporary run folder's prefix
                  ):
         self.params, self.paper, self.tasks, self.figures = dict(params), paper, {}, []
         self.available = {}  # task -> the questions its data holds (a claim that would need more is not testable here)
         self.seed, self.n_boot = self.params.get("seed", 0), self.params.get("n_boot", 1000)
         self.out = output_dir(self.params.get("out_dir", ""), f"{paper}-")
         self.on_error, self.excluded = "raise", []  # a failing system fails the run; set on_error = "exclude" for a partial run
-        self.notebook, self.sizing = "", ""  # the notebook's name (from_notebook), and how a pilot sized the run (size_from)
+        self.notebook, self.sizing = "", ""  # the notebook's name (from_notebook), and how a pilot sized the run
 
     @classmethod
     def from_notebook(cls, ns: dict, # the notebook's globals(), once its parameters cell has run
@@ -920,7 +920,7 @@ def run(self: Experiment, systems: Mapping[str, object], # name -> method
 def size_from(self: Experiment, pilot: str, # a profile whose committed run of this notebook is the pilot ("": `limit` stays)
               pick: Callable[[Mapping], bool], # which of the pilot's verdict rows size the run (see pilot_sizes)
               notebook: str = "", # the notebook whose pilot run holds the claims (default: this one; EoR's grid is sized by its method's claims)
-              cap: int = 0, # the most questions the run may ask (0: no cap); where power needs more, the run asks this many and says what it can find
+              cap: int = 0, # the most questions the run may ask (0: no cap); past it, the run says what it can find
               ) -> pd.DataFrame:
     "Raise `limit` to the questions the picked claims of the pilot need at 80% power (never lower it); the sizes."
     import json
@@ -933,7 +933,7 @@ def size_from(self: Experiment, pilot: str, # a profile whose committed run of t
     sizes = pilot_sizes(json.loads(f.read_text(encoding="utf-8")), pick)
     floor, need = int(self.params.get("limit") or 0), int(sizes.run.max())
     n = self.params["limit"] = max(floor, min(need, cap) if cap else need)
-    sizes["detectable"] = [detectable(n * r.share, r.sd) for r in sizes.itertuples()]  # on the judged questions, in the claim's unit
+    sizes["detectable"] = [detectable(n * r.share, r.sd) for r in sizes.itertuples()]  # judged questions, claim's unit
     self.sizing = (f"Sized from the {pilot} run of {f.parent.name}: {len(sizes)} claims need at most {need:,} questions at 80% power "
                    f"(an effect of the margin, or equivalence within it); the run asks {n:,}"
                    + (" (the profile's floor)." if floor > need else f" (the cap): at 80% power it finds an effect of "
@@ -970,12 +970,12 @@ def setting(self: Experiment, extra: str = "", # more words, e.g. the accuracy r
 
 @patch
 def finish(self: Experiment,
-           runs: Mapping[tuple[str, str], Evaluation] | Sequence = (), # the evaluations (their summaries go to results.json)
-           claims: Sequence[Claim] = (), # the paper's claims, judged here (their notes, run sets and dependencies included)
+           runs: Mapping[tuple[str, str], Evaluation] | Sequence = (), # the evaluations (summaries go to results.json)
+           claims: Sequence[Claim] = (), # the paper's claims, judged here (notes, run sets, dependencies included)
            setting: str = "", # added to the setting the closing paragraph names (e.g. the accuracy rule)
            reader: str | None = None, # the reader's identity (default: .lm's, when it was built)
            note: str = "", # a paragraph added after the computed one (e.g. how often a method's mechanism decided)
-           health: Sequence[Mapping] = (), # the mechanism checks of the run (ragkit.eval.mechanism.health rows): results.json's `mechanisms`
+           health: Sequence[Mapping] = (), # the run's mechanism checks (health rows): results.json's `mechanisms`
            headline: str = "", # which of `tables` is the run's headline (the paper's main table, ours beside it): results.json's `headline`
            judge_on: Mapping | None = None, # the runs the claims are judged on, when not `runs` (e.g. per-question scores)
            subsets: Mapping[str, Mapping] = {}, # more run sets by name, for claims whose `runs` names one

@@ -68,8 +68,8 @@ NOT_RUN = "mechanism did not run"  # the verdict of a claim whose mechanism's ch
 @dataclass(frozen=True)
 class Check:
     "One thing a mechanism must show on a question, read from its row, and the fewest questions it must show on."
-    what: str  # what it shows, as it reads after "on 12 of 103 questions": "the selection moved the answer off the first candidate"
-    shows: Callable[[Mapping], bool | None]  # a row (trace, scores, prediction) -> showed / did not / does not count (None)
+    what: str  # what it shows, read after "on 12 of 103 questions": "the selection moved the answer"
+    shows: Callable[[Mapping], bool | None]  # a row -> showed / did not / does not count (None)
     minimum: int = MIN_ACTED  # fewest questions it must show on
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def gate(rows: Iterable[Mapping], # one system's rows (each with its `qid` and `
 
 def pair_gate(a: Mapping[str, str], b: Mapping[str, str], # per qid: two systems' answers
               what: str = "the two chose different answers", minimum: int = MIN_ACTED,
-              same: Callable[[str, str], bool] | None = None, # when two answers count as the same (default: equal strings)
+              same: Callable[[str, str], bool] | None = None, # when two answers are the same (default: equal strings)
               ) -> Gate:
     "The Gate of a comparison: acted where the two systems' answers differ (on the questions both answered)."
     same = same or (lambda x, y: x == y)

@@ -46,7 +46,7 @@ class ReaderSpec:
 
 OPENAI_SPEC = re.compile(r"openai:(?P<model>[^#@\s]+)(?:#(?P<revision>[^@\s]+))?(?:@(?P<url>\S+))?")
 EXAMPLE_SPEC = "openai:qwen2.5-coder-0.5b-instruct@http://127.0.0.1:8000/v1"
-READER_SPECS = "RAGKIT_READER_SPECS"  # environment variable: JSON {spec as stored: spec as given}, for the kernel of a run
+READER_SPECS = "RAGKIT_READER_SPECS"  # environment variable: JSON {spec as stored: spec as given}, for a run's kernel
 
 def _carries_credential(url: str) -> bool:
     "Whether a base URL carries a credential: a secret-looking query value, or user info before its host."
@@ -95,7 +95,7 @@ READER_RULE = Parses(parse_reader, "a registry name, local path or hub id, or op
                      "means settings.reader", secret=True, here=True)
 
 # %% ../../nbs/15_lm.backends.ipynb #ff7b255e
-CANARY_TOL = 0.02  # nats: how far a canary token's log-prob may move on the same weights (kernels, threads) before it counts as other weights
+CANARY_TOL = 0.02  # nats: how far a canary token's log-prob may move on the same weights before it counts as others
 SERVED = ("root", "max_model_len")  # what GET /models says of the weights (vLLM), kept in the fingerprint
 
 def server_fingerprint(info: dict | None, # the model's GET /models entry, or None
@@ -173,8 +173,8 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
                  dtype: str = "float32", # local models: float32, bfloat16, float16 or int8-dynamic
                  max_length: int = 2048, # local models: the limit on prompt plus answer tokens
                  concurrency: int = 8, # servers: requests in flight at once
-                 api_key_env: str | None = "OPENAI_API_KEY", # servers: the environment variable holding the key (None: send none)
-                 timeout: float = 120.0, # servers: seconds for one request (a long answer on a busy server takes a while)
+                 api_key_env: str | None = "OPENAI_API_KEY", # servers: the variable holding the key (None: send none)
+                 timeout: float = 120.0, # servers: seconds for one request (a long answer on a busy server is slow)
                  ):
     "The reader `reader` names, built on `device` in `dtype` (or over its server), inside the LM cache `cache`."
     s = parse_reader(reader)
@@ -185,7 +185,7 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
     return lm if cache is None else CachedLM(lm, cache_path(cache))
 
 # %% ../../nbs/15_lm.backends.ipynb #d887cac3
-NEEDS = ("chat", "completions", "logprobs")  # what a system may need of its reader: an endpoint, and per-token log-probs
+NEEDS = ("chat", "completions", "logprobs")  # what a system may need of its reader: an endpoint, per-token log-probs
 
 def system_needs(system) -> set[str]:
     "What one system needs of its reader: what its class declares and the endpoint its `chat` flag picks."
@@ -255,7 +255,7 @@ def _no_logprobs(s: ReaderSpec, lm: OpenAILM) -> ValueError:
 def check_reader(reader: str = "", # the spec, as build_reader takes it
                  device: str = "cpu", # local models: the device asked for
                  dtype: str = "float32", # local models: the precision asked for
-                 needs: Sequence[str] = (), # what the notebook's systems need (systems_needs): chat, completions, logprobs
+                 needs: Sequence[str] = (), # what the notebook's systems need: chat, completions, logprobs
                  timeout: float = 1.0, # seconds the endpoint has to answer GET /models
                  api_key_env: str | None = "OPENAI_API_KEY", # servers: the variable holding the key
                  registry: Path | None = None, # servers.json; default: server_registry()
@@ -268,7 +268,7 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
     lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, max_retries=0, timeout=max(timeout, 30.0), revision=s.revision)
     with lm:
         info = _served_entry(lm, s, timeout)
-        chats = [e == "chat" for e in ("chat", "completions") if e in needs] or [True]  # every server reader proves one completion
+        chats = [e == "chat" for e in ("chat", "completions") if e in needs] or [True]  # every server reader proves one
         canaries = [_prove(lm, s, chat) for chat in chats]
         if "logprobs" in needs and not canaries[0]["logprobs"]: raise _no_logprobs(s, lm)
         fp = server_fingerprint(info, canaries)
@@ -276,5 +276,5 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
     proved = [c["endpoint"].strip("/") for c in canaries] + (["logprobs"] if "logprobs" in needs else [])
     record = dict(reader=shown, identity=lm.identity, base_url=lm.base_url, needs=list(needs), server=fp, tokens_from=canaries[0]["tokens_from"])
     from ragkit.lm.serve import launch_record
-    if launched := launch_record(reader): record["launched_by_ragkit_serve"] = launched  # its threads and the cores they are bound to
+    if launched := launch_record(reader): record["launched_by_ragkit_serve"] = launched  # its threads and their cores
     return _checked(f"{lm.identity} served at {lm.base_url} ({', '.join(proved)} checked)", record, env)

@@ -93,7 +93,7 @@ def check_prompts(prompts, continuations=None) -> list[str]:
 # %% ../../nbs/11_lm.base.ipynb #b8bf51fe
 class FakeLM(LM):
     "A deterministic test double: canned answers, fake log-probs, the same interface as a real LM."
-    def __init__(self, answers: dict | Callable[[str], str] | None = None,  # prompt -> answer, or a function of the prompt
+    def __init__(self, answers: dict | Callable[[str], str] | None = None,  # prompt -> answer, or a function of it
                  default: str = "",  # the answer to prompts missing from `answers`
                  logprob: float = -0.1,  # log-prob given to every canned token
                  name: str = "fake"):  # appears in `identity`
@@ -180,9 +180,9 @@ class TransformersLM(LM):
                  max_batch_tokens: int | None | str = "auto",  # and padded tokens per pass (rows × longest); auto: 1,024 on a CPU, what memory holds on a GPU; None: no cap
                  max_length: int = 2048,  # prompt + new tokens must fit; longer prompts are an error
                  device: str = "cpu",  # cpu, cuda, cuda:N, mps, or auto (the GPU when there is one)
-                 dtype: str = "float32",  # torch dtype of the weights at run time, or "int8-dynamic" (per-channel int8 Linear layers)
+                 dtype: str = "float32",  # torch dtype of the weights, or "int8-dynamic" (int8 Linear layers)
                  threads: int | None = None,  # torch threads; default: the cores this process may use
-                 share_prefix: int = 64,  # prompts of one call sharing at least this many leading tokens (and half their length) compute them once; 0: never
+                 share_prefix: int = 64,  # prompts sharing this many leading tokens (and half) compute them once
                  decode_rows: int | None | str = "auto",  # rows decoded together, each prompt prefilled within the token cap first; auto: DEVICE_DECODE; None: decode each prefill batch alone (the path before issue 49)
                  cache_dir: Path | str | None = None):  # where the dequantised GGUF copy lives; default: settings
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
@@ -392,7 +392,7 @@ def _token_cap(self: TransformersLM) -> int | None:
     kv_dim = (getattr(c, "num_key_value_heads", None) or heads) * (getattr(c, "head_dim", None) or getattr(c, "d_kv", None) or hidden // heads)
     per_token = self.model.dtype.itemsize * (2 * layers * kv_dim + 6 * hidden + 3 * (getattr(c, "intermediate_size", None) or getattr(c, "d_ff", None) or 4 * hidden))
     dev = torch.device(self.device)
-    free = torch.cuda.mem_get_info(dev)[0] if dev.type == "cuda" else 8 * 2**30  # mps reports no free memory: assume 8 GiB
+    free = torch.cuda.mem_get_info(dev)[0] if dev.type == "cuda" else 8 * 2**30  # mps reports no free memory: 8 GiB
     return max(int(0.5 * free / per_token), self.max_length)
 
 @patch
@@ -457,7 +457,7 @@ def _roomy_layer():
             self.keys, self.values = self.bk[:, :, :n], self.bv[:, :, :n]
         def update(self, key_states, value_states, *args, **kwargs):
             m = self.n + key_states.shape[-2]
-            if m > self.bk.shape[-2]: return super().update(key_states, value_states)  # past the room: DynamicLayer's copy
+            if m > self.bk.shape[-2]: return super().update(key_states, value_states)  # past the room: DynamicLayer's
             self.bk[:, :, self.n:m], self.bv[:, :, self.n:m], self.n = key_states, value_states, m
             self.keys, self.values = self.bk[:, :, :m], self.bv[:, :, :m]
             return self.keys, self.values
@@ -465,12 +465,12 @@ def _roomy_layer():
 
 
 # %% ../../nbs/11_lm.base.ipynb #a49p00s1
-def merge_rows(parts: list[tuple], # (logits, per-layer (keys, values), attention mask, last position ids) of some rows each
+def merge_rows(parts: list[tuple], # (logits, per-layer (keys, values), mask, last position ids) of some rows each
                room: int = 0, # tokens each row may still add: the cache keeps room for them
                ) -> tuple:
     "One decoding batch from rows prefilled apart: caches and masks left-padded, logits and positions stacked."
     width = max(m.shape[1] for _, _, m, _ in parts)
-    pad = lambda t, n: torch.nn.functional.pad(t, (0, 0, n, 0)) if n else t  # zeros before the keys/values of shorter rows
+    pad = lambda t, n: torch.nn.functional.pad(t, (0, 0, n, 0)) if n else t  # zeros before shorter rows' keys/values
     layers = [tuple(torch.cat([pad(kv[l][w], width - m.shape[1]) for _, kv, m, _ in parts]) for w in (0, 1))
               for l in range(len(parts[0][1]))]
     mask = torch.cat([torch.nn.functional.pad(m, (width - m.shape[1], 0)) for _, _, m, _ in parts])
@@ -493,7 +493,7 @@ def _prefill_shared(self: TransformersLM, seqs: list[list[int]], shared: int) ->
     out = self.model(input_ids=head, position_ids=torch.arange(shared, device=dev)[None], use_cache=True, logits_to_keep=1)
     from transformers import DynamicCache
     past = DynamicCache(ddp_cache_data=[(k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1)) for k, v in _rows_of(out.past_key_values)])
-    ids, tail_mask, tail_pos = left_pad([s[shared:] for s in seqs], self.pad_id, dev)  # padding sits between the shared part and each tail
+    ids, tail_mask, tail_pos = left_pad([s[shared:] for s in seqs], self.pad_id, dev)  # padding sits before each tail
     mask = torch.cat([torch.ones(n, shared, dtype=tail_mask.dtype, device=dev), tail_mask], 1)
     out = self.model(input_ids=ids, attention_mask=mask, position_ids=tail_pos + shared, past_key_values=past, use_cache=True, logits_to_keep=1)
     return out.logits[:, -1], _rows_of(out.past_key_values), mask, (tail_pos + shared)[:, -1:]
@@ -508,7 +508,7 @@ def _decode_plan(self: TransformersLM, seqs: list[list[int]]) -> list[list[tuple
         units += [(shared, idx[k:k + self.decode_rows]) for k in range(0, len(idx), self.decode_rows)]
     longest = lambda u: max(len(seqs[i]) for i in u[1])
     units.sort(key=lambda u: (-longest(u), u[1][0]))
-    cap = self._token_cap() if self.max_batch_tokens == "memory" else None  # a GPU's batch also fits its memory (rows × longest); a CPU's, its RAM
+    cap = self._token_cap() if self.max_batch_tokens == "memory" else None  # a GPU's batch also fits its memory
     out, rows = [], 0
     for u in units:  # longest first, so a batch's first unit holds its longest prompt
         if out and rows + len(u[1]) <= self.decode_rows and (cap is None or (rows + len(u[1])) * longest(out[-1][0]) <= cap):
@@ -520,7 +520,7 @@ def _decode_plan(self: TransformersLM, seqs: list[list[int]]) -> list[list[tuple
 def _decode_shared(self: TransformersLM, seqs, units, max_new_tokens, stop, temperature, generator):
     "Token ids, log-probs and finish reason per row of one decoding batch whose prompts were prefilled in units."
     parts, order, singles = [], [], [i for shared, idx in units if not shared for i in idx]
-    for b in length_batches([len(seqs[i]) for i in singles], self.batch_size, self._token_cap()):  # within the prefill cap
+    for b in length_batches([len(seqs[i]) for i in singles], self.batch_size, self._token_cap()):  # within the cap
         parts.append(self._prefill_rows([seqs[singles[k]] for k in b]))
         order += [singles[k] for k in b]
     for shared, idx in units:
@@ -534,7 +534,7 @@ def _decode_shared(self: TransformersLM, seqs, units, max_new_tokens, stop, temp
 # %% ../../nbs/11_lm.base.ipynb #acf2ad91
 def continuation_logprobs(logits, # (rows, positions, vocab): the positions that predict each row's continuation
                           conts: list[list[int]], # each row's continuation ids
-                          right_aligned: bool, # continuations end at the last position (causal) or start at the first (seq2seq)
+                          right_aligned: bool, # continuations end at the last position (causal) or start at the first
                           ) -> list[float]:
     "Summed log-prob of each row's continuation tokens, gathered on the logits' device and copied to the host once."
     lp, width = torch.log_softmax(logits.float(), -1), logits.shape[1]

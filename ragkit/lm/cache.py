@@ -18,7 +18,7 @@ from .base import Completion
 __all__ = ['CACHE_FORMAT', 'cache_key', 'CachedLM']
 
 # %% ../../nbs/12_lm.cache.ipynb #a91919b0
-CACHE_FORMAT = 2  # bumped when a stored value gains a field (2: completions carry prompt_tokens), so old entries are not served
+CACHE_FORMAT = 2  # bumped when a stored value gains a field (2: completions carry prompt_tokens): old ones unserved
 
 def cache_key(kind: str, identity: str, prompt: str, settings: dict, sample: int = 0) -> str:
     "Content address of one request: sha256 of the canonical JSON of its parts."

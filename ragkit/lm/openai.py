@@ -170,7 +170,7 @@ def _fake_reply(req: dict, chat: bool, answer: str, logprob: float, echo: bool) 
 # %% ../../nbs/13_lm.openai.ipynb #fea8484e
 class FakeOpenAIServer:
     "A TEST DOUBLE: a scriptable OpenAI-compatible HTTP server on 127.0.0.1 in a background thread."
-    def __init__(self, answers: dict | Callable[[str], str] | None = None,  # prompt -> answer, or a function of the prompt
+    def __init__(self, answers: dict | Callable[[str], str] | None = None,  # prompt -> answer, or a function of it
                  default: str = "",  # the answer to prompts missing from `answers`
                  logprob: float = -0.1,  # log-prob of every generated token
                  echo: bool = True,  # honour `echo` on /completions (vLLM does, llama.cpp does not)
@@ -293,18 +293,18 @@ def stop(self: FakeOpenAIServer) -> None:
 class OpenAILM(LM):
     "ragkit's LM interface over an OpenAI-compatible HTTP endpoint (vLLM, llama.cpp server, Ollama, OpenAI)."
     def __init__(self, model: str,  # model name sent in every request (a local server may ignore it)
-                 base_url: str | None = None,  # e.g. http://127.0.0.1:8000/v1; default: $RAGKIT_OPENAI_BASE_URL, $OPENAI_BASE_URL, OpenAI
+                 base_url: str | None = None,  # e.g. http://127.0.0.1:8000/v1; default: $RAGKIT_OPENAI_BASE_URL, OpenAI
                  api_key_env: str | None = "OPENAI_API_KEY",  # environment variable holding the key, read per request; None: never send one
                  concurrency: int = 4,  # requests in flight at once
                  timeout: float = 60.0,  # seconds for connect, read and write of one request
-                 max_retries: int = 5,  # retries after the first attempt on 429, 5xx, timeouts, connection errors, malformed replies
+                 max_retries: int = 5,  # retries after the first on 429, 5xx, timeouts, connection errors, bad replies
                  backoff: float = 0.5,  # first retry wait in seconds; doubles each retry (plus up to 25 % jitter)
                  max_wait: float = 60.0,  # cap on any single wait, Retry-After included
                  chat: bool = True,  # default endpoint: /chat/completions (True) or /completions (False)
                  logprobs: bool = True,  # ask for per-token log-probs
                  chat_format: Callable[[str], str] | None = None,  # renders a prompt as chat text, for score(chat=True)
                  extra_body: dict | None = None,  # extra JSON fields merged into every request (e.g. {"top_p": 1})
-                 revision: str = ""):  # what the served weights are (a commit, a fingerprint, a date): part of `identity`
+                 revision: str = ""):  # what the served weights are (commit, fingerprint, date): part of `identity`
         if not isinstance(model, str) or not model: raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
         if concurrency < 1 or max_retries < 0 or timeout <= 0:
             raise ValueError(f"need concurrency >= 1, max_retries >= 0, timeout > 0; got {concurrency}, {max_retries}, {timeout}")
@@ -569,7 +569,7 @@ def llama_cpp_server(model: str = "smollm2-135m-instruct",  # a registry name or
                      port: int = 0,  # 0: any free port
                      parallel: int = 2,  # requests decoded at once (llama.cpp slots)
                      n_ctx: int = 4096,  # context shared by the slots
-                     threads: int | None = None,  # CPU threads; default: the `llama_threads` setting (auto: cores - 1, at least 1)
+                     threads: int | None = None,  # CPU threads; default: `llama_threads` (auto: cores - 1, at least 1)
                      api_key: str | None = None,  # if given, the server refuses requests without this key
                      alias: str | None = None):  # the model id the server lists (default: `model` as given)
     "Serve a GGUF with llama.cpp's OpenAI-compatible server on 127.0.0.1 (xllamacpp); yields the base URL."

@@ -52,7 +52,7 @@ DEFAULT_TEMPLATES = [  # the reader's defaults: EoR's Llama2-chat prompts
 
 # %% ../../nbs/14_lm.reader.ipynb #55af72be
 TEMPLATES: dict[str, Template] = {t.name: t for t in DEFAULT_TEMPLATES}
-PAPER_FILES = {"EoR": "eor-retriever-inconsistency.pdf.txt"}  # paper -> its text file in the papers folder (registered with its templates)
+PAPER_FILES = {"EoR": "eor-retriever-inconsistency.pdf.txt"}  # paper -> its text file (registered with its templates)
 
 def register_templates(*templates: Template, # the templates a module brings
                        paper_file: str = "", # the text file of their paper (for `in_paper`)
@@ -114,7 +114,7 @@ register_passage_style("numbered", _numbered)
 register_passage_style("plain", _plain)
 
 def format_passages(passages, # Passages, Chunks, a Document, or strings
-                    style: str = "numbered", # a name in PASSAGE_STYLES: 'numbered' (Passage #i Title/Text) or 'plain' here
+                    style: str = "numbered", # a PASSAGE_STYLES name: 'numbered' (Passage #i Title/Text) or 'plain'
                     start: int = 1) -> str: # number of the first passage (numbered layouts)
     "The passages as one prompt block in layout `style`."
     if style not in PASSAGE_STYLES:

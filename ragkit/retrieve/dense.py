@@ -31,7 +31,7 @@ class Embedder:
                  max_seq_length: int = 256,  # word pieces kept per text (MiniLM's own limit is 256)
                  threads: int = 2,  # torch CPU threads
                  cache_dir: Path | str | None = None,  # where the weights fingerprint is remembered
-                 device: str = "cpu"):  # cpu, cuda, cuda:N, mps or auto: where the encoder runs (a GPU's vectors are cached apart)
+                 device: str = "cpu"):  # cpu, cuda, cuda:N, mps or auto: where the encoder runs (GPU vectors apart)
         from ragkit.lm.base import resolve_device
         settings = load_settings()
         self.device = resolve_device(device)

@@ -357,7 +357,7 @@ def summary_frame(report: dict[str, dict]) -> pd.DataFrame:
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #0707519c
 from ...core import AtLeast
 from .runs import GridSource
-PARAMETER_RULES = dict(  # what 63_papers.eor.inconsistency's parameters accept beyond their type; `ragkit run` checks them before the kernel
+PARAMETER_RULES = dict(  # what 63_papers.eor.inconsistency's parameters accept beyond their type; checked first
     grid=GridSource(), max_words=AtLeast(1), max_pools=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0))
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #aa3ea6c8
@@ -400,7 +400,7 @@ def _on_questions(c: np.ndarray, # a [M, N] 0/1 matrix: retrievers x questions
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #de893da7
 PAPER_PAIR = ("SE@1", "Wiki@10")  # EoR Section 2.2: the lowest-ranked and the top retriever on NQ with ChatGPT
-SOURCES = "EoR's two sources"  # the mechanism the paper gives for RWR(SE@1, Wiki@10): SE holds knowledge that Wiki lacks
+SOURCES = "EoR's two sources"  # the paper's mechanism for RWR(SE@1, Wiki@10): SE holds knowledge that Wiki lacks
 
 from ...eval.mechanism import health_row
 

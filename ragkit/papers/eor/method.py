@@ -430,7 +430,7 @@ class SearchSpace:
         ws[self.free] = x[:F]
         return ws, x[F:F + self.M], (x[F + self.M] if self.search_threshold else self.threshold)
 
-def search_space(keys: Sequence[str], free: list[int], K: int, M: int, # the free slices' metric keys and indices, the tensor's sizes
+def search_space(keys: Sequence[str], free: list[int], K: int, M: int, # free slices' keys, indices, sizes
                  em_floor: float, sim_bounds: tuple, retriever_bounds: tuple, threshold_bounds: tuple, # train_eor's bounds
                  threshold: float, search_threshold: bool) -> SearchSpace:
     "The bounds of every searched coordinate: the 'em' weight floored, metric and retriever weights, threshold."
@@ -495,7 +495,7 @@ def _names(names, n: int, what: str, prefix: str) -> list[str]:
 def train_eor(
     S: np.ndarray,  # [N, M, M, K] similarity tensor of the training questions
     correct: np.ndarray,  # bool [N, M]: response m of question n is right (containment)
-    metrics: Sequence[str] | None = None,  # K slice names (similarity_tensor's); "em" gets the floor, "...:none" weight 0
+    metrics: Sequence[str] | None = None,  # K slice names; "em" gets the floor, "...:none" weight 0
     retrievers: Sequence[str] | None = None,  # M candidate names in order, ReFree last
     pooling: str = "mean",  # Appendix C.4 pooling (the paper: mean)
     threshold: float = 0.0,  # pooled-score threshold (the start value when searched)
@@ -746,7 +746,7 @@ def _as_laid_out(numbers: Sequence[Mapping]) -> dict:
     return {k: {d: (c["BEM"], c["EM"], c["MRLR"]) for d, c in per.items()} for k, per in out.items()}
 
 PAPER_TABLE1 = _as_laid_out(PAPER_NUMBERS)
-PAPER_SYSTEM = {"ReFree": "ReFree", "Top-R": "Top R", "Top-R on test": "Top R", "EoR": "EoR"}  # our system -> the paper's row
+PAPER_SYSTEM = {"ReFree": "ReFree", "Top-R": "Top R", "Top-R on test": "Top R", "EoR": "EoR"}  # ours -> the paper's row
 
 def paper_row(d: str, s: str, model: str = "ChatGPT") -> dict:
     "The paper's Table 1 numbers for our (task, system) as {BEM, EM, MRLR}; {} off the paper's tasks."
@@ -866,7 +866,7 @@ CHOICE = {"EoR": "EoR's choice", "Top-R": "Top-R's", "Top-R on test": "the paper
           "uniform vote": "the uniform vote's", "EoR from its start weights": "its start weights' choice"}  # a claim's system -> its choice, in a gate's words
 
 def eor_choices(h: pd.DataFrame, # a dataset's held_out table (index: qid)
-                **more: pd.Series, # other systems' correctness per qid, by name (e.g. the paper's Top R, from its evaluation)
+                **more: pd.Series, # other systems' correctness per qid, by name (e.g. the paper's Top R)
                 ) -> dict[str, pd.Series]:
     "The claims' systems -> correctness per held-out question: EoR, Top-R, the uniform vote, the start's vote."
     return {"EoR": h.learned, "Top-R": h["Top-R"], "uniform vote": h.uniform, "EoR from its start weights": h.start} | more
@@ -898,7 +898,7 @@ def pair_gated(claims: Sequence[Claim], # claims (any dataset's)
 
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #tr000002
-PAPER_TRAIN = 500  # EoR Sections 2.1 and 4.1: ChatGPT's weights are searched on 500 sampled validation questions (Llama-2's on the whole split)
+PAPER_TRAIN = 500  # EoR §2.1, §4.1: ChatGPT's weights are searched on 500 sampled validation questions (Llama-2's: all)
 
 def training_lacks(n_train: int, # the questions each weight search here trains on
                    retrievers: int, # the retrievers every training question is read through

@@ -192,7 +192,7 @@ def corpus_support(examples: Sequence[Example], corpus, ks: Sequence[int] = (1, 
                       collection_hash=[size[s][2] for s in out.source])
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #067ed9c5
-EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # ragkit.data.tasks.TASKS this notebook runs on; `auto` picks demo and nq
+EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # the TASKS this notebook runs on; `auto` picks demo and nq
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #a70f2750
 from ...core import AtLeast, Between, OneOf, Parses
@@ -200,7 +200,7 @@ from ...data.tasks import TaskChoice
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 from .algebra import EOR_RETRIEVERS
-PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype and out_dir: ragkit.notebooks.SHARED_RULES)
+PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(tuple(EOR_TASKS)), support=TaskChoice(tuple(EOR_TASKS), optional=True), limit=AtLeast(0), retrievers=OneOf(tuple(EOR_RETRIEVERS), many=True, also=("all",)), max_passages=AtLeast(0),
     pk_max_new_tokens=AtLeast(1), cp_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), batch_size=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0), power_cap=AtLeast(0),
     source_split=Between(0, 0.5), se_corpus=Parses(parse_se_corpus, "task:corpus[+corpus...] pairs, comma-separated, e.g. 'nq:nq-long+squad'", optional=True),
@@ -258,7 +258,7 @@ def grid_task(prep, names: list[str], lm, emb, se, # a prepared task, the retrie
 # %% ../../../nbs/62_papers.eor.runs.ipynb #c62e0a03
 def build_grid(datasets: str = "demo", # comma-separated tasks: demo, nq, triviaqa, webq (EOR_TASKS), or auto
                limit: int = 2, # questions per task, a seeded sample (0: all)
-               retrievers: str = "Wiki@10,SE@4,PK,SE@RR@10,SE@2&Wiki@5@CP,ReFree", # EoR retriever names, comma-separated, or all
+               retrievers: str = "Wiki@10,SE@4,PK,SE@RR@10,SE@2&Wiki@5@CP,ReFree", # retriever names, or all
                max_passages: int = 200, # cap on each task's corpus (gold passages kept; 0: whole)
                pk_max_new_tokens: int = 32, # budget of the PK background document
                cp_max_new_tokens: int = 32, # budget of the @CP summary
@@ -312,7 +312,7 @@ def grid_seconds(spec: str, out_dir: Path | str | None = None) -> float:
     n = max((x.get("n") or 0 for x in s), default=0)
     return sum(x.get("seconds") or 0.0 for x in s) / n if n else float("nan")
 
-def load_grid(spec: str, # a run folder of 62_papers.eor.runs, a sibling notebook name ("62_papers.eor.runs"), or "" for the smoke grid
+def load_grid(spec: str, # a 62_papers.eor.runs run folder, a sibling notebook name, or "" for the smoke grid
               out_dir: Path | str | None = None, # the caller's run folder (siblings are looked up next to it)
               progress: bool = False) -> GridRun:
     "The grid 62_papers.eor.runs wrote, read back with its reader and parameters; the smoke grid when `spec` is empty."

@@ -193,7 +193,7 @@ class OracleSource:
 
     @classmethod
     def from_examples(cls, corpus: Corpus, examples: Sequence,  # ragkit.core.Example objects
-                      gold: Mapping[str, Sequence[str]] | None = None):  # qid -> pids; default: each example's meta["gold_pids"]
+                      gold: Mapping[str, Sequence[str]] | None = None):  # qid -> pids; default: meta["gold_pids"]
         "An oracle for `examples`: question text -> the union of its examples' gold pids."
         golds: dict[str, list[str]] = {}
         for e in examples:
@@ -279,7 +279,7 @@ class SerperError(RuntimeError):
 class SerperClient:
     "Google results through the Serper API; the key comes from the environment at call time and is never stored."
     def __init__(self, api_key_env: str = "SERPER_API_KEY",  # environment variable holding the key
-                 endpoint: str = "https://google.serper.dev/search",  # may carry credentials of its own (?token=, user:pass@)
+                 endpoint: str = "https://google.serper.dev/search",  # may carry credentials (?token=, user:pass@)
                  timeout: float = 10.0,  # seconds per request
                  retries: int = 2,  # extra attempts after a transient failure
                  backoff: float = 1.0):  # seconds before the first retry, doubled each time
@@ -424,7 +424,7 @@ def eor_sources(corpus: Corpus,  # the passage corpus (Wikipedia paragraphs or 1
                 embedder=None,  # Wiki's Embedder (or a name); default: settings.embedder (MiniLM)
                 *, se_corpus: Corpus | None = None,  # SE's own collection (default: `corpus`), its passages grouped into pages
                 examples: Sequence | None = None,  # build Oracle from these examples ...
-                gold: Mapping[str, Sequence[str]] | None = None,  # ... with these qid -> pids (default: meta["gold_pids"])
+                gold: Mapping[str, Sequence[str]] | None = None,  # qid -> pids (default: meta["gold_pids"])
                 serper: SerperClient | None = None,  # add the live Web source
                 wiki_depth: int = 20, se_pages: int = 10, hb_wiki: int = 20,  # depths when no truncation follows
                 pk_max_new_tokens: int = 256, bm25_backend: str = "bm25s", index: str = "Flat",

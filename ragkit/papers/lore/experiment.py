@@ -26,7 +26,7 @@ from ...data.tasks import TaskChoice
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 from ...lm.reader import TEMPLATES
-PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype, chat, compare_readers, out_dir: ragkit.notebooks.SHARED_RULES)
+PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(("demo", "squad", "narrativeqa")), limit=AtLeast(0), max_passages=AtLeast(0), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),
     retrievers=OneOf(("BM25", "FAISS", "Ensemble"), many=True),
     naive_max_tokens=AtLeast(0), naive_full=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank_limit=AtLeast(0), merge=OneOf(("best", "none")),
@@ -61,7 +61,7 @@ def _names(v: str | Sequence[str]) -> list[str]:
 def lore_systems(retrievers: Sequence[Retriever], # each retriever gets its systems (see lore_retrievers)
                  lm, # the reader
                  naive_max_tokens: int = 512, # Naive-<budget>: the paper's baseline as read (joined contexts cut to this many tokens); 0 skips it
-                 naive_full: str | Sequence[str] = RETRIEVERS, # retrievers whose Naive (all k contexts in one prompt) runs
+                 naive_full: str | Sequence[str] = RETRIEVERS, # retrievers whose Naive (all k contexts at once) runs
                  merge: str = "best", # LoRE's duplicate answers: keep their best LoR, or "none"
                  n_contexts: int = 5, # contexts per question: LoRE reads each, Naive joins them
                  w1: float = 0.8, w2: float = 0.2, # LoR's weights (LoRE's alone)
@@ -124,7 +124,7 @@ def reader_needs(params: dict, # the notebook's parameters (missing ones take th
 
 # %% ../../../nbs/40_papers.lore.ipynb #b6354659
 from ...eval.experiment import paper_cells, paper_numbers
-PAPER_NUMBERS = paper_numbers("ragkit.papers.lore")  # the LoRE paper's Table 1 (T5-large reader): ragkit/papers/lore/paper.csv
+PAPER_NUMBERS = paper_numbers("ragkit.papers.lore")  # LoRE's Table 1 (T5-large reader): ragkit/papers/lore/paper.csv
 PAPER_TABLE1 = paper_cells(PAPER_NUMBERS, "Table 1")  # (task, system) -> {metric: % in the paper}
 
 def paper_rows(naive: str = "Naive-512") -> dict:
@@ -318,7 +318,7 @@ def cut_sentence(task: str, kept: pd.DataFrame, words: int) -> str:
 # %% ../../../nbs/40_papers.lore.ipynb #c37e000b
 def lore_notes(claims: Sequence[Claim], # LoRE's claims
                levels: pd.DataFrame, # naive_level of the runs they are judged on
-               cut_notes: Mapping[str, str] = {}, # task -> the sentence of its cut (cut_sentence), added to its every claim
+               cut_notes: Mapping[str, str] = {}, # task -> its cut's sentence (cut_sentence), added to its every claim
                naive: str = "Naive-512") -> list[Claim]:
     "The claims, LoRE's over `naive` saying whether the baseline explains a 'smaller' verdict, a cut task's the cut."
     lv = {(l["dataset"], l["retriever"]): l for l in levels.to_dict("records")}

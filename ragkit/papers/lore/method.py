@@ -91,7 +91,7 @@ def _candidate(rd, rank: int, pid: str) -> tuple[Candidate, Cost]:
 
 class LoRE(Method):
     "Logit-ranked retriever ensemble: one answer per retrieved context, chosen by LoR (Sanniboina et al., 2024)."
-    reader_needs = ("logprobs",)  # what it needs of its reader beyond text: LoR ranks answers by their mean token probability
+    reader_needs = ("logprobs",)  # what it needs of its reader beyond text: LoR ranks answers by mean token probability
     @classmethod
     def fingerprint_example(cls):
         "Two contexts of the toy corpus, read by a fake reader."
@@ -362,7 +362,7 @@ class LLMRerank(Method):
                  chat: bool | None = True, # wrap prompts in the reader's chat template
                  max_new_tokens: int = 16, # answer budget
                  stop=("\n",), # where an answer ends
-                 rank_words: int = 0, # each context cut to this many words in the ranking prompts (0: as the reader sees it)
+                 rank_words: int = 0, # each context cut to this many words in the ranking prompts (0: as read)
                  rank_max_new_tokens: int = 48, # budget of each window's ranking
                  window: int = 5, step: int = 3, # RankGPT's window and its step back
                  rankgpt_rule: str = "rankgpt", # how a ranking reply is read (ragkit.retrieve.rerank.parse_rankgpt)

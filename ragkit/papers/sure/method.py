@@ -79,7 +79,7 @@ def _su(name: str, where: str, text: str, notes: str = "", verbatim_code: bool =
     "A SuRe prompt the paper does not print: from the original code, or ragkit's own."
     return Template(name, "SuRe", where, text, True, (_SU_NOTE if verbatim_code else "") + _SURE_NOTE + notes, dict(_SURE_P), verbatim=False)
 
-_CODE = register_templates(  # the original code's spellings of the four steps and of Base, and Sum-and-pred's answer step
+_CODE = register_templates(  # the original code's spellings of the four steps, of Base, and of Sum-and-pred's answer
     _su("sure-candidates-original", _SU + "functions/gen_candidates.py L20-25",
         "Below are {n} passages related to the question at the end. After reading the passages, provide two correct "
         "candidates for the answer to the question at the end. Each answer should be in the form: (a) xx, (b) yy, "
@@ -253,13 +253,13 @@ def parse_preference(raw: str, # the reader's answer to the ranking prompt
 _ORIGINAL_UNCLEAR = ['passage 1, passage 2', 'choice (a) summary 2', '(b) the wood (summary 2)', '(b) summary 2', '[summary 1, summary 2]',
                      '[summary 1]', '[summary 2]', 'passage 1.', 'passage 2.', 'brady seals', 'passage 1 or passage 2', 'inconclusive',
                      'no articles', 'sorry', '3', 'uncertain', 'n', 'both', 'either', 'passage 3', 'passage 4', 'passage 5',
-                     'passage 6', 'passage 7', 'passage 8', 'not possible', 'insufficient']  # verification.py error_check, as shipped
+                     'passage 6', 'passage 7', 'passage 8', 'not possible', 'insufficient']  # error_check, as shipped
 
 def original_pair(first: str, # answer with s1 shown first
                   second: str, # answer with s2 shown first
                   ) -> tuple[float, float]:
     "The original code's verdict on one pair asked in both orders, as (s1's, s2's credit): (1, 0), (0, 1), (.5, .5)."
-    def unclear(s): return any(c in s for c in _ORIGINAL_UNCLEAR)  # 'n' matches almost any answer: a quirk kept for fidelity
+    def unclear(s): return any(c in s for c in _ORIGINAL_UNCLEAR)  # 'n' matches almost any answer: kept for fidelity
     a, b = first.lower(), second.lower()
     if a == "passage 1" and b == "passage 2": res = 0
     elif a == "passage 2" and b == "passage 1": res = 1
@@ -299,7 +299,7 @@ def original_validity(raw: Sequence[str], # the two raw validity answers, candid
     if doubts(a) and "True" in b: return np.array([0.0, 1.0])  # (L102-103)
     return None  # (L104-105)
 
-def combine_scores(v: Sequence[int], # validity of each candidate's summary (0 or 1); combine='original' reads `raw` instead
+def combine_scores(v: Sequence[int], # each candidate summary's validity (0 or 1); combine='original' reads `raw`
                    r: Sequence[float], # ranking score of each
                    combine: str = "paper", # paper: v + r (Eq. 6); original: get_preds.py L90-105 (K = 2)
                    use_validity: bool = True, # False: r alone (the "+ pair-wise ranking" ablation)
