@@ -76,9 +76,9 @@ class EoRVote(Method):
         "A vote over three finished closed-book runs of six toy questions."
         return cls(example_pool(), folds=2, metrics=("em", "f1"), restarts=1)
 
-    def __init__(self, pool: Mapping[str, Evaluation], # system name -> its finished evaluation (all on the same questions)
+    def __init__(self, pool: Mapping[str, Evaluation], # system name -> its finished evaluation (same questions)
                  folds: int = 5, # cross-fitting folds: each question is chosen for by weights searched on the others
-                 metrics: Sequence[str] = ("em", "f1", "bertscore", "nli"), # EoR's similarity slices between responses (64's)
+                 metrics: Sequence[str] = ("em", "f1", "bertscore", "nli"), # EoR's similarity slices (64's)
                  nli: Matcher | None = None, # the 'nli' slice's matcher; None: no NLI model, the slice is 0 and weighs 0 (as in 64's run)
                  restarts: int = 4, # Nelder-Mead restarts from seeded random points (64's)
                  sim_upper: float = 0.6, # upper bound of each similarity weight (the paper's, and 64's)
@@ -106,7 +106,7 @@ class EoRVote(Method):
         for f, (m, te) in enumerate(zip(masks, _test_parts(masks))): top[te], fold[te] = top_r(correct[m]), f + 1
         try: self.fits, pick, _ = cross_fit(S, correct, masks, metrics=self.slices, retrievers=self.names, pooling=self.pooling, t=self.t,
                                             sim_bounds=(0.0, self.sim_upper), restarts=self.restarts, seed=self.seed)
-        except ValueError as err:  # e.g. no pooled system right on a training fold: every weight starts at 0, nothing to vote with
+        except ValueError as err:  # e.g. no pooled system right on a training fold: every weight starts at 0
             self.fits, self.note, pick = [], f"{err}; EoR answers with {self.names[0]}", np.zeros(len(answers), int)
         qs = list(first.question)
         return ({q: self.names[int(p)] for q, p in zip(qs, pick)}, {q: self.names[int(p)] for q, p in zip(qs, top)},
@@ -145,7 +145,7 @@ def fit_rows(self: EoRVote) -> list[dict]:
 class TopR(Method):
     "EoR's Top-R over an EoRVote's pool: per fold, the member best on the training folds; charged its cost only."
     tag = "EoR-Top-R"
-    fingerprint_ignore = {**Method.fingerprint_ignore,  # the vote's own settings (slices, search) cannot change Top-R's choice
+    fingerprint_ignore = {**Method.fingerprint_ignore,  # the vote's own settings cannot change Top-R's choice
         "vote": "in the fingerprint by all Top-R's choice depends on (derived_config): its pool's run fingerprints, folds and seed"}
 
     @classmethod
@@ -365,7 +365,7 @@ from .data.tasks import TaskChoice
 from .lm.reader import TEMPLATES
 from .papers.eor.method import SIM_METRICS
 BENCH_TASKS = ("demo", "nq", "squad", "hotpotqa")  # tasks with a corpus every retriever searches
-PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their type; `ragkit run` checks them before the kernel
+PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(BENCH_TASKS), limit=AtLeast(0), max_passages=AtLeast(0), context_words=AtLeast(0), n_passages=AtLeast(1),
     template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), folds=AtLeast(2), eor_restarts=AtLeast(0), eor_sim_upper=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0),
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), sure_chat=Flag(), eor_metrics=OneOf(SIM_METRICS, many=True),

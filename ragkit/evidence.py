@@ -25,7 +25,7 @@ def _words(text: str, # any text
     "`text` lowercased, each run of characters other than a-z and 0-9 one hyphen, none at the ends."
     return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
 
-def claim_anchor(claim_row: Mapping, # a verdict row of results.json, or a scoreboard row (its `claim` and `dataset` are used)
+def claim_anchor(claim_row: Mapping, # a verdict row of results.json, or a scoreboard row (its `claim` and `dataset`)
                  words: int = 48, # at most this many characters of the claim's words
                  ) -> str:
     "An HTML-id-safe anchor of a claim: 'claim-', its words, its task, and 8 hex of both (stable across renders)."
@@ -288,7 +288,7 @@ def _notes(r: Mapping, # the verdict row
                    f"the verdict row says {said['discordant']} ({said['wins']} won, {said['losses']} lost)")
     return out
 
-def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<notebook>, or a RunRows of it (its rows are cached)
+def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<notebook>, or its RunRows (rows cached)
                        claim_row: Mapping, # one row of its results.json's `verdict`
                        limit: int = 20, # at most this many questions listed (wins and losses in turn)
                        width: int = 200, # a's trace cut to this many characters

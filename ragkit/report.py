@@ -575,7 +575,7 @@ def render_decide(root: Path) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 # %% ../nbs/95_report.ipynb #5e29101e
-TALLY = DIRECTIONS  # the outcome columns of the per-paper tally (holds, reversed, equivalent, undecided, mechanism did not run, not testable here), by the Holm-adjusted direction
+TALLY = DIRECTIONS  # the per-paper tally's outcome columns, by the Holm-adjusted direction
 TALLY_HEADS = {"claims": "claims", "with_paper_number": "with a paper number", **{d: d for d in TALLY}}  # a tally's key -> its column name, wherever it is shown
 
 def tally(rows: list[dict], # claim_rows
@@ -594,7 +594,7 @@ def tally_text(rows: list[dict]) -> str:
     return "\n".join(out + [f"| {t['paper']} | " + " | ".join(str(t[k]) for k in TALLY_HEADS) + " |" for t in tally(rows)])
 
 # %% ../nbs/95_report.ipynb #a1c0e002
-PAPER_READERS = {  # each paper's reader, as the paper names it: the model, its published size ('' where none is published), and where the paper says so
+PAPER_READERS = {  # each paper's reader as the paper names it: model, published size ('' if none), where it says so
     "LoRE": dict(reader="T5-large", model="", size="770M",
                  source="LoRE Table 1 and Sections 3.2.2 and 4.1.2 ('T5 Large'; 'just 770M' parameters)"),
     "EoR": dict(reader="ChatGPT", model="gpt-3.5-turbo-instruct", size="",
@@ -705,7 +705,7 @@ def reference_folders(root: Path) -> list[Path]:
 
 def _run_line(root: Path, # the project root
               folder: Path, # a reference run's folder
-              brief: bool = False, # README's few words (claims, reader, answering time) rather than the reference's full line
+              brief: bool = False, # README's few words (claims, reader, answering time), not the reference's line
               ) -> str:
     "One reference run in a line: its notebook and paper, reader, time, verdict count and folder."
     r, nb = load_run(folder), Path(root) / "nbs" / f"{folder.name}.ipynb"
@@ -717,7 +717,7 @@ def _run_line(root: Path, # the project root
 
 NO_RUN = "No reference run is committed yet (`outputs/paper/` is empty).\n"
 
-RUNS_HEAD = "The reference runs behind them:"  # the line between the papers' sentences and the runs' lines of README's summary
+RUNS_HEAD = "The reference runs behind them:"  # the line between the papers' sentences and the runs' lines in README
 
 def render_summary(root: Path) -> str:
     "README's summary block: the tally per paper, each paper's outcome, and a line per committed reference run."

@@ -139,7 +139,7 @@ def pid_alive(pid) -> bool:
     try: os.kill(pid, 0)
     except ProcessLookupError: return False
     except PermissionError: return True
-    try: return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1] != "Z"  # a zombie is dead, only not yet reaped
+    try: return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1] != "Z"  # a zombie is dead, not yet reaped
     except (OSError, IndexError): return True
 
 def run_state(rec: dict) -> str:

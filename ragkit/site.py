@@ -482,7 +482,7 @@ class _Visible(HTMLParser):
     def handle_data(self, data):
         if not any(self.stack): self.text.append(data)
 
-_RAW = re.compile(r"\$\$|\$[^$\n]{0,80}?(?:\\[A-Za-z]+|[_^]\{?)[^$\n]{0,80}?\$")  # $$, or $...$ holding TeX (a command, _ or ^)
+_RAW = re.compile(r"\$\$|\$[^$\n]{0,80}?(?:\\[A-Za-z]+|[_^]\{?)[^$\n]{0,80}?\$")  # $$, or $...$ holding TeX
 
 def raw_math(site: Path) -> list[str]:
     "Every page that shows an untypeset formula (`$$`, or `$…$` around TeX), with the text around the first one."

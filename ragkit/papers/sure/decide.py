@@ -42,8 +42,8 @@ def pilot_rates(pilot: Mapping, # a 70_papers.sure run's results.json, read
 def sure_plan(rates: Mapping, # pilot_rates
               goal: int = 100, # decisive questions with conditional summaries the run must hold
               budget_hours: float = 8.0, # reader hours the run may take here (0: no cap)
-              speedup: float = 1.0, # today's reader time over the pilot's on SuRe's later steps (their prompts share the passage block)
-              margin: float | None = None, # the smallest effect that matters over all questions (default: MARGIN's 3 points)
+              speedup: float = 1.0, # today's reader time over the pilot's on SuRe's later steps (shared passage block)
+              margin: float | None = None, # the smallest effect that matters over all questions (default: 3 points)
               ) -> dict:
     "The questions to ask: the goal and the power, capped by the budget; the hours it takes and the effect it can find."
     dec, cond = rates["decisive"], rates["conditional"]
@@ -87,7 +87,7 @@ from ...core import AtLeast, OneOf
 from ...data.tasks import TaskChoice
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
-PARAMETER_RULES = dict(  # what 71_papers.sure.decide's parameters accept beyond their type (chat, dtype, limit, power_from, out_dir: SHARED_RULES)
+PARAMETER_RULES = dict(  # what 71_papers.sure.decide's parameters accept beyond their type (SHARED_RULES too)
     datasets=TaskChoice(("demo", "nq", "hotpotqa")), goal=AtLeast(1), budget_hours=AtLeast(0), block=AtLeast(1), n_passages=AtLeast(1),
     n_candidates=OneOf((2,)), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")), summary_max_new_tokens=AtLeast(1),
     summary_end=OneOf(("", "space")), max_new_tokens=AtLeast(1), passage_words=AtLeast(1), reader=READER_RULE, device=DEVICE_RULE)

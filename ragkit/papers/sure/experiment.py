@@ -30,7 +30,7 @@ def _limits_of_run(limits: str, datasets: str, closed_book: str) -> None:
     "Fail unless `limits` gives whole numbers to this run's tasks only (task_limits decides, as in the notebook)."
     task_limits(limits, parse_datasets(datasets, SURE_TASKS) + (parse_datasets(closed_book) if closed_book.strip() else []), 0)
 
-PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their type; `ragkit run` checks them before the kernel
+PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(SURE_TASKS), closed_book=TaskChoice(optional=True), limit=AtLeast(0), n_passages=AtLeast(1), n_candidates=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
     summary_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), passage_words=AtLeast(1), max_passages=AtLeast(0),
     dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES),
@@ -47,7 +47,7 @@ def sure_retriever(prep, # a prepared task (ragkit.data.tasks.prepare)
     from ragkit.retrieve.bm25 import BM25Retriever, GivenContexts
     return GivenContexts(prep.corpus, prep.given, name="Given") if prep.given else BM25Retriever(prep.corpus, progress=False, name="BM25")
 
-def sure_systems(sure: SuRe, # Table 1's SuRe, built with the run's settings (its `answer_max_new_tokens`: the answer budget)
+def sure_systems(sure: SuRe, # Table 1's SuRe, built with the run's settings (its answer budget included)
                  ) -> dict[str, object]:
     "Table 1's systems: no retrieval and Base (the N passages, then the answer), read as `sure` reads, and `sure`."
     shared = dict(max_new_tokens=sure.answer_max_new_tokens, chat=sure.chat, prompts=sure.prompts)  # read from SuRe itself
@@ -55,7 +55,7 @@ def sure_systems(sure: SuRe, # Table 1's SuRe, built with the run's settings (it
             "Base": Base(sure.retriever, sure.lm, n_passages=sure.n_passages, passage_words=sure.passage_words, name="Base", **shared),
             "SuRe": sure}
 
-def sure_extras(sure: SuRe, # Table 1's SuRe: every extra system takes its settings (its chosen summary ranks Table 4's passages)
+def sure_extras(sure: SuRe, # Table 1's SuRe: every extra system takes its settings
                 table3: bool = True, oracle_k3: bool = True, table4: bool = True, # which tables' rows to build
                 embedder=None, # Table 4's sentence encoder
                 ) -> dict[str, object]:
@@ -73,7 +73,7 @@ def sure_extras(sure: SuRe, # Table 1's SuRe: every extra system takes its setti
 from ...eval.experiment import paper_cells, paper_numbers
 PAPER_NUMBERS = paper_numbers("ragkit.papers.sure")  # the SuRe paper's Tables 1, 3 and 4 (gpt-3.5-turbo-0301): ragkit/papers/sure/paper.csv
 PAPER_TABLE1, PAPER_TABLE3, PAPER_TABLE4 = (paper_cells(PAPER_NUMBERS, t) for t in ("Table 1", "Table 3", "Table 4"))
-PAPER_SAMPLE = {r["task"]: r["sample"] for r in PAPER_NUMBERS if r["sample"]}  # the paper's 500-question samples (NQ*, WebQ*) of Tables 3 and 4
+PAPER_SAMPLE = {r["task"]: r["sample"] for r in PAPER_NUMBERS if r["sample"]}  # the 500-question samples (NQ*, WebQ*)
 _T3_ROWS, _T4_ROWS = (list(dict.fromkeys(s for _, s in t)) for t in (PAPER_TABLE3, PAPER_TABLE4))  # each table's rows, in the paper's order
 
 
@@ -122,7 +122,7 @@ def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trac
     return _trace_shares(sure_table) | ({} if base_table is None else _changes_vs_base(sure_table, base_table))
 
 # %% ../../../nbs/70_papers.sure.ipynb #c70d0001
-PASSAGE_COPY = re.compile(r"^\s*(Passage #?\d+\s*)?(Title|Text)\s*:", re.I)  # a summary that starts as the passage block does
+PASSAGE_COPY = re.compile(r"^\s*(Passage #?\d+\s*)?(Title|Text)\s*:", re.I)  # starts as the passage block does
 
 def _pair_texts(t: dict) -> list[str] | None:
     "The summaries of a row with two or more distinct candidates (None: fewer, which no summary check asks of)."

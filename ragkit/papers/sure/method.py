@@ -493,7 +493,7 @@ def _candidates(self: SuRe, st: SuReState) -> None:
         st.cands.append(cs)
         st.cost[i] += c.cost
         st.tr[i].update(candidates_raw=c.text, candidates=cs, labelled=labelled, candidates_finish=c.finish_reason)
-        st.choices.append(original_choices(c.text) if self.parse == "original" else cs)  # the summary prompt's Choices line
+        st.choices.append(original_choices(c.text) if self.parse == "original" else cs)  # the prompt's Choices line
         if st.choices[i] != cs: st.tr[i].update(choices=st.choices[i])
     st.live = [i for i, cs in enumerate(st.cands) if len(cs) >= 2]
     st.jobs = [(i, j) for i in st.live for j in range(len(st.cands[i]))]
@@ -603,7 +603,7 @@ def _decided_by(self: SuRe, s: np.ndarray, pick: int, raw: list[str] | None) -> 
 @patch
 def _choose(self: SuRe, st: SuReState, i: int) -> str:
     "Question i's chosen candidate by Eq. 6 (or the original's combination), its scores and deciding rule traced."
-    raw = st.vraw[i] if self.combine == "original" and self.use_validity else None  # the original's rule reads the raw answers
+    raw = st.vraw[i] if self.combine == "original" and self.use_validity else None  # the original reads raw answers
     args = (st.v[i], st.r[i], self.combine, self.use_validity, raw)
     pick, s = select(*args), combine_scores(*args)
     st.tr[i].update(v=st.v[i], r=st.r[i].tolist(), score=s.tolist(), chosen=pick, decided_by=self._decided_by(s, pick, raw))
@@ -747,7 +747,7 @@ class Rerank1(Method):
                           "step": "read by by='llm' only (RankGPT's step): counted there",
                           "rankgpt_rule": "read by by='llm' only: counted there, as `rule`"}
 
-    fingerprint_alternatives = {"by": "llm"}  # a probe reranker name reads no settings: RERANK_READS has no entry for it
+    fingerprint_alternatives = {"by": "llm"}  # a probe reranker name reads no settings: no RERANK_READS entry
 
     @classmethod
     def fingerprint_example(cls):

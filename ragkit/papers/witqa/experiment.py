@@ -52,7 +52,7 @@ def supporting_corpus(examples, words: int = 0) -> Corpus:
 WITQA_TASKS = {  # what each task needs from ragkit.data.tasks.prepare beyond the notebook's parameters
     "retrievalqa": dict(where={"data_source": "popqa"}),  # RetrievalQA's PopQA questions (page views), with the given contexts of all
     "popqa": dict(context_words=0), "witqa": dict(context_words=0)}  # closed-book PopQA; WITQA over its pooled supporting passages
-UNION_TASKS = ("nq", "witqa-disamb")  # answered over ragkit's offline union (NQ's gold passages among SQuAD, HotpotQA, RetrievalQA and NarrativeQA passages)
+UNION_TASKS = ("nq", "witqa-disamb")  # over ragkit's offline union (NQ's gold passages among the other tasks' passages)
 
 def task_options(name: str, # a WITQA task
                  context_words: int = 0, # the notebook's passage cut
@@ -113,7 +113,7 @@ TASK_RETRIEVERS = {"demo": ("bm25", "dense", "oracle"), "nq": ("bm25", "dense", 
                    "witqa-disamb": ("bm25",)}  # DisambWITQA: no passage for an Oracle; dense left out (its corpus lacks the facts: see below)
 
 def witqa_retrievers(name: str, prep, # the task, prepared
-                     chosen: Sequence[str] = ("vanilla", "bm25", "oracle"), # the systems asked for (see PARAMETER_RULES)
+                     chosen: Sequence[str] = ("vanilla", "bm25", "oracle"), # the systems asked for (PARAMETER_RULES)
                      embedder: str = "", device: str = "cpu", # the dense encoder and where it runs
                      retrieved: str = "", # witqa only: a retrieved-passages file read as File@1
                      ) -> dict:
@@ -139,7 +139,7 @@ def witqa_systems(name: str, prep, lm, # the task, prepared, and the reader
 
 # %% ../../../nbs/80_papers.witqa.ipynb #e44800c1
 PV_BINS = (1, 10, 100, 1_000, 10_000, 100_000)  # ragkit's page-view bins (decades) for Figure 4's analogue
-COUNTED = {  # the tasks with two counts: which columns play S-R and S, how to label them, what thresholds are fitted per
+COUNTED = {  # the tasks with two counts: which columns play S-R and S, labels, thresholds fitted per fold
     "demo": dict(sr="so_count", s="s_count", by=None, sr_label="S–O co-occurrence in the demo corpus (the triple-count analogue)",
                  s_label="S count in the demo corpus"),
     "nq": dict(sr="so_count", s="s_count", by=None, sr_label="S–O co-occurrence in the union corpus (the triple-count analogue)",
@@ -190,7 +190,7 @@ def popular_claim(claim: str, d: str, # the claim in words, and the task
     if head.all() or not head.any(): return None
     return Claim(claim, d, "Vanilla (head)", "Vanilla (tail)", match, None, source, statistic=contrast(t.Vanilla.to_numpy(float), head))
 
-def agreement_claim(r, # a row of the agreement table (dataset, system, agreement, chance, passage accuracy, the paper's ratio)
+def agreement_claim(r, # an agreement-table row (dataset, system, agreement, chance, passage accuracy, paper's ratio)
                     t: pd.DataFrame, match: str,
                     mechanism: str = "", # the mechanism the claim needs on this task ("": none)
                     ) -> Claim | None:
@@ -223,7 +223,7 @@ def agreement_ratio_claim(r, # a row of the agreement table
 from ...eval.experiment import decisive_claim
 from ...eval.mechanism import Check, Mechanism, health
 
-SELECTIVE = Mechanism("WITQA's selective integration", (  # what the routing must show on a task's held-out questions (one row each)
+SELECTIVE = Mechanism("WITQA's selective integration", (  # what the routing must show on a task's held-out questions
     Check("it answered from memory (no retrieval)", lambda r: not r["retrieved"]),
     Check("it retrieved", lambda r: bool(r["retrieved"])),
     Check("the closed-book reader is right and retrieval wrong (routing to memory can gain)", lambda r: r["vanilla"] > r["ralm"]),
@@ -240,7 +240,7 @@ def held_out(rows: pd.DataFrame, # selective_splits' rows (seed, row, half, retr
     t = rows[rows.half == "test"].sort_values(["seed", "row"], kind="stable").drop_duplicates("row").sort_values("row")
     return t.assign(qid=np.asarray(qids)[t.row.to_numpy()]).set_index("qid")[["seed", "retrieved", "vanilla", "ralm", "selective"]]
 
-def selective_health(tables: Mapping[str, pd.DataFrame], # task -> popularity table (its row order is selective_splits' `row`)
+def selective_health(tables: Mapping[str, pd.DataFrame], # task -> popularity table (row order: selective_splits' `row`)
                      sel_rows: Mapping[str, pd.DataFrame], # task -> selective_splits' rows
                      ) -> list[dict]:
     "SELECTIVE's checks on each task's held-out questions: health rows on task '<task> selective', system 'Selective'."
@@ -280,7 +280,7 @@ def no_memory_to_route(claims: Sequence[Claim], # a run's claims, the head-head 
 # %% ../../../nbs/80_papers.witqa.ipynb #5c2a1f06
 from ...eval.mechanism import health_row, MIN_ACTED
 PAPER_RETRIEVAL_GAIN = next(r["value"] for r in PAPER_NUMBERS if r["table"] == "Figure 6")  # WITQA §4.3 (Figure 6): BM25, Contriever, GTR and BGE add "up to 49.2%" for small and medium readers
-RETRIEVAL_BOUND = "at most"  # 49.2 is the largest gain over every small and medium reader and retriever: an upper bound, not a point
+RETRIEVAL_BOUND = "at most"  # 49.2 is the largest gain over small and medium readers and retrievers: an upper bound
 RETRIEVAL_SOURCE = ("WITQA §4.3, Figure 6: retrievers add up to 49.2 points for small and medium readers (the largest gain of any reader "
                     "and retriever, an upper bound: only a larger gain rules it out)")
 CORPUS_HOLDS = "a retrieval corpus that holds the facts (WITQA's Wikipedia holds every question's supporting passage)"
@@ -384,7 +384,7 @@ def _retrieved_file(path: str) -> None:
     p = p if p.is_absolute() else project_root() / "nbs" / p
     if not p.is_file(): raise FileNotFoundError(f"no retrieved-passages file at {p} (a relative path is read from nbs/, where the notebook runs)")
 
-PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them before the kernel (dtype, chat and out_dir: ragkit.notebooks.SHARED_RULES)
+PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(WITQA_TASK_NAMES), limit=AtLeast(0), systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True), match=OneOf(tuple(MATCH_RULES)),
     max_new_tokens=AtLeast(1), genread_tokens=AtLeast(1), context_words=AtLeast(0),
     route=OneOf(tuple(ROUTES)), n_seeds=AtLeast(1), train_frac=Between(0, 1, open_lo=True, open_hi=True), mallen_boot=AtLeast(1), n_boot=AtLeast(1), qgen=AtLeast(0), seed=AtLeast(0),

@@ -61,7 +61,7 @@ MATCH_RULES = {"substring": substring_match, "contains": contains_match}
 
 def witqa_match(prediction: str, # the reader's answer, or a passage for passage accuracy
                 golds: str | Sequence[str], # accepted gold answers
-                rule: str = "substring", # "substring" (WITQA/Mallen, raw) or "contains" (ragkit: normalised, whole words)
+                rule: str = "substring", # "substring" (WITQA/Mallen, raw) or "contains" (ragkit: normalised words)
                 ) -> float:
     "1.0 if a gold answer is found in `prediction` under `rule`, else 0.0."
     if rule not in MATCH_RULES: raise ValueError(f"match rule must be one of {', '.join(MATCH_RULES)}, got {rule!r}")
@@ -140,7 +140,7 @@ def roundtrip_question(lm, # any reader: generate(prompts, max_new_tokens, stop,
                        subject: str, relation: str, obj: str, # the triple
                        context: str, # its supporting passage
                        golds: Sequence[str] = (), # accepted answers (default: the object)
-                       description: str = "", # the relation's Wikidata description (empty: the relation's name is repeated)
+                       description: str = "", # the relation's Wikidata description (empty: its name is repeated)
                        k: int = 3, # rounds before giving up (the authors then wrote the question by hand)
                        max_new_tokens: int = 48, # the question's budget
                        chat: bool = True, # wrap prompts in the reader's chat template
@@ -157,7 +157,7 @@ def roundtrip_question(lm, # any reader: generate(prompts, max_new_tokens, stop,
         rounds.append(_round(question, answer, crit, msg))
         if msg is None: return dict(question=question, accepted=True, rounds=rounds)
         turns.append(_retry_turn(question, msg))
-        if i < k - 1: question = gen()  # line 36; after the last round the rewrite would go unchecked, so it is not asked for
+        if i < k - 1: question = gen()  # line 36; a rewrite after the last round would go unchecked
     return dict(question=None, accepted=False, rounds=rounds)
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #17bb27be
@@ -362,7 +362,7 @@ def head_tail(sr: Sequence[float], # S-R counts (or their stand-in)
 ROUTES = ("tail-tail", "c21-literal")
 
 def retrieves(sr: Sequence[float], s: Sequence[float], t_sr: float, t_s: float,
-              route: str = "tail-tail", # "tail-tail": retrieve iff both counts are below; "c21-literal": unless both are
+              route: str = "tail-tail", # "tail-tail": retrieve iff both counts are below; "c21-literal": unless both
               ) -> np.ndarray:
     "Whether each question is routed to the RALM under thresholds (t_sr, t_s)."
     if route not in ROUTES: raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
@@ -399,14 +399,14 @@ def fit_thresholds(sr: Sequence[float], # S-R counts of the fitting questions
     if n == 0 or not (len(s) == len(v) == len(r) == n): raise ValueError(f"need the same non-zero number of sr, s, vanilla and ralm values, got {[len(sr), len(s), len(v), len(r)]}")
     if route not in ROUTES: raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
     tail = route == "tail-tail"
-    base, gain = (v.sum(), r - v) if tail else (r.sum(), v - r)  # accuracy with nobody inside, and the change per question inside
+    base, gain = (v.sum(), r - v) if tail else (r.sum(), v - r)  # accuracy with none inside, change per question inside
     grid_sr, grid_s = _grid(sr), _grid(s)
     best = None
     for t1 in grid_sr:
         m = sr < t1
         inside, acc = _inside(s[m], gain[m], grid_s, base)
         ret = inside if tail else n - inside
-        j = np.lexsort((ret, -acc))[0]  # best accuracy, then fewest retrievals, then the smallest t2 (lexsort is stable)
+        j = np.lexsort((ret, -acc))[0]  # best accuracy, fewest retrievals, smallest t2 (a stable lexsort)
         key = (-acc[j], ret[j])
         if best is None or key < best[0]: best = (key, t1, grid_s[j])
     (neg_acc, n_ret), t1, t2 = best
@@ -612,7 +612,7 @@ def _meta_subject(e, field: str) -> tuple[str, str]:
 
 def corpus_popularity(examples: Sequence, # Examples (with meta naming the subject, unless subject="question")
                       corpus, # the Corpus to count in
-                      subject: str = "question", # "question": an entity in the question (question_subject); else a meta field naming it
+                      subject: str = "question", # "question": an entity in the question; else a meta field naming it
                       ) -> pd.DataFrame:
     "Per question (index qid): the subject, how it was found, s_count and so_count (of those, with a gold answer)."
     texts = [f" {_normalize(passage_text(p))} " for p in corpus]
