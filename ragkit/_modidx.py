@@ -539,6 +539,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                  'ragkit/eval/experiment.py'),
                                         'ragkit.eval.experiment.paper_difference': ( 'eval.experiment.html#paper_difference',
                                                                                      'ragkit/eval/experiment.py'),
+                                        'ragkit.eval.experiment.paper_file': ( 'eval.experiment.html#paper_file',
+                                                                               'ragkit/eval/experiment.py'),
                                         'ragkit.eval.experiment.paper_numbers': ( 'eval.experiment.html#paper_numbers',
                                                                                   'ragkit/eval/experiment.py'),
                                         'ragkit.eval.experiment.paper_table': ( 'eval.experiment.html#paper_table',

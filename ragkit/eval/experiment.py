@@ -25,11 +25,12 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['PaperTable', 'PAPER_COLUMNS', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'SIZES', 'CLAIM_COLUMNS', 'VERDICT_COLUMNS',
            'SAMPLING', 'READING', 'VERDICT_SHOWN', 'SystemFailed', 'failed_line', 'run_systems', 'restrict', 'ci',
-           'paper_table', 'cost_table', 'paper_difference', 'paper_numbers', 'paper_cells', 'Statistic', 'contrast',
-           'Claim', 'paper_claims', 'direction', 'no_difference_bound', 'size', 'within_margin', 'verdict_sentence',
-           'verdict_row', 'with_needs', 'compared', 'gate_columns', 'verdict', 'with_gates', 'judged', 'with_notes',
-           'decisive_claim', 'simulated_claims', 'calibration', 'power_size', 'pilot_sizes', 'what_reproduces',
-           'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure', 'Experiment']
+           'paper_table', 'cost_table', 'paper_difference', 'paper_file', 'paper_numbers', 'paper_cells', 'Statistic',
+           'contrast', 'Claim', 'paper_claims', 'direction', 'no_difference_bound', 'size', 'within_margin',
+           'verdict_sentence', 'verdict_row', 'with_needs', 'compared', 'gate_columns', 'verdict', 'with_gates',
+           'judged', 'with_notes', 'decisive_claim', 'simulated_claims', 'calibration', 'power_size', 'pilot_sizes',
+           'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure',
+           'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 class SystemFailed(RuntimeError):
@@ -148,10 +149,16 @@ from ..core import DataError
 
 PAPER_COLUMNS = ("table", "task", "row", "column", "value", "sample", "reader", "source")  # every paper.csv's schema
 
+def paper_file(source: str | Path, # a paper's package ("ragkit.papers.lore"), or a CSV file
+               name: str, # the package's file: "paper.csv" or "claims.csv"
+               ) -> Path:
+    "`source` itself when it is a CSV file, else the file `name` beside the package's module."
+    return Path(source) if isinstance(source, Path) or str(source).endswith(".csv") else Path(str(resources.files(source) / name))
+
 def paper_numbers(source: str | Path, # a paper's package ("ragkit.papers.lore": its paper.csv), or such a CSV file
                   ) -> list[dict]:
     "Every published number of a paper, one dict per cell (PAPER_COLUMNS; `value` a number), in the file's order."
-    f = Path(source) if isinstance(source, Path) or str(source).endswith(".csv") else resources.files(source) / "paper.csv"
+    f = paper_file(source, "paper.csv")
     with f.open(encoding="utf-8", newline="") as fh: rows = list(csv.DictReader(fh))
     if not rows or tuple(rows[0]) != PAPER_COLUMNS:
         raise DataError(f"{f}: its header must be {','.join(PAPER_COLUMNS)}")
@@ -234,8 +241,8 @@ class Claim:
     untestable: str = ""  # what this setting lacks for the claim (a reader of the paper's scale, its corpus)
     available: int | None = None  # the questions the data holds: a claim that would need more is not testable here
     runs: str = ""  # the run set judging it: "" for the notebook's runs, else a name in `verdict`'s `subsets`
-    notes: tuple = ()  # (when, text) pairs: text is added to the verdict sentence where the row's size or direction is `when` ("" for always)
-    unless: tuple = ()  # (claim, dataset, direction, why): not testable here where that claim reads `direction` after Holm; `why` is formatted with its row
+    notes: tuple = ()  # (when, text) pairs: text added to the verdict where its size or direction is `when` ("": always)
+    unless: tuple = ()  # (claim, dataset, direction, why): not testable where that claim reads `direction`; `why` gets its row
     pair_words: str = ""  # the statistic in words: a gated pair reading otherwise under another such claim says why
     why_other: str = ""  # why this statistic can read otherwise than another on the same pair, said in that note
 
@@ -248,7 +255,8 @@ SIZES = ("consistent", "smaller", "larger", "n/a")
 # %% ../../nbs/33_eval.experiment.ipynb #pc000002
 import itertools, string
 
-CLAIM_COLUMNS = ("claim", "a", "b", "metric", "table", "paper_a", "paper_b", "paper_metric", "reader", "shown", "mechanism", "bound", "source")
+CLAIM_COLUMNS = ("claim", "a", "b", "metric", "table", "paper_a", "paper_b", "paper_metric", "reader", "shown", "mechanism",
+                 "bound", "source")
 
 def _claims_csv(f: Path) -> list[dict]:
     "A claims.csv's rows, checked: its header, the fields every row needs, its `shown` and `bound`."
@@ -256,10 +264,11 @@ def _claims_csv(f: Path) -> list[dict]:
     if tuple(rd.fieldnames or ()) != CLAIM_COLUMNS: raise DataError(f"{f}: its header must be {','.join(CLAIM_COLUMNS)}")
     if not rows: raise DataError(f"{f}: no claim below its header")
     for line, r in enumerate(rows, 2):
-        if None in r: raise DataError(f"{f}, line {line}: more fields than the header names; quote a field that holds a comma")
-        if not all(r[k] for k in ("claim", "a", "b", "metric", "source")): raise DataError(f"{f}, line {line}: claim, a, b, metric and source must all be set")
-        if r["shown"] not in ("", "1"): raise DataError(f"{f}, line {line}: shown {r['shown']!r} is not '' or '1'")
-        if r["bound"] not in ("", "at least", "at most"): raise DataError(f"{f}, line {line}: bound {r['bound']!r} is not '', 'at least' or 'at most'")
+        at = f"{f}, line {line}"
+        if None in r: raise DataError(f"{at}: more fields than the header names; quote a field that holds a comma")
+        if not all(r[k] for k in ("claim", "a", "b", "metric", "source")): raise DataError(f"{at}: claim, a, b, metric, source must be set")
+        if r["shown"] not in ("", "1"): raise DataError(f"{at}: shown {r['shown']!r} is not '' or '1'")
+        if r["bound"] not in ("", "at least", "at most"): raise DataError(f"{at}: bound {r['bound']!r} is not '', 'at least' or 'at most'")
     return rows
 
 def _named(row: Mapping) -> list[str]:
@@ -275,36 +284,35 @@ def _systems(s: str) -> str | tuple[str, ...]:
 def _paper_claim(r: Mapping, d: str, numbers: Sequence[Mapping], where: str) -> Claim:
     "The claim of a filled claims.csv row on task `d`, with the paper's difference (and sample) from its numbers."
     cells = [n for n in numbers if n["table"] == r["table"] and n["task"] == d and r["reader"] in ("", n["reader"])]
-    if len({n["reader"] for n in cells}) > 1: raise DataError(f"{where}: {r['table']} holds several readers' cells on {d}; name one in `reader`")
-    pa, pb = r["paper_a"] or r["a"], _systems(r["paper_b"] or r["b"])
-    paper = paper_difference(paper_cells(cells, r["table"]), d, pa, pb, r["paper_metric"] or r["metric"]) if cells else None
-    sample = next((n["sample"] for n in cells if n["sample"]), "")
-    return Claim(r["claim"], d, r["a"], _systems(r["b"]), r["metric"], paper, r["source"] + (f" ({sample})" if sample else ""),
-                 mechanism=r["mechanism"], bound=r["bound"])
+    if len({n["reader"] for n in cells}) > 1: raise DataError(f"{where}: {r['table']} holds several readers' cells on {d}; name one")
+    pa, pb, pm = r["paper_a"] or r["a"], _systems(r["paper_b"] or r["b"]), r["paper_metric"] or r["metric"]
+    paper = paper_difference(paper_cells(cells, r["table"]), d, pa, pb, pm) if cells else None
+    sample = next((f" ({n['sample']})" for n in cells if n["sample"]), "")
+    return Claim(r["claim"], d, r["a"], _systems(r["b"]), r["metric"], paper, r["source"] + sample, mechanism=r["mechanism"], bound=r["bound"])
 
 def _filled(r: Mapping, values: Mapping, where: str) -> dict:
     "A claims.csv row with its placeholders filled."
     try: return {k: v.format(**values) for k, v in r.items()}
-    except (ValueError, IndexError) as e: raise DataError(f"{where}: {e}; name each placeholder ({{r}}) and double a literal brace") from None
+    except (ValueError, IndexError) as e: raise DataError(f"{where}: {e}; name each placeholder, double a literal brace") from None
 
-def paper_claims(source: str | Path, # a paper's package ("ragkit.papers.sure": its claims.csv and paper.csv), or a claims CSV beside its paper.csv
+def paper_claims(source: str | Path, # a paper's package (its claims.csv and paper.csv), or a claims CSV beside a paper.csv
                  datasets: Sequence[str], # the tasks the claims are checked on
                  table: str | None = None, # only the rows on this paper table (None: every row)
                  over: Mapping[str, Sequence[str]] = {}, # a placeholder -> its values: one claim per value
                  **fill: str, # a placeholder -> its one value (e.g. naive="Naive-512")
                  ) -> list[Claim]:
     "The claims a paper's claims.csv declares, per task, row and placeholder value, each with the paper's a − b."
-    if both := set(over) & set(fill): raise ValueError(f"placeholder {sorted(both)[0]!r} is given both in `over` and as a value: give it once")
-    pkg = not (isinstance(source, Path) or str(source).endswith(".csv"))
-    f = resources.files(source) / "claims.csv" if pkg else Path(source)
+    if both := set(over) & set(fill): raise ValueError(f"placeholder {sorted(both)[0]!r} is in `over` and a value: give it once")
+    f = paper_file(source, "claims.csv")
     rows = _claims_csv(f)
-    numbers = paper_numbers(source if pkg else Path(source).parent / "paper.csv") if any(r["table"] for r in rows) else []  # no table named: no numbers
+    numbers = paper_numbers(f.with_name("paper.csv")) if any(r["table"] for r in rows) else []  # no table named: no numbers
     out = []
     for d, (line, r) in ((d, lr) for d in datasets for lr in enumerate(rows, 2) if table in (None, lr[1]["table"])):
         where = f"{f}, line {line}"
         try: names = _named(r)
         except ValueError as e: raise DataError(f"{where}: {e}; double a literal brace") from None
-        if missing := [n for n in names if n not in over and n not in fill]: raise ValueError(f"{where}: {{{missing[0]}}} has no value; pass it to paper_claims")
+        if missing := [n for n in names if n not in over and n not in fill]:
+            raise ValueError(f"{where}: {{{missing[0]}}} has no value; pass it to paper_claims")
         loop = [n for n in names if n in over]
         for vals in itertools.product(*(over[n] for n in loop)):
             c = _paper_claim(_filled(r, {**fill, **dict(zip(loop, vals))}, where), d, numbers, where)
@@ -553,11 +561,12 @@ def _claim_row(c: Claim, runs: Mapping, n_boot: int, seed: int) -> dict | None:
     row |= gate_columns(c, qids)
     return row if row["gate_ok"] else _gated(row, c)
 
-def _judged_pairs(claims: Sequence[Claim], runs: Mapping, n_boot: int, seed: int, subsets: Mapping) -> list[tuple[Claim, dict]]:
+def _judged_pairs(claims: Sequence[Claim], runs: Mapping, n_boot: int, seed: int, subsets: Mapping) -> list[tuple]:
     "Each claim that could be judged with its row, judged on `runs` or on the run set of `subsets` its `runs` names."
-    bad = [c for c in claims if c.runs and c.runs not in subsets]
-    if bad: raise ValueError(f"{bad[0].claim}: runs={bad[0].runs!r} names no run set; `subsets` holds {', '.join(subsets) or 'none'}")
-    return [(c, r) for c in claims if (r := _claim_row(c, subsets[c.runs] if c.runs else runs, n_boot, seed)) is not None]
+    if bad := [c for c in claims if c.runs and c.runs not in subsets]:
+        raise ValueError(f"{bad[0].claim}: runs={bad[0].runs!r} names no run set; `subsets` holds {', '.join(subsets) or 'none'}")
+    rows = [(c, _claim_row(c, subsets[c.runs] if c.runs else runs, n_boot, seed)) for c in claims]
+    return [(c, r) for c, r in rows if r is not None]
 
 def verdict(claims: Sequence[Claim], # the paper's claims
             runs: Mapping[tuple[str, str], Evaluation | pd.Series] | None = None, # (dataset, system) -> scores
@@ -627,7 +636,8 @@ def _reads(r: Mapping) -> str:
 def _same_pair(v: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
     "`v` with a sentence on each gated row whose pair reads otherwise under another claim with `pair_words`."
     rows = v.to_dict("records")
-    keep = [i for i, (r, c) in enumerate(zip(rows, claims)) if c.pair_words and isinstance(r.get("gate"), str) and r["direction"] != NOT_RUN]
+    keep = [i for i, (r, c) in enumerate(zip(rows, claims))
+            if c.pair_words and isinstance(r.get("gate"), str) and r["direction"] != NOT_RUN]
     groups: dict = {}
     for i in keep: groups.setdefault((rows[i]["dataset"], rows[i]["a"], rows[i]["b"]), []).append(i)
     out = [r["verdict"] for r in rows]
@@ -656,11 +666,11 @@ def _check_unless(claims: Sequence[Claim]) -> None:
     "Each declared dependency, early: four items, a claim of this list, and a reason whose fields a verdict row fills."
     named, cols = {(c.claim, c.dataset) for c in claims}, {*VERDICT_COLUMNS, "p_holm", "direction_holm"}
     for c in (c for c in claims if c.unless):
-        if len(c.unless) != 4: raise ValueError(f"{c.claim}: unless={c.unless!r} needs four items: (claim, dataset, direction, why)")
-        if tuple(c.unless[:2]) not in named: raise ValueError(f"{c.claim}: unless names {c.unless[0]!r} on {c.unless[1]!r}, not a claim judged here")
+        if len(c.unless) != 4: raise ValueError(f"{c.claim}: unless={c.unless!r} needs (claim, dataset, direction, why)")
+        if tuple(c.unless[:2]) not in named: raise ValueError(f"{c.claim}: unless names {c.unless[:2]!r}, not a claim judged here")
         try: bad = [n for _, n, _, _ in string.Formatter().parse(c.unless[3]) if n is not None and n not in cols]
         except ValueError as e: raise ValueError(f"{c.claim}: unless's reason: {e}; double a literal brace") from None
-        if bad: raise ValueError(f"{c.claim}: unless's reason names {{{bad[0]}}}, not a verdict column (e.g. ours, lo, hi, direction_holm)")
+        if bad: raise ValueError(f"{c.claim}: unless's reason names {{{bad[0]}}}, not a verdict column (e.g. ours, lo, hi)")
 
 def _ruled_out(claims: Sequence[Claim], v: pd.DataFrame) -> list[Claim] | None:
     "The claims, each whose `unless` fired declared not testable (reason formatted with that row); None if none."
@@ -669,7 +679,7 @@ def _ruled_out(claims: Sequence[Claim], v: pd.DataFrame) -> list[Claim] | None:
         r = rows.get(tuple(c.unless[:2])) if c.unless and not c.untestable else None
         return c.unless[3].format(**r) if r is not None and r["direction_holm"] == c.unless[2] else ""
     fired = {(c.claim, c.dataset): (c, w) for c in claims if (w := why(c))}
-    now = {k: w for k, (c, w) in fired.items() if tuple(c.unless[:2]) not in fired}  # one whose target is ruled out in this pass waits for the next
+    now = {k: w for k, (c, w) in fired.items() if tuple(c.unless[:2]) not in fired}  # a target ruled out this pass: wait
     out = [replace(c, untestable=now[c.claim, c.dataset]) if (c.claim, c.dataset) in now else c for c in claims]
     return out if now else None
 
@@ -887,10 +897,12 @@ class Experiment:
         from ragkit.data.tasks import parse_datasets
         return parse_datasets(self.params.get("datasets", "demo"), allowed, auto)
 
-    def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None, health: Sequence[Mapping] = (), subsets: Mapping = {}) -> pd.DataFrame:
+    def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None, health: Sequence[Mapping] = (),
+                subsets: Mapping = {}) -> pd.DataFrame:
         "The verdict of `claims` on `runs` (`verdict`) with the notebook's bootstrap; a whole-task claim knows its n."
         whole = lambda c: c.available is None and c.statistic is None and c.scores is None and not c.decisive and c.dataset in self.available
-        return verdict([replace(c, available=self.available[c.dataset]) if whole(c) else c for c in claims], runs, self.n_boot, self.seed, health, subsets)
+        claims = [replace(c, available=self.available[c.dataset]) if whole(c) else c for c in claims]
+        return verdict(claims, runs, self.n_boot, self.seed, health, subsets)
 
     def save(self, fig, name: str) -> str:
         "Save `fig` into the run folder as `<name>.png`, listed in results.json's figures; its file name."
@@ -983,8 +995,9 @@ def finish(self: Experiment,
     "Judge `claims` (no direction where a mechanism did not act), write results.json with `tables`, show the verdict."
     from IPython.display import display
     if headline and headline not in tables: raise ValueError(f"headline={headline!r} names no table given to finish; tables: {', '.join(tables) or 'none'}")
-    if isinstance(claims, pd.DataFrame): raise TypeError("finish judges the claims itself: hand it the Claim list, not a verdict table")
-    self.verdict_table = v = self.verdict(claims, runs if judge_on is None and isinstance(runs, Mapping) else judge_on, health, subsets)
+    if isinstance(claims, pd.DataFrame): raise TypeError("finish judges the claims itself: hand it the Claim list, not a table")
+    on = runs if judge_on is None and isinstance(runs, Mapping) else judge_on
+    self.verdict_table = v = self.verdict(claims, on, health, subsets)
     reader = self.reader() if reader is None else reader
     acted = health_text(health)
     gone = "".join(f"\n\nLeft out of every table (failed rows): {line}." for line in self.excluded)
