@@ -43,11 +43,13 @@ def read_ini(p: Path) -> configparser.ConfigParser:
     try: cp.read(p, encoding="utf-8")
     except UnicodeDecodeError as e:
         line = p.read_bytes()[:e.start].count(b"\n") + 1
-        raise ValueError(f"{p}, line {line}: not UTF-8 text (byte 0x{e.object[e.start]:02x}); save the settings file as UTF-8") from None
+        raise ValueError(f"{p}, line {line}: not UTF-8 text (byte 0x{e.object[e.start]:02x}); "
+                         "save the settings file as UTF-8") from None
     except configparser.Error as e:
         line = re.search(r"\[line\s+(\d+)\]", str(e))
-        raise ValueError(f"{p}{', line ' + line[1] if line else ''}: not a valid settings file ({type(e).__name__}); each line is "
-                         f"`key = value` under [ragkit], a key at most once, and comments start with #") from None
+        raise ValueError(f"{p}{', line ' + line[1] if line else ''}: not a valid settings file ({type(e).__name__}); "
+                         "each line is `key = value` under [ragkit], a key at most once, and comments start with #"
+                         ) from None
     return cp
 
 def _is_ragkit_ini(p: Path) -> bool:
@@ -55,15 +57,11 @@ def _is_ragkit_ini(p: Path) -> bool:
     return p.is_file() and read_ini(p).has_section("ragkit")
 
 def find_settings_file(start: Path | str | None = None) -> Path | None:
-    "The settings.ini in force, or None."
+    "The settings.ini in force: $RAGKIT_SETTINGS, else the first in `start` (default: cwd), its parents, our sources."
     if os.environ.get(ENV_PREFIX + "SETTINGS"): return Path(os.environ[ENV_PREFIX + "SETTINGS"]).expanduser()
-    return next((d / "settings.ini" for d in _search_dirs(start) if _is_ragkit_ini(d / "settings.ini")), None)
-
-def _search_dirs(start: Path | str | None) -> list[Path]:
-    "The folders searched for settings.ini: `start` (default: the cwd) and its parents, then the package's source tree."
     here = Path(start or Path.cwd()).resolve()
-    pkg_src = Path(globals().get("__file__", Path.cwd() / "_")).resolve().parent.parent  # an editable install's sources
-    return [here, *here.parents, pkg_src]
+    src = Path(globals().get("__file__", Path.cwd() / "_")).resolve().parent.parent  # an editable install's sources
+    return next((d / "settings.ini" for d in (here, *here.parents, src) if _is_ragkit_ini(d / "settings.ini")), None)
 
 # %% ../nbs/01_config.ipynb #f09eac9e
 def _resolve(v: str, base: Path) -> Path:
@@ -71,43 +69,29 @@ def _resolve(v: str, base: Path) -> Path:
     p = Path(v).expanduser()
     return p if p.is_absolute() else (base / p).resolve()
 
-def _check_keys(p: Path, keys) -> None:
-    "Fail on a key of the settings file `p` that ragkit no longer reads, or does not know."
-    for k in set(keys) & set(REMOVED): raise ValueError(f"{p}: `{k}` is no longer read; {REMOVED[k]}. Delete the line.")
-    unknown = sorted(set(keys) - set(DEFAULTS))
-    if unknown: raise ValueError(f"{p}: unknown key(s) {unknown} in [ragkit]; known keys: {sorted(DEFAULTS)}")
-
-def _file_values(p: Path):
-    "The [ragkit] section of the settings file `p`; an error if it has none, or a key that is removed or unknown."
+def _file_layer(p: Path | None) -> tuple[dict, dict, str]:
+    "(values, the folder each relative path hangs off, source): the defaults, then the [ragkit] section of file `p`."
+    base = {k: Path.cwd() for k in DEFAULTS}  # relative paths hang off the file for file values, the cwd for env values
+    if p is None: return dict(DEFAULTS), base, "defaults"
     if not _is_ragkit_ini(p): raise FileNotFoundError(f"settings file {p} does not exist or has no [ragkit] section")
     section = read_ini(p)["ragkit"]
-    _check_keys(p, section)
-    return section
-
-def _file_layer(path: Path | None) -> tuple[dict, dict, str]:
-    "(values, the folder each relative path hangs off, source) from the defaults, then the settings file if any."
-    base = {k: Path.cwd() for k in DEFAULTS}  # relative paths hang off the file for file values, the cwd for env values
-    if path is None: return dict(DEFAULTS), base, "defaults"
-    return {**DEFAULTS, **_file_values(path)}, {k: path.parent.resolve() for k in DEFAULTS}, str(path)
-
-def _env_layer(env: dict, vals: dict, base: dict, source: str) -> tuple[dict, dict, str]:
-    "(values, base folders, source) with the settings' RAGKIT_* variables set in `env` on top (they hang off the cwd)."
-    keys = [k for k in DEFAULTS if env.get(ENV_PREFIX + k.upper()) is not None]
-    return ({**vals, **{k: env[ENV_PREFIX + k.upper()] for k in keys}}, {**base, **{k: Path.cwd() for k in keys}},
-            source + "".join(f" + ${ENV_PREFIX}{k.upper()}" for k in keys))
-
-def _check_removed(env: dict) -> None:
-    "Fail if `env` sets the RAGKIT_* variable of a key ragkit no longer reads."
-    for k in REMOVED:
-        if env.get(ENV_PREFIX + k.upper()) is not None:
-            raise ValueError(f"${ENV_PREFIX}{k.upper()} is set but no longer read: {REMOVED[k]}. Unset it.")
+    for k in set(section) & set(REMOVED):
+        raise ValueError(f"{p}: `{k}` is no longer read; {REMOVED[k]}. Delete the line.")
+    unknown = sorted(set(section) - set(DEFAULTS))
+    if unknown: raise ValueError(f"{p}: unknown key(s) {unknown} in [ragkit]; known keys: {sorted(DEFAULTS)}")
+    return {**DEFAULTS, **section}, {k: p.parent.resolve() for k in DEFAULTS}, str(p)
 
 def load_settings(path: Path | str | None = None, env: dict | None = None) -> Settings:
     "Resolve settings from defaults, then `path` (or the file found), then RAGKIT_* variables in `env`."
     env = os.environ if env is None else env
     path = Path(path) if path else find_settings_file()
-    vals, base, source = _env_layer(env, *_file_layer(path))
-    _check_removed(env)
+    vals, base, source = _file_layer(path)
+    keys = [k for k in DEFAULTS if env.get(ENV_PREFIX + k.upper()) is not None]  # RAGKIT_* on top, off the cwd
+    vals, base = {**vals, **{k: env[ENV_PREFIX + k.upper()] for k in keys}}, {**base, **{k: Path.cwd() for k in keys}}
+    source += "".join(f" + ${ENV_PREFIX}{k.upper()}" for k in keys)
+    for k in REMOVED:
+        if env.get(ENV_PREFIX + k.upper()) is not None:
+            raise ValueError(f"${ENV_PREFIX}{k.upper()} is set but no longer read: {REMOVED[k]}. Unset it.")
     for k in ("cache_dir", "outputs_dir", "reader", "embedder"):  # empty would mean the current folder or no model
         if not str(vals[k]).strip():
             where = f"${ENV_PREFIX}{k.upper()}" if env.get(ENV_PREFIX + k.upper()) is not None else f"`{k}` in {path}"
@@ -115,7 +99,8 @@ def load_settings(path: Path | str | None = None, env: dict | None = None) -> Se
     data_dir = _resolve(vals["data_dir"], base["data_dir"]) if vals["data_dir"].strip() else None
     return Settings(data_dir=data_dir, cache_dir=_resolve(vals["cache_dir"], base["cache_dir"]),
                     outputs_dir=_resolve(vals["outputs_dir"], base["outputs_dir"]),
-                    reader=vals["reader"], embedder=vals["embedder"], llama_threads=_threads(vals["llama_threads"], source), source=source)
+                    reader=vals["reader"], embedder=vals["embedder"],
+                    llama_threads=_threads(vals["llama_threads"], source), source=source)
 
 def _threads(v: str, source: str) -> int:
     "llama_threads as a count: 'auto' leaves one core free (llama.cpp's spinning threads collapse beside a busy one)."
@@ -135,19 +120,22 @@ def setting_origin(s: Settings, # resolved settings
     if var in parts: return var
     return f"`{key}` in {parts[0]}" if parts[0] != "defaults" else "the defaults"
 
+# %% ../nbs/01_config.ipynb #ea0ab815s1
 def check_data_dir(settings: Settings | None = None) -> None:
     "Fail if a data directory is set but does not exist (none set is fine: demo data only)."
     s = settings or load_settings()
     if s.data_dir is not None and not s.data_dir.is_dir():
-        raise FileNotFoundError(f"the data directory {s.data_dir} does not exist; it is set by {setting_origin(s, 'data_dir')}. "
+        where = setting_origin(s, "data_dir")
+        raise FileNotFoundError(f"the data directory {s.data_dir} does not exist; it is set by {where}. "
                                 "Fix it, or unset it to run on the built-in demo data only.")
 
+# %% ../nbs/01_config.ipynb #ea0ab815s2
 def require_data_dir(settings: Settings | None = None) -> Path:
     "The configured data directory; a clear error if none is set or it does not exist."
     s = settings or load_settings()
     if s.data_dir is None:
-        raise FileNotFoundError("No data directory is configured. Set RAGKIT_DATA_DIR to the folder holding the QA data "
-                                "(e.g. RAGKIT_DATA_DIR=../shared/data) or `data_dir` in settings.ini; "
+        raise FileNotFoundError("No data directory is configured. Set RAGKIT_DATA_DIR to the folder holding the QA "
+                                "data (e.g. RAGKIT_DATA_DIR=../shared/data) or `data_dir` in settings.ini; "
                                 "the embedded `demo` dataset needs neither.")
     check_data_dir(s)
     return s.data_dir

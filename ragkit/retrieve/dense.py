@@ -15,9 +15,8 @@ import numpy as np
 from fastcore.basics import patch
 from tqdm.auto import tqdm
 from ..config import load_settings
-from ..core import Corpus, DamagedFile, Hit, Passage, toy_corpus
+from ..core import Corpus, DamagedFile, Hit, Passage, Retriever, toy_corpus
 from ..lm.models import hub_snapshot, model_fingerprint, resolve_model
-from ..core import Retriever
 
 # %% auto #0
 __all__ = ['METRICS', 'Embedder', 'HashingEmbedder', 'passage_input', 'embedding_path', 'unusable_rows', 'embed_corpus',
@@ -36,7 +35,8 @@ class Embedder:
         settings = load_settings()
         self.device = resolve_device(device)
         self.name = name or settings.embedder
-        self.batch_size, self.normalize, self.max_seq_length, self.threads = batch_size, normalize, max_seq_length, threads
+        self.batch_size, self.normalize, self.max_seq_length = batch_size, normalize, max_seq_length
+        self.threads = threads
         self.cache_dir = Path(cache_dir or settings.cache_dir)
         self.resolved = resolve_model(self.name)
         self._model = self._id = None
@@ -53,23 +53,21 @@ class Embedder:
         return self._model
 
 # %% ../../nbs/20_retrieve.dense.ipynb #fda9cd92
-@patch
-def _weights_path(self: Embedder) -> Path:
-    "The local folder holding the model's weights."
-    if self.resolved.kind != "hub": return Path(self.resolved.path)
-    self.model  # downloads into the hub cache
-    snap = hub_snapshot(str(self.resolved.path))
-    if snap is None: raise FileNotFoundError(f"model {self.resolved.path} loaded but its hub snapshot was not found")
-    return snap
-
 @patch(as_prop=True)
 def id(self: Embedder) -> str:
     "What changes the vectors: name, weights sha256[:12], max length, normalisation, a non-CPU device."
     if self._id is None:
-        sha = model_fingerprint(self._weights_path(), self.cache_dir)[:12]
+        weights = Path(self.resolved.path)  # the local folder holding the model's weights
+        if self.resolved.kind == "hub":
+            self.model  # downloads into the hub cache
+            weights = hub_snapshot(str(self.resolved.path))
+            if weights is None:
+                raise FileNotFoundError(f"model {self.resolved.path} loaded but its hub snapshot was not found")
+        sha = model_fingerprint(weights, self.cache_dir)[:12]
         name = re.sub(r"[^A-Za-z0-9.]+", "-", self.resolved.spec.name).strip("-")
         kind = self.device.split(":")[0]
-        self._id = f"{name}-{sha}-L{self.max_seq_length}{'n' if self.normalize else 'u'}" + ("" if kind == "cpu" else f"-{kind}")
+        device = "" if kind == "cpu" else f"-{kind}"
+        self._id = f"{name}-{sha}-L{self.max_seq_length}{'n' if self.normalize else 'u'}{device}"
     return self._id
 
 # %% ../../nbs/20_retrieve.dense.ipynb #6baa71d1
@@ -127,19 +125,12 @@ def _shard_ok(f: Path, n: int, dim: int) -> bool:
 def unusable_rows(emb: np.ndarray, # [n, dim] vectors (a memory map is read in slices)
                   chunk: int = 65536, # rows read at a time
                   ) -> np.ndarray:
-    "Row numbers of `emb` that are all zeros or hold a NaN or infinity: every inner product with them is 0 or NaN."
+    "Row numbers of `emb` that are all zeros or hold a NaN or infinity: any inner product with them is 0 or NaN."
     bad = []
     for s in range(0, len(emb), chunk):
         b = np.asarray(emb[s:s + chunk])
         bad.append(s + np.flatnonzero(~np.isfinite(b).all(axis=1) | ~(b != 0).any(axis=1)))
     return np.concatenate(bad) if bad else np.zeros(0, int)
-
-def _checked(v: np.ndarray, embedder, ps: list) -> np.ndarray:
-    "`v`, the vectors of passages `ps`, or a ValueError naming those the embedder gave zero or non-finite vectors."
-    bad = unusable_rows(v)
-    if len(bad): raise ValueError(f"embedder {getattr(embedder, 'id', type(embedder).__name__)} gave {len(bad)} zero or non-finite vector(s) "
-                                  f"(passages {[ps[i].pid for i in bad[:3]]}); check the model and its device, then run again")
-    return v
 
 def _embed_shards(corpus: Corpus, embedder, parts: Path, shard_size: int, progress: bool) -> list[Path]:
     "Encode every missing shard of `corpus` into `parts/`; return the shard files in order."
@@ -154,7 +145,12 @@ def _embed_shards(corpus: Corpus, embedder, parts: Path, shard_size: int, progre
             for i in range(0, n, step):
                 chunks.append(embedder.encode(texts[i:i + step]))
                 bar.update(len(chunks[-1]))
-            _save_npy(f, _checked(np.concatenate(chunks), embedder, ps[start:start + n]))
+            v = np.concatenate(chunks)
+            if len(bad := unusable_rows(v)):
+                raise ValueError(f"embedder {getattr(embedder, 'id', type(embedder).__name__)} gave {len(bad)} zero or "
+                                 f"non-finite vector(s) (passages {[ps[start + i].pid for i in bad[:3]]}); check the "
+                                 "model and its device, then run again")
+            _save_npy(f, v)
         else: bar.update(n)
         files.append(f)
     bar.close()
@@ -163,19 +159,21 @@ def _embed_shards(corpus: Corpus, embedder, parts: Path, shard_size: int, progre
 # %% ../../nbs/20_retrieve.dense.ipynb #e2153905
 def _stored(path: Path, meta_file: Path, corpus: Corpus) -> np.ndarray | None:
     "The stored embeddings of `corpus`, memory-mapped; None if the store is of other pids; DamagedFile if unreadable."
-    fix = (f"it is a cache: delete {path.name} and {meta_file.name} in {path.parent} and the next run embeds the corpus "
-           f"again ({len(corpus)} passages)")
+    fix = (f"it is a cache: delete {path.name} and {meta_file.name} in {path.parent} and the next run embeds the "
+           f"corpus again ({len(corpus)} passages)")
     try: meta = json.loads(meta_file.read_text())
     except ValueError as e: raise DamagedFile(meta_file, f"embedding sidecar is not JSON ({e})", fix) from None
     if not isinstance(meta, dict): raise DamagedFile(meta_file, "embedding sidecar is not a JSON object", fix)
     if meta.get("pids") != corpus.pids: return None
     try: emb = np.load(path, mmap_mode="r")
-    except (ValueError, EOFError) as e: raise DamagedFile(path, f"embedding store is not a readable .npy array ({e})", fix) from None
+    except (ValueError, EOFError) as e:
+        raise DamagedFile(path, f"embedding store is not a readable .npy array ({e})", fix) from None
     if emb.shape != (len(corpus), meta.get("dims")):
-        raise DamagedFile(path, f"embedding store has shape {emb.shape}, its sidecar says ({len(corpus)}, {meta.get('dims')})", fix)
+        why = f"embedding store has shape {emb.shape}, its sidecar says ({len(corpus)}, {meta.get('dims')})"
+        raise DamagedFile(path, why, fix)
     bad = unusable_rows(emb)
-    if len(bad): raise DamagedFile(path, f"{len(bad)} of its {len(emb)} vectors are zero or non-finite (e.g. row {bad[0]}): "
-                                         "every score against them would be 0 or NaN", fix)
+    if len(bad): raise DamagedFile(path, f"{len(bad)} of its {len(emb)} vectors are zero or non-finite (e.g. row "
+                                         f"{bad[0]}): every score against them would be 0 or NaN", fix)
     return emb
 
 @contextmanager
@@ -194,13 +192,14 @@ def embed_corpus(corpus: Corpus, embedder, cache_dir: Path | str | None = None,
     "The embeddings of `corpus` `[len(corpus), dim]` (float32, memory-mapped), computed once and stored."
     path = embedding_path(corpus, embedder, cache_dir)
     meta_file = path.with_suffix(".json")
-    if path.is_file() and meta_file.is_file() and (stored := _stored(path, meta_file, corpus)) is not None: return stored
+    def stored(): return _stored(path, meta_file, corpus) if path.is_file() and meta_file.is_file() else None
+    if (emb := stored()) is not None: return emb
     if len(corpus) == 0: raise ValueError(f"corpus {corpus.name!r} is empty: nothing to embed")
     with _exclusive(path.with_suffix(".lock")):  # one process embeds; another waits, then reads what it stored
-        if path.is_file() and meta_file.is_file() and (stored := _stored(path, meta_file, corpus)) is not None: return stored
+        if (emb := stored()) is not None: return emb
         return _embed_and_store(corpus, embedder, path, meta_file, shard_size, progress)
 
-def _embed_and_store(corpus: Corpus, embedder, path: Path, meta_file: Path, shard_size: int, progress: bool) -> np.ndarray:
+def _embed_and_store(corpus: Corpus, embedder, path: Path, meta_file: Path, shard_size: int, progress: bool):
     "Embed `corpus` shard by shard, join the shards into `path` and write its sidecar (under the store's lock)."
     t0, parts = time.perf_counter(), path.with_suffix(".parts")
     files = _embed_shards(corpus, embedder, parts, shard_size, progress)
@@ -234,8 +233,9 @@ def fill_index(index, emb: np.ndarray, spec: str = ""):
     import faiss
     if not index.is_trained:
         nlist = faiss.extract_index_ivf(index).nlist if "IVF" in spec.upper() else 1
-        if len(emb) < nlist: raise ValueError(f"index {spec!r} has {nlist} lists but the corpus has {len(emb)} passages; "
-                                              f"use 'Flat' or fewer lists, e.g. 'IVF{max(1, len(emb) // 39)},Flat'")
+        if len(emb) < nlist:
+            raise ValueError(f"index {spec!r} has {nlist} lists but the corpus has {len(emb)} passages; "
+                             f"use 'Flat' or fewer lists, e.g. 'IVF{max(1, len(emb) // 39)},Flat'")
         index.train(np.ascontiguousarray(emb))
     index.add(np.ascontiguousarray(emb))
     return index
@@ -243,8 +243,10 @@ def fill_index(index, emb: np.ndarray, spec: str = ""):
 # %% ../../nbs/20_retrieve.dense.ipynb #30ff2468
 class DenseRetriever(Retriever):
     "Dense retrieval: stored corpus embeddings searched with a FAISS index."
-    fingerprint_ignore = {**Retriever.fingerprint_ignore, "index": "counted as `spec`, its faiss string (derived_config; `index` holds the built index)",
-                          "cache_dir": "where embeddings and indexes are kept", "shard_size": "how many passages are embedded at a time: the same vectors",
+    fingerprint_ignore = {**Retriever.fingerprint_ignore,
+                          "index": "counted as `spec`, its faiss string (derived_config; `index` holds the index)",
+                          "cache_dir": "where embeddings and indexes are kept",
+                          "shard_size": "how many passages are embedded at a time: the same vectors",
                           "threads": "FAISS's threads: the same ranking"}
     @classmethod
     def fingerprint_example(cls):
@@ -264,7 +266,10 @@ class DenseRetriever(Retriever):
         t0 = time.perf_counter()
         self.embeddings = embed_corpus(corpus, self.embedder, self.cache_dir, shard_size, progress)
         self.index = self._open_index(threads)
-        self._set_params(nprobe, ef_search)
+        import faiss
+        ps = faiss.ParameterSpace()  # IVF's nprobe and HNSW's efSearch, where the index has them
+        if "IVF" in self.spec.upper(): ps.set_index_parameter(self.index, "nprobe", nprobe)
+        if "HNSW" in self.spec.upper(): ps.set_index_parameter(self.index, "efSearch", ef_search)
         self.seconds = time.perf_counter() - t0
 
     def derived_config(self) -> dict:
@@ -274,8 +279,8 @@ class DenseRetriever(Retriever):
     @property
     def index_path(self) -> Path:
         "Where a non-flat index is saved."
-        slug = re.sub(r"[^A-Za-z0-9]+", "_", self.spec)
-        return self.cache_dir / "faiss" / f"{embedding_path(self.corpus, self.embedder, self.cache_dir).stem}-{slug}-{self.metric}.faiss"
+        slug, emb = re.sub(r"[^A-Za-z0-9]+", "_", self.spec), embedding_path(self.corpus, self.embedder, self.cache_dir)
+        return self.cache_dir / "faiss" / f"{emb.stem}-{slug}-{self.metric}.faiss"
 
 # %% ../../nbs/20_retrieve.dense.ipynb #0f03d68b
 @patch
@@ -286,7 +291,9 @@ def _open_index(self: DenseRetriever, threads: int = 2):
     path, flat = self.index_path, self.spec.strip().lower() == "flat"
     if not flat and path.is_file():
         try: index = faiss.read_index(str(path))
-        except RuntimeError as e: warnings.warn(f"{path}: damaged FAISS index ({str(e).splitlines()[-1][-120:]}); rebuilding it from the stored embeddings")
+        except RuntimeError as e:
+            warnings.warn(f"{path}: damaged FAISS index ({str(e).splitlines()[-1][-120:]}); rebuilding it from the "
+                          "stored embeddings")
         else:
             if index.ntotal == len(self.corpus): return index
     index = fill_index(new_index(self.embeddings.shape[1], self.spec, self.metric), self.embeddings, self.spec)
@@ -296,14 +303,6 @@ def _open_index(self: DenseRetriever, threads: int = 2):
         faiss.write_index(index, str(tmp))
         os.replace(tmp, path)
     return index
-
-@patch
-def _set_params(self: DenseRetriever, nprobe: int, ef_search: int) -> None:
-    "Set IVF's nprobe and HNSW's efSearch where the index has them."
-    import faiss
-    ps = faiss.ParameterSpace()
-    if "IVF" in self.spec.upper(): ps.set_index_parameter(self.index, "nprobe", nprobe)
-    if "HNSW" in self.spec.upper(): ps.set_index_parameter(self.index, "efSearch", ef_search)
 
 # %% ../../nbs/20_retrieve.dense.ipynb #ec035e69
 @patch
@@ -316,10 +315,6 @@ def _rank(self: DenseRetriever, D: np.ndarray, I: np.ndarray, k: int) -> list[li
         out.append([Hit(pids[i], -s) for s, i in cand[:k]])
     return out
 
-def _needs_deeper(D: np.ndarray, I: np.ndarray, k: int) -> bool:
-    "True if some query's k-th score ties with the last candidate (so ties may lie beyond)."
-    return any(len(d) > k and ids[-1] >= 0 and d[k - 1] == d[-1] for d, ids in zip(D, I))
-
 # %% ../../nbs/20_retrieve.dense.ipynb #5e4b79ed
 @patch
 def batch_search(self: DenseRetriever, queries: Sequence[str], k: int = 10, progress: bool = True) -> list[list[Hit]]:
@@ -329,7 +324,9 @@ def batch_search(self: DenseRetriever, queries: Sequence[str], k: int = 10, prog
     n, depth = self.index.ntotal, min(self.index.ntotal, k + 16)
     while True:
         D, I = self.index.search(qv, depth)
-        if depth >= n or not _needs_deeper(D, I, k): return self._rank(D, I, k)
+        # done unless some query's k-th score ties with its last candidate (so ties may lie beyond)
+        if depth >= n or not any(len(d) > k and ids[-1] >= 0 and d[k - 1] == d[-1] for d, ids in zip(D, I)):
+            return self._rank(D, I, k)
         depth = min(n, depth * 4)
 
 @patch

@@ -15,52 +15,28 @@ from ..core import Corpus, Hit, Retriever, toy_corpus
 __all__ = ['rrf', 'FusedRetriever', 'FakeRetriever']
 
 # %% ../../nbs/22_retrieve.fusion.ipynb #759c52b8
-def _check_rrf_params(k, depth) -> None:
-    "Fail unless `k` is a finite number >= 0 and `depth` a positive integer or None."
-    if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k) or k < 0: raise ValueError(f"rrf: k must be a finite number >= 0, got {k!r}")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ValueError(f"rrf: depth must be a positive integer (hits taken per run) or None for all, got {depth!r}")
-
-def _check_nested(runs: list) -> None:
-    "Fail when `runs` holds pids or Hits itself: a single ranking not wrapped in a list."
-    if any(isinstance(r, (str, Hit)) for r in runs):
-        raise TypeError(f"rrf takes a list of ranked lists, e.g. rrf([['p1', 'p2'], ['p2', 'p3']]); got {runs!r:.80} "
-                        "(a single ranking must be wrapped in a list: rrf([ranking]))")
-
-def _as_runs(runs) -> list[list]:
-    "`runs` as a list of lists, each read once."
-    runs = [runs] if isinstance(runs, (str, Hit)) else list(runs)  # a generator of runs is read once, here
-    _check_nested(runs)
-    return [list(r) for r in runs]
-
-def _pid(item, rank: int) -> str:
-    "The pid of a run item (a pid or a Hit) at `rank`, checked."
-    pid = item.pid if isinstance(item, Hit) else item
-    if isinstance(pid, str) and pid: return pid
-    raise ValueError(f"rrf: run item at rank {rank} has pid {pid!r}; every pid is a non-empty string")
-
-def _first_ranks(run: list, depth: int | None) -> dict[str, int]:
-    "pid -> its first rank among the top `depth` items of `run` (all of them for None)."
-    ranks = {}
-    for rank, item in enumerate(run[:depth] if depth else run, 1):
-        ranks.setdefault(_pid(item, rank), rank)
-    return ranks
-
-def _contributions(runs: list[list], k, depth: int | None) -> dict[str, list[float]]:
-    "pid -> its 1 / (k + rank) terms, one per run that holds it (at its first rank there), in run order."
-    firsts = [_first_ranks(run, depth) for run in runs]
-    pids = dict.fromkeys(p for f in firsts for p in f)  # every pid, in order of first appearance
-    return {p: [1.0 / (k + f[p]) for f in firsts if p in f] for p in pids}
-
-def _fused(contrib: dict[str, list[float]]) -> list[Hit]:
-    "Hits scored by the sum of their terms, sorted by score, ties by pid."
-    fused = [Hit(pid, math.fsum(sorted(c))) for pid, c in contrib.items()]
-    return sorted(fused, key=lambda h: (-h.score, h.pid))
-
 def rrf(runs: Sequence[Sequence[str | Hit]], k: int = 60, depth: int | None = None) -> list[Hit]:
     "Fuse ranked lists of pids or Hits by reciprocal rank fusion; Hits sorted by fused score, ties by pid."
-    _check_rrf_params(k, depth)
-    return _fused(_contributions(_as_runs(runs), k, depth))
+    if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k) or k < 0:
+        raise ValueError(f"rrf: k must be a finite number >= 0, got {k!r}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise ValueError(f"rrf: depth must be a positive integer (hits taken per run) or None for all, got {depth!r}")
+    runs = [runs] if isinstance(runs, (str, Hit)) else list(runs)  # a generator of runs is read once, here
+    if any(isinstance(r, (str, Hit)) for r in runs):  # a single ranking not wrapped in a list
+        raise TypeError(f"rrf takes a list of ranked lists, e.g. rrf([['p1', 'p2'], ['p2', 'p3']]); got {runs!r:.80} "
+                        "(a single ranking must be wrapped in a list: rrf([ranking]))")
+    firsts = []  # per run: pid -> its first rank among the run's top `depth` items (all of them for None)
+    for run in [list(r) for r in runs]:
+        firsts.append({})
+        for rank, item in enumerate(run[:depth] if depth else run, 1):
+            pid = item.pid if isinstance(item, Hit) else item
+            if not (isinstance(pid, str) and pid):
+                raise ValueError(f"rrf: run item at rank {rank} has pid {pid!r}; every pid is a non-empty string")
+            firsts[-1].setdefault(pid, rank)
+    pids = dict.fromkeys(p for f in firsts for p in f)  # every pid, in order of first appearance
+    # a pid scores the sum of its 1 / (k + rank) terms, one per run that holds it (at its first rank there)
+    fused = [Hit(p, math.fsum(sorted([1.0 / (k + f[p]) for f in firsts if p in f]))) for p in pids]
+    return sorted(fused, key=lambda h: (-h.score, h.pid))
 
 # %% ../../nbs/22_retrieve.fusion.ipynb #7d3422e0
 class FusedRetriever(Retriever):
@@ -68,7 +44,8 @@ class FusedRetriever(Retriever):
     @classmethod
     def fingerprint_example(cls):
         "Two fake rankings of the toy corpus, fused."
-        return cls([FakeRetriever.fingerprint_example(), FakeRetriever(toy_corpus(), {"What is the capital of France?": ["p2"]}, "other")])
+        other = FakeRetriever(toy_corpus(), {"What is the capital of France?": ["p2"]}, "other")
+        return cls([FakeRetriever.fingerprint_example(), other])
 
     def __init__(self, retrievers: Sequence[Retriever], # the retrievers fused (over one corpus)
                  rrf_k: int = 60, # RRF's constant k: each hit adds 1 / (rrf_k + its rank)

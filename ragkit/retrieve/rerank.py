@@ -36,10 +36,10 @@ RANKGPT_TEMPLATES = register_templates(Template(
     "sure-rankgpt", "SuRe", _SU + "rerank.ipynb cell 26 (Table 4's LLM-rerank, RankGPT of Sun et al., 2023)",
     "This is RankGPT, an intelligent assistant that can rank passages based on their relevancy to the query.\n\n"
     "The following are {n} passages, each indicated by number identifier []. I can rank them based on their relevance "
-    "to query: Question: {question}\n\n{passages}The search query is: Question: {question}\n\nI will rank the {n} passages "
-    "above based on their relevance to the search query. The passages will be listed in descending order using identifiers, "
-    "and the most relevant passages should be listed first, and the output format should be [] > [] > etc, e.g., "
-    "[1] > [2] > etc.\n\nThe ranking results of the {n} passages (only identifiers) is:",
+    "to query: Question: {question}\n\n{passages}The search query is: Question: {question}\n\n"
+    "I will rank the {n} passages above based on their relevance to the search query. The passages will be listed in "
+    "descending order using identifiers, and the most relevant passages should be listed first, and the output format "
+    "should be [] > [] > etc, e.g., [1] > [2] > etc.\n\nThe ranking results of the {n} passages (only identifiers) is:",
     True,
     "Word for word from the original code, not printed in the paper; the code sent it as a system message and ended it "
     "with 'Answer: ' (trailing space), both kept. {passages} is the block of 'Passage #i Title/Text' pairs "
@@ -59,7 +59,9 @@ register_passage_style("rankgpt", _rankgpt)
 # %% ../../nbs/23_retrieve.rerank.ipynb #rr000013
 def parse_rankgpt(raw: str, # the reader's ranking, e.g. "[2] > [1] > [3]"
                   n: int, # passages in the window
-                  rule: str = "rankgpt", # "rankgpt" (Sun et al.'s: ids in order, duplicates and unknown ids dropped, missing appended) or "original"
+                  # "rankgpt" (Sun et al.'s: ids in order, duplicates and unknown ids dropped, missing appended)
+                  # or "original"
+                  rule: str = "rankgpt",
                   ) -> list[int]:
     "The window's new order as 0-based positions; 'original' unless the answer lists all n items by ' > '."
     if rule == "original":  # SuRe's rerank.ipynb cell 27: exactly n items, else no change
@@ -93,9 +95,9 @@ def rankgpt_orders(generate: Callable, # prompts, max_new_tokens, stop= -> compl
     for r in range(max(map(len, plans), default=0)):
         jobs = [(i, plans[i][r]) for i in range(len(questions)) if r < len(plans[i])]
         win = {i: orders[i][s:s + window] for i, s in jobs}
-        outs = generate([render("sure-rankgpt", n=len(win[i]), question=questions[i],
-                                passages=format_passages([passages[i][j] for j in win[i]], "rankgpt")) for i, _ in jobs],
-                        max_new_tokens, stop=("\n\n",))
+        prompts = [render("sure-rankgpt", n=len(win[i]), question=questions[i],
+                          passages=format_passages([passages[i][j] for j in win[i]], "rankgpt")) for i, _ in jobs]
+        outs = generate(prompts, max_new_tokens, stop=("\n\n",))
         for (i, s), c in zip(jobs, outs):
             new = parse_rankgpt(c.text, len(win[i]), rule)
             orders[i][s:s + len(win[i])] = [win[i][j] for j in new]
