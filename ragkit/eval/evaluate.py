@@ -37,30 +37,33 @@ def method_name(method) -> str:
     if isinstance(name, str) and name: return name
     return getattr(method, "__name__", None) or type(method).__name__
 
+# %% ../../nbs/31_eval.evaluate.ipynb #0c3e79d1s1
 def slug(name: str) -> str:
     "`name` made safe as a folder name."
     s = re.sub(r"[^\w.@&+=-]", "_", name, flags=re.ASCII).strip(".")
-    if not s: raise ValueError(f"name {name!r} leaves nothing usable as a folder name; pass name='...' with letters or digits")
+    if not s:
+        raise ValueError(f"name {name!r} leaves nothing usable as a folder name; "
+                         "pass name='...' with letters or digits")
     return s
 
 # %% ../../nbs/31_eval.evaluate.ipynb #a5a0ceda
 def check_method(method):
     "`method`, or a TypeError saying what a method must provide."
-    if callable(getattr(method, "answer", None)) or callable(getattr(method, "answer_batch", None)) or callable(method): return method
+    if callable(getattr(method, "answer", None)) or callable(getattr(method, "answer_batch", None)) or callable(method):
+        return method
     raise TypeError(f"{type(method).__name__} is not a method: give it answer(question) -> Prediction, "
                     "answer_batch(questions) -> [Prediction], or pass a function question -> str")
 
 def ask(method, question: str) -> Prediction:
     "`method`'s Prediction for one question."
-    f = getattr(method, "answer", None)
-    if callable(f): return as_prediction(f(question))
-    f = getattr(method, "answer_batch", None)
-    if callable(f): return as_prediction(f([question])[0])
+    if callable(f := getattr(method, "answer", None)): return as_prediction(f(question))
+    if callable(f := getattr(method, "answer_batch", None)): return as_prediction(f([question])[0])
     return as_prediction(method(question))
 
 # %% ../../nbs/31_eval.evaluate.ipynb #45292798
 DEFAULT_METRICS = ("exact_match", "contains_match", "f1")
-LABELS = dict(exact_match="EM", contains_match="Contains", f1="F1", rouge_l="ROUGE-L", has_answer="HasAns", regex_match="RegexM")
+LABELS = dict(exact_match="EM", contains_match="Contains", f1="F1", rouge_l="ROUGE-L", has_answer="HasAns",
+              regex_match="RegexM")
 
 def _metric_names() -> dict[str, str]:
     "Every accepted metric name -> its METRICS key."
@@ -69,20 +72,24 @@ def _metric_names() -> dict[str, str]:
 def _metric(m) -> tuple[str, Callable]:
     "(column name, function) of one metric given by name or as a function."
     if isinstance(m, str):
-        key = _metric_names().get(m)
-        if key is None: raise KeyError(f"no metric {m!r}; known metrics: {', '.join(METRICS)} (or pass a function (prediction, golds) -> float)")
+        if (key := _metric_names().get(m)) is None:
+            raise KeyError(f"no metric {m!r}; known metrics: {', '.join(METRICS)} "
+                           "(or pass a function (prediction, golds) -> float)")
         return key, METRICS[key]
-    if not callable(m): raise TypeError(f"a metric is a name or a function (prediction, golds) -> float, got {type(m).__name__}")
+    if not callable(m):
+        raise TypeError(f"a metric is a name or a function (prediction, golds) -> float, got {type(m).__name__}")
     key = next((k for k, f in METRICS.items() if f is m), getattr(m, "__name__", ""))
-    if not key or key == "<lambda>": raise ValueError("a lambda metric has no name: pass metrics as a dict {column: function}")
+    if not key or key == "<lambda>":
+        raise ValueError("a lambda metric has no name: pass metrics as a dict {column: function}")
     return key, m
 
 def resolve_metrics(metrics) -> dict[str, Callable]:
     "Column name -> metric function, in order; duplicate columns are an error."
-    pairs = [(k, f) for k, f in metrics.items()] if isinstance(metrics, dict) else [_metric(m) for m in ([metrics] if isinstance(metrics, str) else metrics)]
+    if isinstance(metrics, dict): pairs = list(metrics.items())
+    else: pairs = [_metric(m) for m in ([metrics] if isinstance(metrics, str) else metrics)]
     names = [k for k, _ in pairs]
-    dup = sorted({k for k in names if names.count(k) > 1})
-    if dup: raise ValueError(f"metrics {dup} given twice (f1 and f1_score are the same metric)")
+    if dup := sorted({k for k in names if names.count(k) > 1}):
+        raise ValueError(f"metrics {dup} given twice (f1 and f1_score are the same metric)")
     if not pairs: raise ValueError("no metrics given; pass at least one, e.g. ('exact_match', 'f1')")
     return dict(pairs)
 
@@ -91,6 +98,7 @@ def error_text(e: BaseException) -> str:
     "'Type: message' for an exception."
     return f"{type(e).__name__}: {e}"
 
+# %% ../../nbs/31_eval.evaluate.ipynb #642bd488s1
 def score_row(row: dict, metrics: dict[str, Callable]) -> dict:
     "`row` with a score for each metric it lacks; a failed row gets None on every metric (a failure is never a zero)."
     row.setdefault("error", None)  # rows stored before `error` existed, or written by hand
@@ -99,43 +107,37 @@ def score_row(row: dict, metrics: dict[str, Callable]) -> dict:
         elif k not in row: row[k] = float(f(row["prediction"], row["golds"]))
     return row
 
-def make_row(ex: Example, pred: Prediction | None, seconds: float, error: str | None, metrics: dict[str, Callable]) -> dict:
+# %% ../../nbs/31_eval.evaluate.ipynb #642bd488s2
+def make_row(ex: Example, pred: Prediction | None, seconds: float, error: str | None,
+             metrics: dict[str, Callable]) -> dict:
     "The table row of example `ex` answered by `pred` (None when the method failed)."
     p = pred or Prediction("")
-    row = dict(qid=ex.qid, question=ex.question, golds=list(ex.answers), prediction=p.answer, raw=p.raw, pids=list(p.pids),
-               lm_calls=int(p.lm_calls), prompt_tokens=int(p.prompt_tokens), tokens=int(p.tokens), cached_calls=int(p.cached_calls),
-               seconds=float(seconds), error=error, trace=p.trace)
+    row = dict(qid=ex.qid, question=ex.question, golds=list(ex.answers), prediction=p.answer, raw=p.raw,
+               pids=list(p.pids), lm_calls=int(p.lm_calls), prompt_tokens=int(p.prompt_tokens), tokens=int(p.tokens),
+               cached_calls=int(p.cached_calls), seconds=float(seconds), error=error, trace=p.trace)
     try: return score_row(row, metrics)
-    except Exception as e: return score_row({k: v for k, v in row.items() if k not in metrics} | dict(error=error_text(e)), metrics)
+    except Exception as e:
+        return score_row({k: v for k, v in row.items() if k not in metrics} | dict(error=error_text(e)), metrics)
 
 # %% ../../nbs/31_eval.evaluate.ipynb #ec881bc8
-def _timed(method, question: str) -> tuple[Prediction | None, float, str | None]:
-    "(prediction, seconds, error) of one question; an Exception becomes the error text."
-    t = time.perf_counter()
-    try: return ask(method, question), time.perf_counter() - t, None
-    except Exception as e: return None, time.perf_counter() - t, error_text(e)
-
-def _batch(method, questions: list[str]) -> tuple[list[Prediction] | None, float, str | None]:
-    "(predictions, seconds per example, error) of one answer_batch call."
-    t = time.perf_counter()
-    try:
-        preds = [as_prediction(p) for p in method.answer_batch(questions)]
-        if len(preds) != len(questions): raise ValueError(f"answer_batch returned {len(preds)} predictions for {len(questions)} questions")
-        return preds, (time.perf_counter() - t) / len(questions), None
-    except Exception as e: return None, (time.perf_counter() - t) / len(questions), error_text(e)
-
-# %% ../../nbs/31_eval.evaluate.ipynb #32944f93
 def answer_chunk(method, chunk: list[Example], metrics: dict[str, Callable]) -> Iterator[dict]:
     "Rows of the examples in `chunk`, batched when the method can, one question at a time otherwise."
     if callable(getattr(method, "answer_batch", None)):
-        preds, secs, err = _batch(method, [ex.question for ex in chunk])
-        if err is None:
-            yield from (make_row(ex, p, secs, None, metrics) for ex, p in zip(chunk, preds))
+        t, qs, err = time.perf_counter(), [ex.question for ex in chunk], None
+        try:
+            preds = [as_prediction(p) for p in method.answer_batch(qs)]
+            if len(preds) != len(qs):
+                raise ValueError(f"answer_batch returned {len(preds)} predictions for {len(qs)} questions")
+        except Exception as e: preds, err = [None] * len(qs), error_text(e)
+        secs = (time.perf_counter() - t) / len(qs)  # per example
+        if err is None or not callable(getattr(method, "answer", None)):
+            yield from (make_row(ex, p, secs, err, metrics) for ex, p in zip(chunk, preds))
             return
-        if not callable(getattr(method, "answer", None)):
-            yield from (make_row(ex, None, secs, err, metrics) for ex in chunk)
-            return
-    for ex in chunk: yield make_row(ex, *_timed(method, ex.question), metrics)
+    for ex in chunk:  # one at a time: an Exception becomes the row's error text
+        t = time.perf_counter()
+        try: pred, err = ask(method, ex.question), None
+        except Exception as e: pred, err = None, error_text(e)
+        yield make_row(ex, pred, time.perf_counter() - t, err, metrics)
 
 # %% ../../nbs/31_eval.evaluate.ipynb #9bddd074
 class ClosedBook(Method):
@@ -178,7 +180,8 @@ def _jsonable(o):
 def json_safe(o):
     "`o` with every NaN or infinity replaced by None (JSON has neither), frames as records, numpy as Python."
     if isinstance(o, float): return o if math.isfinite(o) else None
-    if isinstance(o, dict): return {(k if isinstance(k, str) else "|".join(map(str, k)) if isinstance(k, tuple) else str(k)): json_safe(v) for k, v in o.items()}
+    key = lambda k: k if isinstance(k, str) else "|".join(map(str, k)) if isinstance(k, tuple) else str(k)
+    if isinstance(o, dict): return {key(k): json_safe(v) for k, v in o.items()}
     if isinstance(o, (list, tuple, set)): return [json_safe(v) for v in o]
     if isinstance(o, pd.DataFrame): return json_safe(o.to_dict("records"))
     if isinstance(o, pd.Series): return json_safe(o.to_dict())
@@ -201,31 +204,28 @@ def append_rows(path: Path, rows: list[dict]) -> None:
 def read_rows(path: Path) -> list[dict]:
     "Rows of a results JSONL file; a torn last line (from a killed run) is dropped and cut from the file."
     if not path.is_file(): return []
-    data = path.read_bytes()
-    lines, rows, good = data.split(b"\n"), [], 0
+    lines, rows, good = path.read_bytes().split(b"\n"), [], 0
     for i, line in enumerate(lines):
-        if not line.strip():
-            good += len(line) + 1
-            continue
         try:
-            rows.append(json.loads(line))
-            good += len(line) + 1
+            if line.strip(): rows.append(json.loads(line))
         except ValueError:
-            if i < len(lines) - 1: raise row_error(path, i + 1, "malformed JSON line; delete the file or pass resume=False to start over") from None
+            if i < len(lines) - 1:
+                raise row_error(path, i + 1, "malformed JSON line; delete the file or pass resume=False to start over"
+                                ) from None
             warnings.warn(f"{path}:{i + 1}: dropped a half-written last line (the run was interrupted while writing)")
             with open(path, "r+b") as f: f.truncate(good)
+        else: good += len(line) + 1
     return rows
 
 def latest_rows(rows: list[dict], # rows of one results file, in file order
                 where: str | Path = "", # the file they came from, named in the warning
                 ) -> list[dict]:
     "The last row of each qid, in first-seen order; duplicated qids are named in a warning."
-    last = {}
-    for r in rows: last[r.get("qid")] = r
+    last = {r.get("qid"): r for r in rows}
     if len(last) < len(rows):
         dup = sorted({str(q) for q in last if sum(r.get("qid") == q for r in rows) > 1})
-        warnings.warn(f"{where or 'rows'}: {len(rows) - len(last)} duplicated row(s) for {len(dup)} question(s) (e.g. {dup[:3]}); "
-                      "the last row of each question is kept")
+        warnings.warn(f"{where or 'rows'}: {len(rows) - len(last)} duplicated row(s) for {len(dup)} question(s) "
+                      f"(e.g. {dup[:3]}); the last row of each question is kept")
     return list(last.values())
 
 def read_latest(path: Path) -> list[dict]:
@@ -250,7 +250,8 @@ def compact_rows(path: Path) -> int:
 def lm_counters(method) -> dict[str, int]:
     "The counters (calls, prompt tokens, tokens, hits, misses) of `method.lm`, if it keeps them."
     lm = getattr(method, "lm", None)
-    return {k: int(getattr(lm, k)) for k in ("calls", "prompt_tokens", "tokens", "hits", "misses") if isinstance(getattr(lm, k, None), int)}
+    return {k: int(getattr(lm, k)) for k in ("calls", "prompt_tokens", "tokens", "hits", "misses")
+            if isinstance(getattr(lm, k, None), int)}
 
 def failure(table: pd.DataFrame) -> dict | None:
     "How many rows of `table` failed and the first failure (qid, error), or None when none did."
@@ -258,27 +259,24 @@ def failure(table: pd.DataFrame) -> dict | None:
     if bad.empty: return None
     return dict(rows=len(bad), of=len(table), qid=str(bad.qid.iloc[0]), first_error=str(bad.error.iloc[0]))
 
-def _interval(x: pd.Series, n_boot: int, seed: int) -> dict:
-    "Mean and bootstrap interval of the scores `x` (NaN when there are none)."
-    return dict(zip(("mean", "lo", "hi"), bootstrap_ci(x, n=n_boot, seed=seed) if len(x) else (math.nan,) * 3))
-
-def summarize(table: pd.DataFrame, metrics: Sequence[str], name: str, n_boot: int = 1000, seed: int = 0, **extra) -> dict:
+def summarize(table: pd.DataFrame, metrics: Sequence[str], name: str, n_boot: int = 1000, seed: int = 0,
+              **extra) -> dict:
     "The summary of a per-example table: n, errors, mean and bootstrap CI per metric, cost totals."
     if table.empty: raise ValueError(f"{name}: no examples to summarise; pass a non-empty list of examples")
     failed = failure(table)
     ok = table if failed is None else table[table["error"].isna() | (table["error"] == "")]
-    ci = {m: _interval(ok[m].astype(float), n_boot, seed) for m in metrics}
-    cost = {c: int(table[c].sum()) if c in table else 0 for c in ("lm_calls", "prompt_tokens", "tokens", "cached_calls")}
+    boot = lambda x: bootstrap_ci(x, n=n_boot, seed=seed) if len(x) else (math.nan,) * 3  # NaN without scores
+    ci = {m: dict(zip(("mean", "lo", "hi"), boot(ok[m].astype(float)))) for m in metrics}
+    cost = {c: int(table[c].sum()) if c in table else 0
+            for c in ("lm_calls", "prompt_tokens", "tokens", "cached_calls")}
     return dict(method=name, n=len(table), n_errors=0 if failed is None else failed["rows"], metrics=ci, **cost,
-                seconds=round(float(table["seconds"].sum()), 3), ci=f"{n_boot} bootstrap resamples, 95% percentile, seed {seed}",
-                errors_count_as="not scored: a failed row has no score, and a system with failed rows fails its run (ragkit.eval.experiment.run_systems)",
+                seconds=round(float(table["seconds"].sum()), 3),
+                ci=f"{n_boot} bootstrap resamples, 95% percentile, seed {seed}",
+                errors_count_as="not scored: a failed row has no score, and a system with failed rows fails its run "
+                                "(ragkit.eval.experiment.run_systems)",
                 **({"failed": failed} if failed else {}), **extra)
 
 # %% ../../nbs/31_eval.evaluate.ipynb #100c2bb9
-def _percent(x) -> str:
-    "`x` ×100 with one decimal, or 'n/a' for a missing score."
-    return f"{x*100:.1f}" if isinstance(x, (int, float)) and math.isfinite(x) else "n/a"
-
 @dataclass
 class Evaluation:
     "A method's per-example table and summary, and the folder they were written to."
@@ -288,7 +286,8 @@ class Evaluation:
     path: Path | None = None  # the folder holding examples.jsonl and summary.json, if written
 
     def __repr__(self) -> str:
-        ms = ", ".join(f"{LABELS.get(k, k)} {_percent(v['mean'])}" for k, v in self.summary["metrics"].items())
+        pct = lambda x: f"{x*100:.1f}" if isinstance(x, (int, float)) and math.isfinite(x) else "n/a"  # n/a: missing
+        ms = ", ".join(f"{LABELS.get(k, k)} {pct(v['mean'])}" for k, v in self.summary["metrics"].items())
         return f"Evaluation({self.name!r}, n={self.summary['n']}, errors={self.summary['n_errors']}, {ms})"
 
     @property
@@ -298,7 +297,8 @@ class Evaluation:
 
     def scores(self, metric: str) -> pd.Series:
         "Per-example scores of `metric`, indexed by qid."
-        if metric not in self.table: raise KeyError(f"{self.name} has no metric {metric!r}; it has {', '.join(self.summary['metrics'])}")
+        if metric not in self.table:
+            raise KeyError(f"{self.name} has no metric {metric!r}; it has {', '.join(self.summary['metrics'])}")
         return self.table.set_index("qid")[metric].astype(float)
 
 # %% ../../nbs/31_eval.evaluate.ipynb #2fd023b1
@@ -307,10 +307,13 @@ def check_examples(examples: Sequence[Example]) -> list[Example]:
     exs, seen = list(examples), set()
     if not exs: raise ValueError("no examples to evaluate; pass a non-empty list of Example")
     for i, ex in enumerate(exs):
-        if not isinstance(ex, Example): raise TypeError(f"examples[{i}] is a {type(ex).__name__}, not a ragkit.core.Example")
-        if ex.qid in seen: raise ValueError(f"duplicate qid {ex.qid!r} (examples[{i}]); qids must be unique to align and resume runs")
+        if not isinstance(ex, Example):
+            raise TypeError(f"examples[{i}] is a {type(ex).__name__}, not a ragkit.core.Example")
+        if ex.qid in seen:
+            raise ValueError(f"duplicate qid {ex.qid!r} (examples[{i}]); qids must be unique to align and resume runs")
         if isinstance(ex.answers, str) or not all(isinstance(a, str) for a in ex.answers):
-            raise TypeError(f"example {ex.qid!r}: golds must be a list of strings, got {ex.answers!r:.60}; write e.g. Example(qid, question, ['Paris'])")
+            raise TypeError(f"example {ex.qid!r}: golds must be a list of strings, got {ex.answers!r:.60}; "
+                            "write e.g. Example(qid, question, ['Paris'])")
         if not ex.answers: raise ValueError(f"example {ex.qid!r} has no gold answers; drop it or fix the dataset")
         seen.add(ex.qid)
     return exs
@@ -343,9 +346,10 @@ TAIL = ["lm_calls", "prompt_tokens", "tokens", "cached_calls", "seconds", "error
 def _table(rows: list[dict], metrics: Sequence[str]) -> pd.DataFrame:
     "The per-example DataFrame with columns in a fixed order."
     t = pd.DataFrame(rows, columns=COLUMNS + list(metrics) + TAIL)
-    t["error"] = pd.Series([r.get("error") or None for r in rows], index=t.index, dtype=object)  # None, not NaN, for a clean row
+    t["error"] = pd.Series([r.get("error") or None for r in rows], index=t.index, dtype=object)  # clean: None, not NaN
     for c in ("prompt_tokens", "cached_calls"): t[c] = t[c].fillna(0)  # rows written before these columns existed
-    return t.astype({m: float for m in metrics} | dict(lm_calls=int, prompt_tokens=int, tokens=int, cached_calls=int, seconds=float))
+    return t.astype({m: float for m in metrics} | dict(lm_calls=int, prompt_tokens=int, tokens=int, cached_calls=int,
+                                                       seconds=float))
 
 # %% ../../nbs/31_eval.evaluate.ipynb #be03dc04
 def code_fingerprint(method) -> str:
@@ -353,30 +357,26 @@ def code_fingerprint(method) -> str:
     def code(f):
         c = getattr(f, "__code__", None)
         if c is None: return repr(f)
-        held = [c_.cell_contents for c_ in (getattr(f, "__closure__", None) or ())] + list(getattr(f, "__defaults__", None) or ())
+        held = [c_.cell_contents for c_ in (getattr(f, "__closure__", None) or ())]
+        held += list(getattr(f, "__defaults__", None) or ())
         return "|".join([c.co_code.hex(), repr(c.co_consts), repr(c.co_names), repr(held)])
     if getattr(method, "__code__", None) is not None: parts = [code(method)]
     else:  # an instance: its class's code only (its attributes change as it answers: counters, caches)
-        parts = [code(getattr(type(method), n)) for n in ("answer", "answer_batch", "__call__") if callable(getattr(type(method), n, None))]
+        parts = [code(getattr(type(method), n)) for n in ("answer", "answer_batch", "__call__")
+                 if callable(getattr(type(method), n, None))]
     return stable_hash("\x00".join(parts), n=12)
-
-def _answerer(method):
-    "What answers for `method`: the function itself when it is a plain callable, else the method's class."
-    plain = callable(method) and not hasattr(method, "answer") and not hasattr(method, "answer_batch")
-    return method if plain else type(method)
-
-def _code_config(method) -> dict:
-    "What determines the answers of a method without `config`: its callable's name and a fingerprint of its code."
-    f = _answerer(method)
-    return {"callable": f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', type(f).__name__)}",
-            "code": code_fingerprint(method)}
 
 def method_config(method) -> dict:
     "What determines `method`'s answers: its `config`, else its name and a fingerprint of its code and state."
     cfg = getattr(method, "config", None)
     if callable(cfg): cfg = cfg()
-    if cfg is None: return _code_config(method)
-    if not isinstance(cfg, dict): raise TypeError(f"{type(method).__name__}.config must be a dict, got {type(cfg).__name__}")
+    if cfg is None:  # its callable's name (a plain function itself, else the method's class) and its code's fingerprint
+        plain = callable(method) and not hasattr(method, "answer") and not hasattr(method, "answer_batch")
+        f = method if plain else type(method)
+        return {"callable": f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', type(f).__name__)}",
+                "code": code_fingerprint(method)}
+    if not isinstance(cfg, dict):
+        raise TypeError(f"{type(method).__name__}.config must be a dict, got {type(cfg).__name__}")
     return json_safe(cfg)
 
 def run_key(method, # the method being evaluated
@@ -423,7 +423,8 @@ def _seed_rows(folder: Path) -> int:
 def _differences(old, new, at: str = "") -> list[str]:
     "Where two setting records disagree, as `setting: old -> new`; a setting only one of them holds is no disagreement."
     if isinstance(old, dict) and isinstance(new, dict):
-        return [d for k in sorted(old.keys() & new.keys()) for d in _differences(old[k], new[k], f"{at}.{k}" if at else k)]
+        return [d for k in sorted(old.keys() & new.keys())
+                for d in _differences(old[k], new[k], f"{at}.{k}" if at else k)]
     return [] if old == new else [f"{at}: {old!r} -> {new!r}"]
 
 def _write_key(folder: Path, key: dict, method=None):
@@ -435,23 +436,12 @@ def _write_key(folder: Path, key: dict, method=None):
         try: old = json.loads(f.read_text(encoding="utf-8")).get("settings") if f.is_file() else None
         except (ValueError, OSError): old = None
         if old and (diff := _differences(old, rec["settings"])):
-            raise ValueError(f"{folder} holds rows answered under other settings with the same key ({'; '.join(diff[:3])}): a "
-                             "default changed since they were written. Move that folder away to answer afresh, or pass the old "
-                             "values to reuse its rows.")
+            raise ValueError(f"{folder} holds rows answered under other settings with the same key "
+                             f"({'; '.join(diff[:3])}): a default changed since they were written. Move that folder "
+                             "away to answer afresh, or pass the old values to reuse its rows.")
     f.write_text(dumps(rec) + "\n", encoding="utf-8")
 
-
 # %% ../../nbs/31_eval.evaluate.ipynb #7c0894s1
-def _done_rows(path: Path | None, exs: list[Example], retry_errors: bool) -> dict:
-    "qid -> the stored row of each example already answered (the last row of a qid wins), less errors if retry_errors."
-    wanted = {ex.qid for ex in exs}
-    done = {r["qid"]: r for r in (read_latest(path) if path else []) if r.get("qid") in wanted}
-    return {q: r for q, r in done.items() if not r.get("error")} if retry_errors else done
-
-def _in_order(exs: list[Example], done: dict, new: dict, ms: dict) -> list[dict]:
-    "Every example's row, in order: its stored row re-scored against its current golds, else its new row."
-    return [score_row(done[ex.qid] | dict(golds=list(ex.answers)), ms) if ex.qid in done else new[ex.qid] for ex in exs]
-
 def _retry(method, failed: list[Example], ms: dict, batch_size: int, path: Path | None, retries: int) -> dict:
     "qid -> the newest row of each failed example after up to `retries` more attempts (it stops at the first success)."
     out = {}
@@ -461,7 +451,6 @@ def _retry(method, failed: list[Example], ms: dict, batch_size: int, path: Path 
             out |= {r["qid"]: r for r in _run(method, failed, ms, batch_size, path, bar)}
         failed = [ex for ex in failed if out[ex.qid]["error"]]
     return out
-
 
 # %% ../../nbs/31_eval.evaluate.ipynb #7c0894s2
 def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), or a function question -> str
@@ -488,23 +477,26 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
         _write_key(folder, key, method)
         _seed_rows(folder)  # inside rows_from: another run's rows of this fingerprint
     if path and not resume: path.unlink(missing_ok=True)
-    done = _done_rows(path, exs, retry_errors)
+    wanted = {ex.qid for ex in exs}  # the stored row of each example already answered, less errors if retry_errors
+    done = {r["qid"]: r for r in (read_latest(path) if path else []) if r.get("qid") in wanted}
+    if retry_errors: done = {q: r for q, r in done.items() if not r.get("error")}
     todo, before = [ex for ex in exs if ex.qid not in done], lm_counters(method)
     if todo and folder and os.environ.get("RAGKIT_ROWS_ONLY"):  # a re-render from committed rows answers nothing
-        raise RuntimeError(f"{name}: {len(todo)} of {len(exs)} questions have no row under {folder} and RAGKIT_ROWS_ONLY is set "
-                           "(a re-render answers nothing): the run's settings moved its key, or its rows are missing")
+        raise RuntimeError(f"{name}: {len(todo)} of {len(exs)} questions have no row under {folder} and "
+                           "RAGKIT_ROWS_ONLY is set (a re-render answers nothing): the run's settings moved its key, "
+                           "or its rows are missing")
     if retries < 0: raise ValueError(f"retries must be >= 0, got {retries}")
     with tqdm(total=len(exs), initial=len(done), desc=name, unit="ex", disable=not progress, mininterval=0.5) as bar:
         new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, bar)}
     new |= _retry(method, [ex for ex in todo if new[ex.qid]["error"]], ms, batch_size, path, retries)
     if path: compact_rows(path)  # a retried row replaces its error row in the file too
-    rows = _in_order(exs, done, new, ms)
+    # every example's row, in order: its stored row re-scored against its current golds, else its new row
+    rows = [score_row(done[ex.qid] | dict(golds=list(ex.answers)), ms) if ex.qid in done else new[ex.qid] for ex in exs]
     return _finish(method, name, _table(rows, list(ms)), folder, n_boot, seed, len(done), before, key["fingerprint"])
 
-
 # %% ../../nbs/31_eval.evaluate.ipynb #14163700
-def _finish(method, name: str, table: pd.DataFrame, folder: Path | None, n_boot: int, seed: int, resumed: int, before: dict,
-            fingerprint: str = "") -> Evaluation:
+def _finish(method, name: str, table: pd.DataFrame, folder: Path | None, n_boot: int, seed: int, resumed: int,
+            before: dict, fingerprint: str = "") -> Evaluation:
     "The Evaluation of a finished run, with summary.json written to `folder`."
     after = lm_counters(method)
     extra = dict(resumed=resumed, fingerprint=fingerprint)
@@ -526,14 +518,11 @@ def compare(a: Evaluation, # system A
     only_a, only_b = sorted(set(sa.index) - set(sb.index)), sorted(set(sb.index) - set(sa.index))
     if only_a or only_b:
         raise ValueError(f"{a.name} and {b.name} scored different questions: {len(only_a)} only in {a.name} "
-                         f"(e.g. {only_a[:3]}), {len(only_b)} only in {b.name} (e.g. {only_b[:3]}); evaluate both on the same examples")
+                         f"(e.g. {only_a[:3]}), {len(only_b)} only in {b.name} (e.g. {only_b[:3]}); "
+                         "evaluate both on the same examples")
     return dict(a=a.name, b=b.name, metric=metric, **paired_bootstrap(sa.values, sb[sa.index].values, n=n, seed=seed))
 
 # %% ../../nbs/31_eval.evaluate.ipynb #e1654e94
-def _pct(m: dict) -> str:
-    "'mean [lo, hi]' in percent, one decimal."
-    return f"{m['mean']*100:.1f} [{m['lo']*100:.1f}, {m['hi']*100:.1f}]"
-
 def summary_table(evaluations: Sequence[Evaluation | dict], # evaluations or their summaries
                   metrics: Sequence[str] | None = None, # metric columns to show; default: those of the first
                   ) -> pd.DataFrame:
@@ -542,9 +531,11 @@ def summary_table(evaluations: Sequence[Evaluation | dict], # evaluations or the
     if not sums: raise ValueError("no evaluations to tabulate")
     metrics = list(metrics or sums[0]["metrics"])
     for s in sums:
-        missing = [m for m in metrics if m not in s["metrics"]]
-        if missing: raise KeyError(f"{s['method']} has no {missing}; it has {', '.join(s['metrics'])}")
-    rows = [dict(method=s["method"], n=s["n"], errors=s["n_errors"], **{LABELS.get(m, m): _pct(s["metrics"][m]) for m in metrics},
+        if missing := [m for m in metrics if m not in s["metrics"]]:
+            raise KeyError(f"{s['method']} has no {missing}; it has {', '.join(s['metrics'])}")
+    pct = lambda m: f"{m['mean']*100:.1f} [{m['lo']*100:.1f}, {m['hi']*100:.1f}]"  # in percent, one decimal
+    rows = [dict(method=s["method"], n=s["n"], errors=s["n_errors"],
+                 **{LABELS.get(m, m): pct(s["metrics"][m]) for m in metrics},
                  **{m: s["metrics"][m]["mean"] for m in metrics}) for s in sums]
     return pd.DataFrame(rows).set_index("method")
 
@@ -554,8 +545,8 @@ def write_results(out_dir: Path | str, # the notebook's output folder
                   extra: dict | None = None, # more top-level fields: parameters, dataset, comparisons
                   ) -> Path:
     "Write `<out_dir>/results.json` with the summaries of `evaluations` and `extra`; its path."
-    extra = dict(extra or {})
-    if "summaries" in extra: raise ValueError("extra must not have a 'summaries' key: it holds the evaluations' summaries")
+    if "summaries" in (extra := dict(extra or {})):
+        raise ValueError("extra must not have a 'summaries' key: it holds the evaluations' summaries")
     p = Path(out_dir).expanduser() / "results.json"
     p.parent.mkdir(parents=True, exist_ok=True)
     doc = dict(summaries=[e.summary if isinstance(e, Evaluation) else e for e in evaluations], **extra)

@@ -7,7 +7,7 @@ Lessons: `nbs/33_eval.experiment.ipynb`; on the site (`make site`): `eval.experi
 
 # %% ../../nbs/33_eval.experiment.ipynb #c76166a5
 from __future__ import annotations
-import math, tempfile, warnings
+import json, math, tempfile, warnings
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -16,10 +16,12 @@ import numpy as np
 import pandas as pd
 from ..data.tasks import Prepared
 from ..notebooks import check_declared, find_notebook, notebook_params
-from .evaluate import Evaluation, evaluate, write_results
+from ..config import load_settings
+from .evaluate import LABELS, Evaluation, evaluate, rows_from, summarize, write_results
 from .metrics import paired_bootstrap
-from .mechanism import (EQUIVALENT, EXACT_BELOW, NOT_RUN, NOT_TESTABLE, Gate, adjusted_direction, exact_direction, failing,
-                                    gate_count, gate_sentence, health_sentence, health_text, holm, questions_needed, sign_test, spread, detectable)
+from .mechanism import (EQUIVALENT, EXACT_BELOW, NOT_RUN, NOT_TESTABLE, Gate, adjusted_direction,
+    exact_direction, failing, gate_count, gate_sentence, health_sentence, health_text, holm, questions_needed,
+    sign_test, spread, detectable, _nan as _missing)
 from fastcore.basics import patch
 
 # %% auto #0
@@ -39,19 +41,8 @@ class SystemFailed(RuntimeError):
 def failed_line(task: str, name: str, ev: Evaluation) -> str:
     "One line: which system failed on how many of the task's questions, and its first error."
     f = ev.failed
-    return f"{task}: {name} failed on {f['rows']} of {f['of']} questions after retries; the first ({f['qid']}): {f['first_error'][:600]}"
-
-def _kept(task: str, name: str, ev: Evaluation, on_error: str, excluded: list | None) -> bool:
-    "Whether `ev` joins the runs: True without failures; else SystemFailed ('raise') or a line and False."
-    if not ev.failed: return True
-    line = failed_line(task, name, ev)
-    if on_error == "raise":
-        where = f" Its rows are kept in {ev.path}:" if ev.path else ""
-        raise SystemFailed(f"{line}.{where} fix the cause and run again (answered rows resume, failed ones are asked again), "
-                           "or pass on_error='exclude' to leave the system out of the tables")
-    print(f"EXCLUDED {line}")
-    if excluded is not None: excluded.append(line)
-    return False
+    return (f"{task}: {name} failed on {f['rows']} of {f['of']} questions after retries; "
+            f"the first ({f['qid']}): {f['first_error'][:600]}")
 
 def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval.evaluate)
                 prepared: Prepared, # the task they answer
@@ -63,13 +54,23 @@ def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval
                 excluded: list | None = None, # where "exclude" appends its lines (e.g. Experiment.excluded)
                 ) -> dict[tuple[str, str], Evaluation]:
     "(task, system) -> Evaluation for every system on `prepared` that answered every question."
-    if on_error not in ("raise", "exclude"): raise ValueError(f"on_error must be 'raise' or 'exclude', got {on_error!r}")
-    runs = {}
+    if on_error not in ("raise", "exclude"):
+        raise ValueError(f"on_error must be 'raise' or 'exclude', got {on_error!r}")
+    runs, task = {}, prepared.name
     for name, method in systems.items():
-        ev = evaluate(method, prepared.examples, list(metrics), out_dir=None if out is None else Path(out) / prepared.name,
+        ev = evaluate(method, prepared.examples, list(metrics), out_dir=None if out is None else Path(out) / task,
                       name=name, n_boot=n_boot, seed=seed, batch_size=batch_size, progress=progress,
-                      config=dict(task=prepared.name, **(config or {})))
-        if _kept(prepared.name, name, ev, on_error, excluded): runs[prepared.name, name] = ev
+                      config=dict(task=task, **(config or {})))
+        if not ev.failed:
+            runs[task, name] = ev
+            continue
+        line = failed_line(task, name, ev)
+        if on_error == "raise":
+            where = f" Its rows are kept in {ev.path}:" if ev.path else ""
+            raise SystemFailed(f"{line}.{where} fix the cause and run again (answered rows resume, failed ones are "
+                               "asked again), or pass on_error='exclude' to leave the system out of the tables")
+        print(f"EXCLUDED {line}")
+        if excluded is not None: excluded.append(line)
     return runs
 
 # %% ../../nbs/33_eval.experiment.ipynb #10087bad
@@ -77,20 +78,21 @@ def restrict(ev: Evaluation, # an evaluation
              qids, # a subset of the questions it answered
              n_boot: int = 1000, seed: int = 0) -> Evaluation:
     "`ev` on the questions `qids` only, its summary recomputed (`subset_of` says how many it had)."
-    from ragkit.eval.evaluate import summarize
     keep = set(qids)
-    missing = keep - set(ev.table.qid)
-    if missing: raise ValueError(f"{ev.name} did not answer {len(missing)} of the {len(keep)} questions asked for (e.g. {sorted(missing)[:3]})")
+    if missing := keep - set(ev.table.qid):
+        raise ValueError(f"{ev.name} did not answer {len(missing)} of the {len(keep)} questions asked for "
+                         f"(e.g. {sorted(missing)[:3]})")
     if len(keep) == len(ev.table): return ev
     t = ev.table[ev.table.qid.isin(keep)].reset_index(drop=True)
     extra = {k: ev.summary[k] for k in ("fingerprint", "backends") if k in ev.summary}
-    return Evaluation(ev.name, t, summarize(t, list(ev.summary["metrics"]), ev.name, n_boot, seed, subset_of=len(ev.table), **extra), ev.path)
+    s = summarize(t, list(ev.summary["metrics"]), ev.name, n_boot, seed, subset_of=len(ev.table), **extra)
+    return Evaluation(ev.name, t, s, ev.path)
 
 # %% ../../nbs/33_eval.experiment.ipynb #f7e12394
 def ci(m: Mapping | Sequence, scale: float = 100.0, digits: int = 1) -> str:
     "'mean [lo, hi]' of a {mean, lo, hi} dict or a (mean, lo, hi) triple, scaled."
     mean, lo, hi = (m["mean"], m["lo"], m["hi"]) if isinstance(m, Mapping) else m
-    f = lambda v: "nan" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v * scale:.{digits}f}"
+    f = lambda v: "nan" if _missing(v) else f"{v * scale:.{digits}f}"
     return f"{f(mean)} [{f(lo)}, {f(hi)}]"
 
 def paper_table(runs: Mapping[tuple[str, str], Evaluation], # (dataset, system) -> Evaluation
@@ -99,35 +101,26 @@ def paper_table(runs: Mapping[tuple[str, str], Evaluation], # (dataset, system) 
                 labels: Mapping[str, str] | None = None, # metric -> column label
                 ) -> pd.DataFrame:
     "One row per (dataset, system): n, each metric as ours 'mean [lo, hi]' ×100 and the paper's value (empty if none)."
-    from ragkit.eval.evaluate import LABELS
-    labels = {**LABELS, **(labels or {})}
-    paper = paper or {}
-    rows = []
+    labels, paper, rows = {**LABELS, **(labels or {})}, paper or {}, []
     for (d, s), ev in runs.items():
-        m, pp = ev.summary["metrics"], paper.get((d, s), {})
-        row = dict(dataset=d, system=s, n=ev.summary["n"])
-        for k in metrics:
-            row[f"{labels.get(k, k)} (ours)"] = ci(m[k])
-            row[f"{labels.get(k, k)} (paper)"] = pp.get(k)
+        m, pp, row = ev.summary["metrics"], paper.get((d, s), {}), dict(dataset=d, system=s, n=ev.summary["n"])
+        for k in metrics: row |= {f"{labels.get(k, k)} (ours)": ci(m[k]), f"{labels.get(k, k)} (paper)": pp.get(k)}
         rows.append(row)
     return pd.DataFrame(rows)
 
 def _cut_share(t: pd.DataFrame) -> float:
     "The share of a table's LM calls that stopped at their token budget (NaN when its rows record no finish reasons)."
-    fin = [(tr or {}).get("finish") for tr, n in zip(t.trace, t.lm_calls) if n] if "trace" in t else []  # rows that called the LM
+    fin = [(tr or {}).get("finish") for tr, n in zip(t.trace, t.lm_calls) if n] if "trace" in t else []  # LM calling
     if not fin or any(f is None for f in fin): return float("nan")
     calls = sum(sum(f.values()) for f in fin)
     return sum(f.get("length", 0) for f in fin) / calls if calls else float("nan")
 
 def cost_table(runs: Mapping[tuple[str, str], Evaluation]) -> pd.DataFrame:
     "Mean LM calls, prompt and generated tokens per question, cached and budget-cut shares, per (dataset, system)."
-    rows = []
-    for (d, s), ev in runs.items():
-        t = ev.table
-        rows.append(dict(dataset=d, system=s, n=len(t), lm_calls=t.lm_calls.mean(), prompt_tokens=t.prompt_tokens.mean(),
-                         tokens=t.tokens.mean(), cached=(t.cached_calls.sum() / t.lm_calls.sum()) if t.lm_calls.sum() else 0.0,
-                         cut_by_budget=_cut_share(t)))
-    return pd.DataFrame(rows)
+    return pd.DataFrame([dict(dataset=d, system=s, n=len(t), lm_calls=t.lm_calls.mean(),
+                              prompt_tokens=t.prompt_tokens.mean(), tokens=t.tokens.mean(),
+                              cached=t.cached_calls.sum() / t.lm_calls.sum() if t.lm_calls.sum() else 0.0,
+                              cut_by_budget=_cut_share(t)) for (d, s), t in ((k, ev.table) for k, ev in runs.items())])
 
 # %% ../../nbs/33_eval.experiment.ipynb #fe8a584c
 PaperTable = Mapping[tuple[str, str], Mapping[str, float]]  # a paper's numbers: (task, system) -> {metric: value}
@@ -153,7 +146,8 @@ def paper_file(source: str | Path, # a paper's package ("ragkit.papers.lore"), o
                name: str, # the package's file: "paper.csv" or "claims.csv"
                ) -> Path:
     "`source` itself when it is a CSV file, else the file `name` beside the package's module."
-    return Path(source) if isinstance(source, Path) or str(source).endswith(".csv") else Path(str(resources.files(source) / name))
+    if isinstance(source, Path) or str(source).endswith(".csv"): return Path(source)
+    return Path(str(resources.files(source) / name))
 
 def paper_numbers(source: str | Path, # a paper's package ("ragkit.papers.lore": its paper.csv), or such a CSV file
                   ) -> list[dict]:
@@ -164,8 +158,9 @@ def paper_numbers(source: str | Path, # a paper's package ("ragkit.papers.lore":
         raise DataError(f"{f}: its header must be {','.join(PAPER_COLUMNS)}")
     out = []
     for line, r in enumerate(rows, 2):
-        try: out.append(r | dict(value=int(r["value"]) if r["value"].lstrip("-").isdigit() else float(r["value"])))  # a count stays whole
-        except (TypeError, ValueError): raise DataError(f"{f}, line {line}: value {r['value']!r} is not a number") from None
+        v = r["value"]
+        try: out.append(r | dict(value=int(v) if v.lstrip("-").isdigit() else float(v)))  # a count stays whole
+        except (TypeError, ValueError): raise DataError(f"{f}, line {line}: value {v!r} is not a number") from None
         if not all(r[k] for k in ("table", "task", "row", "column", "source")):
             raise DataError(f"{f}, line {line}: table, task, row, column and source must all be set")
     return out
@@ -176,11 +171,12 @@ def paper_cells(numbers: Sequence[Mapping], # paper_numbers' rows
                 ) -> PaperTable:
     "One table of a paper's numbers as (task, row) -> {column: value}, in the file's order."
     out: dict = {}
-    for r in numbers:
-        if r["table"] == table and reader in (None, r["reader"]): out.setdefault((r["task"], r["row"]), {})[r["column"]] = r["value"]
-    if not out: raise KeyError(f"no cell of {table!r} among the paper's numbers (tables: {sorted({r['table'] for r in numbers})})")
+    for r in (r for r in numbers if r["table"] == table and reader in (None, r["reader"])):
+        out.setdefault((r["task"], r["row"]), {})[r["column"]] = r["value"]
+    if not out:
+        raise KeyError(f"no cell of {table!r} among the paper's numbers "
+                       f"(tables: {sorted({r['table'] for r in numbers})})")
     return out
-
 
 # %% ../../nbs/33_eval.experiment.ipynb #91f2a418
 @dataclass(frozen=True)
@@ -190,7 +186,7 @@ class Statistic:
     n: int  # the questions it is computed over
     strata: tuple = ()  # a label per question: resampled within each label, in order of first appearance
     scale: float = 100.0  # the factor to the claim's unit (100: a difference of 0/1 scores in points)
-    rests_on: int | None = None  # the questions its interval rests on when fewer than n (a ratio's denominator): under MIN_N it sizes nothing
+    rests_on: int | None = None  # questions its interval rests on if under n (a ratio's denominator): < MIN_N, no size
 
     def draws(self, n_boot: int, seed: int) -> np.ndarray:
         "An (n_boot, n) matrix of question indices drawn with replacement (within each stratum)."
@@ -207,7 +203,8 @@ class Statistic:
             boots = np.array([self.fn(ix) for ix in self.draws(n_boot, seed)], dtype=float) * self.scale
         boots = boots[~np.isnan(boots)]
         lo, hi = np.quantile(boots, [0.025, 0.975]) if len(boots) else (np.nan, np.nan)
-        return dict(ours=est * self.scale, lo=float(lo), hi=float(hi), n=self.n, p_value=float((boots <= 0).mean()) if len(boots) else np.nan,
+        p = float((boots <= 0).mean()) if len(boots) else np.nan
+        return dict(ours=est * self.scale, lo=float(lo), hi=float(hi), n=self.n, p_value=p,
                     **({} if self.rests_on is None else {"rests_on": int(self.rests_on)}))
 
 def contrast(scores: Sequence[float], # a score per question (0/1 correctness, or any number)
@@ -215,7 +212,7 @@ def contrast(scores: Sequence[float], # a score per question (0/1 correctness, o
              ) -> Statistic:
     "mean(head) − mean(tail) of `scores`, each group resampled on its own: a head-versus-tail contrast."
     s, h = np.asarray(scores, dtype=float), np.asarray(head, dtype=bool)
-    if h.all() or not h.any(): raise ValueError(f"both groups need questions, got {int(h.sum())} head and {int((~h).sum())} tail")
+    if h.all() or not h.any(): raise ValueError(f"both groups need questions, got {h.sum()} head and {(~h).sum()} tail")
     v, lab = np.concatenate([s[h], s[~h]]), np.r_[np.ones(h.sum(), bool), np.zeros((~h).sum(), bool)]
     return Statistic(lambda ix: v[ix][lab[ix]].mean() - v[ix][~lab[ix]].mean(), len(v), tuple(lab))
 
@@ -231,9 +228,9 @@ class Claim:
     paper: float | None = None  # the paper's difference a - b in points (None: no number for this dataset)
     source: str = ""  # where the paper says it: table and section
     unit: str = "points"  # the unit of `paper` and of our estimate: points (×100 of a score), % or any unit name
-    statistic: Statistic | None = None  # the claim's own statistic (None: mean a − b of `metric`, paired over questions)
+    statistic: Statistic | None = None  # the claim's own statistic (None: mean a − b of `metric`, paired by question)
     mechanism: str = ""  # the mechanism the claim is about (a Mechanism's name): no direction where its checks fail
-    scores: tuple | None = None  # the claim's own per-question scores of a and b (two Series by qid), e.g. on its decisive questions only
+    scores: tuple | None = None  # its own per-question scores of a and b (Series by qid), e.g. on decisive questions
     decisive: str = ""  # for a decisive-question claim: the questions it is judged on, e.g. "the candidates differ"
     bound: str = ""  # "at least": the paper's number is a lower bound ("more than 16%"); "at most": an upper one
     gates: tuple = ()  # (who, Gate) per system of the claim relying on its mechanism, or for the comparison it names
@@ -241,8 +238,8 @@ class Claim:
     untestable: str = ""  # what this setting lacks for the claim (a reader of the paper's scale, its corpus)
     available: int | None = None  # the questions the data holds: a claim that would need more is not testable here
     runs: str = ""  # the run set judging it: "" for the notebook's runs, else a name in `verdict`'s `subsets`
-    notes: tuple = ()  # (when, text) pairs: text added to the verdict where its size or direction is `when` ("": always)
-    unless: tuple = ()  # (claim, dataset, direction, why): not testable where that claim reads `direction`; `why` gets its row
+    notes: tuple = ()  # (when, text) pairs: text added to the verdict where size or direction is `when` ("": always)
+    unless: tuple = ()  # (claim, dataset, direction, why): untestable where that claim reads `direction`
     pair_words: str = ""  # the statistic in words: a gated pair reading otherwise under another such claim says why
     why_other: str = ""  # why this statistic can read otherwise than another on the same pair, said in that note
 
@@ -251,86 +248,84 @@ MARGIN = {"points": 3.0}  # the equivalence margin by unit: inside ±3 points of
 DIRECTIONS = ("holds", "reversed", EQUIVALENT, "undecided", NOT_RUN, NOT_TESTABLE)  # every outcome, in tally order
 SIZES = ("consistent", "smaller", "larger", "n/a")
 
-
 # %% ../../nbs/33_eval.experiment.ipynb #pc000002
 import itertools, string
 
-CLAIM_COLUMNS = ("claim", "a", "b", "metric", "table", "paper_a", "paper_b", "paper_metric", "reader", "shown", "mechanism",
-                 "bound", "source")
+CLAIM_COLUMNS = ("claim", "a", "b", "metric", "table", "paper_a", "paper_b", "paper_metric", "reader", "shown",
+                 "mechanism", "bound", "source")
 
 def _claims_csv(f: Path) -> list[dict]:
     "A claims.csv's rows, checked: its header, the fields every row needs, its `shown` and `bound`."
     with f.open(encoding="utf-8", newline="") as fh: rd = csv.DictReader(fh); rows = list(rd)
-    if tuple(rd.fieldnames or ()) != CLAIM_COLUMNS: raise DataError(f"{f}: its header must be {','.join(CLAIM_COLUMNS)}")
+    if tuple(rd.fieldnames or ()) != CLAIM_COLUMNS:
+        raise DataError(f"{f}: its header must be {','.join(CLAIM_COLUMNS)}")
     if not rows: raise DataError(f"{f}: no claim below its header")
     for line, r in enumerate(rows, 2):
         at = f"{f}, line {line}"
         if None in r: raise DataError(f"{at}: more fields than the header names; quote a field that holds a comma")
-        if not all(r[k] for k in ("claim", "a", "b", "metric", "source")): raise DataError(f"{at}: claim, a, b, metric, source must be set")
+        if not all(r[k] for k in ("claim", "a", "b", "metric", "source")):
+            raise DataError(f"{at}: claim, a, b, metric, source must be set")
         if r["shown"] not in ("", "1"): raise DataError(f"{at}: shown {r['shown']!r} is not '' or '1'")
-        if r["bound"] not in ("", "at least", "at most"): raise DataError(f"{at}: bound {r['bound']!r} is not '', 'at least' or 'at most'")
+        if r["bound"] not in ("", "at least", "at most"):
+            raise DataError(f"{at}: bound {r['bound']!r} is not '', 'at least' or 'at most'")
     return rows
-
-def _named(row: Mapping) -> list[str]:
-    "The placeholders a row's fields name, in order of first use."
-    return list(dict.fromkeys(n for v in row.values() for _, n, _, _ in string.Formatter().parse(v or "") if n))
 
 def _systems(s: str) -> str | tuple[str, ...]:
     "'A' -> 'A'; 'A|B' -> ('A', 'B'): several systems, the best of them."
     return tuple(s.split("|")) if "|" in s else s
 
-
 # %% ../../nbs/33_eval.experiment.ipynb #pc000005
 def _paper_claim(r: Mapping, d: str, numbers: Sequence[Mapping], where: str) -> Claim:
     "The claim of a filled claims.csv row on task `d`, with the paper's difference (and sample) from its numbers."
     cells = [n for n in numbers if n["table"] == r["table"] and n["task"] == d and r["reader"] in ("", n["reader"])]
-    if len({n["reader"] for n in cells}) > 1: raise DataError(f"{where}: {r['table']} holds several readers' cells on {d}; name one")
+    if len({n["reader"] for n in cells}) > 1:
+        raise DataError(f"{where}: {r['table']} holds several readers' cells on {d}; name one")
     pa, pb, pm = r["paper_a"] or r["a"], _systems(r["paper_b"] or r["b"]), r["paper_metric"] or r["metric"]
     paper = paper_difference(paper_cells(cells, r["table"]), d, pa, pb, pm) if cells else None
     sample = next((f" ({n['sample']})" for n in cells if n["sample"]), "")
-    return Claim(r["claim"], d, r["a"], _systems(r["b"]), r["metric"], paper, r["source"] + sample, mechanism=r["mechanism"], bound=r["bound"])
+    return Claim(r["claim"], d, r["a"], _systems(r["b"]), r["metric"], paper, r["source"] + sample,
+                 mechanism=r["mechanism"], bound=r["bound"])
 
-def _filled(r: Mapping, values: Mapping, where: str) -> dict:
-    "A claims.csv row with its placeholders filled."
-    try: return {k: v.format(**values) for k, v in r.items()}
-    except (ValueError, IndexError) as e: raise DataError(f"{where}: {e}; name each placeholder, double a literal brace") from None
-
-def paper_claims(source: str | Path, # a paper's package (its claims.csv and paper.csv), or a claims CSV beside a paper.csv
+def paper_claims(source: str | Path, # a paper's package (its claims.csv and paper.csv), or a claims CSV by a paper.csv
                  datasets: Sequence[str], # the tasks the claims are checked on
                  table: str | None = None, # only the rows on this paper table (None: every row)
                  over: Mapping[str, Sequence[str]] = {}, # a placeholder -> its values: one claim per value
                  **fill: str, # a placeholder -> its one value (e.g. naive="Naive-512")
                  ) -> list[Claim]:
     "The claims a paper's claims.csv declares, per task, row and placeholder value, each with the paper's a − b."
-    if both := set(over) & set(fill): raise ValueError(f"placeholder {sorted(both)[0]!r} is in `over` and a value: give it once")
+    if both := set(over) & set(fill):
+        raise ValueError(f"placeholder {sorted(both)[0]!r} is in `over` and a value: give it once")
     f = paper_file(source, "claims.csv")
     rows = _claims_csv(f)
-    numbers = paper_numbers(f.with_name("paper.csv")) if any(r["table"] for r in rows) else []  # no table named: no numbers
+    numbers = paper_numbers(f.with_name("paper.csv")) if any(r["table"] for r in rows) else []  # no table: no numbers
     out = []
     for d, (line, r) in ((d, lr) for d in datasets for lr in enumerate(rows, 2) if table in (None, lr[1]["table"])):
         where = f"{f}, line {line}"
-        try: names = _named(r)
+        try: names = list(dict.fromkeys(n for v in r.values() for _, n, _, _ in string.Formatter().parse(v or "") if n))
         except ValueError as e: raise DataError(f"{where}: {e}; double a literal brace") from None
         if missing := [n for n in names if n not in over and n not in fill]:
             raise ValueError(f"{where}: {{{missing[0]}}} has no value; pass it to paper_claims")
         loop = [n for n in names if n in over]
         for vals in itertools.product(*(over[n] for n in loop)):
-            c = _paper_claim(_filled(r, {**fill, **dict(zip(loop, vals))}, where), d, numbers, where)
+            values = {**fill, **dict(zip(loop, vals))}
+            try: filled = {k: v.format(**values) for k, v in r.items()}
+            except (ValueError, IndexError) as e:
+                raise DataError(f"{where}: {e}; name each placeholder, double a literal brace") from None
+            c = _paper_claim(filled, d, numbers, where)
             if not (r["shown"] == "1" and c.paper is not None and c.paper <= 0): out.append(c)
     return out
 
-
 # %% ../../nbs/33_eval.experiment.ipynb #1b9e02s1
-def _missing(x) -> bool:
-    "Whether a number is absent (None or NaN)."
-    return x is None or (isinstance(x, float) and math.isnan(x))
+def _too_few(n) -> bool:
+    "Whether fewer than MIN_N questions were compared (None: not said, so not few)."
+    return n is not None and n < MIN_N
 
 def direction(lo: float, # the interval's lower end
               hi: float, # its upper end
               n: int | None = None, # questions compared: under MIN_N nothing is decided
               ) -> str:
     "holds if the interval lies above 0, reversed if below 0, else undecided (also under MIN_N questions)."
-    if (n is not None and n < MIN_N) or _missing(lo) or _missing(hi): return "undecided"
+    if _too_few(n) or _missing(lo) or _missing(hi): return "undecided"
     return "holds" if lo > 0 else "reversed" if hi < 0 else "undecided"
 
 def no_difference_bound(n: int, # questions compared, none of which differs
@@ -342,12 +337,14 @@ def size(lo: float, # the interval's lower end
          hi: float, # its upper end
          paper: float | None = None, # the paper's own difference, in the same unit
          n: int | None = None, # questions compared: under MIN_N nothing is decided
-         bound: str = "", # "at least": the paper's number is a lower bound, which only a smaller interval rules out; "at most": an upper one
+         # "at least": the paper's number is a lower bound (only a smaller interval rules it out); "at most": an upper
+         bound: str = "",
          discordant: int | None = None, # questions whose scores differ: under MIN_N the interval sizes nothing
          ) -> str:
     "consistent if the paper's effect lies in the interval (or a bound holds), smaller / larger outside, else n/a."
-    if bound not in ("", "at least", "at most"): raise ValueError(f"bound={bound!r}: use '' (the paper's number is a point), 'at least' or 'at most' (a bound)")
-    if _missing(paper) or _missing(lo) or _missing(hi) or (n is not None and n < MIN_N): return "n/a"
+    if bound not in ("", "at least", "at most"):
+        raise ValueError(f"bound={bound!r}: use '' (the paper's number is a point), 'at least' or 'at most' (a bound)")
+    if _missing(paper) or _missing(lo) or _missing(hi) or _too_few(n): return "n/a"
     if not _missing(discordant) and discordant < MIN_N: return "n/a"
     if lo == hi == 0 and n: lo, hi = -no_difference_bound(n), no_difference_bound(n)
     if bound == "at most": return "larger" if lo > paper else "consistent"
@@ -358,27 +355,22 @@ def within_margin(lo: float, hi: float, # a 95% interval
                   margin: float | None, # the equivalence margin (None: none)
                   ) -> bool:
     "Whether the interval lies inside ±margin (rule of three when no question differs): no effect beyond it."
-    if _missing(margin) or _missing(lo) or _missing(hi) or (n is not None and n < MIN_N): return False
+    if _missing(margin) or _missing(lo) or _missing(hi) or _too_few(n): return False
     if lo == hi == 0 and n: lo, hi = -no_difference_bound(n), no_difference_bound(n)
     return -margin <= lo and hi <= margin
-
 
 # %% ../../nbs/33_eval.experiment.ipynb #6bba33e9
 def _pts(v, unit: str = "points") -> str:
     "A signed number with one decimal, or 'n/a'."
     return "n/a" if _missing(v) else f"{v:+.1f}" + ("%" if unit == "%" else "")
 
-def _exact_head(d: str, exact: Mapping, iv: str) -> str:
-    "The direction as the exact test over the differing questions decided it."
-    m, w, l, p = exact["discordant"], exact["wins"], exact["losses"], exact["p_exact"]
-    said = {"holds": "holds", "reversed": "is reversed", "undecided": "is undecided"}[d]
-    if m == 0: return f"The direction is undecided: no question's score differs ({iv})"
-    return (f"The direction {said} by the exact sign test over the {m} question{'s' * (m != 1)} where the two differ "
-            f"({w} to {l}, p = {p:.3g}; fewer than {EXACT_BELOW}, so not the bootstrap): {iv}")
-
 def _interval(ours, lo, hi, unit: str) -> str:
     "'+2.7 [-1.2, +7.2] points'."
     return f"{_pts(ours, unit)} [{_pts(lo, unit)}, {_pts(hi, unit)}]" + ("" if unit == "%" else f" {unit}")
+
+def _count(n: int, word: str) -> str:
+    "'1 claim' / '2 claims'."
+    return f"{n} {word}{'s' * (n != 1)}"
 
 def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 95% interval
                      paper: float | None = None, # the paper's difference
@@ -390,58 +382,41 @@ def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 9
                      margin: float | None = None, # the equivalence margin
                      ) -> str:
     "Both verdicts in words, with the numbers they rest on."
-    s = size(lo, hi, paper, n, bound, discordant)
-    iv = _interval(ours, lo, hi, unit)
-    if n is not None and n < MIN_N: return f"Undecided: {n} question{'s' * (n != 1)}, fewer than the {MIN_N} a verdict needs, so no test decides ({iv})."
-    raw = exact_direction(exact["wins"], exact["losses"], exact["p_exact"]) if exact is not None else direction(lo, hi, n)
+    s, iv, p = size(lo, hi, paper, n, bound, discordant), _interval(ours, lo, hi, unit), _pts(paper, unit)
+    if _too_few(n):
+        return f"Undecided: {_count(n, 'question')}, fewer than the {MIN_N} a verdict needs, so no test decides ({iv})."
+    raw = (exact_direction(exact["wins"], exact["losses"], exact["p_exact"]) if exact is not None
+           else direction(lo, hi, n))
     if raw == "undecided" and within_margin(lo, hi, n, margin):
         head = f"Equivalent: {iv} lies inside the stated margin of ±{margin:.1f}, so there is no effect beyond it" + (
-            f" (no direction: {exact['wins']} to {exact['losses']} over the {exact['discordant']} differing questions)" if exact is not None else "")
-    elif exact is not None: head = _exact_head(raw, exact, iv)
-    else: head = {"holds": f"The direction holds: {iv}, above 0", "reversed": f"The direction is reversed: {iv}, below 0",
-                  "undecided": f"The direction is undecided: {iv}" + (f", the same score on every question (by the rule of three, within ±{no_difference_bound(n):.1f} at 95%)"
-                                                                       if lo == hi == 0 and n else ", the same score on every question" if lo == hi == 0 else " spans 0")}[direction(lo, hi, n)]
-    tail = {"consistent": f"the paper's {_pts(paper, unit)} lies inside, so its size is consistent with ours",
-            "smaller": f"an effect of the paper's size ({_pts(paper, unit)}) is ruled out: ours is smaller",
-            "larger": f"an effect of the paper's size ({_pts(paper, unit)}) is ruled out: ours is larger",
-            "n/a": "the paper gives no number to compare the size with"}[s]
-    if bound and s == "consistent": tail = f"the paper's lower bound (at least {_pts(paper, unit)}) is reached by our interval, so it is not ruled out"
-    if bound == "at least" and s == "smaller": tail = f"the paper's lower bound (at least {_pts(paper, unit)}) is ruled out: ours is smaller"
-    if bound == "at most": tail = {"consistent": f"the paper's upper bound (up to {_pts(paper, unit)}, a maximum over its settings) is not exceeded",
-                                   "larger": f"the paper's upper bound (up to {_pts(paper, unit)}) is exceeded: ours is larger"}.get(s, tail)
+            f" (no direction: {exact['wins']} to {exact['losses']} over the {exact['discordant']} differing questions)"
+            if exact is not None else "")
+    elif exact is not None:
+        m, w, l, pe = exact["discordant"], exact["wins"], exact["losses"], exact["p_exact"]
+        said = {"holds": "holds", "reversed": "is reversed", "undecided": "is undecided"}[raw]
+        head = (f"The direction is undecided: no question's score differs ({iv})" if m == 0 else
+                f"The direction {said} by the exact sign test over the {_count(m, 'question')} where the two differ "
+                f"({w} to {l}, p = {pe:.3g}; fewer than {EXACT_BELOW}, so not the bootstrap): {iv}")
+    elif (d := direction(lo, hi, n)) != "undecided":
+        head = f"The direction holds: {iv}, above 0" if d == "holds" else f"The direction is reversed: {iv}, below 0"
+    elif lo == hi == 0:
+        head = f"The direction is undecided: {iv}, the same score on every question" + (
+            f" (by the rule of three, within ±{no_difference_bound(n):.1f} at 95%)" if n else "")
+    else: head = f"The direction is undecided: {iv} spans 0"
+    tail = ("the paper gives no number to compare the size with" if s == "n/a" else
+            f"the paper's {p} lies inside, so its size is consistent with ours" if s == "consistent" else
+            f"an effect of the paper's size ({p}) is ruled out: ours is {s}")
+    lower, upper = f"the paper's lower bound (at least {p})", f"the paper's upper bound (up to {p}"
+    tail = {("at least", "consistent"): f"{lower} is reached by our interval, so it is not ruled out",
+            ("at least", "smaller"): f"{lower} is ruled out: ours is smaller",
+            ("at most", "consistent"): f"{upper}, a maximum over its settings) is not exceeded",
+            ("at most", "larger"): f"{upper}) is exceeded: ours is larger"}.get((bound, s), tail)
     if s == "n/a" and not _missing(paper) and not _missing(discordant) and discordant < MIN_N:
-        tail = f"no size is compared with the paper's {_pts(paper, unit)}: the interval rests on {discordant} differing question{'s' * (discordant != 1)}, fewer than {MIN_N}"
+        tail = (f"no size is compared with the paper's {p}: the interval rests on "
+                f"{_count(discordant, 'differing question')}, fewer than {MIN_N}")
     return f"{head}; {tail}."
 
-# %% ../../nbs/33_eval.experiment.ipynb #78f0e16c
-def _exact(extra: Mapping) -> dict | None:
-    "The sign test of a row where it decides: fewer than EXACT_BELOW differing questions, MIN_N or more compared."
-    m, n = extra.get("discordant"), extra.get("n")
-    if _missing(m) or m is None or (n is not None and n < MIN_N) or m >= EXACT_BELOW: return None
-    return {k: extra[k] for k in ("discordant", "wins", "losses", "p_exact")}
-
-def _two_sided(p_boot: float | None, lo: float, hi: float) -> float:
-    "A bootstrap's two-sided p from its share of resamples at or below 0 (twice the smaller tail; 1 if all 0)."
-    if _missing(p_boot) or (lo == hi == 0): return 1.0 if lo == hi == 0 else float("nan")
-    return float(min(1.0, 2 * min(p_boot, 1 - p_boot)))
-
-
 # %% ../../nbs/33_eval.experiment.ipynb #78f0e1s1
-def _needed(paper, lo, hi, n, unit: str, bound: str, margin, ours=None) -> tuple[float, str]:
-    "Questions a run needs to decide the claim at 80% power, and for what: the paper's effect, ours, or equivalence."
-    if n is None or _missing(n) or n < 1: return float("nan"), ""
-    effect = paper if not _missing(paper) and bound in ("", "at least") and paper else None
-    sd = spread(lo, hi, int(n), 100.0 if unit == "points" else max(abs(lo), abs(hi), 1.0))
-    if effect is None and not _missing(ours) and not _missing(margin) and abs(ours) > margin:  # an effect beyond the margin cannot be shown equivalent
-        k = questions_needed(ours, sd)
-        return k, (f"the observed {_pts(ours, unit)}" if not _missing(k) else "")
-    k = questions_needed(effect, sd, margin)
-    if effect is not None and not _missing(k) and k <= n:  # enough questions to see the paper's effect: what is left to decide is equivalence
-        k2 = questions_needed(None, sd, margin)
-        return k2, (f"equivalence within ±{margin:.1f}; the {int(n)} compared would have shown the paper's {_pts(effect, unit)}" if not _missing(k2) else "")
-    if _missing(k): return k, ""
-    return k, f"the paper's {_pts(effect, unit)}" if effect is not None else f"equivalence within ±{margin:.1f}"
-
 def verdict_row(claim: str, dataset: str, # the claim in words, and where it is checked
                 estimate: float, lo: float, hi: float, # our estimate (positive: the claim holds) and its 95% interval
                 paper: float | None = None, # the paper's number in the same unit
@@ -449,74 +424,85 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
                 unit: str = "points", # points (×100 of a score), % (a relative change) or any unit name
                 **extra) -> dict:
     "A verdict-table row: the numbers, both verdicts, the deciding test and its p, what a decision needs, the sentence."
-    prefix, n, ex, bound = extra.pop("prefix", ""), extra.get("n"), _exact(extra), extra.get("bound") or ""
-    margin = extra.pop("margin", None)
-    margin = MARGIN.get(unit) if margin is None or _missing(margin) else margin
-    available, disc = extra.pop("available", None), extra.get("discordant")
-    rests = extra.get("rests_on")
+    prefix, n, bound, disc = extra.pop("prefix", ""), extra.get("n"), extra.get("bound") or "", extra.get("discordant")
+    few = _too_few(n)
+    exact = not (_missing(disc) or few or disc >= EXACT_BELOW)  # the sign test decides: under EXACT_BELOW differ
+    ex = {k: extra[k] for k in ("discordant", "wins", "losses", "p_exact")} if exact else None
+    if _missing(margin := extra.pop("margin", None)): margin = MARGIN.get(unit)
+    available, rests, pb = extra.pop("available", None), extra.get("rests_on"), extra.get("p_value")
     if _missing(disc): disc = rests  # a statistic's stated denominator
-    few = n is not None and n < MIN_N
     d = exact_direction(ex["wins"], ex["losses"], ex["p_exact"]) if ex and not few else direction(lo, hi, n)
-    within = within_margin(lo, hi, n if _missing(rests) or rests is None else min(n, rests), margin)  # a ratio over one question shows no equivalence
-    test, p_two = ("none", float("nan")) if few else ("exact sign test", ex["p_exact"]) if ex else ("bootstrap", _two_sided(extra.get("p_value"), lo, hi))
-    if d == "undecided" and within: d, test = EQUIVALENT, f"interval inside ±{margin:g}"  # the interval decides: no effect beyond the margin
+    within = within_margin(lo, hi, n if _missing(rests) else min(n, rests), margin)  # a ratio over 1: no equivalence
+    # a bootstrap's two-sided p: twice the smaller tail at or below 0 (1 if all 0)
+    boot = 1.0 if lo == hi == 0 else float("nan") if _missing(pb) else float(min(1.0, 2 * min(pb, 1 - pb)))
+    test, p_two = ("none", float("nan")) if few else ("exact sign test", ex["p_exact"]) if ex else ("bootstrap", boot)
+    if d == "undecided" and within: d, test = EQUIVALENT, f"interval inside ±{margin:g}"  # no effect beyond the margin
     text = prefix + verdict_sentence(estimate, lo, hi, paper, n, unit, ex, bound, disc, margin)
-    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=d, size=size(lo, hi, paper, n, bound, disc),
-                verdict=text, unit=unit, source=source, test=test, p_two=p_two, margin=margin, within_margin=within,
-                n_needed=float("nan"), needed_for="", available=available, **extra)
+    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=d,
+                size=size(lo, hi, paper, n, bound, disc), verdict=text, unit=unit, source=source, test=test,
+                p_two=p_two, margin=margin, within_margin=within, n_needed=float("nan"), needed_for="",
+                available=available, **extra)
+
+# %% ../../nbs/33_eval.experiment.ipynb #78f0e1s3
+def _needed(paper, lo, hi, n, unit: str, bound: str, margin, ours=None) -> tuple[float, str]:
+    "Questions a run needs to decide the claim at 80% power, and for what: the paper's effect, ours, or equivalence."
+    if _missing(n) or n < 1: return float("nan"), ""
+    effect = paper if not _missing(paper) and bound in ("", "at least") and paper else None
+    sd = spread(lo, hi, int(n), 100.0 if unit == "points" else max(abs(lo), abs(hi), 1.0))
+    # an effect beyond the margin cannot be shown equivalent
+    if effect is None and not _missing(ours) and not _missing(margin) and abs(ours) > margin:
+        k = questions_needed(ours, sd)
+        return k, (f"the observed {_pts(ours, unit)}" if not _missing(k) else "")
+    k = questions_needed(effect, sd, margin)
+    if effect is not None and not _missing(k) and k <= n:  # enough to see the paper's effect: equivalence is left
+        k2 = questions_needed(None, sd, margin)
+        return k2, ("" if _missing(k2) else f"equivalence within ±{margin:.1f}; the {int(n)} compared would have "
+                    f"shown the paper's {_pts(effect, unit)}")
+    if _missing(k): return k, ""
+    return k, f"the paper's {_pts(effect, unit)}" if effect is not None else f"equivalence within ±{margin:.1f}"
 
 def with_needs(r: dict) -> dict:
     "An undecided row with the questions a decision would need; not testable here where the data holds fewer."
     if r.get("direction_holm") != "undecided" or not _missing(r.get("n_needed")): return r
-    k, why = _needed(r["paper"], r["lo"], r["hi"], r["n"], r["unit"], r.get("bound") or "", r.get("margin"), r.get("ours"))
+    k, why = _needed(r["paper"], r["lo"], r["hi"], r["n"], r["unit"], r.get("bound") or "", r.get("margin"),
+                     r.get("ours"))
     if _missing(k): return r
-    after = " After Holm's adjustment over the run's claims it is undecided." if r.get("direction") in ("holds", "reversed") else ""
-    text = r["verdict"] + f"{after} Deciding it at 80% power would need about {k:,.0f} questions like these (for {why}, at the observed spread)."
-    a = r.get("available")
-    if not _missing(a) and k > a:
-        return dict(r, n_needed=k, needed_for=why, direction=NOT_TESTABLE, direction_holm=NOT_TESTABLE, size="n/a", untestable=f"the data holds {int(a)} such questions",
-                    verdict=text + f" Not testable here: the data holds {int(a)} such questions.")
-    return dict(r, n_needed=k, needed_for=why, verdict=text)
+    held = r.get("direction") in ("holds", "reversed")
+    after = " After Holm's adjustment over the run's claims it is undecided." if held else ""
+    r = dict(r, n_needed=k, needed_for=why, verdict=r["verdict"] + f"{after} Deciding it at 80% power would need about "
+             f"{k:,.0f} questions like these (for {why}, at the observed spread).")
+    if _missing(a := r.get("available")) or k <= a: return r
+    lack = f"the data holds {int(a)} such questions"
+    return dict(r, direction=NOT_TESTABLE, direction_holm=NOT_TESTABLE, size="n/a", untestable=lack,
+                verdict=r["verdict"] + f" Not testable here: {lack}.")
 
-VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "discordant", "wins", "losses", "ours", "lo", "hi", "p_value", "p_exact",
-                   "test", "p_two", "paper", "bound", "direction", "size", "verdict", "unit", "source", "mechanism", "decisive",
-                   "margin", "within_margin", "n_needed", "needed_for", "acted", "acted_of", "gate", "gate_ok", "untestable", "rests_on", "available"]
-
+VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "discordant", "wins", "losses", "ours", "lo", "hi",
+                   "p_value", "p_exact", "test", "p_two", "paper", "bound", "direction", "size", "verdict", "unit",
+                   "source", "mechanism", "decisive", "margin", "within_margin", "n_needed", "needed_for", "acted",
+                   "acted_of", "gate", "gate_ok", "untestable", "rests_on", "available"]
 
 # %% ../../nbs/33_eval.experiment.ipynb #10b8ff7f
-def _scores(x, metric: str) -> pd.Series:
-    "Per-question scores by qid from an Evaluation or a Series."
-    return x.scores(metric) if isinstance(x, Evaluation) else pd.Series(x, dtype=float)
-
-def _pair(c: Claim, runs: Mapping) -> tuple[pd.Series, pd.Series, str] | None:
-    "The claim's a and b scores on the same questions, and b's name (the best rival); None if a system did not run."
-    if c.scores is not None: return pd.Series(c.scores[0], dtype=float), pd.Series(c.scores[1], dtype=float), c.b
-    bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
-    if any((c.dataset, s) not in runs for s in (c.a, *bs)): return None
-    a, cand = _scores(runs[c.dataset, c.a], c.metric), {s: _scores(runs[c.dataset, s], c.metric) for s in bs}
-    b = max(cand, key=lambda s: (cand[s].mean(), -bs.index(s)))  # the best rival on our run
-    return a, cand[b], b
-
 def compared(c: Claim, # a claim without a statistic: a beats b on c.metric
              runs: Mapping[tuple[str, str], Evaluation | pd.Series], # (dataset, system) -> Evaluation, or scores
              n_boot: int = 1000, seed: int = 0) -> dict | None:
     "The paired bootstrap of mean a − b in points against the best rival, and the sign test; None if one did not run."
-    pair = _pair(c, runs)
-    if pair is None: return None
-    a, rival, b = pair
-    if set(a.index) != set(rival.index): raise ValueError(f"{c.claim}: {c.a} and {b} scored different questions on {c.dataset}")
+    if c.scores is not None: a, rival, b = pd.Series(c.scores[0], dtype=float), pd.Series(c.scores[1], dtype=float), c.b
+    else:
+        bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
+        if any((c.dataset, s) not in runs for s in (c.a, *bs)): return None
+        get = lambda s: (x.scores(c.metric) if isinstance(x := runs[c.dataset, s], Evaluation)
+                         else pd.Series(x, dtype=float))  # per-question scores by qid
+        a, cand = get(c.a), {s: get(s) for s in bs}
+        b = max(cand, key=lambda s: (cand[s].mean(), -bs.index(s)))  # the best rival on our run
+        rival = cand[b]
+    if set(a.index) != set(rival.index):
+        raise ValueError(f"{c.claim}: {c.a} and {b} scored different questions on {c.dataset}")
     if a.empty:  # e.g. no decisive question: nothing to compare, and the row says so
-        return dict(ours=float("nan"), lo=float("nan"), hi=float("nan"), n=0, p_value=float("nan"), b=b, **sign_test([], []), right=(0, 0), qids=[])
+        return dict(ours=float("nan"), lo=float("nan"), hi=float("nan"), n=0, p_value=float("nan"), b=b,
+                    **sign_test([], []), right=(0, 0), qids=[])
     pb = paired_bootstrap(a.values, rival[a.index].values, n=n_boot, seed=seed)
     return dict(ours=pb["delta"] * 100, lo=pb["lo"] * 100, hi=pb["hi"] * 100, n=len(a), p_value=pb["p_value"], b=b,
                 **sign_test(a.values, rival[a.index].values), right=(a.sum(), rival.sum()), qids=list(a.index))
-
-def _decisive_prefix(c: Claim, r: Mapping) -> str:
-    "'On the 31 decisive questions (where ...), LoR is right on 23 and Top-1 on 15. ' for a decisive-question claim."
-    if not c.decisive: return ""
-    ra, rb = (int(round(x)) for x in r["right"])
-    return f"On the {r['n']} decisive questions ({c.decisive}), {c.a} is right on {ra} and {r['b']} on {rb}. "
-
 
 # %% ../../nbs/33_eval.experiment.ipynb #10b8ffs1
 def gate_columns(c: Claim, # a claim with gates
@@ -524,24 +510,17 @@ def gate_columns(c: Claim, # a claim with gates
                  ) -> dict:
     "Each gate of `c` on the judged questions: the fewest it acted on, whether all reached their minimum, in words."
     counts = [(who, g, *gate_count(g, qids)) for who, g in c.gates]
-    return dict(acted=min(k for *_, k, _ in counts), acted_of=len(list(qids)), gate_ok=all(k >= g.minimum for _, g, k, _ in counts),
+    return dict(acted=min(k for *_, k, _ in counts), acted_of=len(list(qids)),
+                gate_ok=all(k >= g.minimum for _, g, k, _ in counts),
                 gate="; ".join(gate_sentence(who, g, k, n) for who, g, k, n in counts))
 
-def _gated(r: dict, c: Claim) -> dict:
-    "A row whose gate acted on too few judged questions: no direction or size, the counts, the questions needed."
-    k, n = r["acted"], r["acted_of"]
-    need = max(g.minimum for _, g in c.gates)
-    counts = r["verdict"].split(". ", 1)[0] + ". " if c.decisive and r["verdict"].startswith("On the ") else ""
-    return dict(r, direction=NOT_RUN, size="n/a", test="none", p_two=float("nan"), n_needed=float(math.ceil(need * n / k)) if k else float("nan"),
-                needed_for=f"the mechanism to act on {need} judged questions at its observed rate" if k else "",
-                verdict=f"{counts}No verdict: the mechanism did not act on enough of the questions this claim judges ({r['gate']}); "
+# %% ../../nbs/33_eval.experiment.ipynb #10b8ffs1s1
+def _no_verdict(r: Mapping, why: str, **more) -> dict:
+    "A row whose mechanism did not act (`why`, in words): no direction or size; a decisive claim's counts stay."
+    counts = r["verdict"].split(". ", 1)[0] + ". " if r.get("decisive") and r["verdict"].startswith("On the ") else ""
+    return dict(r, direction=NOT_RUN, size="n/a", test="none", p_two=float("nan"), **more,
+                verdict=f"{counts}No verdict: the mechanism {why}; "
                         f"our {_interval(r['ours'], r['lo'], r['hi'], r['unit'])} says nothing about it.")
-
-def _untestable(r: dict, c: Claim) -> dict:
-    "A row the setting cannot decide: what it lacks, and our numbers for what they are."
-    ours = "" if _missing(r.get("ours")) else f" Ours, for what it shows: {_interval(r['ours'], r['lo'], r['hi'], r['unit'])}."
-    return dict(r, direction=NOT_TESTABLE, size="n/a", test="none", p_two=float("nan"), untestable=c.untestable, verdict=f"Not testable here: {c.untestable}.{ours}")
-
 
 # %% ../../nbs/33_eval.experiment.ipynb #10b8ffs2
 def _claim_row(c: Claim, runs: Mapping, n_boot: int, seed: int) -> dict | None:
@@ -551,22 +530,27 @@ def _claim_row(c: Claim, runs: Mapping, n_boot: int, seed: int) -> dict | None:
     r = r or dict(ours=float("nan"), lo=float("nan"), hi=float("nan"), n=0, p_value=float("nan"))
     b = r.get("b", c.b if isinstance(c.b, str) else ", ".join(c.b))
     counts = {k: r[k] for k in ("discordant", "wins", "losses", "p_exact", "rests_on") if k in r}
-    row = verdict_row(c.claim, c.dataset, r["ours"], r["lo"], r["hi"], c.paper, c.source, c.unit, metric=c.metric, a=c.a, b=b,
-                      n=r["n"], p_value=r["p_value"], mechanism=c.mechanism, decisive=c.decisive, bound=c.bound,
-                      prefix=_decisive_prefix(c, r | {"b": b}) if "right" in r else "", margin=c.margin, available=c.available, **counts)
-    if c.untestable: return _untestable(row, c)
+    prefix = ""
+    if c.decisive and "right" in r:  # 'On the 31 decisive questions (where ...), LoR is right on 23 and Top-1 on 15. '
+        ra, rb = (int(round(x)) for x in r["right"])
+        prefix = f"On the {r['n']} decisive questions ({c.decisive}), {c.a} is right on {ra} and {b} on {rb}. "
+    row = verdict_row(c.claim, c.dataset, r["ours"], r["lo"], r["hi"], c.paper, c.source, c.unit, metric=c.metric,
+                      a=c.a, b=b, n=r["n"], p_value=r["p_value"], mechanism=c.mechanism, decisive=c.decisive,
+                      bound=c.bound, prefix=prefix, margin=c.margin, available=c.available, **counts)
+    if c.untestable:  # the setting cannot decide it: what it lacks, and our numbers for what they are
+        iv = _interval(row["ours"], row["lo"], row["hi"], row["unit"])
+        ours = "" if _missing(row.get("ours")) else f" Ours, for what it shows: {iv}."
+        return dict(row, direction=NOT_TESTABLE, size="n/a", test="none", p_two=float("nan"), untestable=c.untestable,
+                    verdict=f"Not testable here: {c.untestable}.{ours}")
     if not c.gates: return row
-    qids = r.get("qids")
-    if qids is None: qids = list(dict.fromkeys(q for _, g in c.gates for q in g.acted.index))  # a statistic: every question of its gates
+    qids = r.get("qids")  # a statistic's: every question of its gates
+    if qids is None: qids = list(dict.fromkeys(q for _, g in c.gates for q in g.acted.index))
     row |= gate_columns(c, qids)
-    return row if row["gate_ok"] else _gated(row, c)
-
-def _judged_pairs(claims: Sequence[Claim], runs: Mapping, n_boot: int, seed: int, subsets: Mapping) -> list[tuple]:
-    "Each claim that could be judged with its row, judged on `runs` or on the run set of `subsets` its `runs` names."
-    if bad := [c for c in claims if c.runs and c.runs not in subsets]:
-        raise ValueError(f"{bad[0].claim}: runs={bad[0].runs!r} names no run set; `subsets` holds {', '.join(subsets) or 'none'}")
-    rows = [(c, _claim_row(c, subsets[c.runs] if c.runs else runs, n_boot, seed)) for c in claims]
-    return [(c, r) for c, r in rows if r is not None]
+    if row["gate_ok"]: return row
+    k, need = row["acted"], max(g.minimum for _, g in c.gates)  # acted on too few judged questions: how many it needs
+    return _no_verdict(row, f"did not act on enough of the questions this claim judges ({row['gate']})",
+                       n_needed=float(math.ceil(need * row["acted_of"] / k)) if k else float("nan"),
+                       needed_for=f"the mechanism to act on {need} judged questions at its observed rate" if k else "")
 
 def verdict(claims: Sequence[Claim], # the paper's claims
             runs: Mapping[tuple[str, str], Evaluation | pd.Series] | None = None, # (dataset, system) -> scores
@@ -576,7 +560,11 @@ def verdict(claims: Sequence[Claim], # the paper's claims
             ) -> pd.DataFrame:
     "One row per claim judged: our estimate and interval, the test of its direction, the paper's number, verdicts."
     _check_unless(claims)
-    pairs = _judged_pairs(claims, runs or {}, n_boot, seed, subsets)
+    if bad := [c for c in claims if c.runs and c.runs not in subsets]:
+        raise ValueError(f"{bad[0].claim}: runs={bad[0].runs!r} names no run set; "
+                         f"`subsets` holds {', '.join(subsets) or 'none'}")
+    rows = [(c, _claim_row(c, subsets[c.runs] if c.runs else runs or {}, n_boot, seed)) for c in claims]
+    pairs = [(c, r) for c, r in rows if r is not None]  # each claim that could be judged, with its row
     v = judged(pd.DataFrame([r for _, r in pairs], columns=VERDICT_COLUMNS), health)
     again = _ruled_out(claims, v)  # a claim that rests on another's outcome: judged again with it declared
     return verdict(again, runs, n_boot, seed, health, subsets) if again else with_notes(v, [c for c, _ in pairs])
@@ -592,19 +580,7 @@ def with_gates(claims: Sequence[Claim], # a paper's claims
         out.append(replace(c, gates=c.gates + gs) if gs else c)
     return out
 
-
 # %% ../../nbs/33_eval.experiment.ipynb #b2d0e002
-def _not_run(r: Mapping, fails: Sequence[Mapping]) -> dict:
-    "A verdict row whose mechanism did not act: no direction or size, and the checks that fell short in its sentence."
-    iv = f"{_pts(r['ours'], r['unit'])} [{_pts(r['lo'], r['unit'])}, {_pts(r['hi'], r['unit'])}]" + ("" if r["unit"] == "%" else f" {r['unit']}")
-    why = "; ".join(health_sentence(f) for f in fails)
-    counts = r["verdict"].split(". ", 1)[0] + ". " if r.get("decisive") and r["verdict"].startswith("On the ") else ""  # a decisive claim's counts stay
-    return dict(r, direction=NOT_RUN, size="n/a", test="none", p_two=float("nan"), verdict=f"{counts}No verdict: the mechanism did not run ({why}); our {iv} says nothing about it.")
-
-def _has_gate(r: Mapping) -> bool:
-    "Whether a row was gated question by question (its gate_ok is a bool), so task-level checks do not gate it again."
-    return isinstance(r.get("gate_ok"), (bool, np.bool_))
-
 def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
            health: Sequence[Mapping] = (), # the run's mechanism checks: they gate rows without a gate of their own
            ) -> pd.DataFrame:
@@ -612,20 +588,24 @@ def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
     rows = []
     for r in v.to_dict("records"):
         mech = r.get("mechanism") or ""
-        skip = _has_gate(r) or r.get("direction") in (NOT_RUN, NOT_TESTABLE)
+        # a row gated question by question (its gate_ok a bool) is not gated again by task-level checks
+        skip = isinstance(r.get("gate_ok"), (bool, np.bool_)) or r.get("direction") in (NOT_RUN, NOT_TESTABLE)
         fails = failing(health, mech, r["dataset"], [r.get("a") or ""]) if mech and not skip else []
-        rows.append(_not_run(r, fails) if fails else r)
+        rows.append(_no_verdict(r, f"did not run ({'; '.join(health_sentence(f) for f in fails)})") if fails else r)
     out = pd.DataFrame(rows, columns=list(dict.fromkeys([*v.columns, *VERDICT_COLUMNS])))
-    out["p_holm"] = holm([None if d == NOT_RUN else p for d, p in zip(out.direction, out.p_two)]) if len(out) else []  # a declared untestable row has no p; one sized out by its data was tested: judging twice gives the same
+    if not len(out): return out.assign(p_holm=[], direction_holm=[])
+    # a declared untestable row has no p; one sized out by its data was tested: judging twice gives the same
+    out["p_holm"] = holm([None if d == NOT_RUN else p for d, p in zip(out.direction, out.p_two)])
     out["direction_holm"] = [adjusted_direction(d, p, within=w is True or w == 1) for d, p, w in
-                             zip(out.direction, out.p_holm, out.within_margin)] if len(out) else []
-    return pd.DataFrame([with_needs(r) for r in out.to_dict("records")], columns=out.columns) if len(out) else out
+                             zip(out.direction, out.p_holm, out.within_margin)]
+    return pd.DataFrame([with_needs(r) for r in out.to_dict("records")], columns=out.columns)
 
 # %% ../../nbs/33_eval.experiment.ipynb #nt000002
 def _rests(r: Mapping, words: str) -> str:
     "'accuracy by the exact sign test over 20 differing questions (15 to 5), p = 0.0414 (p = 0.124 after Holm)'."
-    over = (f" over {int(r['discordant'])} differing questions ({int(r['wins'])} to {int(r['losses'])})" if r["test"] == "exact sign test"
-            else f" over the {int(r['n'])} questions judged" if r["test"] == "bootstrap" else "")
+    t = r["test"]
+    over = (f" over {int(r['discordant'])} differing questions ({int(r['wins'])} to {int(r['losses'])})"
+            if t == "exact sign test" else f" over the {int(r['n'])} questions judged" if t == "bootstrap" else "")
     q = lambda x: "< 0.001" if x < 0.001 else f"= {x:.3g}"  # a bootstrap's 0: below one in its resamples
     return f"{words} by the {r['test']}{over}, p {q(r['p_two'])} (p {q(r['p_holm'])} after Holm's adjustment)"
 
@@ -633,44 +613,42 @@ def _reads(r: Mapping) -> str:
     "'holds (undecided after Holm's adjustment)'."
     return f"{r['direction']} ({r['direction_holm']} after Holm's adjustment)"
 
-def _same_pair(v: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
-    "`v` with a sentence on each gated row whose pair reads otherwise under another claim with `pair_words`."
-    rows = v.to_dict("records")
-    keep = [i for i, (r, c) in enumerate(zip(rows, claims))
-            if c.pair_words and isinstance(r.get("gate"), str) and r["direction"] != NOT_RUN]
-    groups: dict = {}
-    for i in keep: groups.setdefault((rows[i]["dataset"], rows[i]["a"], rows[i]["b"]), []).append(i)
-    out = [r["verdict"] for r in rows]
-    for (_, a, b), g in groups.items():
-        if len({_reads(rows[i]) for i in g}) < 2: continue
-        why = "".join(f" ({w})" for w in dict.fromkeys(claims[i].why_other for i in g) if w)
-        for i in g:
-            r = rows[i]
-            said = "; ".join(f"“{rows[o]['claim']}” reads {_reads(rows[o])} on {_rests(rows[o], claims[o].pair_words)}" for o in g if _reads(rows[o]) != _reads(r))
-            out[i] += (f" The same pair under another claim: {said}. This row reads {_reads(r)} on {_rests(r, claims[i].pair_words)}: the same {a} "
-                       f"against {b} and the same gate ({int(r['acted'])} questions where they differ in correctness), another statistic{why}.")
-    return v.assign(verdict=out)
-
 def with_notes(v: pd.DataFrame, # a judged verdict table, one row per claim of `claims` in order
                claims: Sequence[Claim], # the claims judged
                ) -> pd.DataFrame:
     "`v` with the same-pair sentences, then each claim's `notes` where the row's size or direction is their `when`."
     if not len(v): return v
-    v = _same_pair(v, claims)
-    return v.assign(verdict=[r["verdict"] + "".join(t for when, t in c.notes if when in ("", r["size"], r["direction"]))
-                             for r, c in zip(v.to_dict("records"), claims)])
-
+    rows, groups = v.to_dict("records"), {}
+    for i, (r, c) in enumerate(zip(rows, claims)):  # gated rows with pair_words, by pair
+        if c.pair_words and isinstance(r.get("gate"), str) and r["direction"] != NOT_RUN:
+            groups.setdefault((r["dataset"], r["a"], r["b"]), []).append(i)
+    out = [r["verdict"] for r in rows]
+    for (_, a, b), g in groups.items():  # a pair that reads otherwise under another claim says why
+        if len({_reads(rows[i]) for i in g}) < 2: continue
+        why = "".join(f" ({w})" for w in dict.fromkeys(claims[i].why_other for i in g) if w)
+        for i in g:
+            r = rows[i]
+            said = "; ".join(f"“{rows[o]['claim']}” reads {_reads(rows[o])} on "
+                             f"{_rests(rows[o], claims[o].pair_words)}" for o in g if _reads(rows[o]) != _reads(r))
+            out[i] += (f" The same pair under another claim: {said}. This row reads {_reads(r)} on "
+                       f"{_rests(r, claims[i].pair_words)}: the same {a} against {b} and the same gate "
+                       f"({int(r['acted'])} questions where they differ in correctness), another statistic{why}.")
+    return v.assign(verdict=[t + "".join(n for when, n in c.notes if when in ("", r["size"], r["direction"]))
+                             for t, r, c in zip(out, rows, claims)])
 
 # %% ../../nbs/33_eval.experiment.ipynb #nt000005
 def _check_unless(claims: Sequence[Claim]) -> None:
     "Each declared dependency, early: four items, a claim of this list, and a reason whose fields a verdict row fills."
     named, cols = {(c.claim, c.dataset) for c in claims}, {*VERDICT_COLUMNS, "p_holm", "direction_holm"}
     for c in (c for c in claims if c.unless):
-        if len(c.unless) != 4: raise ValueError(f"{c.claim}: unless={c.unless!r} needs (claim, dataset, direction, why)")
-        if tuple(c.unless[:2]) not in named: raise ValueError(f"{c.claim}: unless names {c.unless[:2]!r}, not a claim judged here")
+        if len(c.unless) != 4:
+            raise ValueError(f"{c.claim}: unless={c.unless!r} needs (claim, dataset, direction, why)")
+        if tuple(c.unless[:2]) not in named:
+            raise ValueError(f"{c.claim}: unless names {c.unless[:2]!r}, not a claim judged here")
         try: bad = [n for _, n, _, _ in string.Formatter().parse(c.unless[3]) if n is not None and n not in cols]
         except ValueError as e: raise ValueError(f"{c.claim}: unless's reason: {e}; double a literal brace") from None
-        if bad: raise ValueError(f"{c.claim}: unless's reason names {{{bad[0]}}}, not a verdict column (e.g. ours, lo, hi)")
+        if bad:
+            raise ValueError(f"{c.claim}: unless's reason names {{{bad[0]}}}, not a verdict column (e.g. ours, lo, hi)")
 
 def _ruled_out(claims: Sequence[Claim], v: pd.DataFrame) -> list[Claim] | None:
     "The claims, each whose `unless` fired declared not testable (reason formatted with that row); None if none."
@@ -679,10 +657,9 @@ def _ruled_out(claims: Sequence[Claim], v: pd.DataFrame) -> list[Claim] | None:
         r = rows.get(tuple(c.unless[:2])) if c.unless and not c.untestable else None
         return c.unless[3].format(**r) if r is not None and r["direction_holm"] == c.unless[2] else ""
     fired = {(c.claim, c.dataset): (c, w) for c in claims if (w := why(c))}
-    now = {k: w for k, (c, w) in fired.items() if tuple(c.unless[:2]) not in fired}  # a target ruled out this pass: wait
+    now = {k: w for k, (c, w) in fired.items() if tuple(c.unless[:2]) not in fired}  # target ruled out this pass: wait
     out = [replace(c, untestable=now[c.claim, c.dataset]) if (c.claim, c.dataset) in now else c for c in claims]
     return out if now else None
-
 
 # %% ../../nbs/33_eval.experiment.ipynb #b2d0e008
 def decisive_claim(claim: str, dataset: str, # the claim in words ("decisive questions" in it), and where it is checked
@@ -691,16 +668,17 @@ def decisive_claim(claim: str, dataset: str, # the claim in words ("decisive que
                    decisive: pd.Series, # per qid: True where the options differ in correctness
                    where: str, # the decisive questions in words: "the contexts' answers differ in EM"
                    mechanism: str = "", source: str = "", metric: str = "correct",
-                   over: int | None = None, # the questions the run judged, decisive or not: the margin becomes 3 points × over / decisive (None: 3 points)
+                   # the questions the run judged, decisive or not: the margin is 3 points × over / decisive (None: 3)
+                   over: int | None = None,
                    ) -> Claim:
     "A claim judged on the decisive questions only, with a's and b's scores there."
     keep = decisive.index[decisive.astype(bool).to_numpy()]
-    missing = [q for q in keep if q not in right_a.index or q not in right_b.index]
-    if missing: raise ValueError(f"{claim}: no score of {a} or {b} for {len(missing)} decisive questions, e.g. {missing[:2]}")
+    if missing := [q for q in keep if q not in right_a.index or q not in right_b.index]:
+        raise ValueError(f"{claim}: no score of {a} or {b} for {len(missing)} decisive questions, e.g. {missing[:2]}")
     margin = MARGIN["points"] * over / len(keep) if over and len(keep) else None  # as large over the run as the margin
-    return Claim(claim, dataset, a, b, metric, None, source, scores=(right_a[keep].astype(float), right_b[keep].astype(float)),
-                 decisive=where, mechanism=mechanism, margin=margin)
-
+    scores = (right_a[keep].astype(float), right_b[keep].astype(float))
+    return Claim(claim, dataset, a, b, metric, None, source, scores=scores, decisive=where, mechanism=mechanism,
+                 margin=margin)
 
 # %% ../../nbs/33_eval.experiment.ipynb #ca1b0002
 def simulated_claims(n_claims: int, # how many claims
@@ -710,7 +688,8 @@ def simulated_claims(n_claims: int, # how many claims
                      acts: float = 1.0, # share of questions on which the claim's mechanism acted (its gate)
                      seed: int = 0) -> tuple[list[Claim], dict]:
     "Claims 'a > b' with a known effect, per-question scores as runs, and a gate acting on a share `acts`."
-    if not 0 <= effect / 100 <= differ: raise ValueError(f"effect={effect} needs 0 <= effect <= 100 * differ ({100 * differ:g})")
+    if not 0 <= effect / 100 <= differ:
+        raise ValueError(f"effect={effect} needs 0 <= effect <= 100 * differ ({100 * differ:g})")
     rng, claims, runs = np.random.default_rng(seed), [], {}
     win = 0.5 + effect / 100 / (2 * differ) if differ else 0.5  # P(a wins | scores differ) at `effect` points
     for i in range(n_claims):
@@ -729,13 +708,13 @@ def calibration(n_claims: int, n: int, differ: float = 0.3, effect: float = 0.0,
     claims, runs = simulated_claims(n_claims, n, differ, effect, acts, seed)
     v = pd.concat([verdict(claims[i:i + per_run], runs, n_boot, seed + i) for i in range(0, n_claims, per_run)])
     shares = v.direction_holm.value_counts(normalize=True)
-    return dict(n_claims=n_claims, n=n, differ=differ, effect=effect, acts=acts, **{d: float(shares.get(d, 0.0)) for d in DIRECTIONS})
-
+    return dict(n_claims=n_claims, n=n, differ=differ, effect=effect, acts=acts,
+                **{d: float(shares.get(d, 0.0)) for d in DIRECTIONS})
 
 # %% ../../nbs/33_eval.experiment.ipynb #ps000002
 def power_size(row: Mapping, # a pilot's verdict row: claim, dataset, n, lo, hi, unit; `decisive` marks a decisive claim
                asked: int, # the questions the pilot asked of the row's task (a decisive claim judges a share of them)
-               margin: float | None = None, # the smallest effect that matters over all questions (default: MARGIN's for the unit)
+               margin: float | None = None, # the smallest effect that matters over all questions (default: MARGIN's)
                power: float = 0.8) -> dict:
     "Questions a run needs for the pilot's claim to end holds or reversed at the margin's effect, equivalent at none."
     n, unit = int(row["n"]), row.get("unit") or "points"
@@ -745,7 +724,8 @@ def power_size(row: Mapping, # a pilot's verdict row: claim, dataset, n, lo, hi,
     k_effect, k_equivalent = questions_needed(m, sd, power=power), questions_needed(None, sd, m, power=power)
     judged = max(k_effect, k_equivalent)
     return dict(claim=row["claim"], dataset=row["dataset"], pilot_n=n, pilot_asked=asked, share=share, sd=sd, margin=m,
-                n_effect=k_effect, n_equivalent=k_equivalent, judged=judged, run=float(math.ceil(judged / share)) if share else float("nan"))
+                n_effect=k_effect, n_equivalent=k_equivalent, judged=judged,
+                run=float(math.ceil(judged / share)) if share else float("nan"))
 
 def pilot_sizes(pilot: Mapping, # a pilot run's results.json, read
                 pick: Callable[[Mapping], bool], # which of its verdict rows size the run
@@ -753,56 +733,59 @@ def pilot_sizes(pilot: Mapping, # a pilot run's results.json, read
     "`power_size` of each picked verdict row of `pilot`, with the questions the pilot asked of its task."
     asked = {d: len(q) for d, q in (pilot.get("questions") or {}).items()}
     for r in pilot["verdict"]: asked.setdefault(r["dataset"], 0)
-    asked = {d: k or max(int(r["n"] or 0) for r in pilot["verdict"] if r["dataset"] == d) for d, k in asked.items()}  # without its questions: its largest claim's n
-    rows = [r for r in pilot["verdict"] if pick(r)]
-    if not rows: raise ValueError("no verdict row of the pilot matches: name the claims that size the run (their text is in the pilot's results.json)")
+    # a task without its questions: its largest claim's n
+    asked = {d: k or max(int(r["n"] or 0) for r in pilot["verdict"] if r["dataset"] == d) for d, k in asked.items()}
+    if not (rows := [r for r in pilot["verdict"] if pick(r)]):
+        raise ValueError("no verdict row of the pilot matches: name the claims that size the run "
+                         "(their text is in the pilot's results.json)")
     return pd.DataFrame([power_size(r, asked[r["dataset"]], margin, power) for r in rows])
 
-
 # %% ../../nbs/33_eval.experiment.ipynb #6f55b40f
-def _count(n: int, word: str) -> str:
-    "'1 claim' / '2 claims'."
-    return f"{n} {word}{'s' * (n != 1)}"
-
 def what_reproduces(v: pd.DataFrame, # a verdict table
                     setting: str = "", # who read and how much, e.g. "SmolLM2-135M, 6 questions per dataset"
                     ) -> str:
     "A markdown paragraph: both verdicts counted over the claims (and after Holm's adjustment), then each sentence."
     if v.empty: return "No claim of the paper could be checked on this run (none of the compared systems ran)."
     head = f"**What reproduces** ({setting}): " if setting else "**What reproduces**: "
-    d, s = (v.direction.value_counts(), v["size"].value_counts())
-    notrun = f", {d.get(NOT_RUN, 0)} had a mechanism that did not act on enough of the questions judged (no direction)" if d.get(NOT_RUN, 0) else ""
-    untested = f", {d.get(NOT_TESTABLE, 0)} are not testable here (the setting lacks what they need)" if d.get(NOT_TESTABLE, 0) else ""
-    parts = [head + f"of {_count(len(v), 'claim')}, the direction holds for {d.get('holds', 0)}, is reversed for {d.get('reversed', 0)}, "
-             f"is equivalent (inside its margin) for {d.get(EQUIVALENT, 0)} "
-             f"and is undecided for {d.get('undecided', 0)} (the 95% interval spans 0, the exact test over fewer than {EXACT_BELOW} differing "
-             f"questions does not decide, or under {MIN_N} questions){notrun}{untested}; the paper's size is "
-             f"consistent with ours for {s.get('consistent', 0)}, ruled out as smaller for {s.get('smaller', 0)} and as larger for "
-             f"{s.get('larger', 0)}, and not comparable for {s.get('n/a', 0)} (no paper number, under {MIN_N} questions or under {MIN_N} that differ)."]
+    d, s = v.direction.value_counts(), v["size"].value_counts()
+    nr, nt = d.get(NOT_RUN, 0), d.get(NOT_TESTABLE, 0)
+    notrun = f", {nr} had a mechanism that did not act on enough of the questions judged (no direction)" if nr else ""
+    untested = f", {nt} are not testable here (the setting lacks what they need)" if nt else ""
+    parts = [head + f"of {_count(len(v), 'claim')}, the direction holds for {d.get('holds', 0)}, is reversed for "
+             f"{d.get('reversed', 0)}, is equivalent (inside its margin) for {d.get(EQUIVALENT, 0)} and is "
+             f"undecided for {d.get('undecided', 0)} (the 95% interval spans 0, the exact test over fewer than "
+             f"{EXACT_BELOW} differing questions does not decide, or under {MIN_N} questions){notrun}{untested}; "
+             f"the paper's size is consistent with ours for {s.get('consistent', 0)}, ruled out as smaller for "
+             f"{s.get('smaller', 0)} and as larger for {s.get('larger', 0)}, and not comparable for {s.get('n/a', 0)} "
+             f"(no paper number, under {MIN_N} questions or under {MIN_N} that differ)."]
     if "direction_holm" in v:
         h = v.direction_holm.value_counts()
-        parts[0] += (f" After Holm's adjustment over these {len(v)} claims, {h.get('holds', 0)} hold, {h.get('reversed', 0)} are reversed "
-                     f"and {h.get(EQUIVALENT, 0)} are equivalent.")
-    for label in DIRECTIONS: parts += [f"- *{label}* — {r.claim} on {r.dataset}: {r.verdict}" for r in v[v.direction == label].itertuples()]
+        parts[0] += (f" After Holm's adjustment over these {len(v)} claims, {h.get('holds', 0)} hold, "
+                     f"{h.get('reversed', 0)} are reversed and {h.get(EQUIVALENT, 0)} are equivalent.")
+    for label in DIRECTIONS:
+        parts += [f"- *{label}* — {r.claim} on {r.dataset}: {r.verdict}" for r in v.itertuples()
+                  if r.direction == label]
     return "\n".join(parts)
 
 # %% ../../nbs/33_eval.experiment.ipynb #37ce4c1a
 def cost_saving(claim: str, dataset: str, # the claim in words, and where it is checked
-                a: Evaluation, b: Evaluation, # the system claimed cheaper, and the one it is compared with (same questions)
+                a: Evaluation, b: Evaluation, # the system claimed cheaper, and the one it is compared with (same qids)
                 source: str = "", # where the paper says it
                 paper: float | None = None, # the paper's saving in percent, if it gives one
                 ) -> Claim:
     "The claim 'A costs less than B': the percent of B's reader tokens (prompt + generated) A saves, over questions."
     ta, tb = (e.table.set_index("qid") for e in (a, b))
-    if set(ta.index) != set(tb.index): raise ValueError(f"{claim}: {a.name} and {b.name} answered different questions on {dataset}")
+    if set(ta.index) != set(tb.index):
+        raise ValueError(f"{claim}: {a.name} and {b.name} answered different questions on {dataset}")
     ca = (ta.prompt_tokens + ta.tokens).astype(float).values
     cb = (tb.prompt_tokens + tb.tokens).astype(float)[ta.index].values
     if cb.sum() == 0: raise ValueError(f"{claim}: {b.name} recorded no reader tokens, so no saving can be computed")
     saving = lambda ix: 100 * (1 - ca[ix].sum() / max(cb[ix].sum(), 1e-12))
-    return Claim(claim, dataset, a.name, b.name, "reader tokens", paper, source, "%", Statistic(saving, len(ca), scale=1.0))
+    return Claim(claim, dataset, a.name, b.name, "reader tokens", paper, source, "%",
+                 Statistic(saving, len(ca), scale=1.0))
 
 # %% ../../nbs/33_eval.experiment.ipynb #0f5e4d48
-def reader_scale(tables: Mapping[str, pd.DataFrame | Sequence[dict]], # reader label -> that run's verdict table (or its rows from results.json)
+def reader_scale(tables: Mapping[str, pd.DataFrame | Sequence[dict]], # reader label -> its verdict table (or rows)
                  ) -> pd.DataFrame:
     "One row per (claim, dataset); per reader its n, estimate and interval, direction and size (blank if not run)."
     frames = []
@@ -810,9 +793,11 @@ def reader_scale(tables: Mapping[str, pd.DataFrame | Sequence[dict]], # reader l
         t = pd.DataFrame(t)
         if t.empty: continue
         u = t["unit"].fillna("points") if "unit" in t else pd.Series("points", index=t.index)
+        ours = [f"{_pts(o, x)} [{_pts(l, x)}, {_pts(h, x)}]" for o, l, h, x in zip(t.ours, t.lo, t.hi, u)]
         frames.append(pd.DataFrame({"claim": t.claim, "dataset": t.dataset, f"n ({reader})": t.n,
-                                    f"ours ({reader})": [f"{_pts(o, x)} [{_pts(l, x)}, {_pts(h, x)}]" for o, l, h, x in zip(t.ours, t.lo, t.hi, u)],
-                                    f"direction ({reader})": t.direction, f"size ({reader})": t["size"]}).set_index(["claim", "dataset"]))
+                                    f"ours ({reader})": ours, f"direction ({reader})": t.direction,
+                                    f"size ({reader})": t["size"]})
+                      .set_index(["claim", "dataset"]))
     return pd.concat(frames, axis=1).reset_index() if frames else pd.DataFrame()
 
 # %% ../../nbs/33_eval.experiment.ipynb #e7e1f001
@@ -824,13 +809,13 @@ def beside_readers(out: Path, # this run's folder: outputs/<profile>/<notebook>
                    judge: Callable[[Mapping], pd.DataFrame], # runs -> verdict table (this run's claims)
                    n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
     "reader_scale of this run's verdicts beside each other profile's, and this reader judged on that run's questions."
-    import json
     tables, ours = {reader: v}, {}
     for (d, _), ev in runs.items(): ours.setdefault(d, set()).update(ev.table.qid)  # every question the run asked of d
     for prof in [x.strip() for x in profiles.split(",") if x.strip()]:
         f = Path(out).parent.parent / prof / Path(out).name / "results.json"
         if not f.is_file():
-            print(f"no run of profile {prof} beside this one: run `ragkit run {Path(out).name} --profile {prof}` to compare readers")
+            print(f"no run of profile {prof} beside this one: "
+                  f"run `ragkit run {Path(out).name} --profile {prof}` to compare readers")
             continue
         other = json.loads(f.read_text(encoding="utf-8"))
         tables[f"{other['reader']} ({prof})"] = other["verdict"]
@@ -838,8 +823,9 @@ def beside_readers(out: Path, # this run's folder: outputs/<profile>/<notebook>
         if not theirs or not all(d in ours and q <= ours[d] for d, q in theirs.items()):
             print(f"the {prof} run's questions are not a subset of this run's: no same-question comparison")
             continue
-        tables[f"{reader} on the {prof} questions"] = judge({k: restrict(ev, theirs[k[0]], n_boot, seed) for k, ev in runs.items()
-                                                            if k[0] in theirs and theirs[k[0]] <= set(ev.table.qid)})
+        tables[f"{reader} on the {prof} questions"] = judge({(d, s): restrict(ev, theirs[d], n_boot, seed)
+                                                            for (d, s), ev in runs.items()
+                                                            if d in theirs and theirs[d] <= set(ev.table.qid)})
     return reader_scale(tables)
 
 # %% ../../nbs/33_eval.experiment.ipynb #9d777dab
@@ -850,6 +836,7 @@ def output_dir(out_dir: str | Path, # the `out_dir` parameter; empty: a new temp
     p.mkdir(parents=True, exist_ok=True)
     return p
 
+# %% ../../nbs/33_eval.experiment.ipynb #9d777dabs1
 def save_figure(fig, out: Path | str, name: str, dpi: int = 110) -> str:
     "Save `fig` as `<out>/<name>.png` and return the file name."
     path = Path(out) / (name if name.endswith(".png") else f"{name}.png")
@@ -870,7 +857,7 @@ class Experiment:
         self.available = {}  # task -> the questions its data holds (a claim that would need more is not testable here)
         self.seed, self.n_boot = self.params.get("seed", 0), self.params.get("n_boot", 1000)
         self.out = output_dir(self.params.get("out_dir", ""), f"{paper}-")
-        self.on_error, self.excluded = "raise", []  # a failing system fails the run; set on_error = "exclude" for a partial run
+        self.on_error, self.excluded = "raise", []  # a failing system fails the run; "exclude": a partial run
         self.notebook, self.sizing = "", ""  # the notebook's name (from_notebook), and how a pilot sized the run
 
     @classmethod
@@ -879,7 +866,7 @@ class Experiment:
                       ) -> Experiment:
         "The experiment of `notebook`, with its parameters in force, checked against its module's PARAMETER_RULES."
         params = notebook_params(ns, notebook)
-        check_declared(find_notebook(notebook), params, {})  # as `ragkit run` does before the kernel: a notebook run by hand is checked too
+        check_declared(find_notebook(notebook), params, {})  # as `ragkit run` does: a run by hand is checked too
         ex = cls(params, notebook.split(".")[1] if "." in notebook else notebook)
         ex.notebook = notebook
         return ex
@@ -888,7 +875,8 @@ class Experiment:
     def lm(self):
         "The reader the `reader` parameter names, built once (build_reader) inside the paper's LM cache."
         from ragkit.lm.backends import build_reader
-        return build_reader(self.params.get("reader", ""), cache=self.paper, **{k: self.params[k] for k in READING if k in self.params})
+        kw = {k: self.params[k] for k in READING if k in self.params}
+        return build_reader(self.params.get("reader", ""), cache=self.paper, **kw)
 
     def datasets(self, allowed: Sequence[str], # the tasks this notebook can run
                  auto: Sequence[str] | None = None, # those `auto` picks when their data is present (default: allowed)
@@ -900,7 +888,8 @@ class Experiment:
     def verdict(self, claims: Sequence[Claim], runs: Mapping | None = None, health: Sequence[Mapping] = (),
                 subsets: Mapping = {}) -> pd.DataFrame:
         "The verdict of `claims` on `runs` (`verdict`) with the notebook's bootstrap; a whole-task claim knows its n."
-        whole = lambda c: c.available is None and c.statistic is None and c.scores is None and not c.decisive and c.dataset in self.available
+        whole = lambda c: (c.available is None and c.statistic is None and c.scores is None and not c.decisive
+                           and c.dataset in self.available)
         claims = [replace(c, available=self.available[c.dataset]) if whole(c) else c for c in claims]
         return verdict(claims, runs, self.n_boot, self.seed, health, subsets)
 
@@ -919,6 +908,7 @@ def prepare(self: Experiment, name: str, **kw) -> Prepared:
     if p.task is not None and "where" not in kw: self.available[name] = len(load_dataset(p.task.dataset, p.task.split))
     return p
 
+# %% ../../nbs/33_eval.experiment.ipynb #c933a8s2s1
 @patch
 def run(self: Experiment, systems: Mapping[str, object], # name -> method
         prepared: Prepared, # the task they answer
@@ -929,27 +919,29 @@ def run(self: Experiment, systems: Mapping[str, object], # name -> method
 
 # %% ../../nbs/33_eval.experiment.ipynb #ps000006
 @patch
-def size_from(self: Experiment, pilot: str, # a profile whose committed run of this notebook is the pilot ("": `limit` stays)
+def size_from(self: Experiment,
+              pilot: str, # a profile whose committed run of this notebook is the pilot ("": `limit` stays)
               pick: Callable[[Mapping], bool], # which of the pilot's verdict rows size the run (see pilot_sizes)
-              notebook: str = "", # the notebook whose pilot run holds the claims (default: this one; EoR's grid is sized by its method's claims)
+              # the notebook whose pilot run holds the claims (default: this one; EoR's grid is sized by its method's)
+              notebook: str = "",
               cap: int = 0, # the most questions the run may ask (0: no cap); past it, the run says what it can find
               ) -> pd.DataFrame:
     "Raise `limit` to the questions the picked claims of the pilot need at 80% power (never lower it); the sizes."
-    import json
-    from ragkit.config import load_settings
     if not pilot: return pd.DataFrame()
     nb = notebook or self.notebook
     f = load_settings().outputs_dir / pilot / nb / "results.json"
-    if not f.is_file(): raise FileNotFoundError(f"power_from={pilot!r}: no committed run of {nb or 'this notebook'} at {f}; "
-                                                f"run `ragkit run {nb} --profile {pilot}` first, or set -p power_from ''")
+    if not f.is_file():
+        raise FileNotFoundError(f"power_from={pilot!r}: no committed run of {nb or 'this notebook'} at {f}; "
+                                f"run `ragkit run {nb} --profile {pilot}` first, or set -p power_from ''")
     sizes = pilot_sizes(json.loads(f.read_text(encoding="utf-8")), pick)
     floor, need = int(self.params.get("limit") or 0), int(sizes.run.max())
     n = self.params["limit"] = max(floor, min(need, cap) if cap else need)
     sizes["detectable"] = [detectable(n * r.share, r.sd) for r in sizes.itertuples()]  # judged questions, claim's unit
-    self.sizing = (f"Sized from the {pilot} run of {f.parent.name}: {len(sizes)} claims need at most {need:,} questions at 80% power "
-                   f"(an effect of the margin, or equivalence within it); the run asks {n:,}"
+    self.sizing = (f"Sized from the {pilot} run of {f.parent.name}: {len(sizes)} claims need at most {need:,} "
+                   f"questions at 80% power (an effect of the margin, or equivalence within it); the run asks {n:,}"
                    + (" (the profile's floor)." if floor > need else f" (the cap): at 80% power it finds an effect of "
-                      f"{sizes.detectable.min():.1f} to {sizes.detectable.max():.1f} points on the questions each claim judges." if n < need else "."))
+                      f"{sizes.detectable.min():.1f} to {sizes.detectable.max():.1f} points on the questions each "
+                      "claim judges." if n < need else "."))
     print(self.sizing)
     return sizes
 
@@ -957,15 +949,16 @@ def size_from(self: Experiment, pilot: str, # a profile whose committed run of t
 @patch
 def seeded(self: Experiment):
     "A context in which this run's systems start from the rows of the `rows_from` profile's run of this notebook."
-    from ragkit.config import load_settings
-    from ragkit.eval.evaluate import rows_from
     p = self.params.get("rows_from") or ""
     src = load_settings().outputs_dir / p / self.notebook if p else None
-    if src is not None and not src.is_dir(): raise FileNotFoundError(f"rows_from={p!r}: no run of {self.notebook} at {src}; run it first or set -p rows_from ''")
+    if src is not None and not src.is_dir():
+        raise FileNotFoundError(f"rows_from={p!r}: no run of {self.notebook} at {src}; "
+                                "run it first or set -p rows_from ''")
     return rows_from(src, self.out)
 
 # %% ../../nbs/33_eval.experiment.ipynb #de40e6da
-VERDICT_SHOWN = ["claim", "dataset", "n", "discordant", "ours", "lo", "hi", "paper", "direction", "direction_holm", "size", "unit"]
+VERDICT_SHOWN = ["claim", "dataset", "n", "discordant", "ours", "lo", "hi", "paper", "direction", "direction_holm",
+                 "size", "unit"]
 
 @patch
 def reader(self: Experiment) -> str:
@@ -978,7 +971,8 @@ def setting(self: Experiment, extra: str = "", # more words, e.g. the accuracy r
             ) -> str:
     "Who read what: the reader's identity, `extra`, and the questions of each prepared task."
     reader = self.reader() if reader is None else reader
-    return ", ".join(([f"reader {reader}"] if reader else []) + ([extra] if extra else []) + [f"{len(p.examples)} {d} questions" for d, p in self.tasks.items()])
+    return ", ".join(([f"reader {reader}"] if reader else []) + ([extra] if extra else [])
+                     + [f"{len(p.examples)} {d} questions" for d, p in self.tasks.items()])
 
 @patch
 def finish(self: Experiment,
@@ -988,24 +982,27 @@ def finish(self: Experiment,
            reader: str | None = None, # the reader's identity (default: .lm's, when it was built)
            note: str = "", # a paragraph added after the computed one (e.g. how often a method's mechanism decided)
            health: Sequence[Mapping] = (), # the run's mechanism checks (health rows): results.json's `mechanisms`
-           headline: str = "", # which of `tables` is the run's headline (the paper's main table, ours beside it): results.json's `headline`
-           judge_on: Mapping | None = None, # the runs the claims are judged on, when not `runs` (e.g. per-question scores)
+           # which of `tables` is the run's headline (the paper's main table, ours beside it): results.json's `headline`
+           headline: str = "",
+           judge_on: Mapping | None = None, # the runs judging the claims, if not `runs` (e.g. per-question scores)
            subsets: Mapping[str, Mapping] = {}, # more run sets by name, for claims whose `runs` names one
            **tables) -> str:
     "Judge `claims` (no direction where a mechanism did not act), write results.json with `tables`, show the verdict."
     from IPython.display import display
-    if headline and headline not in tables: raise ValueError(f"headline={headline!r} names no table given to finish; tables: {', '.join(tables) or 'none'}")
-    if isinstance(claims, pd.DataFrame): raise TypeError("finish judges the claims itself: hand it the Claim list, not a table")
+    if headline and headline not in tables:
+        raise ValueError(f"headline={headline!r} names no table given to finish; tables: {', '.join(tables) or 'none'}")
+    if isinstance(claims, pd.DataFrame):
+        raise TypeError("finish judges the claims itself: hand it the Claim list, not a table")
     on = runs if judge_on is None and isinstance(runs, Mapping) else judge_on
     self.verdict_table = v = self.verdict(claims, on, health, subsets)
     reader = self.reader() if reader is None else reader
-    acted = health_text(health)
-    gone = "".join(f"\n\nLeft out of every table (failed rows): {line}." for line in self.excluded)
-    self.found = what_reproduces(v, self.setting(setting, reader)) + (f"\n\n{acted}" if acted else "") + (f"\n\n{note}" if note else "") + gone
+    paras = [health_text(health), note] + [f"Left out of every table (failed rows): {line}." for line in self.excluded]
+    self.found = "\n\n".join([what_reproduces(v, self.setting(setting, reader)), *(p for p in paras if p)])
     evs = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
     questions = {d: [e.qid for e in p.examples] for d, p in self.tasks.items()}
-    self.results = write_results(self.out, evs, dict(parameters=self.params, reader=reader, verdict=v, what_reproduces=self.found,
-                                                     figures=self.figures, mechanisms=list(health), headline=headline or None, **({"questions": questions} if questions else {}),
-                                                     **({"excluded": self.excluded} if self.excluded else {}), **tables))
+    self.results = write_results(self.out, evs, dict(
+        parameters=self.params, reader=reader, verdict=v, what_reproduces=self.found, figures=self.figures,
+        mechanisms=list(health), headline=headline or None, **({"questions": questions} if questions else {}),
+        **({"excluded": self.excluded} if self.excluded else {}), **tables))
     display(v[[c for c in VERDICT_SHOWN if c in v]].round(2))
     return self.found

@@ -36,6 +36,7 @@ def sign_test(a: Sequence[float], # per-question scores of the system claimed be
     p = binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
     return dict(discordant=wins + losses, wins=wins, losses=losses, p_exact=float(p))
 
+# %% ../../nbs/34_eval.mechanism.ipynb #a1c0e006s1
 def exact_direction(wins: int, losses: int, p: float, # a sign test's counts and its two-sided p
                     alpha: float = ALPHA) -> str:
     "holds / reversed when the exact test rejects 'no difference' at `alpha` in that direction, else undecided."
@@ -51,6 +52,7 @@ def holm(p_values: Iterable[float | None], # one p-value per claim (None or NaN:
     if ok.any(): out[ok] = multipletests(p[ok], alpha=ALPHA, method="holm")[1]
     return out.tolist()
 
+# %% ../../nbs/34_eval.mechanism.ipynb #a1c0e010s1
 def adjusted_direction(direction: str, # the raw direction
                        p_adjusted: float, # its Holm-adjusted p-value
                        alpha: float = ALPHA,
@@ -94,7 +96,8 @@ def health(m: Mechanism, # the mechanism and its checks
     out = []
     for c in m.checks:
         counted = [s for s in (c.shows(r) for r in rows) if s is not None]
-        if counted: out.append(health_row(m.name, dataset, system, c.what, sum(bool(s) for s in counted), len(counted), c.minimum))
+        if counted:
+            out.append(health_row(m.name, dataset, system, c.what, sum(map(bool, counted)), len(counted), c.minimum))
     return out
 
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e015
@@ -106,17 +109,21 @@ def failing(rows: Iterable[Mapping], # health rows of a run
     return [r for r in rows if r["mechanism"] == mechanism and r["dataset"] == dataset
             and (not r.get("system") or r["system"] in systems) and not r["ok"]]
 
+# %% ../../nbs/34_eval.mechanism.ipynb #a1c0e015s1
 def health_sentence(r: Mapping) -> str:
     "'SuRe (nq): the selection moved the answer off the first candidate on 4 of 50 questions (needs 10)'."
     who = f"{r['system']} ({r['dataset']})" if r.get("system") else r["dataset"]
-    return f"{who}: {r['check']} on {r['count']} of {r['of']} questions" + ("" if r["ok"] else f" (needs {r['minimum']}: did not act)")
+    return f"{who}: {r['check']} on {r['count']} of {r['of']} questions" + ("" if r["ok"] else
+                                                                          f" (needs {r['minimum']}: did not act)")
 
+# %% ../../nbs/34_eval.mechanism.ipynb #a1c0e015s2
 def health_text(rows: Sequence[Mapping]) -> str:
     "A markdown paragraph: each mechanism's checks, one line each, those that failed marked."
     if not rows: return ""
-    out = [f"**Did the mechanisms act?** Counted over each task as a whole, {sum(not r['ok'] for r in rows)} of {len(rows)} checks fell "
-           "short of their minimum. A claim with a gate is judged by its gate on the questions it judges (its row says how "
-           "many); a claim without one gets no direction where its mechanism's check here fell short."]
+    out = [f"**Did the mechanisms act?** Counted over each task as a whole, {sum(not r['ok'] for r in rows)} of "
+           f"{len(rows)} checks fell short of their minimum. A claim with a gate is judged by its gate on the "
+           "questions it judges (its row says how many); a claim without one gets no direction where its "
+           "mechanism's check here fell short."]
     for name in dict.fromkeys(r["mechanism"] for r in rows):
         out += [f"- *{name}* — {health_sentence(r)}" for r in rows if r["mechanism"] == name]
     return "\n".join(out)
@@ -130,7 +137,8 @@ class Gate:
     minimum: int = MIN_ACTED  # fewest judged questions it must act on
 
 def gate(rows: Iterable[Mapping], # one system's rows (each with its `qid` and `trace`)
-         acted: Callable[[Mapping], bool | None], # a row -> whether the mechanism acted on its question (None: it could not, counted as not)
+         # a row -> whether the mechanism acted on its question (None: it could not, counted as not)
+         acted: Callable[[Mapping], bool | None],
          what: str, # what acting is, in words
          minimum: int = MIN_ACTED) -> Gate:
     "A system's Gate: `acted` read on each of its rows."
@@ -157,7 +165,6 @@ def gate_sentence(who: str, g: Gate, k: int, n: int) -> str:
     "'SuRe: its summaries were conditional on 8 of the 74 questions judged (needs 10)'."
     return f"{who}: {g.what} on {k} of the {n} questions judged" + ("" if k >= g.minimum else f" (needs {g.minimum})")
 
-
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e024
 EQUIVALENT = "equivalent"  # the interval lies inside the claim's margin: no effect beyond it
 NOT_TESTABLE = "not testable here"  # the setting lacks what the claim needs (declared, with what is missing)
@@ -174,15 +181,17 @@ def spread(lo: float, hi: float, # a 95% interval of a mean difference, in the c
 
 def _nan(x) -> bool: return x is None or (isinstance(x, float) and math.isnan(x))
 
-def questions_needed(effect: float | None, # the effect to detect (the paper's), in the claim's unit; None: size an equivalence test
+def questions_needed(effect: float | None, # the effect to detect (the paper's), in the claim's unit; None: equivalence
                      sd: float, # the per-question standard deviation (see `spread`)
                      margin: float | None = None, # the equivalence margin, used when `effect` is None
                      alpha: float = ALPHA, power: float = POWER) -> float:
     "Questions a paired test needs to find `effect` (or equivalence within `margin`) with `power`; NaN if neither."
-    target, a, pw = (abs(effect), alpha, power) if not _nan(effect) and effect else (margin, 2 * alpha, 1 - (1 - power) / 2)
+    eq = _nan(effect) or not effect  # an equivalence test: two one-sided tests
+    target, a, pw = (margin, 2 * alpha, 1 - (1 - power) / 2) if eq else (abs(effect), alpha, power)
     if _nan(target) or not target or _nan(sd): return float("nan")
     if sd <= 0: return 2.0
-    return float(math.ceil(TTestPower().solve_power(effect_size=target / sd, alpha=a, power=pw, alternative="two-sided")))
+    return float(math.ceil(TTestPower().solve_power(effect_size=target / sd, alpha=a, power=pw,
+                                                    alternative="two-sided")))
 
 def detectable(judged: float, # the questions a claim is judged on
                sd: float, # their per-question spread, in the claim's unit (see `spread`)
@@ -190,4 +199,3 @@ def detectable(judged: float, # the questions a claim is judged on
     "The smallest mean difference a two-sided paired test finds on `judged` questions with `power`; NaN below 2."
     if _nan(judged) or judged < 2 or _nan(sd): return float("nan")
     return float(TTestPower().solve_power(nobs=judged, alpha=alpha, power=power, alternative="two-sided") * sd)
-

@@ -25,11 +25,13 @@ def _drop_punct(s: str) -> str:
     "`s` without ASCII punctuation (deleted from its UTF-8 bytes; lone surrogates pass through)."
     return s.encode("utf-8", "surrogatepass").translate(None, _PUNCT).decode("utf-8", "surrogatepass")
 
+# %% ../../nbs/30_eval.metrics.ipynb #c99df310s1
 def _normalize(s: str) -> str:
     "SQuAD v1.1 normalisation, uncached (used for long passages that would flood the cache)."
     if not isinstance(s, str): raise TypeError(f"expected a str to normalise, got {type(s).__name__}: {s!r:.60}")
     return " ".join(_ARTICLES.sub(" ", _drop_punct(s.lower())).split())
 
+# %% ../../nbs/30_eval.metrics.ipynb #c99df310s2
 @lru_cache(maxsize=1 << 16)
 def normalize_answer(s: str) -> str:
     "The official SQuAD v1.1 normaliser: lower-case, drop ASCII punctuation and the articles a/an/the, collapse spaces."
@@ -40,18 +42,22 @@ def _bad_golds(t) -> str:
     "The message for gold answers that are not all str."
     return f"golds must be a str or a list of str, got {t!r:.80}"
 
+# %% ../../nbs/30_eval.metrics.ipynb #40979c3es1
 @lru_cache(maxsize=1 << 16)
 def _checked(t: tuple) -> tuple[str, ...]:
     "`t` itself if every gold is a str."
     if all(isinstance(g, str) for g in t): return t
     raise TypeError(_bad_golds(t))
 
+# %% ../../nbs/30_eval.metrics.ipynb #40979c3es2
 def as_golds(golds: str | Iterable[str]) -> tuple[str, ...]:
     "`golds` as a non-empty tuple of str; a bare str is a single gold answer."
     if isinstance(golds, str): return (golds,)
     try: t = tuple(golds)
     except TypeError: raise TypeError(_bad_golds(golds)) from None
-    if not t: raise ValueError("golds is empty: a metric needs at least one gold answer (pass a list of accepted answers or one str)")
+    if not t:
+        raise ValueError("golds is empty: a metric needs at least one gold answer "
+                         "(pass a list of accepted answers or one str)")
     try: return _checked(t)
     except TypeError: raise TypeError(_bad_golds(t)) from None
 
@@ -71,6 +77,12 @@ def _pred(prediction: str) -> str:
     if isinstance(prediction, str): return prediction
     raise TypeError(f"prediction must be a str, got {type(prediction).__name__}: {prediction!r:.60}")
 
+def _contained(text: str, golds: str | Iterable[str], norm: Callable[[str], str]) -> float:
+    "1.0 if a non-empty normalised gold occurs in `text` normalised by `norm`, as whole words, else 0.0."
+    golds = _padded_golds(as_golds(golds))
+    p = f" {norm(_pred(text))} "
+    return 1.0 if any(g in p for g in golds) else 0.0
+
 # %% ../../nbs/30_eval.metrics.ipynb #318ebce5
 def exact_match(
     prediction: str,  # the system's answer
@@ -87,11 +99,7 @@ def contains_match(
     golds: str | Iterable[str],  # accepted gold answers (a bare str is one gold)
 ) -> float:
     "Containment: 1.0 if a normalised gold occurs in the normalised prediction as whole words, else 0.0."
-    golds = _padded_golds(as_golds(golds))
-    p = f" {normalize_answer(_pred(prediction))} "
-    for g in golds:
-        if g in p: return 1.0
-    return 0.0
+    return _contained(prediction, golds, normalize_answer)
 
 # %% ../../nbs/30_eval.metrics.ipynb #1c64b81e
 def has_answer(
@@ -99,11 +107,7 @@ def has_answer(
     golds: str | Iterable[str],  # accepted gold answers (a bare str is one gold)
 ) -> float:
     "1.0 if a normalised gold answer occurs in the normalised passage as whole words, else 0.0."
-    golds = _padded_golds(as_golds(golds))
-    p = f" {_normalize(_pred(passage))} "
-    for g in golds:
-        if g in p: return 1.0
-    return 0.0
+    return _contained(passage, golds, _normalize)  # uncached: passages would flood the cache
 
 # %% ../../nbs/30_eval.metrics.ipynb #815e4bd2
 @lru_cache(maxsize=1 << 16)
@@ -134,6 +138,7 @@ def _rouge_scorer(use_stemmer: bool):
     from rouge_score import rouge_scorer
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
 
+# %% ../../nbs/30_eval.metrics.ipynb #2b0fc341s1
 def rouge_l(
     prediction: str,  # the system's answer
     golds: str | Iterable[str],  # accepted gold answers (a bare str is one gold)
@@ -149,7 +154,9 @@ def rouge_l(
 @lru_cache(maxsize=1 << 14)
 def _regex(pattern: str) -> re.Pattern:
     "The compiled, NFC-normalised gold pattern; an error for an empty one (it would match every prediction)."
-    if not pattern.strip(): raise ValueError(f"gold answer {pattern!r} is empty: as a regular expression it matches every prediction; drop it from the golds")
+    if not pattern.strip():
+        raise ValueError(f"gold answer {pattern!r} is empty: as a regular expression it matches every prediction; "
+                         "drop it from the golds")
     try: return re.compile(unicodedata.normalize("NFC", pattern), re.IGNORECASE | re.UNICODE | re.MULTILINE)
     except re.error as e: raise ValueError(f"gold answer {pattern!r} is not a valid regular expression: {e}") from None
 
@@ -178,13 +185,16 @@ METRIC_CARDS: dict[str, dict[str, str]] = {
     "exact_match": dict(
         what="Strict EM: the SQuAD-normalised prediction equals a normalised gold answer.",
         inputs="prediction: str; golds: list of str (or one str); max over golds.",
-        limits="Rejects correct but wordy answers; an answer that normalises to nothing scores 0 (the official script gives 1 if a gold does too).",
+        limits="Rejects correct but wordy answers; an answer that normalises to nothing scores 0 (the official script "
+               "gives 1 if a gold does too).",
         source=f"{_SQUAD}; reported by SuRe and LoRE."),
     "contains_match": dict(
-        what="Containment (not EM): a normalised gold occurs in the normalised prediction as a whole-word token sequence.",
+        what="Containment (not EM): a normalised gold occurs in the normalised prediction as a whole-word token "
+             "sequence.",
         inputs="prediction: str; golds: list of str (or one str); max over golds.",
         limits="Rewards hedged answers listing several candidates; golds that normalise to nothing are ignored.",
-        source="EoR's 'EM' and WITQA's accuracy ('any sub-string of the prediction is an exact match of any gold answer'); SQuAD normaliser."),
+        source="EoR's 'EM' and WITQA's accuracy ('any sub-string of the prediction is an exact match of any gold "
+               "answer'); SQuAD normaliser."),
     "f1": dict(
         what="SQuAD token F1: overlap of the bags of normalised tokens (harmonic mean of precision and recall).",
         inputs="prediction: str; golds: list of str (or one str); max over golds.",
@@ -193,17 +203,20 @@ METRIC_CARDS: dict[str, dict[str, str]] = {
     "rouge_l": dict(
         what="ROUGE-L F-measure: longest common token subsequence, F with beta = 1.",
         inputs="prediction: str; golds: list of str (or one str); max over golds; use_stemmer=False by default.",
-        limits="rouge_score's tokeniser keeps only [a-z0-9] runs, so non-ASCII letters split words; no SQuAD normalisation.",
+        limits="rouge_score's tokeniser keeps only [a-z0-9] runs, so non-ASCII letters split words; no SQuAD "
+               "normalisation.",
         source="Lin 2004; Google's rouge_score package; reported by LoRE."),
     "has_answer": dict(
         what="Passage accuracy: a normalised gold answer occurs in the normalised passage as whole words.",
         inputs="passage: str (in place of the prediction); golds: list of str (or one str).",
-        limits="Surface match only: an answer string in an unrelated context counts; differs slightly from DPR's tokenised has_answer.",
+        limits="Surface match only: an answer string in an unrelated context counts; differs slightly from DPR's "
+               "tokenised has_answer.",
         source="WITQA passage accuracy; EoR's document-contains-answer indicator; SQuAD normaliser."),
     "regex_match": dict(
         what="A gold regular expression is found in the prediction (full=True: matches the whole prediction).",
         inputs="prediction: str; golds: list of Python regexes (CuratedTREC); case-insensitive, NFC-normalised.",
-        limits="Patterns without word boundaries match inside words; raw text, no SQuAD normalisation; NFC where DPR used NFD.",
+        limits="Patterns without word boundaries match inside words; raw text, no SQuAD normalisation; NFC where DPR "
+               "used NFD.",
         source="DPR's regex_match (Karpukhin et al. 2020) for CuratedTREC (Baudis and Sedivy 2015)."),
 }
 
@@ -223,11 +236,13 @@ def cards_markdown() -> str:
 def _scores(values: Iterable[float], name: str = "values") -> np.ndarray:
     "Per-example scores as a non-empty, finite 1-d float array."
     v = np.asarray(list(values) if not hasattr(values, "__len__") else values, dtype=float)
-    if v.ndim != 1 or len(v) == 0: raise ValueError(f"{name} must be a non-empty 1-d sequence of per-example scores, got shape {v.shape}")
+    if v.ndim != 1 or len(v) == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d sequence of per-example scores, got shape {v.shape}")
     bad = int((~np.isfinite(v)).sum())
     if bad: raise ValueError(f"{name} has {bad} non-finite score(s) (NaN/inf); score failed examples as 0 instead")
     return v
 
+# %% ../../nbs/30_eval.metrics.ipynb #2fe2b537s1
 def _resample(m: int, n: int, seed: int) -> np.ndarray:
     "An (n, m) matrix of example indices drawn with replacement."
     if n < 1: raise ValueError(f"n (number of bootstrap resamples) must be >= 1, got {n}")
@@ -235,6 +250,7 @@ def _resample(m: int, n: int, seed: int) -> np.ndarray:
         raise ValueError(f"seed must be a non-negative integer (it seeds numpy's generator), got {seed!r}")
     return np.random.default_rng(seed).integers(0, m, size=(n, m), dtype=np.int32 if m < 2**31 else np.int64)
 
+# %% ../../nbs/30_eval.metrics.ipynb #2fe2b537s2
 def bootstrap_ci(
     values: Iterable[float],  # per-example scores of one system
     n: int = 1000,  # number of bootstrap resamples
@@ -258,7 +274,8 @@ def paired_bootstrap(
 ) -> dict:
     "Paired bootstrap of mean(a) - mean(b): dict(delta, lo, hi, p_value) with one-sided p for 'a better than b'."
     a, b = _scores(a, "a"), _scores(b, "b")
-    if len(a) != len(b): raise ValueError(f"a and b must score the same examples in the same order; got {len(a)} and {len(b)} scores")
+    if len(a) != len(b):
+        raise ValueError(f"a and b must score the same examples in the same order; got {len(a)} and {len(b)} scores")
     if not 0 < alpha < 1: raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     d = a - b
     deltas = d[_resample(len(d), n, seed)].mean(axis=1)

@@ -32,19 +32,23 @@ class Matcher(Protocol):
 # %% ../../nbs/32_eval.semantic.ipynb #3e5f2352
 def _str_list(xs, what: str) -> list[str]:
     "`xs` as a list of str; a clear error for a bare str or non-str items."
-    if isinstance(xs, str): raise TypeError(f"{what} must be a list of str, got the str {xs!r:.40}; wrap one answer in a list")
+    if isinstance(xs, str):
+        raise TypeError(f"{what} must be a list of str, got the str {xs!r:.40}; wrap one answer in a list")
     xs = list(xs)
-    for x in xs:
-        if not isinstance(x, str): raise TypeError(f"{what} must hold only str, found {type(x).__name__}: {x!r:.40}")
+    if bad := [x for x in xs if not isinstance(x, str)]:
+        raise TypeError(f"{what} must hold only str, found {type(bad[0]).__name__}: {bad[0]!r:.40}")
     return xs
 
+# %% ../../nbs/32_eval.semantic.ipynb #3e5f2352s1
 def check_pairs(cands, refs, questions=None) -> tuple[list[str], list[str], list[str] | None]:
     "Validated (cands, refs, questions): lists of str of one length (questions may be None)."
     cands, refs = _str_list(cands, "cands"), _str_list(refs, "refs")
-    if len(cands) != len(refs): raise ValueError(f"cands and refs must have the same length, got {len(cands)} and {len(refs)}")
+    if len(cands) != len(refs):
+        raise ValueError(f"cands and refs must have the same length, got {len(cands)} and {len(refs)}")
     if questions is None: return cands, refs, None
     questions = _str_list(questions, "questions")
-    if len(questions) != len(cands): raise ValueError(f"questions must have one entry per pair: {len(questions)} for {len(cands)} pairs")
+    if len(questions) != len(cands):
+        raise ValueError(f"questions must have one entry per pair: {len(questions)} for {len(cands)} pairs")
     return cands, refs, questions
 
 # %% ../../nbs/32_eval.semantic.ipynb #df093860
@@ -93,7 +97,8 @@ class LexicalMatcher(PairMatcher):
                  kind: str = "f1",  # "em", "contains" or "f1"
                  symmetric: bool = False,  # containment only: max over both directions (EoR's "em")
                  ):
-        if kind not in LEXICAL: raise ValueError(f"unknown lexical matcher {kind!r}; choose one of {', '.join(LEXICAL)}")
+        if kind not in LEXICAL:
+            raise ValueError(f"unknown lexical matcher {kind!r}; choose one of {', '.join(LEXICAL)}")
         self.backend, self.fn = kind, LEXICAL[kind]
         self.symmetric = symmetric or kind != "contains"
         self.label = "max" if kind == "contains" and symmetric else ""
@@ -113,18 +118,11 @@ def model_label(model: str | Path) -> str:
 def _weights(model: str | Path) -> str:
     "What `from_pretrained` loads for `model`: a local folder or a hub id."
     r = resolve_model(model)
-    if r.kind == "gguf": raise ValueError(f"{model!r} resolves to a GGUF file ({r.path}); semantic matchers need a transformers model folder or hub id")
+    if r.kind == "gguf": raise ValueError(f"{model!r} resolves to a GGUF file ({r.path}); semantic matchers need a "
+                                          "transformers model folder or hub id")
     return str(r.path)
 
 # %% ../../nbs/32_eval.semantic.ipynb #02d10656
-def _num_layers(folder: str, num_layers: int) -> int:
-    "`num_layers`, checked against the encoder's config.json when it is a local folder."
-    cfg = Path(folder) / "config.json"
-    if cfg.is_file():
-        n = json.loads(cfg.read_text()).get("num_hidden_layers")
-        if n and not 1 <= num_layers <= n: raise ValueError(f"num_layers={num_layers} but {folder} has {n} layers; pass 1..{n}")
-    return num_layers
-
 class BERTScoreMatcher(PairMatcher):
     "BERTScore F between candidate and reference, with a local or hub encoder (bert-score's BERTScorer)."
     backend, symmetric = "bertscore", True
@@ -139,8 +137,10 @@ class BERTScoreMatcher(PairMatcher):
         if rescale and baseline_path is None:
             raise ValueError("rescale=True needs baseline_path: bert-score ships baselines only for its own hub model "
                              "names, not for a local encoder folder; pass a baseline TSV or rescale=False")
-        self.path = _weights(model)
-        self.num_layers, self.batch_size, self.threshold = _num_layers(self.path, num_layers), batch_size, threshold
+        self.path, self.num_layers, self.batch_size, self.threshold = _weights(model), num_layers, batch_size, threshold
+        cfg = Path(self.path) / "config.json"  # a local encoder folder: num_layers checked against it
+        if cfg.is_file() and (n := json.loads(cfg.read_text()).get("num_hidden_layers")) and not 1 <= num_layers <= n:
+            raise ValueError(f"num_layers={num_layers} but {self.path} has {n} layers; pass 1..{n}")
         self.rescale, self.baseline_path, self._scorer = rescale, baseline_path, None
         self.label = f"{model_label(model)}@L{num_layers}" + ("/rescaled" if rescale else "")
 
@@ -148,15 +148,17 @@ class BERTScoreMatcher(PairMatcher):
         "The BERTScorer, loaded on first use."
         if self._scorer is None:
             from bert_score import BERTScorer
-            self._scorer = BERTScorer(model_type=self.path, num_layers=self.num_layers, batch_size=self.batch_size, lang="en",
-                                      rescale_with_baseline=self.rescale, baseline_path=self.baseline_path and str(self.baseline_path))
+            self._scorer = BERTScorer(model_type=self.path, num_layers=self.num_layers, batch_size=self.batch_size,
+                                      lang="en", rescale_with_baseline=self.rescale,
+                                      baseline_path=self.baseline_path and str(self.baseline_path))
         return self._scorer
 
     def _score(self, cands, refs, questions):
         "BERTScore F of each pair; a pair with an empty side scores 0 (bert-score cannot embed an empty string)."
         out = np.zeros(len(cands))
         ok = [i for i, (c, r) in enumerate(zip(cands, refs)) if c.strip() and r.strip()]
-        if ok: out[ok] = self.scorer().score([cands[i] for i in ok], [refs[i] for i in ok], batch_size=self.batch_size)[2].numpy()
+        if ok: out[ok] = self.scorer().score([cands[i] for i in ok], [refs[i] for i in ok],
+                                             batch_size=self.batch_size)[2].numpy()
         return out
 
 # %% ../../nbs/32_eval.semantic.ipynb #c07344f8
@@ -170,7 +172,8 @@ class EmbeddingMatcher(PairMatcher):
                  device: str = "cpu",  # cpu, cuda, cuda:N, mps or auto
                  ):
         from ragkit.lm.base import resolve_device
-        self.path, self.threshold, self.batch_size, self.device = _weights(model), threshold, batch_size, resolve_device(device)
+        self.path, self.threshold, self.batch_size = _weights(model), threshold, batch_size
+        self.device = resolve_device(device)
         self.label, self._model = model_label(model), None
 
     def encoder(self):
@@ -182,7 +185,8 @@ class EmbeddingMatcher(PairMatcher):
 
     def embed(self, texts: list[str]) -> np.ndarray:
         "Unit-length embeddings of `texts`, one row each."
-        return self.encoder().encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True)
+        return self.encoder().encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True)
 
     def _score(self, cands, refs, questions):
         uniq = list(dict.fromkeys(cands + refs))
@@ -193,8 +197,8 @@ class EmbeddingMatcher(PairMatcher):
 # %% ../../nbs/32_eval.semantic.ipynb #d32b4e84
 def score_table(matchers: list, pairs: list[tuple[str, list[str]]], question: str | None = None) -> list[dict]:
     "One row per (prediction, golds) pair with each matcher's `similarity`, keyed by matcher name."
-    return [{"prediction": p, "golds": " | ".join(g), **{m.name: round(m.similarity(p, g, question), 3) for m in matchers}}
-            for p, g in pairs]
+    return [{"prediction": p, "golds": " | ".join(g), **{m.name: round(m.similarity(p, g, question), 3)
+                                                         for m in matchers}} for p, g in pairs]
 
 def markdown_table(rows: list[dict]) -> str:
     "Rows of dicts as a markdown table."
@@ -222,7 +226,8 @@ class ClassifierMatcher(PairMatcher):
         "(tokenizer, model, positive class index), loaded on first use."
         if self._loaded is None:
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
-            tok, m = AutoTokenizer.from_pretrained(self.path), AutoModelForSequenceClassification.from_pretrained(self.path)
+            tok = AutoTokenizer.from_pretrained(self.path)
+            m = AutoModelForSequenceClassification.from_pretrained(self.path)
             self._loaded = (tok, m.eval(), self._positive(m.config))
         return self._loaded
 
@@ -243,7 +248,7 @@ class NLIMatcher(ClassifierMatcher):
     "Entailment probability of an NLI classifier (premise: candidate, hypothesis: reference), optionally symmetrised."
     backend = "nli"
     def __init__(self,
-                 model: str | Path = "deberta-large-mnli",  # registry name, local folder or hub id of an MNLI classifier
+                 model: str | Path = "deberta-large-mnli",  # registry name, local folder or hub id: an MNLI classifier
                  with_question: bool = False,  # prepend the question to premise and hypothesis
                  symmetric: bool = True,  # mean of both directions; False: candidate -> reference only
                  threshold: float | None = None,  # None: match() returns the probability; a float: 1/0 at that cut-off
@@ -253,14 +258,15 @@ class NLIMatcher(ClassifierMatcher):
                  ):
         super().__init__(model, threshold, batch_size, max_length)
         self.with_question, self.symmetric, self.want = with_question, symmetric, entail_label
-        self.label = self.model_name + ("[" + ",".join(o for o, on in (("q", with_question), ("sym", symmetric)) if on) + "]"
-                                        if with_question or symmetric else "")
+        opts = ",".join(o for o, on in (("q", with_question), ("sym", symmetric)) if on)
+        self.label = self.model_name + (f"[{opts}]" if opts else "")
 
     def _positive(self, config) -> int: return label_index(config.id2label, self.want)
 
     def _score(self, cands, refs, questions):
         if self.with_question:
-            if questions is None: raise ValueError(f"{self.name} prepends the question: pass questions= (or question= to match)")
+            if questions is None:
+                raise ValueError(f"{self.name} prepends the question: pass questions= (or question= to match)")
             cands, refs = [f"{q} {c}" for q, c in zip(questions, cands)], [f"{q} {r}" for q, r in zip(questions, refs)]
         fwd = self.probs(cands, refs)
         return (fwd + self.probs(refs, cands)) / 2 if self.symmetric else fwd
@@ -271,7 +277,7 @@ class BEMMatcher(ClassifierMatcher):
     backend, symmetric = "bem", False
     def __init__(self,
                  model: str | Path = "bem",  # registry name, local folder or hub id of a BEM classifier
-                 threshold: float | None = 0.8,  # EoR's cut-off for a correct answer; None: match() returns the probability
+                 threshold: float | None = 0.8,  # EoR's cut-off for a correct answer; None: match() returns P
                  positive: int = 1,  # index of the "equivalent" class
                  batch_size: int = 16,  # pairs per forward pass
                  max_length: int = 512,  # truncate longer inputs (tokens)
@@ -280,11 +286,13 @@ class BEMMatcher(ClassifierMatcher):
         self.pos, self.label = positive, self.model_name
 
     def _positive(self, config) -> int:
-        if not 0 <= self.pos < config.num_labels: raise ValueError(f"positive={self.pos} but {self.path} has {config.num_labels} classes")
+        if not 0 <= self.pos < config.num_labels:
+            raise ValueError(f"positive={self.pos} but {self.path} has {config.num_labels} classes")
         return self.pos
 
     def _score(self, cands, refs, questions):
-        if questions is None: raise ValueError(f"{self.name} needs the question of each pair: pass questions= (or question= to match)")
+        if questions is None:
+            raise ValueError(f"{self.name} needs the question of each pair: pass questions= (or question= to match)")
         sep = self.loaded()[0].sep_token
         return self.probs(cands, [f"{r} {sep} {q}" for r, q in zip(refs, questions)])
 
@@ -300,7 +308,8 @@ def pairwise(
 ) -> np.ndarray:
     "The M×M matrix S[i, j] = matcher score of (responses[i], responses[j])."
     responses, M = _str_list(responses, "responses"), len(responses)
-    if symmetrise is not None and symmetrise not in SYMMETRISE: raise ValueError(f"symmetrise must be None, 'mean' or 'max', got {symmetrise!r}")
+    if symmetrise is not None and symmetrise not in SYMMETRISE:
+        raise ValueError(f"symmetrise must be None, 'mean' or 'max', got {symmetrise!r}")
     ii, jj = np.triu_indices(M, 1) if matcher.symmetric else np.where(~np.eye(M, dtype=bool))
     S = np.full((M, M), diagonal, dtype=float)
     qs = None if question is None else [question] * len(ii)
