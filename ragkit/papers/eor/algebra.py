@@ -57,7 +57,8 @@ term      := SOURCE ["@RR"] ["@" k]               (rerank binds tighter than tru
 SOURCE    := Wiki | SE | PK | HB | ReFree | Oracle | Web   (case-insensitive); k := integer >= 1
 precedence: @RR > @k > & > @CP;  ReFree stands alone.   e.g. Wiki@10, SE@RR@5&Wiki@5@CP, HB@RR@10"""
 
-_TERM = re.compile(r"(?P<src>[A-Za-z]+)(?P<rr>@RR)?(?:@(?P<k>[0-9]+))?", re.IGNORECASE)  # ASCII digits only: SE@１０ is refused
+# ASCII digits only: SE@１０ is refused
+_TERM = re.compile(r"(?P<src>[A-Za-z]+)(?P<rr>@RR)?(?:@(?P<k>[0-9]+))?", re.IGNORECASE)
 _CANON = {s.lower(): s for s in EOR_SOURCES}
 
 def _bad(expr: str, why: str) -> ValueError:
@@ -81,7 +82,8 @@ def _term(expr: str, t: str):
 
 def parse_retriever(expr: str):
     "Parse an EoR retriever name into its pipeline description (nothing is loaded)."
-    if not isinstance(expr, str): raise TypeError(f"a retriever name is a string such as 'SE@4' or 'SE@2&Wiki@5@CP', got {type(expr).__name__} {expr!r:.40}\n{GRAMMAR}")
+    if not isinstance(expr, str): raise TypeError(f"a retriever name is a string such as 'SE@4' or 'SE@2&Wiki@5@CP', "
+                                                  f"got {type(expr).__name__} {expr!r:.40}\n{GRAMMAR}")
     body, cp = expr.strip(), False
     if re.search(r"@CP$", body, re.I): body, cp = body[:-3], True
     if re.search(r"@CP", body, re.I): raise _bad(expr, "@CP may appear once, at the end")
@@ -132,33 +134,28 @@ class Document:
         return [p for c in self.chunks for p in (getattr(c, "pids", None) or ([c.pid] if c.pid else []))]
 
 # %% ../../../nbs/60_papers.eor.algebra.ipynb #65d4ac69
-def _pieces(c: Chunk, words: int) -> list[Chunk]:
-    "Chunk c cut into consecutive pieces of at most `words` words, each keeping its provenance."
-    w = c.text.split()
-    return [Chunk(" ".join(w[i:i + words]), c.title, c.source, c.pid) for i in range(0, len(w), words)]
-
 def split_chunks(chunks: Sequence[Chunk], words: int = 100) -> list[Chunk]:
     "Split each chunk into consecutive pieces of at most `words` words, keeping provenance."
-    return [p for c in chunks for p in _pieces(c, words)]
+    return [Chunk(" ".join(w[i:i + words]), c.title, c.source, c.pid)
+            for c in chunks for w in [c.text.split()] for i in range(0, len(w), words)]
 
-def rerank(query: str, chunks: Sequence[Chunk], scorer: Callable[[str, list[str]], Sequence[float]], words: int = 100) -> list[Chunk]:
+def rerank(query: str, chunks: Sequence[Chunk], scorer: Callable[[str, list[str]], Sequence[float]],
+           words: int = 100) -> list[Chunk]:
     "Rechunk to ~`words` words and sort by `scorer(query, texts)` descending, stable on ties."
     pieces = split_chunks(chunks, words)
     scores = list(scorer(query, [c.text for c in pieces])) if pieces else []
     return [pieces[i] for i in sorted(range(len(pieces)), key=lambda i: (-scores[i], i))]
 
 # %% ../../../nbs/60_papers.eor.algebra.ipynb #0f2d7328
-SourceFn = Callable[[list[str], "int | None"], list[list[Chunk]]]  # (queries, k or None) -> chunks per query, best first
+# (queries, k or None) -> chunks per query, best first
+SourceFn = Callable[[list[str], "int | None"], list[list[Chunk]]]
 
 def _traced(costs: list[Cost], trace: list[str], chunks: list[list[Chunk]], step: str) -> list[list[Chunk]]:
     "`chunks`, after charging their LM cost to `costs` and recording `step` in `trace` (both in place)."
-    _charge(costs, chunks)
+    for i, cs in enumerate(chunks):  # each query's new chunks are paid whether or not a chunk survives
+        costs[i] = costs[i] + sum((c.cost for c in cs if c.cost is not None), Cost())
     trace.append(step)
     return chunks
-
-def _charge(costs: list[Cost], chunks: list[list[Chunk]]) -> None:
-    "Add the LM cost of each query's new chunks to `costs` (in place): paid whether or not a chunk survives."
-    for i, cs in enumerate(chunks): costs[i] = costs[i] + sum((c.cost for c in cs if c.cost is not None), Cost())
 
 # %% ../../../nbs/60_papers.eor.algebra.ipynb #e863b63a
 class Pipeline:
@@ -176,8 +173,10 @@ class Pipeline:
                 raise KeyError(f"retriever {self.name!r} needs source {node.name!r}; given: {sorted(self.sources)}")
         elif isinstance(node, Concat): [self._check(p) for p in node.parts]
         else:
-            if isinstance(node, Rerank) and self.scorer is None: raise ValueError(f"{self.name!r} uses @RR: pass scorer=")
-            if isinstance(node, Compress) and self.compressor is None: raise ValueError(f"{self.name!r} uses @CP: pass compressor=")
+            if isinstance(node, Rerank) and self.scorer is None:
+                raise ValueError(f"{self.name!r} uses @RR: pass scorer=")
+            if isinstance(node, Compress) and self.compressor is None:
+                raise ValueError(f"{self.name!r} uses @CP: pass compressor=")
             self._check(node.child)
 
     def __call__(self, query: str) -> Document:
@@ -191,32 +190,21 @@ class Pipeline:
 
     def _run(self, node, qs, k, trace, costs) -> list[list[Chunk]]:
         "Evaluate `node` for all queries; `k` is the truncation that will follow, passed down to sources."
-        if isinstance(node, Source): return self._run_source(node, qs, k, trace, costs)
+        if isinstance(node, Source):  # a source's chunks (none for ReFree), checked to hold one list per query
+            if node.name == "ReFree": return [[] for _ in qs]
+            out = self.sources[node.name](qs, k)
+            if len(out) != len(qs):
+                raise ValueError(f"source {node.name!r} returned {len(out)} results for {len(qs)} queries")
+            return _traced(costs, trace, out, f"{node.name}(k={k})")
         if isinstance(node, Top): return [c[:node.k] for c in self._run(node.child, qs, node.k, trace, costs)]
-        if isinstance(node, Rerank): return self._run_rerank(node, qs, trace, costs)
-        if isinstance(node, Concat): return self._run_concat(node, qs, trace, costs)
-        return self._run_compress(node, qs, trace, costs)
-
-    def _run_source(self, node: Source, qs, k, trace, costs) -> list[list[Chunk]]:
-        "A source's chunks for all queries (none for ReFree), charged and traced."
-        if node.name == "ReFree": return [[] for _ in qs]
-        return _traced(costs, trace, self._fetch(node, qs, k), f"{node.name}(k={k})")
-    def _fetch(self, node: Source, qs, k) -> list[list[Chunk]]:
-        "The source's chunks for all queries, checked to hold one list per query."
-        out = self.sources[node.name](qs, k)
-        if len(out) == len(qs): return out
-        raise ValueError(f"source {node.name!r} returned {len(out)} results for {len(qs)} queries")
-    def _run_rerank(self, node: Rerank, qs, trace, costs) -> list[list[Chunk]]:
-        "The child's chunks of each query, rechunked and ordered by the scorer."
+        if isinstance(node, Concat):  # each query's chunks of every part, in part order
+            parts = [self._run(p, qs, None, trace, costs) for p in node.parts]
+            return [[c for part in parts for c in part[i]] for i in range(len(qs))]
         got = self._run(node.child, qs, None, trace, costs)
-        trace.append("RR")
-        return [rerank(q, c, self.scorer, self.words) for q, c in zip(qs, got)]
-    def _run_concat(self, node: Concat, qs, trace, costs) -> list[list[Chunk]]:
-        "Each query's chunks of every part, in part order."
-        parts = [self._run(p, qs, None, trace, costs) for p in node.parts]
-        return [[c for part in parts for c in part[i]] for i in range(len(qs))]
-    def _run_compress(self, node: Compress, qs, trace, costs) -> list[list[Chunk]]:
-        "The compressor's summary of each query's document (the child's chunks joined), charged and traced."
-        docs = ["\n\n".join(c.text for c in cs) for cs in self._run(node.child, qs, None, trace, costs)]
+        if isinstance(node, Rerank):  # each query's chunks rechunked and ordered by the scorer
+            trace.append("RR")
+            return [rerank(q, c, self.scorer, self.words) for q, c in zip(qs, got)]
+        docs = ["\n\n".join(c.text for c in cs) for cs in got]  # @CP: the compressor's summary of each document
         out = [[s if isinstance(s, Chunk) else Chunk(s, "", "CP")] for s in self.compressor(qs, docs)]
         return _traced(costs, trace, out, "CP")
+

@@ -35,14 +35,16 @@ def _binary(x, name: str = "correct", min_rows: int = 2) -> np.ndarray:
         raise ValueError(f"{name} needs at least {min_rows} retriever(s) (rows) to compare; got {a.shape[0]} row(s)")
     if a.shape[1] == 0: raise ValueError(f"{name} has no examples (0 columns)")
     try: f = a.astype(float)
-    except (TypeError, ValueError): raise TypeError(f"{name} must hold bool or 0/1 numbers; got dtype {a.dtype}") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must hold bool or 0/1 numbers; got dtype {a.dtype}") from None
     bad = ~np.isin(f, (0.0, 1.0))
-    if bad.any():
-        raise ValueError(f"{name} must hold only 0/1 (or bool); found {int(bad.sum())} other value(s), e.g. {a[bad].tolist()[0]!r}")
+    if bad.any(): raise ValueError(f"{name} must hold only 0/1 (or bool); found {int(bad.sum())} other value(s), "
+                                   f"e.g. {a[bad].tolist()[0]!r}")
     return f
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #2fa88312
-def _win_ratio(win: np.ndarray, lose: np.ndarray, cond: np.ndarray | None = None, undefined: float = np.nan) -> np.ndarray:
+def _win_ratio(win: np.ndarray, lose: np.ndarray, cond: np.ndarray | None = None,
+               undefined: float = np.nan) -> np.ndarray:
     "R[i,j] = Σ_n win[i,n]·lose[j,n]·c[i,n]·c[j,n] / Σ_n lose[j,n]·c[i,n]·c[j,n]; `undefined` where that is 0/0."
     c = np.ones_like(lose) if cond is None else cond
     lc = lose * c
@@ -65,10 +67,12 @@ def _nanmean(m: np.ndarray, axis: int) -> np.ndarray:
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanmean(m, axis=axis)
 
+# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #dcb6fc25s1
 def mrwr(correct) -> np.ndarray:
     "Mean relative win ratio of each retriever: the row mean of RWR over j ≠ i (eq. 2), NaN cells skipped."
     return _nanmean(rwr(correct), axis=1)
 
+# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #dcb6fc25s2
 def mrlr(correct) -> np.ndarray:
     "Mean relative lose ratio of each retriever: the column mean of RWR over j ≠ i (eq. 3), NaN cells skipped."
     return _nanmean(rwr(correct), axis=0)
@@ -81,31 +85,36 @@ def error_indicators(answer_correct, gold_in_doc, answer_in_doc) -> dict[str, np
     a, g, d = (_binary(x, n, 1) for x, n in ((answer_correct, "answer_correct"), (gold_in_doc, "gold_in_doc"),
                                               (answer_in_doc, "answer_in_doc")))
     if not a.shape == g.shape == d.shape:
-        raise ValueError(f"answer_correct, gold_in_doc and answer_in_doc must have the same [M, N] shape; got {a.shape}, {g.shape}, {d.shape}")
+        raise ValueError(f"answer_correct, gold_in_doc and answer_in_doc must have the same [M, N] shape; "
+                         f"got {a.shape}, {g.shape}, {d.shape}")
     er, eh = 1 - g, 1 - d
     return dict(A=a, Er=er, Eh=eh, Ee=(1 - er) * (1 - eh) * (1 - a), Eluck=er * eh * a)
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #5c3d81a5
 def answer_in_doc(answer: str, document: str) -> bool:
     "Whether `answer` occurs in `document` as normalised whole words; an empty normalised answer occurs everywhere."
-    if not isinstance(answer, str): raise TypeError(f"answer must be a str, got {type(answer).__name__}: {answer!r:.60}")
+    if not isinstance(answer, str):
+        raise TypeError(f"answer must be a str, got {type(answer).__name__}: {answer!r:.60}")
     return not normalize_answer(answer) or bool(has_answer(document, [answer]))
 
+# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #5c3d81a5s1
 def doc_indicators(answers, golds: Sequence, documents) -> dict[str, np.ndarray]:
     "gold_in_doc and answer_in_doc as [M, N] 0/1 arrays from answers [M, N], golds [N] and documents [M, N]."
     ans, docs = np.asarray(answers, dtype=object), np.asarray(documents, dtype=object)
     if ans.ndim != 2 or ans.shape != docs.shape or len(golds) != ans.shape[1]:
-        raise ValueError(f"answers and documents must both be [M, N] and golds have N entries; got answers {ans.shape}, "
-                         f"documents {docs.shape}, {len(golds)} golds")
-    gold = np.array([[has_answer(docs[m, n], golds[n]) for n in range(ans.shape[1])] for m in range(ans.shape[0])])
-    inside = np.array([[answer_in_doc(ans[m, n], docs[m, n]) for n in range(ans.shape[1])] for m in range(ans.shape[0])])
+        raise ValueError(f"answers and documents must both be [M, N] and golds have N entries; got answers "
+                         f"{ans.shape}, documents {docs.shape}, {len(golds)} golds")
+    M, N = ans.shape
+    gold = np.array([[has_answer(docs[m, n], golds[n]) for n in range(N)] for m in range(M)])
+    inside = np.array([[answer_in_doc(ans[m, n], docs[m, n]) for n in range(N)] for m in range(M)])
     return dict(gold_in_doc=gold.astype(float), answer_in_doc=inside.astype(float))
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #5854c2c2
 def long_answer_mask(answers, max_words: int = 5) -> np.ndarray:
     "Bool [N]: True for the examples to drop, where any retriever's answer has over `max_words` words (App. B)."
     a = np.asarray(answers, dtype=object)
-    if a.ndim != 2: raise ValueError(f"answers must be a 2-D [M retrievers, N examples] array of str; got shape {a.shape}")
+    if a.ndim != 2:
+        raise ValueError(f"answers must be a 2-D [M retrievers, N examples] array of str; got shape {a.shape}")
     bad = [x for x in a.ravel() if not isinstance(x, str)]
     if bad: raise TypeError(f"answers must all be str; found {len(bad)} other value(s), e.g. {bad[0]!r:.60}")
     return np.array([[len(x.split()) for x in row] for row in a]).max(axis=0) > max_words
@@ -114,15 +123,19 @@ def long_answer_mask(answers, max_words: int = 5) -> np.ndarray:
 def _check_ind(ind: dict, min_rows: int = 2) -> dict[str, np.ndarray]:
     "The indicator dict checked: keys A, Er, Eh, Ee, Eluck, equal [M, N] shapes, M ≥ `min_rows`."
     missing = [k for k in ("A",) + ERRORS if k not in ind]
-    if missing: raise KeyError(f"indicators lack {missing}; build them with error_indicators(answer_correct, gold_in_doc, answer_in_doc)")
+    if missing: raise KeyError(f"indicators lack {missing}; build them with "
+                               "error_indicators(answer_correct, gold_in_doc, answer_in_doc)")
     out = {k: _binary(ind[k], f"indicators[{k!r}]", min_rows) for k in ("A",) + ERRORS}
-    if len({v.shape for v in out.values()}) > 1: raise ValueError(f"indicator arrays differ in shape: { {k: v.shape for k, v in out.items()} }")
+    if len({v.shape for v in out.values()}) > 1:
+        raise ValueError(f"indicator arrays differ in shape: { {k: v.shape for k, v in out.items()} }")
     return out
 
+# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #7d761bb7s1
 def error_condition(ind: dict, error: str) -> np.ndarray | None:
     "The factor c[m, n] of Appendix B's condition I*_E = c_i·c_j: 1 − I_Er for Ee, I_Er·I_Eh for Eluck, None otherwise."
     return {"Ee": lambda: 1 - ind["Er"], "Eluck": lambda: ind["Er"] * ind["Eh"]}.get(error, lambda: None)()
 
+# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #7d761bb7s2
 def error_rwr(ind: dict, error: str, conditioned: bool = True) -> np.ndarray:
     "RWR_E(i, j) for `error` (eq. 5; Appendix B's form for Ee and Eluck); −1 where r_j is free of it, NaN diagonal."
     if error not in ERRORS: raise ValueError(f"unknown error {error!r}; choose one of {', '.join(ERRORS)}")
@@ -141,11 +154,12 @@ def decomposition_table(ind: dict, names: Sequence[str] | None = None) -> pd.Dat
     i = _check_ind(ind, min_rows=1)
     a, r, h, e, luck = (i[k] for k in ("A", "Er", "Eh", "Ee", "Eluck"))
     n = a.shape[1]
-    hit, miss = (1 - r).sum(1), r.sum(1)
+    hit, miss, hmiss = (1 - r).sum(1), r.sum(1), (h * r).sum(1)
+    names = list(names) if names is not None else [f"r{m}" for m in range(len(a))]
     t = pd.DataFrame(dict(accuracy=a.mean(1), Er=r.mean(1), Eh=h.mean(1), Ee=e.mean(1), Eluck=luck.mean(1),
                           **{"Eh|hit": _ratio((h * (1 - r)).sum(1), hit), "Ee|hit": _ratio(e.sum(1), hit),
-                             "Eh|miss": _ratio((h * r).sum(1), miss), "Eluck|miss": _ratio(luck.sum(1), (h * r).sum(1))}),
-                     index=pd.Index(list(names) if names is not None else [f"r{m}" for m in range(len(a))], name="retriever"))
+                             "Eh|miss": _ratio(hmiss, miss), "Eluck|miss": _ratio(luck.sum(1), hmiss)}),
+                     index=pd.Index(names, name="retriever"))
     t["failure"] = 1 - t.accuracy
     first = (1 - t.Er) * (t["Eh|hit"].fillna(0) + t["Ee|hit"].fillna(0))
     t["decomposed"] = first + t.Er * (1 - t["Eluck|miss"].fillna(0) * t["Eh|miss"].fillna(0))
@@ -167,7 +181,8 @@ def pool_oracle(correct, size: int, max_pools: int = 5000, seed: int = 0) -> dic
     "Oracle accuracy (right if any member is) of every pool of `size` retrievers, or of a seeded sample."
     c = _binary(correct, min_rows=1)
     m, n = c.shape
-    if not (isinstance(size, (int, np.integer)) and 1 <= size <= m): raise ValueError(f"size must be an int in 1..{m} (the number of retrievers), got {size!r}")
+    if not (isinstance(size, (int, np.integer)) and 1 <= size <= m):
+        raise ValueError(f"size must be an int in 1..{m} (the number of retrievers), got {size!r}")
     if max_pools < 1: raise ValueError(f"max_pools must be >= 1, got {max_pools}")
     pools, exact = _pools(m, int(size), max_pools, seed)
     patterns, counts = np.unique(c.T, axis=0, return_counts=True)  # [U, M] distinct answer patterns
@@ -176,10 +191,12 @@ def pool_oracle(correct, size: int, max_pools: int = 5000, seed: int = 0) -> dic
         member = np.zeros((len(pools[s:s + 2048]), m))
         np.put_along_axis(member, pools[s:s + 2048], 1.0, axis=1)
         acc[s:s + 2048] = 1 - ((member @ wrong) == size) @ counts / n
-    return dict(size=int(size), pools=[tuple(p) for p in pools.tolist()], accuracy=acc, exact=exact, total=math.comb(m, size))
+    return dict(size=int(size), pools=[tuple(p) for p in pools.tolist()], accuracy=acc, exact=exact,
+                total=math.comb(m, size))
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #b8a161fd
-def upper_bound_table(correct, names: Sequence[str] | None = None, max_pools: int = 5000, seed: int = 0) -> pd.DataFrame:
+def upper_bound_table(correct, names: Sequence[str] | None = None, max_pools: int = 5000,
+                      seed: int = 0) -> pd.DataFrame:
     "Oracle accuracy of every (or a seeded sample of `max_pools`) retriever pool of each size 1..M (Figure 5)."
     c = _binary(correct, min_rows=1)
     names = list(names) if names is not None else [f"r{m}" for m in range(len(c))]
@@ -187,35 +204,36 @@ def upper_bound_table(correct, names: Sequence[str] | None = None, max_pools: in
     rows = []
     for size in range(1, len(c) + 1):
         o = pool_oracle(c, size, max_pools, seed)
-        rows += [dict(size=size, pool="+".join(names[k] for k in p), accuracy=acc, exact=o["exact"]) for p, acc in zip(o["pools"], o["accuracy"])]
+        rows += [dict(size=size, pool="+".join(names[k] for k in p), accuracy=acc, exact=o["exact"])
+                 for p, acc in zip(o["pools"], o["accuracy"])]
     return pd.DataFrame(rows)
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #e1bbf1f3
-def _names(matrix, names, m: int) -> list[str]:
-    "Retriever names: given, else the DataFrame's index, else r0..r{m-1}."
-    if names is not None: return [str(x) for x in names]
-    return [str(x) for x in matrix.index] if isinstance(matrix, pd.DataFrame) else [f"r{k}" for k in range(m)]
-
 def plot_rwr(matrix, names: Sequence[str] | None = None, title: str | None = None, cmap: str = "Blues",
              ax=None,  # draw into this Axes (e.g. one panel of Figure 4); default: a new figure
              fontsize: float = 8):  # size of the printed values
     "Heatmap of an [M, M] RWR matrix (Figures 1 and 4): ratios coloured 0..1, −1 cells grey, NaN cells hatched."
     m = np.asarray(matrix, dtype=float)
     if m.ndim != 2 or m.shape[0] != m.shape[1]: raise ValueError(f"matrix must be square [M, M]; got shape {m.shape}")
-    k, names = len(m), _names(matrix, names, len(m))
+    k = len(m)  # names: given, else the DataFrame's index, else r0..r{k-1}
+    if names is None: names = matrix.index if isinstance(matrix, pd.DataFrame) else [f"r{x}" for x in range(k)]
+    names = [str(x) for x in names]
     fig, ax = plt.subplots(figsize=(0.6 * k + 2.6, 0.5 * k + 1.8)) if ax is None else (ax.figure, ax)
     cm = plt.get_cmap(cmap).with_extremes(bad="white")
     im = ax.imshow(np.ma.masked_where(np.isnan(m) | (m == -1), m), cmap=cm, vmin=0, vmax=1)
     for i, j in itertools.product(range(k), range(k)):
         v = m[i, j]
-        if np.isnan(v): ax.add_patch(Rectangle((j - .5, i - .5), 1, 1, fill=False, hatch="///", edgecolor="#cccccc", lw=0))
+        if np.isnan(v):
+            ax.add_patch(Rectangle((j - .5, i - .5), 1, 1, fill=False, hatch="///", edgecolor="#cccccc", lw=0))
         elif v == -1:
             ax.add_patch(Rectangle((j - .5, i - .5), 1, 1, color="#9e9e9e"))
             ax.text(j, i, "−1", ha="center", va="center", fontsize=fontsize, color="white")
-        else: ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=fontsize, color="white" if v > .6 else "black")
+        else: ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=fontsize,
+                      color="white" if v > .6 else "black")
     ax.set_xticks(range(k), names, rotation=60, ha="right")
     ax.set_yticks(range(k), names)
-    ax.set(xlabel="j (column): the retriever whose failures are counted", ylabel="i (row): the retriever that wins", title=title)
+    ax.set(xlabel="j (column): the retriever whose failures are counted", ylabel="i (row): the retriever that wins",
+           title=title)
     fig.colorbar(im, ax=ax, fraction=.046, pad=.04)
     fig.tight_layout()
     return fig
@@ -236,8 +254,8 @@ def plot_mrlr(df: pd.DataFrame, # one row per (dataset, retriever): its MRLR
     sns.boxplot(data=df, x="dataset", y="mrlr", hue=hue, ax=ax, color=None if hue else "#8fb0d9", fliersize=0)
     state = np.random.get_state()
     np.random.seed(seed)  # the same figure on every rerun; the caller's state restored
-    try: sns.stripplot(data=df, x="dataset", y="mrlr", hue=hue, dodge=bool(hue), ax=ax, color=None if hue else "#333333",
-                       size=3.5, legend=False)
+    try: sns.stripplot(data=df, x="dataset", y="mrlr", hue=hue, dodge=bool(hue), ax=ax,
+                       color=None if hue else "#333333", size=3.5, legend=False)
     finally: np.random.set_state(state)
     ax.set(xlabel="", ylabel="MRLR (eq. 3)", title="Mean relative lose ratio of each retriever")
     fig.tight_layout()
@@ -253,7 +271,8 @@ def plot_accuracy(df: pd.DataFrame, order_by: str | None = None):
     wide = df.pivot_table(index="retriever", columns="dataset", values="accuracy", sort=False)
     wide = wide.sort_values(order_by, ascending=False, kind="stable")
     fig, ax = plt.subplots(figsize=(0.45 * len(wide) + 3, 3.8))
-    for d in datasets: ax.plot(range(len(wide)), wide[d].to_numpy(), marker="o", label=str(d), lw=2 if d == order_by else 1.2)
+    for d in datasets:
+        ax.plot(range(len(wide)), wide[d].to_numpy(), marker="o", label=str(d), lw=2 if d == order_by else 1.2)
     ax.set_xticks(range(len(wide)), wide.index, rotation=60, ha="right")
     ax.set(ylabel="accuracy (containment)", title=f"Accuracy per retriever, sorted by {order_by}")
     ax.legend(fontsize=8)
@@ -291,7 +310,8 @@ def question_grid(rows: pd.DataFrame) -> dict:
     np.add.at(seen, (r_code, q_code), 1)
     if (seen > 1).any():
         i, j = np.argwhere(seen > 1)[0]
-        raise ValueError(f"duplicate rows for qid {qids[j]!r} and retriever {names[i]!r}: one row per (dataset, qid, retriever)")
+        raise ValueError(f"duplicate rows for qid {qids[j]!r} and retriever {names[i]!r}: one row per "
+                         "(dataset, qid, retriever)")
     if (seen == 0).any():
         i, j = np.argwhere(seen == 0)[0]
         raise ValueError(f"no row for qid {qids[j]!r} and retriever {names[i]!r} ({int((seen == 0).sum())} missing): "
@@ -302,45 +322,34 @@ def question_grid(rows: pd.DataFrame) -> dict:
         return g
     first = np.unique(q_code, return_index=True)[1]  # each question's first row (codes follow first appearance)
     golds = [[g] if isinstance(g, str) else list(g) for g in rows.golds.to_numpy()[first]]
-    return dict(retrievers=[str(x) for x in names], qids=list(qids), answers=grid("answer"), documents=grid("document", _doc),
-                correct=_binary(grid("correct").astype(float), "correct", 1), golds=golds)
+    return dict(retrievers=[str(x) for x in names], qids=list(qids), answers=grid("answer"),
+                documents=grid("document", _doc), correct=_binary(grid("correct").astype(float), "correct", 1),
+                golds=golds)
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #79ba0357
 def _labelled(x: np.ndarray, names: list[str]) -> pd.DataFrame:
     "An [M, M] matrix as a frame whose rows (i) and columns (j) are the retrievers."
     return pd.DataFrame(x, index=pd.Index(names, name="i"), columns=pd.Index(names, name="j"))
 
-def _win_analysis(names: list[str], c: np.ndarray, r: np.ndarray) -> dict:
-    "The accuracy of the retrievers' [M, N] correctness c, and its RWR r with the MRWR and MRLR."
-    return dict(retrievers=names, n_questions=c.shape[1], accuracy=pd.Series(c.mean(1), index=names),
-                rwr=_labelled(r, names), mrwr=pd.Series(_nanmean(r, 1), index=names),
-                mrlr=pd.Series(_nanmean(r, 0), index=names))
-
-def _kept_indicators(g: dict, c: np.ndarray, keep: np.ndarray) -> dict[str, np.ndarray]:
-    "Appendix B's indicators on the kept questions of a question grid."
-    docs = doc_indicators(g["answers"][:, keep], [x for x, k in zip(g["golds"], keep) if k], g["documents"][:, keep])
-    return error_indicators(c[:, keep], **docs)
-
-def _error_tables(ind: dict | None, names: list[str]) -> dict:
-    "The per-error RWR frames and the decomposition table of the indicators (both None without indicators)."
-    if ind is None: return dict(error_rwr=None, decomposition=None)
-    return dict(error_rwr={e: _labelled(error_rwr(ind, e), names) for e in ERRORS},
-                decomposition=decomposition_table(ind, names))
-
-def _error_analysis(g: dict, c: np.ndarray, names: list[str], max_words: int) -> dict:
-    "The error analyses on the questions where no retriever answers in more than `max_words` words."
-    drop = long_answer_mask(g["answers"], max_words)
-    ind = _kept_indicators(g, c, ~drop) if (~drop).any() else None
-    return dict(n_dropped_long=int(drop.sum()), n_error_analysis=int((~drop).sum()), **_error_tables(ind, names))
-
 def _analyse(g: dict, max_words: int, max_pools: int, seed: int) -> dict:
-    "Every analysis of one dataset's question grid."
+    "Every analysis of one dataset's question grid; the error analyses skip long answers (`long_answer_mask`)."
     names, c = g["retrievers"], g["correct"]
     if len(names) < 2: raise ValueError(f"need at least 2 retrievers to compare, got {names}")
-    return dict(**_win_analysis(names, c, rwr(c)), **_error_analysis(g, c, names, max_words),
+    r, keep = rwr(c), ~long_answer_mask(g["answers"], max_words)
+    ind = None
+    if keep.any():  # Appendix B's indicators on the kept questions
+        kept = [x for x, k in zip(g["golds"], keep) if k]
+        ind = error_indicators(c[:, keep], **doc_indicators(g["answers"][:, keep], kept, g["documents"][:, keep]))
+    return dict(retrievers=names, n_questions=c.shape[1], accuracy=pd.Series(c.mean(1), index=names),
+                rwr=_labelled(r, names), mrwr=pd.Series(_nanmean(r, 1), index=names),
+                mrlr=pd.Series(_nanmean(r, 0), index=names), n_dropped_long=int((~keep).sum()),
+                n_error_analysis=int(keep.sum()),
+                error_rwr=None if ind is None else {e: _labelled(error_rwr(ind, e), names) for e in ERRORS},
+                decomposition=None if ind is None else decomposition_table(ind, names),
                 upper_bound=upper_bound_table(c, names, max_pools, seed), best_single=float(c.mean(1).max()))
 
-def inconsistency_report(frame: pd.DataFrame, max_words: int = 5, max_pools: int = 5000, seed: int = 0) -> dict[str, dict]:
+def inconsistency_report(frame: pd.DataFrame, max_words: int = 5, max_pools: int = 5000,
+                         seed: int = 0) -> dict[str, dict]:
     "EoR's inconsistency analyses per dataset of a (dataset, qid, retriever) response frame (contract: nb 63)."
     _need(frame, REPORT_COLUMNS, "inconsistency_report")
     if frame.empty: raise ValueError("the frame has no rows")
@@ -351,8 +360,8 @@ def inconsistency_report(frame: pd.DataFrame, max_words: int = 5, max_pools: int
 def summary_frame(report: dict[str, dict]) -> pd.DataFrame:
     "One row per (dataset, retriever): accuracy, MRWR, MRLR — the input of plot_mrlr and plot_accuracy."
     return pd.concat([pd.DataFrame(dict(dataset=d, retriever=r["retrievers"], accuracy=r["accuracy"].to_numpy(),
-                                        mrwr=r["mrwr"].to_numpy(), mrlr=r["mrlr"].to_numpy())) for d, r in report.items()],
-                     ignore_index=True)
+                                        mrwr=r["mrwr"].to_numpy(), mrlr=r["mrlr"].to_numpy()))
+                      for d, r in report.items()], ignore_index=True)
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #0707519c
 from ...core import AtLeast
@@ -369,7 +378,8 @@ def _plain_frame(v):
 def report_record(r: dict, # one dataset's report (see inconsistency_report)
                   ) -> dict:
     "The report with frames and arrays as plain dicts and lists, without the upper-bound pools."
-    return {k: ({e: _plain_frame(x) for e, x in v.items()} if isinstance(v, dict) else _plain_frame(v)) for k, v in r.items() if k != "upper_bound"}
+    return {k: ({e: _plain_frame(x) for e, x in v.items()} if isinstance(v, dict) else _plain_frame(v))
+            for k, v in r.items() if k != "upper_bound"}
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #8cde64ed
 from ...eval.experiment import Claim, Statistic
@@ -404,18 +414,16 @@ SOURCES = "EoR's two sources"  # the paper's mechanism for RWR(SE@1, Wiki@10): S
 
 from ...eval.mechanism import health_row
 
-def _held(g: pd.DataFrame, retriever: str) -> pd.Series:
-    "Per qid: whether `retriever`'s document held a gold answer."
-    return g[g.retriever == retriever].set_index("qid").gold_in_doc.astype(bool)
-
 def source_health(frame: pd.DataFrame, # a response grid with `gold_in_doc` (62_papers.eor.runs)
                   ) -> list[dict]:
     "Per dataset with the paper's pair: on how many questions SE@1 held a gold answer where Wiki@10 did not."
     out = []
     for d, g in frame.groupby("dataset", sort=False):
         if not set(PAPER_PAIR) <= set(g.retriever) or "gold_in_doc" not in g: continue
-        se, wiki = _held(g, PAPER_PAIR[0]), _held(g, PAPER_PAIR[1])
-        out.append(health_row(SOURCES, d, "", "SE@1's document held a gold answer where Wiki@10's did not", int((se & ~wiki[se.index]).sum()), len(se)))
+        # per qid: whether each one's document held a gold answer
+        se, wiki = (g[g.retriever == r].set_index("qid").gold_in_doc.astype(bool) for r in PAPER_PAIR)
+        out.append(health_row(SOURCES, d, "", "SE@1's document held a gold answer where Wiki@10's did not",
+                              int((se & ~wiki[se.index]).sum()), len(se)))
     return out
 
 def held_matrix(g: pd.DataFrame, # one dataset's rows of a response grid, with `gold_in_doc`
@@ -428,32 +436,39 @@ def held_matrix(g: pd.DataFrame, # one dataset's rows of a response grid, with `
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #243dccff
 from ...eval.experiment import paper_cells, paper_numbers
 PAPER_NUMBERS = paper_numbers("ragkit.papers.eor")  # the EoR paper's numbers: ragkit/papers/eor/paper.csv
-PAPER_ER_PAIRS = {tuple(row.split(" vs ")): c["ER"] for (_, row), c in paper_cells(PAPER_NUMBERS, "Figure 4").items()}  # EoR Section 3.2 (Figure 4 text): "0.62/0.36 for Wiki@10 versus PK"
+# EoR Section 3.2 (Figure 4 text): "0.62/0.36 for Wiki@10 versus PK"
+PAPER_ER_PAIRS = {tuple(row.split(" vs ")): c["ER"] for (_, row), c in paper_cells(PAPER_NUMBERS, "Figure 4").items()}
 ER_SRC = "EoR Section 3.2, Figure 4 (NQ, ChatGPT): bidirectional RWR_Er between retrievers of different sources"
 
 def _er_claims(d: str, g: pd.DataFrame, names: list[str]) -> list[Claim]:
     "The sources' own mechanism, both ways: RWR_Er(i, j) > 0 for (Wiki@10, SE@1) and (Wiki@10, PK), no reader."
     if "gold_in_doc" not in g or g.gold_in_doc.isna().any(): return []
     held = held_matrix(g, names)
-    pairs = [(a, b) for x, y in (("Wiki@10", "SE@1"), ("Wiki@10", "PK")) if {x, y} <= set(names) for a, b in ((x, y), (y, x))]
-    return [Claim(f"{a}'s documents hold answers {b}'s lack (RWR_Er({a}, {b}) > 0; the sources differ)", d, "", "", "gold_in_doc",
-                  PAPER_ER_PAIRS.get((a, b)), ER_SRC, statistic=_on_questions(held, _pair_rwr(names.index(a), names.index(b)), _fails(held, names.index(b))))
+    pairs = [(a, b) for x, y in (("Wiki@10", "SE@1"), ("Wiki@10", "PK")) if {x, y} <= set(names)
+             for a, b in ((x, y), (y, x))]
+    stat = lambda i, j: _on_questions(held, _pair_rwr(i, j), _fails(held, j))
+    return [Claim(f"{a}'s documents hold answers {b}'s lack (RWR_Er({a}, {b}) > 0; the sources differ)", d, "", "",
+                  "gold_in_doc", PAPER_ER_PAIRS.get((a, b)), ER_SRC, statistic=stat(names.index(a), names.index(b)))
             for a, b in pairs]
 
 def rwr_wins(g: pd.DataFrame, # one dataset's rows of a response grid, with `gold_in_doc`
              i: str, j: str, # the pair: wins of i over j
              ) -> dict:
     "RWR(i, j)'s wins (i right, j wrong) split by whose document held a gold answer: only i's, both, neither, only j's."
-    right, held = (g.pivot(index="qid", columns="retriever", values=c)[[i, j]].astype(bool) for c in ("correct", "gold_in_doc"))
+    right, held = (g.pivot(index="qid", columns="retriever", values=c)[[i, j]].astype(bool)
+                   for c in ("correct", "gold_in_doc"))
     win = right[i] & ~right[j]
     hi, hj = held[i][win], held[j][win]
-    return dict(pair=f"{i} over {j}", j_wrong=int((~right[j]).sum()), wins=int(win.sum()), only_i_held=int((hi & ~hj).sum()),
-                both_held=int((hi & hj).sum()), neither_held=int((~hi & ~hj).sum()), only_j_held=int((~hi & hj).sum()))
+    return dict(pair=f"{i} over {j}", j_wrong=int((~right[j]).sum()), wins=int(win.sum()),
+                only_i_held=int((hi & ~hj).sum()), both_held=int((hi & hj).sum()),
+                neither_held=int((~hi & ~hj).sum()), only_j_held=int((~hi & hj).sum()))
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #25953cea
-PAPER_RWR = paper_cells(PAPER_NUMBERS, "Figure 1")["nq", "RWR(SE@1, Wiki@10)"]["RWR"]  # EoR Section 2.2: RWR(SE@1, Wiki@10) on NQ with ChatGPT, the one cell of Figure 1 its text prints
-PICKED_SRC = ("EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM): the paper prints RWR for its own pair only (SE@1 over Wiki@10, 26%) and "
-              "Figure 1's other cells are not in its text, so no paper number is compared for another pair")
+# EoR Section 2.2: RWR(SE@1, Wiki@10) on NQ with ChatGPT, the one cell of Figure 1 its text prints
+PAPER_RWR = paper_cells(PAPER_NUMBERS, "Figure 1")["nq", "RWR(SE@1, Wiki@10)"]["RWR"]
+PICKED_SRC = ("EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM): the paper prints RWR for its own pair only (SE@1 over "
+              "Wiki@10, 26%) and Figure 1's other cells are not in its text, so no paper number is compared for "
+              "another pair")
 
 def _dataset_claims(d: str, g: pd.DataFrame) -> list[Claim]:
     "Section 2's claims on one dataset's responses, and the sources' mechanism where the documents record it."
@@ -461,17 +476,21 @@ def _dataset_claims(d: str, g: pd.DataFrame) -> list[Claim]:
     c, names = q["correct"].astype(float), q["retrievers"]
     w, b = _worst_best(c)
     on = lambda claim, stat, paper, source, mechanism="", bound="", rests_on=None: Claim(
-        claim, d, "", "", "correct", paper, source, statistic=_on_questions(c, stat, rests_on), mechanism=mechanism, bound=bound)
+        claim, d, "", "", "correct", paper, source, statistic=_on_questions(c, stat, rests_on), mechanism=mechanism,
+        bound=bound)
     i, j = (names.index(r) for r in PAPER_PAIR) if set(PAPER_PAIR) <= set(names) else (None, None)
+    fig1 = "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM)"
     pair = [on("SE@1 answers some of Wiki@10's failures (RWR(SE@1, Wiki@10) > 0; the paper's pair)",
-               _pair_rwr(i, j), PAPER_RWR, "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM)", SOURCES, rests_on=_fails(c, j))] if i is not None else []
+               _pair_rwr(i, j), PAPER_RWR, fig1, SOURCES, rests_on=_fails(c, j))] if i is not None else []
     same = (names[w], names[b]) == PAPER_PAIR  # the paper's number is for its pair only
-    return [on("retrievers are inconsistent (mean MRLR > 0)", lambda x: np.nanmean(mrlr(x)), 16.0, "EoR Section 2.2, Figure 2 ('more than 16%', BEM)",
-               bound="at least", rests_on=_fails(c)),
+    return [on("retrievers are inconsistent (mean MRLR > 0)", lambda x: np.nanmean(mrlr(x)), 16.0,
+               "EoR Section 2.2, Figure 2 ('more than 16%', BEM)", bound="at least", rests_on=_fails(c)),
             *pair,
-            on(f"the worst retriever beats the best somewhere (RWR({names[w]}, {names[b]}) > 0; the pair picked on this grid)", _pair_rwr(w, b),
-               PAPER_RWR if same else None, "EoR Section 2.2, Figure 1 (NQ, ChatGPT, BEM)" if same else PICKED_SRC, rests_on=_fails(c, b)),
-            on("oracle over all retrievers > best single", lambda x: x.max(0).mean() - x.mean(1).max(), None, "EoR Section 3, Figure 5"),
+            on(f"the worst retriever beats the best somewhere (RWR({names[w]}, {names[b]}) > 0; the pair picked on "
+               "this grid)", _pair_rwr(w, b), PAPER_RWR if same else None, fig1 if same else PICKED_SRC,
+               rests_on=_fails(c, b)),
+            on("oracle over all retrievers > best single", lambda x: x.max(0).mean() - x.mean(1).max(), None,
+               "EoR Section 3, Figure 5"),
             *_er_claims(d, g, names)]
 
 def inconsistency_claims(frame: pd.DataFrame, # a response grid (dataset, qid, retriever, correct, ...)

@@ -37,7 +37,7 @@ def _check_S(S, ndim: int = 4) -> np.ndarray:
     what = "S [N, M, M, K]" if ndim == 4 else "sims [M, M, K]"
     S = np.asarray(S, dtype=float)
     if S.ndim != ndim or S.shape[-3] != S.shape[-2] or S.shape[-3] < 1 or S.shape[-1] < 1:
-        raise ValueError(f"{what} expected (one similarity per ordered pair of responses and metric), got shape {S.shape}")
+        raise ValueError(f"{what} expected (one similarity per ordered pair of responses and metric), got {S.shape}")
     off = ~np.eye(S.shape[-2], dtype=bool)
     if not np.isfinite(S[..., off, :]).all():
         bad = np.argwhere(~np.isfinite(S[..., off, :]))[0]
@@ -56,7 +56,8 @@ def sim_weights_of(w, K: int) -> np.ndarray:
 def retriever_weights_of(w, M: int) -> np.ndarray:
     "Retriever weights as M finite floats (raw: not normalised)."
     w = np.asarray(w, dtype=float).reshape(-1)
-    if w.shape != (M,): raise ValueError(f"retriever_weights needs one weight per response: {M} expected, got {w.shape[0]}")
+    if w.shape != (M,):
+        raise ValueError(f"retriever_weights needs one weight per response: {M} expected, got {w.shape[0]}")
     if not np.isfinite(w).all(): raise ValueError(f"retriever_weights must be finite, got {w}")
     return w
 
@@ -66,31 +67,11 @@ def _check_pooling(pooling: str) -> str:
     return pooling
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #cb823b58
-def _pool_lists(others: dict[int, list[float]], pooling: str, s: float) -> dict[int, float]:
-    "Appendix C.4 pooling of each candidate's similarities to the other kept candidates (empty list: 0)."
-    count = {i: sum(x > s for x in xs) for i, xs in others.items()}
-    if pooling == "mean": return {i: sum(xs) / len(xs) if xs else 0.0 for i, xs in others.items()}
-    if pooling == "max": return {i: max(xs) if xs else 0.0 for i, xs in others.items()}
-    if pooling == "majority": return {i: float(count[i] >= len(xs) / 2) for i, xs in others.items()}
-    top = max(count.values())
-    return {i: float(c == top) for i, c in count.items()}  # plurality
-
-def _checked_weights(sim_weights, retriever_weights, pooling: str, K: int, M: int) -> tuple:
-    "The K metric weights normalised, the M raw retriever weights and the pooling, each checked."
-    return sim_weights_of(sim_weights, K), retriever_weights_of(retriever_weights, M), _check_pooling(pooling)
-
 def _kept_mask(wr: np.ndarray, t: float) -> np.ndarray:
     "bool [M]: the retrievers whose weight is above t (an error when none is)."
     keep = wr > t
     if keep.any(): return keep
     raise ValueError(f"every retriever weight is <= t={t}: no candidate is left; lower t or raise a weight")
-
-def _voter_scores(sims: np.ndarray, w: np.ndarray, wr: np.ndarray, kept: list[int], pooling: str, threshold: float,
-                  s: float) -> dict[int, float]:
-    "Each kept candidate's voter score: its pooled similarity to the other kept ones (eq. 6), weighted (eq. 7)."
-    sim = lambda i, j: float(np.dot(sims[i, j], w))  # eq. 6
-    pooled = _pool_lists({i: [sim(i, j) for j in kept if j != i] for i in kept}, pooling, s)
-    return {i: wr[i] * (p if p >= threshold - TIE else 0.0) for i, p in pooled.items()}  # eq. 7, EoR's threshold
 
 def vote(
     sims: np.ndarray,  # [M, M, K]: sims[i, j, k] = similarity of response i to response j under metric k
@@ -103,11 +84,19 @@ def vote(
 ) -> int:
     "EoR's choice for one question (eq. 6-7): the index of the response with the highest voter score."
     sims = _check_S(sims, ndim=3)
-    w, wr, pooling = _checked_weights(sim_weights, retriever_weights, pooling, sims.shape[2], sims.shape[0])
+    w, wr = sim_weights_of(sim_weights, sims.shape[2]), retriever_weights_of(retriever_weights, sims.shape[0])
+    _check_pooling(pooling)
     kept = [m for m, k in enumerate(_kept_mask(wr, t)) if k]
-    score = _voter_scores(sims, w, wr, kept, pooling, threshold, s)
+    others = {i: [float(np.dot(sims[i, j], w)) for j in kept if j != i] for i in kept}  # eq. 6
+    count = {i: sum(x > s for x in xs) for i, xs in others.items()}  # Appendix C.4 pooling (no others: 0)
+    if pooling == "mean": pooled = {i: sum(xs) / len(xs) if xs else 0.0 for i, xs in others.items()}
+    elif pooling == "max": pooled = {i: max(xs) if xs else 0.0 for i, xs in others.items()}
+    elif pooling == "majority": pooled = {i: float(count[i] >= len(xs) / 2) for i, xs in others.items()}
+    else: pooled = {i: float(c == max(count.values())) for i, c in count.items()}
+    score = {i: wr[i] * (p if p >= threshold - TIE else 0.0) for i, p in pooled.items()}  # eq. 7, EoR's threshold
     best = max(score.values())
     return next(i for i in kept if score[i] >= best - TIE)  # ties (and the all-zero case): the first kept candidate
+
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #e158f4f4
 def _pool(X: np.ndarray, keep: np.ndarray, pooling: str, s: float) -> np.ndarray:
@@ -140,7 +129,7 @@ def vote_batch(
     "EoR's choice for each of N questions: `vote` over a whole similarity tensor, as an int array [N]."
     S = _check_S(S)
     N, M, _, K = S.shape
-    w, wr, pooling = _checked_weights(sim_weights, retriever_weights, pooling, K, M)
+    w, wr, pooling = sim_weights_of(sim_weights, K), retriever_weights_of(retriever_weights, M), _check_pooling(pooling)
     keep = _kept_mask(wr, t)
     X = np.tensordot(S, w, axes=([3], [0]))  # eq. 6, [N, M, M]
     return _choose(_pool(X, keep, pooling, s), wr, keep, threshold)
@@ -158,31 +147,26 @@ def _default_matcher(metric: str) -> Matcher:
     if metric == "embed-cos": return EmbeddingMatcher(threshold=None)
     raise ValueError(f"no default matcher for {metric!r}")
 
+# %% ../../../nbs/64_papers.eor.method.ipynb #fd8e4e9fs1
 def metric_key(name: str) -> str:
     "The metric of a slice name: 'bertscore:minilm-l6@L6' -> 'bertscore'."
     return name.split(":", 1)[0]
 
-def _slice_name(metric: str, m: Matcher) -> str:
-    "The slice name: the metric, and the backend's model for model-based matchers."
-    if isinstance(m, LexicalMatcher): return metric
-    return f"{metric}:{getattr(m, 'label', '') or m.name}"
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #d99ace48
-def _check_texts(n: int, r: list) -> None:
-    "Fail on the first response of answers[n] that is not a str."
-    for m, a in enumerate(r):
-        if not isinstance(a, str):
-            raise TypeError(f"answers[{n}][{m}] must be a str (use '' for no answer), got {type(a).__name__}")
-
 def check_answers(answers) -> list[list[str]]:
     "`answers` as N lists of M str, with an error naming the first bad row."
-    if isinstance(answers, str) or not len(answers): raise ValueError("answers must be a non-empty list of N lists of M responses (str)")
+    if isinstance(answers, str) or not len(answers):
+        raise ValueError("answers must be a non-empty list of N lists of M responses (str)")
     rows = [list(r) if not isinstance(r, str) else None for r in answers]
     M = len(rows[0] or [])
     for n, r in enumerate(rows):
         if r is None: raise TypeError(f"answers[{n}] is a str; each question needs a list of its M responses")
-        if len(r) != M or M == 0: raise ValueError(f"answers[{n}] has {len(r)} responses, expected {M} (one per retriever, same order for every question)")
-        _check_texts(n, r)
+        if len(r) != M or M == 0: raise ValueError(
+            f"answers[{n}] has {len(r)} responses, expected {M} (one per retriever, same order for every question)")
+        for m, a in enumerate(r):
+            if not isinstance(a, str):
+                raise TypeError(f"answers[{n}][{m}] must be a str (use '' for no answer), got {type(a).__name__}")
     return rows
 
 def _codes(rows: list[list[str]]) -> tuple[np.ndarray, list[str]]:
@@ -191,18 +175,8 @@ def _codes(rows: list[list[str]]) -> tuple[np.ndarray, list[str]]:
     codes = np.array([[vocab.setdefault(a, len(vocab)) for a in r] for r in rows], dtype=np.int64)
     return codes, list(vocab)
 
+
 # %% ../../../nbs/64_papers.eor.method.ipynb #5fc1870b
-def _live(texts: list[str], ua: np.ndarray, ub: np.ndarray) -> np.ndarray:
-    "bool: the pairs of text codes (ua[p], ub[p]) where neither text is blank."
-    blank = np.array([not x.strip() for x in texts], dtype=bool)
-    return ~(blank[ua] | blank[ub])
-
-def _score_texts(A: list[str], B: list[str], matcher: Matcher, combine) -> np.ndarray:
-    "Symmetric similarity of each text pair (A[p], B[p]), one matcher call; a directional matcher scores both ways."
-    if matcher.symmetric: return matcher.score_pairs(A, B)
-    both = np.asarray(matcher.score_pairs(A + B, B + A), dtype=float)
-    return combine(both[:len(A)], both[len(A):])
-
 def _pair_scores(codes: np.ndarray, texts: list[str], matcher: Matcher, combine) -> np.ndarray:
     "Symmetric similarity [N, P] of the unordered pairs (triu order) of every row of codes, one matcher call."
     N, M = codes.shape
@@ -210,48 +184,35 @@ def _pair_scores(codes: np.ndarray, texts: list[str], matcher: Matcher, combine)
     a, b = np.minimum(codes[:, ii], codes[:, jj]), np.maximum(codes[:, ii], codes[:, jj])
     uniq, inv = np.unique(a * len(texts) + b, return_inverse=True)
     ua, ub = uniq // len(texts), uniq % len(texts)
-    live = _live(texts, ua, ub)
+    blank = np.array([not x.strip() for x in texts], dtype=bool)
+    live = ~(blank[ua] | blank[ub])  # pairs where neither text is blank
     vals = np.zeros(len(uniq))
     A, B = [texts[x] for x in ua[live]], [texts[x] for x in ub[live]]
-    if A: vals[live] = _score_texts(A, B, matcher, combine)
+    if A and matcher.symmetric: vals[live] = matcher.score_pairs(A, B)
+    elif A:  # a directional matcher scores both ways
+        both = np.asarray(matcher.score_pairs(A + B, B + A), dtype=float)
+        vals[live] = combine(both[:len(A)], both[len(A):])
     return vals[inv.reshape(-1)].reshape(N, len(ii))
 
+
 # %% ../../../nbs/64_papers.eor.method.ipynb #dd5108fe
-def _nli_missing(metric: str) -> float:
-    "Warn that an NLI metric has no matcher: its slice is 0."
-    warnings.warn(f"similarity {metric!r}: no NLI matcher given (none can be installed offline); its slice is "
-                  "zeros and train_eor fixes its weight at 0. Pass nli=NLIMatcher(<local folder or hub id>) to use it.")
-    return 0.0
-
-def _unknown_metric(metric: str) -> ValueError:
-    "The error for a metric that is neither known nor given a matcher."
-    return ValueError(f"unknown similarity {metric!r}; choose from {', '.join(SIM_METRICS)} "
-                      f"or pass matchers={{{metric!r}: ...}}")
-
-def _given_or_default(metric: str, m: Matcher | None) -> Matcher:
-    "`m`, else the metric's default matcher (a metric outside SIM_METRICS needs one given)."
-    if m is None and metric not in SIM_METRICS: raise _unknown_metric(metric)
-    return _default_matcher(metric) if m is None else m
-
-def _metric_matcher(metric: str, m: Matcher | None, nli: Matcher | None) -> Matcher | None:
-    "A slice's matcher: the given one, else `nli` for the NLI metrics (None if neither is), else the default."
-    return (m or nli) if metric in ("nli", "nli-q") else _given_or_default(metric, m)
-
-def _with_question(rows: list[list[str]], query) -> tuple[np.ndarray, list[str]]:
-    "Codes and texts of the responses prefixed by their question ('nli-q'); a blank response stays blank."
-    if query is None: raise ValueError("'nli-q' prepends the question: pass query= (the N questions)")
-    return _codes([[f"{q} {a}" if a.strip() else "" for a in r] for q, r in zip(query, rows)])
-
-def _slice(metric: str, m: Matcher | None, rows: list[list[str]], query, codes: np.ndarray, texts: list[str]) -> tuple:
+def _slice(metric: str, m: Matcher | None, nli: Matcher | None, rows: list[list[str]], query, codes, texts) -> tuple:
     "One slice of S: the pair similarities [N, P] (0.0 for an NLI metric without a matcher) and its name."
-    if m is None: return _nli_missing(metric), f"{metric}:none"
-    c, t = _with_question(rows, query) if metric == "nli-q" else (codes, texts)
-    return _pair_scores(c, t, m, SYMMETRISE_BY.get(metric, lambda x, y: (x + y) / 2)), _slice_name(metric, m)
-
-def _check_query(query, N: int) -> None:
-    "Fail unless `query` is None or a list of the N questions."
-    if query is not None and (isinstance(query, str) or len(query) != N):
-        raise ValueError(f"query must be a list of the {N} questions, one per row of answers")
+    if metric in ("nli", "nli-q"): m = m or nli
+    elif m is None and metric not in SIM_METRICS:
+        raise ValueError(f"unknown similarity {metric!r}; choose from {', '.join(SIM_METRICS)} "
+                         f"or pass matchers={{{metric!r}: ...}}")
+    elif m is None: m = _default_matcher(metric)
+    if m is None:
+        warnings.warn(f"similarity {metric!r}: no NLI matcher given (none can be installed offline); its slice is "
+                      "zeros and train_eor fixes its weight at 0. Pass nli=NLIMatcher(<local folder or hub id>) to "
+                      "use it.")
+        return 0.0, f"{metric}:none"
+    if metric == "nli-q":  # responses prefixed by their question; a blank response stays blank
+        if query is None: raise ValueError("'nli-q' prepends the question: pass query= (the N questions)")
+        codes, texts = _codes([[f"{q} {a}" if a.strip() else "" for a in r] for q, r in zip(query, rows)])
+    name = metric if isinstance(m, LexicalMatcher) else f"{metric}:{getattr(m, 'label', '') or m.name}"
+    return _pair_scores(codes, texts, m, SYMMETRISE_BY.get(metric, lambda x, y: (x + y) / 2)), name
 
 def similarity_tensor(
     answers: Sequence[Sequence[str]],  # N lists of the M responses, in the retriever order
@@ -263,17 +224,20 @@ def similarity_tensor(
 ) -> tuple[np.ndarray, list[str]]:
     "S [N, M, M, K] (similarity of responses i and j of question n under metric k) and the K slice names."
     rows, matchers = check_answers(answers), dict(matchers or {})
-    if isinstance(metrics, str) or not len(metrics): raise ValueError("metrics must be a non-empty list of metric names, e.g. ['em', 'f1', 'bertscore']")
+    if isinstance(metrics, str) or not len(metrics):
+        raise ValueError("metrics must be a non-empty list of metric names, e.g. ['em', 'f1', 'bertscore']")
     N, M = len(rows), len(rows[0])
-    _check_query(query, N)
+    if query is not None and (isinstance(query, str) or len(query) != N):
+        raise ValueError(f"query must be a list of the {N} questions, one per row of answers")
     codes, texts = _codes(rows)
     ii, jj = np.triu_indices(M, 1)
     S, names = np.full((N, M, M, len(metrics)), diagonal, dtype=float), []
     for k, metric in enumerate(metrics):
-        v, name = _slice(metric, _metric_matcher(metric, matchers.get(metric), nli), rows, query, codes, texts)
+        v, name = _slice(metric, matchers.get(metric), nli, rows, query, codes, texts)
         S[:, ii, jj, k] = S[:, jj, ii, k] = v
         names.append(name)
     return S, names
+
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #6f9469b5
 def correct_matrix(
@@ -282,15 +246,17 @@ def correct_matrix(
 ) -> np.ndarray:
     "bool [N, M]: response m of question n contains a gold answer (ragkit.eval.metrics.contains_match)."
     rows = check_answers(answers)
-    if len(golds) != len(rows): raise ValueError(f"golds needs one list per question: {len(rows)} expected, got {len(golds)}")
+    if len(golds) != len(rows):
+        raise ValueError(f"golds needs one list per question: {len(rows)} expected, got {len(golds)}")
     return np.array([[contains_match(a, g) > 0 for a in r] for r, g in zip(rows, golds)], dtype=bool)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #dde654d1
 def _check_correct(correct, shape) -> np.ndarray:
     "`correct` as bool [N, M] matching S's shape."
     c = np.asarray(correct)
-    if c.shape != (shape[0], shape[1]): raise ValueError(f"correct must be [N, M] = {(shape[0], shape[1])} like S, got {c.shape}")
-    if c.dtype != bool and not np.isin(c, (0, 1)).all(): raise ValueError("correct must hold 0/1 or bool (is response m of question n right?)")
+    if c.shape != shape[:2]: raise ValueError(f"correct must be [N, M] = {shape[:2]} like S, got {c.shape}")
+    if c.dtype != bool and not np.isin(c, (0, 1)).all():
+        raise ValueError("correct must hold 0/1 or bool (is response m of question n right?)")
     return c.astype(bool)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #cb953720
@@ -312,7 +278,8 @@ class EoRObjective:
         self.N, self.M, _, self.K = S.shape
         self.pooling, self.s, self.t, self.n_evals, self._cache = _check_pooling(pooling), s, t, 0, {}
         S0 = np.where(np.eye(self.M, dtype=bool)[..., None], 0.0, S)  # zero diagonal: masked sums become plain sums
-        if pooling == "mean": self.T = np.ascontiguousarray(S0.transpose(0, 1, 3, 2)).reshape(-1, self.M)  # [(n,i,k), j]
+        if pooling == "mean":  # [(n,i,k), j]
+            self.T = np.ascontiguousarray(S0.transpose(0, 1, 3, 2)).reshape(-1, self.M)
         else: self.flat = S0.reshape(-1, self.K)
 
     def _means(self, keep: np.ndarray) -> np.ndarray:
@@ -330,12 +297,9 @@ class EoRObjective:
         wr = np.asarray(retriever_weights, dtype=float)
         keep = wr > self.t
         if not keep.any(): return None
-        return _choose(self._pooled(ws, keep), wr, keep, threshold)
-
-    def _pooled(self, ws: np.ndarray, keep: np.ndarray) -> np.ndarray:
-        "Each response's pooled similarity to the kept others under the metric weights ws, [N, M]."
-        if self.pooling == "mean": return self._means(keep) @ ws
-        return _pool((self.flat @ ws).reshape(self.N, self.M, self.M), keep, self.pooling, self.s)
+        if self.pooling == "mean": pooled = self._means(keep) @ ws  # each response's pooled similarity, [N, M]
+        else: pooled = _pool((self.flat @ ws).reshape(self.N, self.M, self.M), keep, self.pooling, self.s)
+        return _choose(pooled, wr, keep, threshold)
 
     def accuracy(self, sim_weights, retriever_weights, threshold: float = 0.0) -> float:
         "Share of questions whose chosen response is right (0 when no retriever is kept)."
@@ -344,29 +308,20 @@ class EoRObjective:
         return 0.0 if c is None else float(self.correct[np.arange(self.N), c].mean())
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c3f7db5b
-def _flip(w: float, lo: float, hi: float) -> float:
-    "w reflected about the middle of [lo, hi]; to the far bound when the reflection would barely move it."
-    f = lo + hi - w
-    if abs(f - w) < 0.1 * (hi - lo): f = hi if w <= (lo + hi) / 2 else lo
-    return f
-
-def _metric_vertex(x0: np.ndarray, n_sim: int, k: int, start: int | None) -> np.ndarray:
-    "x0 with its metric weights on metric k alone, or equal for the start metric (the first when there is none)."
-    v = x0.copy()
-    v[:n_sim] = np.full(n_sim, 1.0 / n_sim) if k == start or (start is None and k == 0) else np.eye(n_sim)[k]
-    return v
-
-def _flipped_vertex(x0: np.ndarray, d: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    "x0 with coordinate d reflected within its bounds (`_flip`)."
-    v = x0.copy()
-    v[d] = _flip(x0[d], lo[d], hi[d])
-    return v
-
 def initial_simplex(x0: np.ndarray, n_sim: int, start: int | None, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     "EoR's initial simplex around x0 (first n_sim entries: free metric weights; start: index of the start metric)."
-    verts = [x0] + [_metric_vertex(x0, n_sim, k, start) for k in range(n_sim)]
-    verts += [_flipped_vertex(x0, d, lo, hi) for d in range(n_sim, len(x0))]
+    verts = [x0]
+    for k in range(n_sim):  # metric k alone, or equal weights for the start metric (the first when there is none)
+        v = x0.copy()
+        v[:n_sim] = np.full(n_sim, 1.0 / n_sim) if k == start or (start is None and k == 0) else np.eye(n_sim)[k]
+        verts.append(v)
+    for d in range(n_sim, len(x0)):  # coordinate d reflected about the middle of its bounds, or to the far bound
+        v, f = x0.copy(), lo[d] + hi[d] - x0[d]  # when the reflection would barely move it
+        if abs(f - x0[d]) < 0.1 * (hi[d] - lo[d]): f = hi[d] if x0[d] <= (lo[d] + hi[d]) / 2 else lo[d]
+        v[d] = f
+        verts.append(v)
     return np.clip(np.array(verts), lo, hi)
+
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #085f3441
 @dataclass
@@ -404,12 +359,13 @@ class EoRFit:
 
     def to_dict(self) -> dict:
         "A JSON-ready summary: weights by name, kept retrievers, accuracies and cost."
-        return dict(sim_weights={m: round(float(w), 6) for m, w in zip(self.metrics, self.sim_weights)},
-                    retriever_weights={r: round(float(w), 6) for r, w in zip(self.retrievers, self.retriever_weights)},
+        named = lambda ks, ws: None if ws is None else {k: round(float(w), 6) for k, w in zip(ks, ws)}
+        return dict(sim_weights=named(self.metrics, self.sim_weights),
+                    retriever_weights=named(self.retrievers, self.retriever_weights),
                     kept=self.kept, threshold=self.threshold, pooling=self.pooling, s=self.s, t=self.t,
                     train_accuracy=self.train_accuracy, start_accuracy=self.start_accuracy, n_evals=self.n_evals,
-                    seconds=round(self.seconds, 3), converged=self.converged, message=self.message, restart=self.restart, moved=self.moved,
-                    start_weights=None if self.start_weights is None else {r: round(float(w), 6) for r, w in zip(self.retrievers, self.start_weights)})
+                    seconds=round(self.seconds, 3), converged=self.converged, message=self.message,
+                    restart=self.restart, moved=self.moved, start_weights=named(self.retrievers, self.start_weights))
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #26089a59
 @dataclass
@@ -431,11 +387,13 @@ class SearchSpace:
         return ws, x[F:F + self.M], (x[F + self.M] if self.search_threshold else self.threshold)
 
 def search_space(keys: Sequence[str], free: list[int], K: int, M: int, # free slices' keys, indices, sizes
-                 em_floor: float, sim_bounds: tuple, retriever_bounds: tuple, threshold_bounds: tuple, # train_eor's bounds
+                 # train_eor's bounds
+                 em_floor: float, sim_bounds: tuple, retriever_bounds: tuple, threshold_bounds: tuple,
                  threshold: float, search_threshold: bool) -> SearchSpace:
     "The bounds of every searched coordinate: the 'em' weight floored, metric and retriever weights, threshold."
     F = len(free)
-    lo = [em_floor if key == "em" else sim_bounds[0] for key in keys] + [retriever_bounds[0]] * M + [threshold_bounds[0]] * search_threshold
+    lo = ([em_floor if key == "em" else sim_bounds[0] for key in keys] + [retriever_bounds[0]] * M
+          + [threshold_bounds[0]] * search_threshold)
     hi = [sim_bounds[1]] * F + [retriever_bounds[1]] * M + [threshold_bounds[1]] * search_threshold
     return SearchSpace(free, K, M, np.array(lo, dtype=float), np.array(hi, dtype=float), threshold, search_threshold)
 
@@ -454,42 +412,32 @@ def restarted(search, # x0 -> a scipy OptimizeResult (minimising)
         if r.fun < res.fun - 1e-12: res, won = r, k
     return res, nfev, won
 
-def _free_slices(metrics: list[str]) -> list[int]:
-    "Indices of the slices that were computed (not '...:none'); an error when none was."
-    free = [k for k, m in enumerate(metrics) if not m.endswith(":none")]
-    if free: return free
-    raise ValueError(f"every similarity slice is unavailable ({metrics}): compute at least one with similarity_tensor")
-
-def _start_weights(F: int, start: int | None) -> np.ndarray:
-    "The F free metric weights at the start: the start metric alone, or equal weights when there is none."
-    return np.eye(F)[start] if start is not None else np.full(F, 1.0 / F)
-
 def _start_point(keys: list[str], start_metric: str, obj: EoRObjective, sp: SearchSpace) -> tuple:
     "The start metric's index among the free slices' keys (None: not among them) and the clipped start vector x0."
-    start = keys.index(start_metric) if start_metric in keys else None
+    start, F = keys.index(start_metric) if start_metric in keys else None, len(keys)
     acc = obj.correct.mean(0)  # each retriever's training accuracy, its start weight
-    if not (acc > obj.t).any(): acc = np.full_like(acc, (obj.t + sp.hi[len(keys)]) / 2)  # none above the filter (none was ever right): all kept alike
-    x0 = np.concatenate([_start_weights(len(keys), start), acc, [sp.threshold] * sp.search_threshold])
-    return start, np.clip(x0, sp.lo, sp.hi)
-
-def _nm_kwargs(x: np.ndarray, n_free: int, start: int | None, sp: SearchSpace, maxiter, adaptive: bool) -> dict:
-    "scipy's bounded Nelder-Mead arguments for a search from x, with EoR's initial simplex around it."
-    return dict(method="Nelder-Mead", bounds=list(zip(sp.lo, sp.hi)),
-                options=dict(initial_simplex=initial_simplex(x, n_free, start, sp.lo, sp.hi), maxiter=maxiter,
-                             adaptive=adaptive))
+    if not (acc > obj.t).any():  # none above the filter (none was ever right): all kept alike
+        acc = np.full_like(acc, (obj.t + sp.hi[F]) / 2)
+    ws = np.eye(F)[start] if start is not None else np.full(F, 1.0 / F)  # the start metric alone, or equal weights
+    return start, np.clip(np.concatenate([ws, acc, [sp.threshold] * sp.search_threshold]), sp.lo, sp.hi)
 
 def _nelder_mead(obj: EoRObjective, sp: SearchSpace, n_free: int, start: int | None, maxiter, adaptive: bool):
     "x -> the bounded Nelder-Mead search from x that maximises the training accuracy (a scipy OptimizeResult)."
     from scipy.optimize import minimize
-    return lambda x: minimize(lambda v: -obj.accuracy(*sp.unpack(v)), x,
-                              **_nm_kwargs(x, n_free, start, sp, maxiter, adaptive))
+    opts = lambda x: dict(initial_simplex=initial_simplex(x, n_free, start, sp.lo, sp.hi), maxiter=maxiter,
+                          adaptive=adaptive)
+    return lambda x: minimize(lambda v: -obj.accuracy(*sp.unpack(v)), x, method="Nelder-Mead",
+                              bounds=list(zip(sp.lo, sp.hi)), options=opts(x))
+
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c64e0a04
 def _names(names, n: int, what: str, prefix: str) -> list[str]:
     "`names` as n str, or generated ones."
     if names is None: return [f"{prefix}{i}" for i in range(n)]
     names = [str(x) for x in names]
-    if len(names) != n: raise ValueError(f"{what} needs {n} names (one per {'slice of S' if what == 'metrics' else 'response'}), got {len(names)}")
+    if len(names) != n:
+        one = 'slice of S' if what == 'metrics' else 'response'
+        raise ValueError(f"{what} needs {n} names (one per {one}), got {len(names)}")
     return names
 
 def train_eor(
@@ -509,74 +457,63 @@ def train_eor(
     threshold_bounds: tuple[float, float] = (0.0, 0.3),  # bounds of the threshold when searched
     maxiter: int | None = None,  # Nelder-Mead iterations (None: scipy's 200 x number of variables)
     adaptive: bool = False,  # scipy's dimension-adapted Nelder-Mead parameters
-    restarts: int = 0,  # more searches from seeded random points within the bounds; the best training accuracy wins (ties: the earlier)
+    # more searches from seeded random points within the bounds; the best training accuracy wins (ties: the earlier)
+    restarts: int = 0,
     seed: int = 0,  # seed of the restart points
 ) -> EoRFit:
     "Search EoR's weights by bounded Nelder-Mead on cached responses (Section 4.2); deterministic."
     S = _check_S(S)
     N, M, _, K = S.shape
     metrics, retrievers = _names(metrics, K, "metrics", "sim"), _names(retrievers, M, "retrievers", "r")
-    free = _free_slices(metrics)
+    free = [k for k, m in enumerate(metrics) if not m.endswith(":none")]  # the slices that were computed
+    if not free:
+        raise ValueError(f"every similarity slice is unavailable ({metrics}): compute one with similarity_tensor")
     keys, obj = [metric_key(metrics[k]) for k in free], EoRObjective(S, correct, pooling, s, t)
-    sp = search_space(keys, free, K, M, em_floor, sim_bounds, retriever_bounds, threshold_bounds, threshold, search_threshold)
+    sp = search_space(keys, free, K, M, em_floor, sim_bounds, retriever_bounds, threshold_bounds, threshold,
+                      search_threshold)
     start, x0 = _start_point(keys, start_metric, obj, sp)
     search = _nelder_mead(obj, sp, len(free), start, maxiter, adaptive)
     t0 = time.perf_counter()
     res, nfev, won = restarted(search, x0, sp.lo, sp.hi, restarts, seed)
     ws, wr, thr = sp.unpack(np.clip(res.x, sp.lo, sp.hi))
-    if not (wr > t).any(): ws, wr, thr = sp.unpack(x0)  # a flat search that left no retriever above the filter keeps its start
+    x0w = sp.unpack(x0)
+    if not (wr > t).any(): ws, wr, thr = x0w  # a flat search that left no retriever above the filter keeps its start
     return EoRFit(metrics, retrievers, ws / ws.sum() if ws.sum() > 0 else ws, wr.copy(), float(thr), pooling, s, t,
-                  train_accuracy=obj.accuracy(ws, wr, thr), start_accuracy=obj.accuracy(*sp.unpack(x0)), n_evals=int(nfev),
+                  train_accuracy=obj.accuracy(ws, wr, thr), start_accuracy=obj.accuracy(*x0w), n_evals=int(nfev),
                   seconds=time.perf_counter() - t0, converged=bool(res.success), message=str(res.message),
-                  start_weights=sp.unpack(x0)[1].copy(), start_sim_weights=_normalised(sp.unpack(x0)[0]),
-                  start_threshold=float(sp.unpack(x0)[2]), restart=won)
+                  start_weights=x0w[1].copy(), start_sim_weights=_normalised(x0w[0]),
+                  start_threshold=float(x0w[2]), restart=won)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #830f163e
-def _check_fit_shape(S: np.ndarray, fit: EoRFit) -> None:
-    "Fail unless S has the responses and metrics the fit was trained on."
-    if S.shape[1] != len(fit.retrievers) or S.shape[3] != len(fit.metrics):
-        raise ValueError(f"S has M={S.shape[1]} responses and K={S.shape[3]} metrics but the fit was trained on "
-                         f"M={len(fit.retrievers)} ({fit.retrievers[0]}…) and K={len(fit.metrics)} ({fit.metrics})")
-
-def _first_kept(fit: EoRFit, N: int) -> np.ndarray:
-    "The first retriever above t, for each of N questions (an error when there is none)."
-    keep = np.flatnonzero(np.asarray(fit.retriever_weights) > fit.t)
-    if not len(keep): raise ValueError(f"every retriever weight is <= t={fit.t}: no candidate is left")
-    return np.full(N, keep[0])
-
 def eor_predict(S: np.ndarray, fit: EoRFit) -> np.ndarray:
     "EoR's chosen response index per question [N] under trained weights."
     S = _check_S(S)
-    _check_fit_shape(S, fit)
+    if S.shape[1] != len(fit.retrievers) or S.shape[3] != len(fit.metrics):
+        raise ValueError(f"S has M={S.shape[1]} responses and K={S.shape[3]} metrics but the fit was trained on "
+                         f"M={len(fit.retrievers)} ({fit.retrievers[0]}…) and K={len(fit.metrics)} ({fit.metrics})")
     if not np.any(fit.sim_weights):  # every metric weight 0 (possible without an em slice): every score is 0
-        return _first_kept(fit, S.shape[0])
+        keep = np.flatnonzero(np.asarray(fit.retriever_weights) > fit.t)  # so the first retriever above t
+        if not len(keep): raise ValueError(f"every retriever weight is <= t={fit.t}: no candidate is left")
+        return np.full(S.shape[0], keep[0])
     return vote_batch(S, fit.sim_weights, fit.retriever_weights, fit.pooling, fit.threshold, fit.s, fit.t)
 
+# %% ../../../nbs/64_papers.eor.method.ipynb #830f163es1
 def top_r(correct_train: np.ndarray) -> int:
     "Index of the best single retriever on the training questions ('Top-R'; ties: the first)."
     c = np.asarray(correct_train, dtype=float)
     if c.ndim != 2 or not c.size: raise ValueError(f"correct_train must be [N, M] with N, M >= 1, got shape {c.shape}")
     return int(np.argmax(c.mean(0)))
 
+# %% ../../../nbs/64_papers.eor.method.ipynb #830f163es2
 def chosen(correct: np.ndarray, choice: np.ndarray) -> np.ndarray:
     "bool [N]: whether the response chosen for each question is right."
     correct, choice = np.asarray(correct, dtype=bool), np.asarray(choice)
-    if choice.shape != (correct.shape[0],): raise ValueError(f"choice needs one index per question: {correct.shape[0]} expected, got shape {choice.shape}")
+    if choice.shape != (correct.shape[0],):
+        raise ValueError(f"choice needs one index per question: {correct.shape[0]} expected, got shape {choice.shape}")
     return correct[np.arange(len(choice)), choice]
 
+
 # %% ../../../nbs/64_papers.eor.method.ipynb #60d9c075
-def _one_split(perm: np.ndarray, n: int, train_frac: float) -> list[np.ndarray]:
-    "One train mask: the first round(train_frac·n) questions of `perm`, at least one, and one held out from n = 2 on."
-    m = np.zeros(n, bool)
-    m[perm[: min(max(1, int(round(train_frac * n))), max(n - 1, 1))]] = True
-    return [m]
-
-def _all_but(part: np.ndarray, n: int) -> np.ndarray:
-    "A train mask [n] holding out the questions of `part`."
-    m = np.ones(n, bool)
-    m[part] = False
-    return m
-
 def train_masks(
     n: int,  # number of questions
     folds: int = 0,  # k-fold cross-fitting when >= 2; 0 or 1: one seeded split by `train_frac`
@@ -588,20 +525,20 @@ def train_masks(
     if not 0 < train_frac <= 1: raise ValueError(f"train_frac must be in (0, 1], got {train_frac}")
     perm = np.random.default_rng(seed).permutation(n)
     if folds <= 1:  # at least one question trains and, from two questions on, at least one is held out
-        return _one_split(perm, n, train_frac)
-    if folds > n: raise ValueError(f"folds={folds} needs at least {folds} questions, got {n}: lower `folds` (0 means one split)")
-    return [_all_but(part, n) for part in np.array_split(perm, folds)]
+        m = np.zeros(n, bool)
+        m[perm[: min(max(1, int(round(train_frac * n))), max(n - 1, 1))]] = True
+        return [m]
+    if folds > n:
+        raise ValueError(f"folds={folds} needs at least {folds} questions, got {n}: lower `folds` (0 means one split)")
+    return [~np.isin(np.arange(n), part) for part in np.array_split(perm, folds)]
 
-def _train_mask(m, f: int, N: int) -> np.ndarray:
-    "Train mask f as bool [N], checked to train on at least one question."
+def _fold(m, f: int, N: int, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    "Train mask f as bool [N] (checked to train on a question) and the questions it tests (checked to be new)."
     m = np.asarray(m, dtype=bool)
-    if m.shape == (N,) and m.any(): return m
-    raise ValueError(f"train mask {f} must be bool [{N}] with at least one train question")
-
-def _test_part(m: np.ndarray, f: int, pick: np.ndarray) -> np.ndarray:
-    "bool [N]: the questions train mask f tests, checked to be untested so far."
+    if m.shape != (N,) or not m.any():
+        raise ValueError(f"train mask {f} must be bool [{N}] with at least one train question")
     te = ~m if (~m).any() else m  # a one-question smoke run tests on its train question
-    if not (pick[te] >= 0).any(): return te
+    if not (tested[te] >= 0).any(): return m, te
     raise ValueError(f"train mask {f} tests questions an earlier mask tested: the test parts must not overlap")
 
 def cross_fit(
@@ -616,11 +553,11 @@ def cross_fit(
     N = S.shape[0]
     pick, top, fits = np.full(N, -1), np.full(N, -1), []
     for f, m in enumerate(masks):
-        m = _train_mask(m, f, N)
-        te = _test_part(m, f, pick)
+        m, te = _fold(m, f, N, pick)
         fits.append(train_eor(S[m], correct[m], **train_kw))
         pick[te], top[te] = eor_predict(S[te], fits[-1]), top_r(correct[m])
     return fits, pick, top
+
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #e0d36002
 import pandas as pd
@@ -629,15 +566,18 @@ from dataclasses import replace
 def start_fit(fit: EoRFit, # a fit made by train_eor
               ) -> EoRFit:
     "The fit as it was before the search: its start metric and retriever weights and threshold, the same pooling and t."
-    if fit.start_weights is None or fit.start_sim_weights is None: raise ValueError("the fit has no start weights (train_eor records them)")
+    if fit.start_weights is None or fit.start_sim_weights is None:
+        raise ValueError("the fit has no start weights (train_eor records them)")
     thr = fit.threshold if fit.start_threshold is None else fit.start_threshold
-    return replace(fit, sim_weights=np.asarray(fit.start_sim_weights), retriever_weights=np.asarray(fit.start_weights), threshold=thr)
+    return replace(fit, sim_weights=np.asarray(fit.start_sim_weights), retriever_weights=np.asarray(fit.start_weights),
+                   threshold=thr)
 
 def uniform_fit(fit: EoRFit, # a fit made by train_eor
                 ) -> EoRFit:
     "An untrained vote: equal weight on every similarity slice and retriever, the start's pooling, threshold and t."
     ws = np.array([0.0 if m.endswith(":none") else 1.0 for m in fit.metrics])
-    return replace(start_fit(fit), sim_weights=ws / ws.sum(), retriever_weights=np.full(len(fit.retrievers), fit.t + 1.0))
+    wr = np.full(len(fit.retrievers), fit.t + 1.0)
+    return replace(start_fit(fit), sim_weights=ws / ws.sum(), retriever_weights=wr)
 
 VOTERS = {"start": start_fit, "learned": lambda fit: fit, "uniform": uniform_fit}  # the three votes held_out scores
 
@@ -650,20 +590,22 @@ def held_out(S: np.ndarray, correct: np.ndarray, # the similarity tensor and cor
     correct, fold = _check_correct(correct, S.shape), np.full(N, -1)
     pick = {v: np.full(N, -1) for v in VOTERS}
     for f, (m, fit) in enumerate(zip(masks, fits)):
-        te = _test_part(_train_mask(m, f, N), f, fold)
+        te = _fold(m, f, N, fold)[1]
         fold[te] = f + 1
         for v, make in VOTERS.items(): pick[v][te] = eor_predict(S[te], make(fit))
     te, c = fold > 0, correct[fold > 0]
-    return pd.DataFrame(dict(fold=fold[te], disagree=c.any(1) & ~c.all(1), **{v: chosen(c, p[te]) for v, p in pick.items()},
-                             **{"Top-R": chosen(c, np.asarray(top)[te])}), index=np.flatnonzero(te))
+    right = {v: chosen(c, p[te]) for v, p in pick.items()} | {"Top-R": chosen(c, np.asarray(top)[te])}
+    return pd.DataFrame(dict(fold=fold[te], disagree=c.any(1) & ~c.all(1), **right), index=np.flatnonzero(te))
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #15bb7877
 from ...core import AtLeast, Between, OneOf
 from ...lm.base import MODEL_RULE
 from .runs import GridSource
-PARAMETER_RULES = dict(  # what 64_papers.eor.method's parameters accept beyond their type; `ragkit run` checks them before the kernel
-    grid=GridSource(), pooling=OneOf(POOLINGS), sim_upper=AtLeast(0), t=AtLeast(0), restarts=AtLeast(0), train_frac=Between(0, 1, open_lo=True),
-    folds=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0), metrics=OneOf(SIM_METRICS, many=True), nli_model=MODEL_RULE)  # out_dir: SHARED_RULES
+# what 64_papers.eor.method's parameters accept beyond their type; `ragkit run` checks them before the kernel
+PARAMETER_RULES = dict(  # out_dir: SHARED_RULES
+    grid=GridSource(), pooling=OneOf(POOLINGS), sim_upper=AtLeast(0), t=AtLeast(0), restarts=AtLeast(0),
+    train_frac=Between(0, 1, open_lo=True), folds=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0),
+    metrics=OneOf(SIM_METRICS, many=True), nli_model=MODEL_RULE)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #d2c03577
 from ...eval.evaluate import Evaluation, summarize
@@ -696,7 +638,8 @@ def system_mrlr(correct_te: np.ndarray, # bool [N, M]: the retrievers' correctne
                 row: np.ndarray, # bool [N]: the system's
                 ) -> float:
     "MRLR of a system's test correctness `row` among the retrievers' rows (eq. 3), leaving out identical ones."
-    others = correct_te.T[(correct_te.T != row[None]).any(1)]  # Top-R reads one retriever: its own row would count as a loss of 0
+    # Top-R reads one retriever: its own row would count as a loss of 0
+    others = correct_te.T[(correct_te.T != row[None]).any(1)]
     if not len(others): return float("nan")  # every retriever answers as the system does: no other to lose to
     return float(mrlr(np.vstack([others, row[None]]))[-1])
 
@@ -728,8 +671,9 @@ def system_evaluation(d: EoRData, # the dataset
                       n_boot: int = 1000, seed: int = 0) -> Evaluation:
     "The system on the test questions as an Evaluation: accuracy, EM and the semantic match per question, and its MRLR."
     rows, ok = np.flatnonzero(te), reads(d.correct[te], idx)
-    t = pd.DataFrame(dict(qid=[d.qids[r] for r in rows], accuracy=ok.astype(float), EM=reads(d.em[te], idx).astype(float),
-                          **{sem.name: [float(sem.match(d.answers[r][i], d.golds[r])) for r, i in zip(rows, idx)]}, error=None, seconds=0.0))
+    sm = [float(sem.match(d.answers[r][i], d.golds[r])) for r, i in zip(rows, idx)]
+    t = pd.DataFrame(dict(qid=[d.qids[r] for r in rows], accuracy=ok.astype(float),
+                          EM=reads(d.em[te], idx).astype(float), **{sem.name: sm}, error=None, seconds=0.0))
     return Evaluation(label, t, summarize(t, ["accuracy", "EM", sem.name], label, n_boot, seed, dataset=d.dataset,
                                           MRLR=system_mrlr(d.correct[te], ok)))
 
@@ -742,7 +686,8 @@ def _as_laid_out(numbers: Sequence[Mapping]) -> dict:
     "EoR's Table 1 as the paper lays it out: (base model, system) -> {the paper's dataset: (BEM, EM, MRLR)}."
     out: dict = {}
     for r in numbers:
-        if r["table"] == "Table 1": out.setdefault((r["reader"], r["row"]), {}).setdefault(PAPER_NAME[r["task"]], {})[r["column"]] = r["value"]
+        if r["table"] != "Table 1": continue
+        out.setdefault((r["reader"], r["row"]), {}).setdefault(PAPER_NAME[r["task"]], {})[r["column"]] = r["value"]
     return {k: {d: (c["BEM"], c["EM"], c["MRLR"]) for d, c in per.items()} for k, per in out.items()}
 
 PAPER_TABLE1 = _as_laid_out(PAPER_NUMBERS)
@@ -750,7 +695,8 @@ PAPER_SYSTEM = {"ReFree": "ReFree", "Top-R": "Top R", "Top-R on test": "Top R", 
 
 def paper_row(d: str, s: str, model: str = "ChatGPT") -> dict:
     "The paper's Table 1 numbers for our (task, system) as {BEM, EM, MRLR}; {} off the paper's tasks."
-    return dict(zip(("BEM", "EM", "MRLR"), PAPER_TABLE1[model, PAPER_SYSTEM[s]][PAPER_NAME[d]])) if d in PAPER_NAME else {}
+    if d not in PAPER_NAME: return {}
+    return dict(zip(("BEM", "EM", "MRLR"), PAPER_TABLE1[model, PAPER_SYSTEM[s]][PAPER_NAME[d]]))
 
 def eor_table1(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> system_evaluation
                sem_name: str, # the semantic match's metric name
@@ -758,7 +704,8 @@ def eor_table1(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> s
                ) -> pd.DataFrame:
     "Table 1: ours (×100) beside the paper's `model` row: its EM by our Acc, BEM by semantic match, MRLR by MRLR."
     paper = {k: paper_row(*k, model) for k in runs}
-    t = paper_table(runs, {k: {"accuracy": p["EM"], sem_name: p["BEM"]} for k, p in paper.items() if p}, ["accuracy", "EM", sem_name],
+    t = paper_table(runs, {k: {"accuracy": p["EM"], sem_name: p["BEM"]} for k, p in paper.items() if p},
+                    ["accuracy", "EM", sem_name],
                     labels={"accuracy": "Acc", "EM": "EM (strict)", sem_name: f"{sem_name} / BEM"})
     t.insert(2, "reads", [ev.name for ev in runs.values()])
     return t.assign(**{"MRLR (ours)": [round(ev.summary["MRLR"] * 100, 2) for ev in runs.values()],
@@ -771,25 +718,29 @@ def table2_rows(d: EoRData, fits: Sequence[EoRFit], masks: Sequence[np.ndarray],
                 ) -> list[dict]:
     "Table 2's rows: per retriever train and test accuracy, learned weight, kept share (fold means); then EoR's."
     c = d.correct
-    rows = [dict(dataset=d.dataset, retriever=nm, train=np.mean([c[m][:, j].mean() for m in masks]), test=c[te][:, j].mean(),
-                 weight=np.mean([f.retriever_weights[j] for f in fits]), kept=np.mean([nm in f.kept for f in fits])) for j, nm in enumerate(d.names)]
+    rows = [dict(dataset=d.dataset, retriever=nm, train=np.mean([c[m][:, j].mean() for m in masks]),
+                 test=c[te][:, j].mean(), weight=np.mean([f.retriever_weights[j] for f in fits]),
+                 kept=np.mean([nm in f.kept for f in fits])) for j, nm in enumerate(d.names)]
     return rows + [dict(dataset=d.dataset, retriever="EoR", train=np.mean([f.train_accuracy for f in fits]),
                         test=float(reads(c[te], eor_idx).mean()), weight=np.nan, kept=1.0)]
 
+# %% ../../../nbs/64_papers.eor.method.ipynb #b3a20a75s1
 def cost_rows(frame: pd.DataFrame, # one dataset's rows of a response grid
               names: Sequence[str], fits: Sequence[EoRFit]) -> list[dict]:
     "LM calls, prompt and generated tokens per question of each retriever, and of EoR (mean over folds)."
     cost = frame.groupby("retriever", sort=False)[["lm_calls", "prompt_tokens", "tokens"]].mean().loc[list(names)]
     kept = pd.concat([cost.loc[f.kept].sum() for f in fits], axis=1).mean(axis=1)
     ds = str(frame.dataset.iloc[0])
-    return cost.assign(dataset=ds).reset_index().to_dict("records") + [dict(retriever="EoR (all kept retrievers)", dataset=ds, **kept.to_dict())]
+    eor = dict(retriever="EoR (all kept retrievers)", dataset=ds, **kept.to_dict())
+    return cost.assign(dataset=ds).reset_index().to_dict("records") + [eor]
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #e0d36006
 from ...eval.mechanism import Check, Mechanism, health
 
-POOL_DISAGREES = Check("the pool disagrees (its responses differ in correctness)", lambda r: bool(r["trace"]["disagree"]))
-EOR_VOTE = Mechanism("EoR's vote", (POOL_DISAGREES, Check("EoR's choice differs in correctness from Top-R's",
-                                                          lambda r: bool(r["trace"]["learned"] != r["trace"]["Top-R"]))))
+POOL_DISAGREES = Check("the pool disagrees (its responses differ in correctness)",
+                       lambda r: bool(r["trace"]["disagree"]))
+EOR_VOTE = Mechanism("EoR's vote", (POOL_DISAGREES, Check(
+    "EoR's choice differs in correctness from Top-R's", lambda r: bool(r["trace"]["learned"] != r["trace"]["Top-R"]))))
 EOR_TRAINING = Mechanism("EoR's training", (POOL_DISAGREES, Check(
     "the learned weights changed the held-out choice from the start weights' choice, right to wrong or wrong to right",
     lambda r: bool(r["trace"]["learned"] != r["trace"]["start"]))))
@@ -801,9 +752,11 @@ def eor_health(ds: str, # the dataset
     rows = [dict(qid=q, trace=r) for q, r in h.to_dict("index").items()]
     return [r for m in (EOR_VOTE, EOR_TRAINING) for r in health(m, ds, "EoR", rows)]
 
+_VOTES = ("start", "learned", "uniform", "Top-R")  # what the held-out tables count
+
 def held_out_table(ds: str, h: pd.DataFrame) -> list[dict]:
     "Held-out accuracy of each vote and Top-R per fold and in all, and how often learned and start differ."
-    row = lambda fold, g: dict(dataset=ds, fold=fold, n=len(g), **{v: float(g[v].mean()) for v in ("start", "learned", "uniform", "Top-R")},
+    row = lambda fold, g: dict(dataset=ds, fold=fold, n=len(g), **{v: float(g[v].mean()) for v in _VOTES},
                                changed=int((g.learned != g.start).sum()))
     return [row(str(f), g) for f, g in h.groupby("fold")] + [row("all", h)]
 
@@ -811,18 +764,19 @@ def held_out_note(ds: str, h: pd.DataFrame, # the dataset and its held_out table
                   checks: Sequence[Mapping], # its health rows (eor_health)
                   ) -> str:
     "One sentence: each vote's and Top-R's held-out right counts, learned − start per fold, the training check."
-    n, k = len(h), {v: int(h[v].sum()) for v in ("start", "learned", "uniform", "Top-R")}
+    n, k = len(h), {v: int(h[v].sum()) for v in _VOTES}
     per = ", ".join(f"{int(d):+d}" for d in (h.learned.astype(int) - h.start.astype(int)).groupby(h.fold).sum())
     tr = next(r for r in checks if r["mechanism"] == EOR_TRAINING.name and r["check"] != POOL_DISAGREES.what)
-    head = (f"Held out on {ds} ({n} test questions, each scored by weights searched on the other folds), the vote is right on "
-            f"{k['start']} from its start weights, {k['learned']} from its learned weights (learned − start per fold: {per}) and "
-            f"{k['uniform']} as a uniform vote; Top-R on {k['Top-R']}. The training changed whether a held-out choice is right on "
-            f"{tr['count']} questions")
+    head = (f"Held out on {ds} ({n} test questions, each scored by weights searched on the other folds), the vote is "
+            f"right on {k['start']} from its start weights, {k['learned']} from its learned weights (learned − start "
+            f"per fold: {per}) and {k['uniform']} as a uniform vote; Top-R on {k['Top-R']}. The training changed "
+            f"whether a held-out choice is right on {tr['count']} questions")
     if tr["ok"]: return head + f" (at least {tr['minimum']}): the claims that rest on it are judged."
-    return (head + f", fewer than {tr['minimum']}: EoR's gain over Top-R here ({k['learned'] - k['Top-R']:+d}) is the vote's "
-            f"(from the start weights {k['start'] - k['Top-R']:+d}, uniform {k['uniform'] - k['Top-R']:+d}), not the training's, "
-            "and the claim of the learned weights against their start gets no direction (the comparison of EoR with Top-R "
-            "is judged on its own pair).")
+    gain = {v: f"{k[v] - k['Top-R']:+d}" for v in ("learned", "start", "uniform")}
+    return (head + f", fewer than {tr['minimum']}: EoR's gain over Top-R here ({gain['learned']}) is the vote's "
+            f"(from the start weights {gain['start']}, uniform {gain['uniform']}), not the training's, and the claim "
+            "of the learned weights against their start gets no direction (the comparison of EoR with Top-R is judged "
+            "on its own pair).")
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c912c88b
 from ...eval.experiment import Claim, Statistic, paper_claims, paper_difference
@@ -830,7 +784,8 @@ from ...eval.mechanism import Gate
 
 ANCHOR = "ChatGPT"  # the paper reader whose Table 1 anchors the claims (claims.csv names it too)
 
-ANCHORED = {(d, s): paper_row(d, s, ANCHOR) for d in PAPER_NAME for s in PAPER_SYSTEM}  # the anchor's Table 1 as (task, system) -> {BEM, EM, MRLR}
+# the anchor's Table 1 as (task, system) -> {BEM, EM, MRLR}
+ANCHORED = {(d, s): paper_row(d, s, ANCHOR) for d in PAPER_NAME for s in PAPER_SYSTEM}
 
 def eor_claims(datasets: Sequence[str]) -> list[Claim]:
     "EoR > Top-R (the paper's, on test; ours, cross-fitted) and EoR > ReFree, anchored on Table 1's ChatGPT EM."
@@ -838,18 +793,23 @@ def eor_claims(datasets: Sequence[str]) -> list[Claim]:
 
 def mrlr_claims(d: str, # the dataset
                 correct_te: np.ndarray, # bool [N, M]: the retrievers' correctness on the test questions
-                rows: Mapping[str, np.ndarray], # system -> its correctness per test question ("EoR", "Top-R on test", "Top-R")
+                # system -> its correctness per test question ("EoR", "Top-R on test", "Top-R")
+                rows: Mapping[str, np.ndarray],
                 ) -> list[Claim]:
     "'EoR reduces MRLR' against both Top-Rs: MRLR(Top-R) − MRLR(EoR) in points, a statistic of the test questions."
-    diff = lambda top: lambda ix: system_mrlr(correct_te[ix], rows[top][ix]) - system_mrlr(correct_te[ix], rows["EoR"][ix])
-    return [Claim(f"EoR reduces MRLR against {top} ({label})", d, "EoR", top, "MRLR", paper_difference(ANCHORED, d, "Top-R", "EoR", "MRLR"),
-                  "EoR Table 1, Section 4.4 (ChatGPT, MRLR)", statistic=Statistic(diff(top), len(rows["EoR"])), mechanism=EOR_VOTE.name)
+    mr = lambda s, ix: system_mrlr(correct_te[ix], rows[s][ix])
+    diff = lambda top: lambda ix: mr(top, ix) - mr("EoR", ix)
+    paper = paper_difference(ANCHORED, d, "Top-R", "EoR", "MRLR")
+    return [Claim(f"EoR reduces MRLR against {top} ({label})", d, "EoR", top, "MRLR", paper,
+                  "EoR Table 1, Section 4.4 (ChatGPT, MRLR)", statistic=Statistic(diff(top), len(rows["EoR"])),
+                  mechanism=EOR_VOTE.name)
             for top, label in [("Top-R on test", "the paper's Top R"), ("Top-R", "chosen on the training folds")]]
 
 from ...eval.experiment import decisive_claim
 
 DECISIVE = "the pool disagrees: some retriever right, some wrong"  # the decisive questions of eor_decisive_claims
-VOTE_SRC, TRAINING_SRC = "EoR Section 4.1 (the vote); ragkit's decisive questions", "EoR Section 4.2 (the trained weights); ragkit's ablation"
+VOTE_SRC = "EoR Section 4.1 (the vote); ragkit's decisive questions"
+TRAINING_SRC = "EoR Section 4.2 (the trained weights); ragkit's ablation"
 
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c912c8s1
@@ -857,32 +817,40 @@ def eor_decisive_claims(ds: str, # the dataset
                         h: pd.DataFrame, # its held_out table (index: qid)
                         ) -> list[Claim]:
     "Where the pool disagrees: EoR's vote against Top-R, and its learned weights against a uniform vote and start."
-    on = lambda claim, b, col, mech, src: decisive_claim(claim, ds, "EoR", b, h.learned, h[col], h.disagree, DECISIVE, mech, src, over=len(h))
-    return [on("EoR's vote is right more often than Top-R (decisive questions)", "Top-R", "Top-R", EOR_VOTE.name, VOTE_SRC),
-            on("EoR's learned weights are right more often than a uniform vote (decisive questions)", "uniform vote", "uniform", EOR_TRAINING.name, TRAINING_SRC),
-            on("EoR's learned weights are right more often than their start (decisive questions)", "EoR from its start weights", "start", EOR_TRAINING.name, TRAINING_SRC)]
+    on = lambda than, b, col, mech, src: decisive_claim(f"EoR's {than} (decisive questions)", ds, "EoR", b, h.learned,
+                                                        h[col], h.disagree, DECISIVE, mech, src, over=len(h))
+    tr = EOR_TRAINING.name
+    return [on("vote is right more often than Top-R", "Top-R", "Top-R", EOR_VOTE.name, VOTE_SRC),
+            on("learned weights are right more often than a uniform vote", "uniform vote", "uniform", tr, TRAINING_SRC),
+            on("learned weights are right more often than their start", "EoR from its start weights", "start", tr,
+               TRAINING_SRC)]
 
-CHOICE = {"EoR": "EoR's choice", "Top-R": "Top-R's", "Top-R on test": "the paper's Top R's (best on the test questions)",
-          "uniform vote": "the uniform vote's", "EoR from its start weights": "its start weights' choice"}  # a claim's system -> its choice, in a gate's words
+CHOICE = {"EoR": "EoR's choice", "Top-R": "Top-R's",  # a claim's system -> its choice, in a gate's words
+          "Top-R on test": "the paper's Top R's (best on the test questions)", "uniform vote": "the uniform vote's",
+          "EoR from its start weights": "its start weights' choice"}
 
 def eor_choices(h: pd.DataFrame, # a dataset's held_out table (index: qid)
                 **more: pd.Series, # other systems' correctness per qid, by name (e.g. the paper's Top R)
                 ) -> dict[str, pd.Series]:
     "The claims' systems -> correctness per held-out question: EoR, Top-R, the uniform vote, the start's vote."
-    return {"EoR": h.learned, "Top-R": h["Top-R"], "uniform vote": h.uniform, "EoR from its start weights": h.start} | more
+    return {"EoR": h.learned, "Top-R": h["Top-R"], "uniform vote": h.uniform,
+            "EoR from its start weights": h.start} | more
 
 def choice_gate(right_a: pd.Series, right_b: pd.Series, # per qid: whether each of the two choices is right
                 what: str, # the comparison in words
                 ) -> Gate:
     "A comparison's Gate: it acted where the two choices differ in correctness (elsewhere they score the same)."
     common = right_a.index[right_a.index.isin(right_b.index)]  # the questions both answered
-    return Gate(pd.Series(right_a[common].astype(bool).to_numpy() != right_b[common].astype(bool).to_numpy(), index=common, dtype=bool), what)
+    differ = right_a[common].astype(bool).to_numpy() != right_b[common].astype(bool).to_numpy()
+    return Gate(pd.Series(differ, index=common, dtype=bool), what)
 
 TRAINED = ("EoR", "EoR from its start weights")  # the pair whose differences are what the training changed
 
-STATISTIC = {"accuracy": "accuracy", "correct": "accuracy on the decisive questions", "MRLR": "the MRLR reduction"}  # a claim's metric, in words
-WHY_OTHER = {"MRLR": ("MRLR is, of the questions a system fails, the share the other retrievers answer, so it moves with which questions "
-                      "a system fails and not only with how many: a vote fails mostly where most of the pool fails")}  # why a statistic can read otherwise
+# a claim's metric, in words; and why a statistic can read otherwise
+STATISTIC = {"accuracy": "accuracy", "correct": "accuracy on the decisive questions", "MRLR": "the MRLR reduction"}
+WHY_OTHER = {"MRLR": ("MRLR is, of the questions a system fails, the share the other retrievers answer, so it moves "
+                      "with which questions a system fails and not only with how many: a vote fails mostly where most "
+                      "of the pool fails")}
 
 def pair_gated(claims: Sequence[Claim], # claims (any dataset's)
                right: Mapping[str, pd.Series], # system -> its correctness per question (eor_choices)
@@ -892,13 +860,15 @@ def pair_gated(claims: Sequence[Claim], # claims (any dataset's)
         pairs = [(c.a, c.b)] if isinstance(c.b, str) else []
         pairs += [TRAINED] if c.mechanism == EOR_TRAINING.name else []
         return tuple(("EoR's training" if (a, b) == TRAINED and (a, b) != (c.a, c.b) else f"{a} vs {b}",
-                      choice_gate(right[a], right[b], f"{CHOICE.get(a, a)} differs in correctness from {CHOICE.get(b, b)}"))
+                      choice_gate(right[a], right[b],
+                                  f"{CHOICE.get(a, a)} differs in correctness from {CHOICE.get(b, b)}"))
                      for a, b in dict.fromkeys(pairs) if a in right and b in right)
-    return [replace(c, gates=c.gates + gates(c), pair_words=STATISTIC.get(c.metric, c.metric), why_other=WHY_OTHER.get(c.metric, "")) for c in claims]
+    return [replace(c, gates=c.gates + gates(c), pair_words=STATISTIC.get(c.metric, c.metric),
+                    why_other=WHY_OTHER.get(c.metric, "")) for c in claims]
 
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #tr000002
-PAPER_TRAIN = 500  # EoR §2.1, §4.1: ChatGPT's weights are searched on 500 sampled validation questions (Llama-2's: all)
+PAPER_TRAIN = 500  # EoR §2.1, §4.1: ChatGPT's weights are searched on 500 sampled dev questions (Llama-2's: all)
 
 def training_lacks(n_train: int, # the questions each weight search here trains on
                    retrievers: int, # the retrievers every training question is read through
@@ -909,9 +879,12 @@ def training_lacks(n_train: int, # the questions each weight search here trains 
     lacks = []
     if n_train < PAPER_TRAIN:
         hours = (PAPER_TRAIN - n_train) * seconds / 3600 if seconds == seconds else float("nan")
-        lacks.append(f"a training split of the paper's smallest size ({PAPER_TRAIN} questions, each read through all {retrievers} retrievers; "
-                     f"each weight search here trains on {n_train})" + (f": the {PAPER_TRAIN - n_train} more would take about {hours:.1f} reader hours here" if hours == hours else ""))
-    if not nli: lacks.append("an NLI model among the similarities (the paper weighs NLI and BEM; none can be had offline here: pass nli_model)")
+        more = (f": the {PAPER_TRAIN - n_train} more would take about {hours:.1f} reader hours here"
+                if hours == hours else "")
+        lacks.append(f"a training split of the paper's smallest size ({PAPER_TRAIN} questions, each read through all "
+                     f"{retrievers} retrievers; each weight search here trains on {n_train})" + more)
+    if not nli: lacks.append("an NLI model among the similarities (the paper weighs NLI and BEM; none can be had "
+                             "offline here: pass nli_model)")
     return "; ".join(lacks)
 
 def with_training_lacks(claims: Sequence[Claim], # claims (any of this notebook's)

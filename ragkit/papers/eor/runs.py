@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 import pandas as pd
-from ...core import Corpus, Example
-from ...core import Method, Prediction
+from ...core import Corpus, Example, Method, Prediction
 from ...eval.evaluate import evaluate
 from ...eval.metrics import contains_match, exact_match, has_answer
 from ...lm.reader import read_batch
@@ -21,15 +20,16 @@ from ...lm.reader import read_batch
 # %% auto #0
 __all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_BEM_NQ', 'PAPER_EM_NQ', 'RetrieverReader',
            'collect', 'grid_matrix', 'answer_hits', 'has_answer_at_k', 'complement', 'parse_se_corpus', 'se_collection',
-           'split_sources', 'whole_pages', 'corpus_support', 'GridRun', 'grid_retrievers', 'has_answer_rows',
-           'task_sources', 'grid_task', 'build_grid', 'save_grid', 'grid_folder', 'grid_seconds', 'load_grid',
-           'GridSource', 'top_single', 'retriever_claims', 'source_overlap', 'overlap_health']
+           'split_sources', 'whole_pages', 'corpus_support', 'GridRun', 'grid_retrievers', 'task_sources', 'grid_task',
+           'build_grid', 'save_grid', 'grid_folder', 'grid_seconds', 'load_grid', 'GridSource', 'top_single',
+           'retriever_claims', 'source_overlap', 'overlap_health']
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #d7e3b91c
 class RetrieverReader(Method):
     "One EoR retriever (a ragkit.papers.eor.algebra.Pipeline) followed by the reader."
     fingerprint_ignore = {**Method.fingerprint_ignore,
-        "pipeline": "in the fingerprint by its name (`retriever`, derived_config); its sources' settings come from `collect(config=...)`",
+        "pipeline": ("in the fingerprint by its name (`retriever`, derived_config); its sources' settings come from "
+                     "`collect(config=...)`"),
         "refree_template": "folded into `template` (derived_config): the one prompt this pipeline is read with"}
 
     @classmethod
@@ -64,8 +64,8 @@ class RetrieverReader(Method):
         docs = self.pipeline.batch(questions)
         reads = read_batch(self.lm, questions, None if self.pipeline.name == "ReFree" else docs, self.reading_template,
                            self.max_new_tokens, self.stop, chat=self.chat)
-        return [Prediction.charged(r.answer, d.cost + r.completion.cost, raw=r.raw, pids=d.pids, trace=dict(document=d.text, trace=d.trace))
-                for r, d in zip(reads, docs)]
+        return [Prediction.charged(r.answer, d.cost + r.completion.cost, raw=r.raw, pids=d.pids,
+                                   trace=dict(document=d.text, trace=d.trace)) for r, d in zip(reads, docs)]
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #0e96851b
 GRID_COLUMNS = ["dataset", "qid", "question", "golds", "retriever", "answer", "raw", "document", "pids", "correct",
@@ -76,20 +76,24 @@ def _order(names: Sequence[str]) -> list[str]:
     return [n for n in names if n != "ReFree"] + [n for n in names if n == "ReFree"]
 
 def collect(examples: Sequence[Example], retrievers: dict, lm, dataset: str, out_dir=None, batch_size: int = 16,
-            n_boot: int = 200, seed: int = 0, progress: bool = True, config: dict | None = None, **reader_kw) -> tuple[pd.DataFrame, dict]:
+            n_boot: int = 200, seed: int = 0, progress: bool = True, config: dict | None = None,
+            **reader_kw) -> tuple[pd.DataFrame, dict]:
     "The response grid of `retrievers` (name -> Pipeline) on `examples`, and each retriever's Evaluation."
     rows, evals = [], {}
     for name in _order(list(retrievers)):
-        ev = evaluate(RetrieverReader(retrievers[name], lm, **reader_kw), examples, {"correct": contains_match, "em": exact_match},
-                      out_dir=None if out_dir is None else Path(out_dir) / dataset, batch_size=batch_size, n_boot=n_boot,
-                      seed=seed, progress=progress, config=dict(dataset=dataset, **(config or {})))
+        ev = evaluate(RetrieverReader(retrievers[name], lm, **reader_kw), examples,
+                      {"correct": contains_match, "em": exact_match},
+                      out_dir=None if out_dir is None else Path(out_dir) / dataset, batch_size=batch_size,
+                      n_boot=n_boot, seed=seed, progress=progress, config=dict(dataset=dataset, **(config or {})))
         evals[name] = ev
         for r in ev.table.itertuples():
             doc = (r.trace or {}).get("document", "")
             rows.append(dict(dataset=dataset, qid=r.qid, question=r.question, golds=list(r.golds), retriever=name,
-                             answer=r.prediction, raw=r.raw, document=doc, pids=list(r.pids or []), correct=bool(r.correct),
-                             em=bool(r.em), gold_in_doc=bool(has_answer(doc, r.golds)) if doc else False, lm_calls=int(r.lm_calls),
-                             prompt_tokens=int(r.prompt_tokens), tokens=int(r.tokens), cached_calls=int(r.cached_calls), error=r.error))
+                             answer=r.prediction, raw=r.raw, document=doc, pids=list(r.pids or []),
+                             correct=bool(r.correct), em=bool(r.em),
+                             gold_in_doc=bool(has_answer(doc, r.golds)) if doc else False, lm_calls=int(r.lm_calls),
+                             prompt_tokens=int(r.prompt_tokens), tokens=int(r.tokens),
+                             cached_calls=int(r.cached_calls), error=r.error))
     return pd.DataFrame(rows, columns=GRID_COLUMNS), evals
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #130ff7e2
@@ -105,22 +109,28 @@ def answer_hits(sources: dict, examples: Sequence[Example], k: int = 20,
                 names: Sequence[str] = ("Wiki", "SE")) -> dict[str, list[list[bool]]]:
     "{source: per example, whether each of its top-k items contains a gold answer}."
     qs = [e.question for e in examples]
-    return {n: [[has_answer(c.text, e.answers) > 0 for c in cs] for cs, e in zip(sources[n](qs, k), examples)] for n in names if n in sources}
+    return {n: [[has_answer(c.text, e.answers) > 0 for c in cs] for cs, e in zip(sources[n](qs, k), examples)]
+            for n in names if n in sources}
 
+# %% ../../../nbs/62_papers.eor.runs.ipynb #8055ef19s1
 def has_answer_at_k(sources: dict, examples: Sequence[Example], ks: Sequence[int] = (1, 5, 10, 20),
                     names: Sequence[str] = ("Wiki", "SE"), hits: dict | None = None) -> pd.DataFrame:
     "Share of `examples` whose top-k items of each source contain a gold answer, for each k (from `hits` when given)."
     hits = answer_hits(sources, examples, max(ks), names) if hits is None else hits
-    return pd.DataFrame([dict(source=n, k=k, has_answer=sum(any(h[:k]) for h in hs) / max(len(examples), 1)) for n, hs in hits.items() for k in ks])
+    return pd.DataFrame([dict(source=n, k=k, has_answer=sum(any(h[:k]) for h in hs) / max(len(examples), 1))
+                         for n, hs in hits.items() for k in ks])
 
+# %% ../../../nbs/62_papers.eor.runs.ipynb #8055ef19s2
 def complement(hits: dict, # answer_hits of Wiki and SE
                ) -> dict:
     "Questions where SE@1 holds a gold answer and Wiki@10 does not, and the reverse: what each source adds."
     se1, wiki10 = [any(h[:1]) for h in hits["SE"]], [any(h[:10]) for h in hits["Wiki"]]
-    return dict(se1_not_wiki10=sum(s and not w for s, w in zip(se1, wiki10)), wiki10_not_se1=sum(w and not s for s, w in zip(se1, wiki10)))
+    return dict(se1_not_wiki10=sum(s and not w for s, w in zip(se1, wiki10)),
+                wiki10_not_se1=sum(w and not s for s, w in zip(se1, wiki10)))
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #edd7621e
-def parse_se_corpus(spec: str,  # "task:corpus+corpus,..." e.g. "nq:nq-long+squad"; empty: every task's SE reads its own corpus
+# "task:corpus+corpus,..." e.g. "nq:nq-long+squad"; empty: every task's SE reads its own corpus
+def parse_se_corpus(spec: str,
                     tasks: Sequence[str] | None = None) -> dict[str, list[str]]:  # default: EOR_TASKS
     "{task: SE corpus names} from the `se_corpus` parameter, checked against the known tasks and corpora."
     from ragkit.data.corpora import CORPORA
@@ -129,11 +139,12 @@ def parse_se_corpus(spec: str,  # "task:corpus+corpus,..." e.g. "nq:nq-long+squa
     for part in [x.strip() for x in spec.split(",") if x.strip()]:
         task, sep, names = part.partition(":")
         names = [n.strip() for n in names.split("+") if n.strip()]
-        if not sep or not names: raise ValueError(f"se_corpus={spec!r}: {part!r} is not task:corpus[+corpus...], e.g. 'nq:nq-long+squad'")
-        if task.strip() not in tasks: raise ValueError(f"se_corpus={spec!r}: unknown task {task.strip()!r}; tasks: {', '.join(tasks)}")
-        bad = [n for n in names if n not in CORPORA]
+        task, bad = task.strip(), [n for n in names if n not in CORPORA]
+        if not sep or not names:
+            raise ValueError(f"se_corpus={spec!r}: {part!r} is not task:corpus[+corpus...], e.g. 'nq:nq-long+squad'")
+        if task not in tasks: raise ValueError(f"se_corpus={spec!r}: unknown task {task!r}; tasks: {', '.join(tasks)}")
         if bad: raise ValueError(f"se_corpus={spec!r}: unknown corpus {bad[0]!r}; known corpora: {', '.join(CORPORA)}")
-        out[task.strip()] = names
+        out[task] = names
     return out
 
 def se_collection(names: Sequence[str], corpus: Corpus) -> Corpus:
@@ -154,7 +165,8 @@ def split_sources(wiki: Corpus, # Wiki's passages (the task's corpus)
                   seed: int = 0, # the draw's seed
                   ) -> tuple[Corpus, Corpus]:
     "Wiki without a seeded `share` of its titles (SE alone holds them) and SE without as many others."
-    if not 0 <= share <= 0.5: raise ValueError(f"source_split={share!r}: must lie in [0, 0.5] (the share of titles each source loses; 0 keeps both whole)")
+    if not 0 <= share <= 0.5: raise ValueError(f"source_split={share!r}: must lie in [0, 0.5] (the share of titles "
+                                               "each source loses; 0 keeps both whole)")
     if share == 0: return wiki, se
     titles = sorted({p.title for p in wiki})
     random.Random(seed).shuffle(titles)
@@ -165,11 +177,10 @@ def split_sources(wiki: Corpus, # Wiki's passages (the task's corpus)
             Corpus([p for p in se if p.title not in wiki_only], se.name + tag))
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #f76e04de
-from .algebra import SourceFn
+from .algebra import Chunk, SourceFn
 
 def whole_pages(se) -> SourceFn:
     "An SE source's top-k pages, one chunk per page holding the whole page."
-    from ragkit.papers.eor.algebra import Chunk
     def pages_fn(queries: list[str], k: int | None) -> list[list[Chunk]]:
         runs = se.retriever.batch_search(list(queries), k or se.depth, progress=False)
         return [[Chunk(se.pages[h.pid].text, se.pages[h.pid].title, "SE", h.pid) for h in hits] for hits in runs]
@@ -178,16 +189,19 @@ def whole_pages(se) -> SourceFn:
 def corpus_support(examples: Sequence[Example], corpus, ks: Sequence[int] = (1, 5, 10, 20), embedder=None,
                    bm25_backend: str = "bm25s", cache_dir=None, progress: bool = False,
                    se_corpus=None) -> pd.DataFrame:  # SE's own collection (default: `corpus`)
-    "Has-answer@k of Wiki (dense passages of `corpus`) and SE (whole BM25 pages of `se_corpus`), for `examples`, with their complement counts."
+    "Has-answer@k of Wiki (dense passages of `corpus`) and SE (whole BM25 pages of `se_corpus`), with complements."
     from ragkit.retrieve.dense import DenseRetriever
     from ragkit.papers.eor.sources import WikiSource, SESource, pages_from_corpus
     se_corpus = corpus if se_corpus is None else se_corpus
     pages = pages_from_corpus(se_corpus)
+    se = SESource(pages, depth=max(ks), backend=bm25_backend, cache_dir=cache_dir, progress=progress)
     srcs = {"Wiki": WikiSource(DenseRetriever(corpus, embedder, cache_dir=cache_dir, progress=progress), max(ks)),
-            "SE": whole_pages(SESource(pages, depth=max(ks), backend=bm25_backend, cache_dir=cache_dir, progress=progress))}
-    size = {"Wiki": (corpus.name, len(corpus), corpus.hash[:12]), "SE": (se_corpus.name, len(pages), se_corpus.hash[:12])}
+            "SE": whole_pages(se)}
+    size = {"Wiki": (corpus.name, len(corpus), corpus.hash[:12]),
+            "SE": (se_corpus.name, len(pages), se_corpus.hash[:12])}
     hits = answer_hits(srcs, examples, max(max(ks), 10))
-    out = has_answer_at_k(srcs, examples, ks, hits=hits).assign(n=len(examples), passages=len(corpus), pages=len(pages), **complement(hits))
+    out = has_answer_at_k(srcs, examples, ks, hits=hits).assign(n=len(examples), passages=len(corpus),
+                                                                pages=len(pages), **complement(hits))
     return out.assign(collection=[size[s][0] for s in out.source], items=[size[s][1] for s in out.source],
                       collection_hash=[size[s][2] for s in out.source])
 
@@ -201,9 +215,12 @@ from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 from .algebra import EOR_RETRIEVERS
 PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(tuple(EOR_TASKS)), support=TaskChoice(tuple(EOR_TASKS), optional=True), limit=AtLeast(0), retrievers=OneOf(tuple(EOR_RETRIEVERS), many=True, also=("all",)), max_passages=AtLeast(0),
-    pk_max_new_tokens=AtLeast(1), cp_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), batch_size=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0), power_cap=AtLeast(0),
-    source_split=Between(0, 0.5), se_corpus=Parses(parse_se_corpus, "task:corpus[+corpus...] pairs, comma-separated, e.g. 'nq:nq-long+squad'", optional=True),
+    datasets=TaskChoice(tuple(EOR_TASKS)), support=TaskChoice(tuple(EOR_TASKS), optional=True), limit=AtLeast(0),
+    retrievers=OneOf(tuple(EOR_RETRIEVERS), many=True, also=("all",)), max_passages=AtLeast(0),
+    pk_max_new_tokens=AtLeast(1), cp_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), batch_size=AtLeast(1),
+    n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0), power_cap=AtLeast(0), source_split=Between(0, 0.5),
+    se_corpus=Parses(parse_se_corpus, "task:corpus[+corpus...] pairs, comma-separated, e.g. 'nq:nq-long+squad'",
+                     optional=True),
     reader=READER_RULE, device=DEVICE_RULE)
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #5fed437d
@@ -218,19 +235,14 @@ class GridRun:
     params: dict = field(default_factory=dict)  # the grid's parameters (what 61 and 62 report)
     lm: object = None  # the cached reader, when the grid was built in this process
 
+# %% ../../../nbs/62_papers.eor.runs.ipynb #5fed437ds1
 def grid_retrievers(retrievers: str) -> list[str]:
     "The EoR retriever names of a `retrievers` parameter (comma-separated, or 'all'), checked."
-    from ragkit.papers.eor.algebra import EOR_RETRIEVERS
-    names = list(EOR_RETRIEVERS) if retrievers.strip() == "all" else [r.strip() for r in retrievers.split(",") if r.strip()]
-    if bad := [n for n in names if n not in EOR_RETRIEVERS]: raise ValueError(f"retrievers: unknown {bad}; choose from {', '.join(EOR_RETRIEVERS)} or 'all'")
+    names = [r.strip() for r in retrievers.split(",") if r.strip()]
+    if retrievers.strip() == "all": names = list(EOR_RETRIEVERS)
+    if bad := [n for n in names if n not in EOR_RETRIEVERS]:
+        raise ValueError(f"retrievers: unknown {bad}; choose from {', '.join(EOR_RETRIEVERS)} or 'all'")
     return names
-
-def has_answer_rows(srcs: dict, prep, se) -> pd.DataFrame:
-    "Has-answer@k of Wiki and SE on a prepared task, each row naming the collection it searched and its hash."
-    ha = has_answer_at_k(srcs, prep.examples)
-    return ha.assign(dataset=prep.name, n=len(prep.examples), corpus=prep.corpus.name,
-                     collection=[prep.corpus.name if s == "Wiki" else se.name for s in ha.source],
-                     collection_hash=[prep.corpus.hash[:12] if s == "Wiki" else se.hash[:12] for s in ha.source])
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #c62e0a02
 def task_sources(ds: str, limit: int, seed: int, max_passages: int, # the task and its sample, as prepare takes them
@@ -241,19 +253,24 @@ def task_sources(ds: str, limit: int, seed: int, max_passages: int, # the task a
     from dataclasses import replace
     from ragkit.data.tasks import prepare
     prep = prepare(ds, limit, seed, max_passages)
-    wiki, se = split_sources(prep.corpus, se_collection(parse_se_corpus(se_corpus).get(ds, []), prep.corpus), source_split, seed)
+    se = se_collection(parse_se_corpus(se_corpus).get(ds, []), prep.corpus)
+    wiki, se = split_sources(prep.corpus, se, source_split, seed)
     return replace(prep, corpus=wiki), se
 
-def grid_task(prep, names: list[str], lm, emb, se, # a prepared task, the retrievers, the reader, Wiki's encoder and SE's collection
+def grid_task(prep, names: list[str], lm, emb, se, # the task, retrievers, reader, Wiki's encoder, SE's collection
               pk_max_new_tokens: int = 32, cp_max_new_tokens: int = 32, out_dir=None, **collect_kw) -> tuple:
-    "One task's response grid, its evaluations and its has-answer rows."
+    "One task's response grid, its evaluations and its has-answer rows (each naming the collection searched, hashed)."
     from ragkit.papers.eor.sources import eor_sources, eor_retrievers
     srcs = eor_sources(prep.corpus, lm, emb, se_corpus=se, pk_max_new_tokens=pk_max_new_tokens)
     rets = eor_retrievers(names, prep.corpus, lm, sources=srcs, cp_max_new_tokens=cp_max_new_tokens)
     cfg = dict(corpus=f"{prep.corpus.name}#{prep.corpus.hash[:16]}", se_corpus=f"{se.name}#{se.hash[:16]}",
                pk_max_new_tokens=pk_max_new_tokens, cp_max_new_tokens=cp_max_new_tokens)
     g, ev = collect(prep.examples, rets, lm, prep.name, out_dir, config=cfg, **collect_kw)
-    return g, {(prep.name, k): v for k, v in ev.items()}, has_answer_rows(srcs, prep, se)
+    ha = has_answer_at_k(srcs, prep.examples)
+    ha = ha.assign(dataset=prep.name, n=len(prep.examples), corpus=prep.corpus.name,
+                   collection=[prep.corpus.name if s == "Wiki" else se.name for s in ha.source],
+                   collection_hash=[prep.corpus.hash[:12] if s == "Wiki" else se.hash[:12] for s in ha.source])
+    return g, {(prep.name, k): v for k, v in ev.items()}, ha
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #c62e0a03
 def build_grid(datasets: str = "demo", # comma-separated tasks: demo, nq, triviaqa, webq (EOR_TASKS), or auto
@@ -271,23 +288,25 @@ def build_grid(datasets: str = "demo", # comma-separated tasks: demo, nq, trivia
                dtype: str = "float32", # the reader's precision
                se_corpus: str = "", # SE's own collection per task (see parse_se_corpus)
                device: str = "cpu", # where the reader and Wiki's embedder run
-               source_split: float = 0.0, # the share of titles each source loses (see split_sources); 0 keeps both whole
+               source_split: float = 0.0, # the share of titles each source loses (split_sources); 0: both whole
                ) -> GridRun:
     "Answer every sampled question of `datasets` with every EoR retriever on the cached reader."
     from ragkit.lm.backends import build_reader
     from ragkit.retrieve.dense import Embedder
     from ragkit.data.tasks import parse_datasets
-    params = dict(datasets=datasets, limit=limit, retrievers=retrievers, max_passages=max_passages, pk_max_new_tokens=pk_max_new_tokens,
-                  cp_max_new_tokens=cp_max_new_tokens, max_new_tokens=max_new_tokens, seed=seed, se_corpus=se_corpus,
-                  source_split=source_split)
+    params = dict(datasets=datasets, limit=limit, retrievers=retrievers, max_passages=max_passages,
+                  pk_max_new_tokens=pk_max_new_tokens, cp_max_new_tokens=cp_max_new_tokens,
+                  max_new_tokens=max_new_tokens, seed=seed, se_corpus=se_corpus, source_split=source_split)
     names, tasks = grid_retrievers(retrievers), parse_datasets(datasets, EOR_TASKS, auto=["demo", "nq"])
     lm = build_reader(reader, cache="eor", device=device, dtype=dtype) if isinstance(reader, str) else reader
     emb, parts = Embedder(device=device), []
     for ds in tasks:
         prep, se = task_sources(ds, limit, seed, max_passages, se_corpus, source_split)
-        parts.append(grid_task(prep, names, lm, emb, se, pk_max_new_tokens, cp_max_new_tokens,
-                               out_dir, batch_size=batch_size, n_boot=n_boot, seed=seed, progress=progress, max_new_tokens=max_new_tokens))
-    return GridRun(pd.concat([g for g, _, _ in parts], ignore_index=True), {k: v for _, ev, _ in parts for k, v in ev.items()},
+        parts.append(grid_task(prep, names, lm, emb, se, pk_max_new_tokens, cp_max_new_tokens, out_dir,
+                               batch_size=batch_size, n_boot=n_boot, seed=seed, progress=progress,
+                               max_new_tokens=max_new_tokens))
+    return GridRun(pd.concat([g for g, _, _ in parts], ignore_index=True),
+                   {k: v for _, ev, _ in parts for k, v in ev.items()},
                    pd.concat([h for _, _, h in parts], ignore_index=True), lm.identity, _order(names), params, lm)
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #e3a73eba
@@ -302,7 +321,8 @@ def grid_folder(spec: str, # a run folder of 62_papers.eor.runs, or a sibling no
                 ) -> Path:
     "The folder a non-empty `grid` spec names."
     folder = Path(spec).expanduser()
-    return Path(out_dir).resolve().parent / spec if not folder.is_absolute() and not folder.exists() and out_dir else folder
+    if folder.is_absolute() or folder.exists() or not out_dir: return folder
+    return Path(out_dir).resolve().parent / spec
 
 def grid_seconds(spec: str, out_dir: Path | str | None = None) -> float:
     "Reader seconds per question through the whole grid the spec names; NaN for the smoke grid."
@@ -320,11 +340,13 @@ def load_grid(spec: str, # a 62_papers.eor.runs run folder, a sibling notebook n
     folder = grid_folder(spec, out_dir)
     gp, rp = folder / "grid.jsonl", folder / "results.json"
     if not gp.is_file() or not rp.is_file():
-        raise FileNotFoundError(f"grid={spec!r}: no grid.jsonl and results.json in {folder}; run 62_papers.eor.runs first "
-                                f"(ragkit run 62_papers.eor.runs --profile <same profile>) or pass its run folder")
+        raise FileNotFoundError(f"grid={spec!r}: no grid.jsonl and results.json in {folder}; run "
+                                "62_papers.eor.runs first (ragkit run 62_papers.eor.runs --profile <same profile>) "
+                                "or pass its run folder")
     res = json.loads(rp.read_text(encoding="utf-8"))
     grid = pd.read_json(gp, orient="records", lines=True, dtype=False)
-    return GridRun(grid, {}, pd.DataFrame(res.get("has_answer", [])), res["reader"], _order(list(dict.fromkeys(grid.retriever))), res["parameters"])
+    return GridRun(grid, {}, pd.DataFrame(res.get("has_answer", [])), res["reader"],
+                   _order(list(dict.fromkeys(grid.retriever))), res["parameters"])
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #eecd8a24
 @dataclass(frozen=True)
@@ -337,17 +359,17 @@ class GridSource:
         if isinstance(v, str) and (not v.strip() or Path(v).name.startswith(self.notebook)): return None
         p = Path(str(v)).expanduser()
         if (p / "grid.jsonl").is_file() and (p / "results.json").is_file(): return None
-        return (f"{v!r} is neither {self.notebook!r} (its run beside this one) nor a folder holding its grid.jsonl and results.json; "
-                f"run `ragkit run {self.notebook}` first and pass its name or run folder, or '' for the smoke grid")
+        return (f"{v!r} is neither {self.notebook!r} (its run beside this one) nor a folder holding its grid.jsonl "
+                f"and results.json; run `ragkit run {self.notebook}` first and pass its name or run folder, or '' for "
+                "the smoke grid")
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #b6f8338b
 import numpy as np
-from ...eval.experiment import Claim
-
-from ...eval.experiment import paper_cells, paper_numbers
+from ...eval.experiment import Claim, paper_cells, paper_numbers
 PAPER_NUMBERS = paper_numbers("ragkit.papers.eor")  # the EoR paper's numbers: ragkit/papers/eor/paper.csv
-PAPER_BEM_NQ = {s: c["BEM"] for (_, s), c in paper_cells(PAPER_NUMBERS, "Figure 1").items() if "BEM" in c}  # Section 2.2 (Figure 1 text), NQ, ChatGPT
-PAPER_EM_NQ = {s: paper_cells(PAPER_NUMBERS, "Table 1", "ChatGPT")["nq", s]["EM"] for s in ("Top R", "ReFree")}  # Table 1, NQ, ChatGPT
+# Section 2.2 (Figure 1 text) and Table 1, NQ, ChatGPT
+PAPER_BEM_NQ = {s: c["BEM"] for (_, s), c in paper_cells(PAPER_NUMBERS, "Figure 1").items() if "BEM" in c}
+PAPER_EM_NQ = {s: paper_cells(PAPER_NUMBERS, "Table 1", "ChatGPT")["nq", s]["EM"] for s in ("Top R", "ReFree")}
 
 def top_single(per_ret: pd.DataFrame, # accuracy per (dataset, retriever)
                dataset: str) -> str:
@@ -360,8 +382,10 @@ def retriever_claims(datasets: Sequence[str], # the grid's datasets
                      ) -> list[Claim]:
     "Wiki@10 > SE@1 (NQ only: the paper's top and lowest there) and Top R > ReFree, per dataset."
     out = [Claim("the top retriever beats the lowest (Wiki@10 > SE@1)", "nq", "Wiki@10", "SE@1", "correct",
-                 PAPER_BEM_NQ["Wiki@10"] - PAPER_BEM_NQ["SE@1"], "EoR Section 2.2, text beside Figure 1 (NQ, ChatGPT, BEM)")] if "nq" in datasets else []
-    return out + [Claim(f"retrieval helps (Top R = {top_single(per_ret, d)}, best on these questions, > ReFree)", d, top_single(per_ret, d), "ReFree",
+                 PAPER_BEM_NQ["Wiki@10"] - PAPER_BEM_NQ["SE@1"],
+                 "EoR Section 2.2, text beside Figure 1 (NQ, ChatGPT, BEM)")] if "nq" in datasets else []
+    top = {d: top_single(per_ret, d) for d in datasets}
+    return out + [Claim(f"retrieval helps (Top R = {top[d]}, best on these questions, > ReFree)", d, top[d], "ReFree",
                         "correct", PAPER_EM_NQ["Top R"] - PAPER_EM_NQ["ReFree"] if d == "nq" else None,
                         "EoR Table 1 (NQ, ChatGPT, EM; Top R picked on the test set)") for d in datasets]
 
@@ -372,6 +396,7 @@ def _words(t: str) -> str:
     "Text with white space collapsed."
     return " ".join(t.split())
 
+# %% ../../../nbs/62_papers.eor.runs.ipynb #c62d0002s1
 def source_overlap(wiki: Corpus, # Wiki's passages (the task's corpus)
                    se: Corpus, # SE's collection
                    ) -> dict:
@@ -379,8 +404,11 @@ def source_overlap(wiki: Corpus, # Wiki's passages (the task's corpus)
     by_title, wiki_texts = {}, {_words(p.text) for p in wiki}
     for p in se: by_title.setdefault(p.title, []).append(_words(p.text))
     inside = sum(any(_words(p.text) in t for t in by_title.get(p.title, ())) for p in wiki)
-    return dict(wiki=len(wiki), se=len(se), wiki_inside_se=inside, se_equal_to_wiki=sum(t in wiki_texts for ts in by_title.values() for t in ts))
+    equal = sum(t in wiki_texts for ts in by_title.values() for t in ts)
+    return dict(wiki=len(wiki), se=len(se), wiki_inside_se=inside, se_equal_to_wiki=equal)
 
+# %% ../../../nbs/62_papers.eor.runs.ipynb #c62d0002s2
 def overlap_health(dataset: str, o: dict) -> dict:
     "The overlap as a check of EoR's two sources: Wiki passages SE does not hold, at least 10."
-    return health_row("EoR's two sources", dataset, "", "Wiki passages that SE does not hold word for word", o["wiki"] - o["wiki_inside_se"], o["wiki"])
+    return health_row("EoR's two sources", dataset, "", "Wiki passages that SE does not hold word for word",
+                      o["wiki"] - o["wiki_inside_se"], o["wiki"])

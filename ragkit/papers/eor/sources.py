@@ -8,6 +8,7 @@ Lessons: `nbs/61_papers.eor.sources.ipynb`; on the site (`make site`): `papers.e
 # %% ../../../nbs/61_papers.eor.sources.ipynb #798cafd5
 from __future__ import annotations
 import json, logging, os, threading, time, urllib.error, urllib.request
+from urllib.parse import urlsplit, urlunsplit
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,12 +16,10 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 import numpy as np
 from fastcore.basics import patch
-from ...core import Corpus, Cost, Passage, stable_hash
+from ...core import Corpus, Cost, Passage, Retriever, stable_hash
 from .algebra import EOR_RETRIEVERS, Chunk, Compress, Document, Pipeline, SourceFn
-from ...core import Retriever
 from ...lm.reader import read_batch
 from ...secrets import basic_auth, guard_secrets, mask_json, redact, redact_url, url_secrets
-from urllib.parse import urlsplit, urlunsplit
 
 log = logging.getLogger("ragkit.papers.eor.sources")
 
@@ -60,6 +59,7 @@ class Pages(Corpus):
         "The corpus pids of the passages that make up page `page_pid`, in order."
         return [p.pid for p in self.parts[self[page_pid].pid]]
 
+# %% ../../../nbs/61_papers.eor.sources.ipynb #99f9b850s1
 def pages_from_corpus(corpus: Corpus,  # passages with titles (Wikipedia paragraphs, DPR chunks, ...)
                       sep: str = "\n\n",  # joins the passage texts of a page
                       name: str | None = None) -> Pages:  # default: '<corpus name>-pages'
@@ -84,6 +84,7 @@ class PageChunk(Chunk):
     "The head of a page: `pid` is the page id, `pids` the corpus passages its words come from."
     pids: tuple = ()
 
+# %% ../../../nbs/61_papers.eor.sources.ipynb #700a4baes1
 def chunk_pids(chunks) -> list[str]:
     "Corpus pids behind chunks (a Document, or a list): a page chunk's passages, a plain chunk's own pid."
     chunks = chunks.chunks if isinstance(chunks, Document) else chunks
@@ -91,6 +92,7 @@ def chunk_pids(chunks) -> list[str]:
     for c in chunks: out += list(c.pids) if isinstance(c, PageChunk) else [c.pid] if c.pid else []
     return list(dict.fromkeys(out))
 
+# %% ../../../nbs/61_papers.eor.sources.ipynb #700a4baes2
 def page_head(pages: Pages, pid: str, words: int, source: str = "SE") -> PageChunk:
     "The first `words` words of page `pid`, title included, with the passages they come from."
     page, pos, covered = pages[pid], len(pages[pid].title.split()), []
@@ -109,7 +111,8 @@ class SESource:
                  backend: str = "bm25s", cache_dir=None, progress: bool = False):
         from ragkit.retrieve.bm25 import BM25Retriever
         self.pages, self.depth, self.one, self.each = pages, depth, one, each
-        self.retriever = retriever or BM25Retriever(pages, backend, cache_dir=cache_dir, progress=progress, name="SE-bm25")
+        self.retriever = retriever or BM25Retriever(pages, backend, cache_dir=cache_dir, progress=progress,
+                                                    name="SE-bm25")
 
     def whole(self, pid: str) -> list[Chunk]:
         "Page `pid` as its passages, in order, each keeping its corpus pid."
@@ -140,7 +143,8 @@ class WikiSource:
         if todo:
             if len(self.memo) + len(todo) > self.memo_size: self.memo.clear()
             d = max(want, self.depth)
-            self.memo.update({q: (d, hits) for q, hits in zip(todo, self.retriever.batch_search(todo, d, progress=False))})
+            runs = self.retriever.batch_search(todo, d, progress=False)
+            self.memo.update({q: (d, hits) for q, hits in zip(todo, runs)})
         return [[passage_chunk(self.retriever.corpus[h.pid], "Wiki") for h in self.memo[q][1][:want]] for q in queries]
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #51874c7c
@@ -150,21 +154,13 @@ class PKSource:
                  template: str = "eor-pk"):  # a reader template taking only {question}
         self.lm, self.max_new_tokens, self.template, self.memo = lm, max_new_tokens, template, {}
 
-    def _generate(self, queries: Sequence[str]) -> list[tuple[str, Cost]]:
-        "(document, what it cost) per query, generating the missing ones in one batch."
-        todo = list(dict.fromkeys(q for q in queries if q not in self.memo))
+    def __call__(self, queries: list[str], k: int | None) -> list[list[Chunk]]:
+        "Per query: [the generated document], carrying what it cost (an empty document still cost a generation)."
+        todo = list(dict.fromkeys(q for q in queries if q not in self.memo))  # the missing ones, in one batch
         if todo:
             rs = read_batch(self.lm, todo, None, self.template, self.max_new_tokens, stop=None, post=None)
             self.memo.update({q: (r.answer, r.completion.cost) for q, r in zip(todo, rs)})
-        return [self.memo[q] for q in queries]
-
-    def documents(self, queries: Sequence[str]) -> list[str]:
-        "The background document of each query."
-        return [d for d, _ in self._generate(queries)]
-
-    def __call__(self, queries: list[str], k: int | None) -> list[list[Chunk]]:
-        "Per query: [the generated document], carrying what it cost (an empty document still cost a generation)."
-        return [[Chunk(d, "", "PK", cost=c)] for d, c in self._generate(queries)]
+        return [[Chunk(d, "", "PK", cost=c)] for d, c in (self.memo[q] for q in queries)]
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #822d68eb
 class HBSource:
@@ -217,13 +213,17 @@ def _unit(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, np.float32)
     return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-12)
 
+def _as_embedder(e, cache_dir=None):
+    "`e` when it is an Embedder already, else the Embedder it names (None: settings.embedder)."
+    from ragkit.retrieve.dense import Embedder
+    return e if e is not None and not isinstance(e, (str, Path)) else Embedder(e, cache_dir=cache_dir)
+
 class EmbeddingScorer:
     "`@RR` scorer: cosine between the query's and each chunk's embedding; corpus passages read from a stored index."
     def __init__(self, embedder=None,  # an Embedder, a model name / path / hub id, or None (settings.embedder)
                  corpus: Corpus | None = None,  # passages whose text embeddings are computed once and stored
                  cache_dir=None, progress: bool = False, memo_size: int = 100_000):
-        from ragkit.retrieve.dense import Embedder
-        self.embedder = embedder if embedder is not None and not isinstance(embedder, (str, Path)) else Embedder(embedder, cache_dir=cache_dir)
+        self.embedder = _as_embedder(embedder, cache_dir)
         self.corpus, self.cache_dir, self.progress, self.memo_size = corpus, cache_dir, progress, memo_size
         self.rows, self.store, self.memo, self.encoded = None, None, {}, 0  # encoded: texts embedded on demand
 
@@ -250,6 +250,7 @@ def vectors(self: EmbeddingScorer, texts: Sequence[str]) -> np.ndarray:
         self.encoded += len(need)
     return np.stack([_unit(self.store[rows[k]]) if k in rows else self.memo[k] for k in keys])
 
+# %% ../../../nbs/61_papers.eor.sources.ipynb #895bde8as1
 @patch
 def __call__(self: EmbeddingScorer, query: str, texts: Sequence[str]) -> np.ndarray:
     "Cosine of `query` with each text."
@@ -283,7 +284,8 @@ class SerperClient:
                  timeout: float = 10.0,  # seconds per request
                  retries: int = 2,  # extra attempts after a transient failure
                  backoff: float = 1.0):  # seconds before the first retry, doubled each time
-        self.api_key_env, self._endpoint, self.timeout, self.retries, self.backoff = api_key_env, endpoint, timeout, retries, backoff
+        self.api_key_env, self._endpoint, self.timeout = api_key_env, endpoint, timeout
+        self.retries, self.backoff = retries, backoff
         guard_secrets(self)
 
     @property
@@ -302,20 +304,18 @@ class SerperClient:
 
     def _secrets(self) -> list[str]:
         "What must never be shown: the key (read now), the endpoint's credentials and their Basic-auth form."
-        return [s for s in [os.environ.get(self.api_key_env, "").strip(), *url_secrets(self._endpoint), basic_auth(self._endpoint)] if s]
+        key = os.environ.get(self.api_key_env, "").strip()
+        return [s for s in [key, *url_secrets(self._endpoint), basic_auth(self._endpoint)] if s]
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #db733157
-def _without_userinfo(url: str) -> str:
-    "`url` with its user info dropped (it travels as a Basic-auth header instead)."
-    p = urlsplit(url)
-    return urlunsplit((p.scheme, p.netloc.rsplit("@", 1)[-1], p.path, p.query, p.fragment))
-
 @patch
 def _attempt(self: SerperClient, data: bytes, key: str) -> dict:
     "One request; HTTPError, URLError or ValueError (bad JSON) propagate."
     headers = {"X-API-KEY": key, "Content-Type": "application/json"}
     if basic := basic_auth(self._endpoint): headers["Authorization"] = f"Basic {basic}"
-    req = urllib.request.Request(_without_userinfo(self._endpoint), data=data, method="POST", headers=headers)
+    p = urlsplit(self._endpoint)  # its user info dropped: it travels as the Basic-auth header
+    url = urlunsplit((p.scheme, p.netloc.rsplit("@", 1)[-1], p.path, p.query, p.fragment))
+    req = urllib.request.Request(url, data=data, method="POST", headers=headers)
     with urllib.request.urlopen(req, timeout=self.timeout) as r: return json.loads(r.read().decode("utf-8"))
 
 @patch
@@ -336,13 +336,15 @@ def _post(self: SerperClient, payload: dict) -> dict:
         if attempt < self.retries:
             log.warning(redact(f"Serper at {self.endpoint}: {why}; retry {attempt + 1}/{self.retries}", secrets))
             time.sleep(self.backoff * 2 ** attempt)
-    raise SerperError(redact(f"Serper at {self.endpoint} failed after {self.retries + 1} attempts (last: {why})", secrets))
+    raise SerperError(redact(f"Serper at {self.endpoint} failed after {self.retries + 1} attempts (last: {why})",
+                             secrets))
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #af61ef34
 @patch
 def search(self: SerperClient, query: str, num: int = 10) -> list[dict]:
     "The top `num` organic results for `query`: dicts with title, link and snippet."
-    if not isinstance(query, str) or not query.strip(): raise ValueError(f"query must be a non-empty string, got {query!r}")
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError(f"query must be a non-empty string, got {query!r}")
     if num < 1: raise ValueError(f"num must be >= 1, got {num}")
     got = self._post({"q": query, "num": num}).get("organic") or []
     return [dict(title=r.get("title", ""), link=r.get("link", ""), snippet=r.get("snippet", "")) for r in got[:num]]
@@ -373,9 +375,9 @@ class FakeSerperServer:
                  results: Callable[[str, int], list[dict]] | None = None,  # (query, num) -> organic results
                  fail_first: int = 0):  # answer HTTP 500 to this many requests first
         self.key, self.fail_first, self.requests, self.replies = key, fail_first, [], deque()
-        self.results = results or (lambda q, n: [dict(title=f"Fake result {i} for {q}", link=f"https://example.invalid/{i}",
-                                                      snippet=f"A made-up snippet number {i} about {q}.", position=i)
-                                                 for i in range(1, n + 1)])
+        self.results = results or (lambda q, n: [
+            dict(title=f"Fake result {i} for {q}", link=f"https://example.invalid/{i}",
+                 snippet=f"A made-up snippet number {i} about {q}.", position=i) for i in range(1, n + 1)])
 
     def push(self, *replies: tuple) -> FakeSerperServer:
         "Queue scripted replies `(status, body[, reason phrase])`, served first, one per request, whatever the key."
@@ -415,14 +417,16 @@ def _fake_handler(fake: FakeSerperServer):
             if fake.fail_first > 0:
                 fake.fail_first -= 1
                 return self._send(500, {"message": "fake failure"})
-            self._send(200, {"searchParameters": {"q": req.get("q")}, "organic": fake.results(req.get("q", ""), int(req.get("num", 10)))})
+            organic = fake.results(req.get("q", ""), int(req.get("num", 10)))
+            self._send(200, {"searchParameters": {"q": req.get("q")}, "organic": organic})
     return Handler
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #e06511ae
 def eor_sources(corpus: Corpus,  # the passage corpus (Wikipedia paragraphs or 100-word chunks, with titles)
                 lm,  # the reader, for PK (anything with generate)
                 embedder=None,  # Wiki's Embedder (or a name); default: settings.embedder (MiniLM)
-                *, se_corpus: Corpus | None = None,  # SE's own collection (default: `corpus`), its passages grouped into pages
+                # SE's own collection (default: `corpus`), its passages grouped into pages
+                *, se_corpus: Corpus | None = None,
                 examples: Sequence | None = None,  # build Oracle from these examples ...
                 gold: Mapping[str, Sequence[str]] | None = None,  # qid -> pids (default: meta["gold_pids"])
                 serper: SerperClient | None = None,  # add the live Web source
@@ -430,10 +434,11 @@ def eor_sources(corpus: Corpus,  # the passage corpus (Wikipedia paragraphs or 1
                 pk_max_new_tokens: int = 256, bm25_backend: str = "bm25s", index: str = "Flat",
                 cache_dir=None, progress: bool = False) -> dict[str, SourceFn]:
     "EoR's knowledge sources: Wiki over `corpus`, SE over `se_corpus`'s pages, PK, HB (+ Oracle, Web when asked)."
-    from ragkit.retrieve.dense import DenseRetriever, Embedder
-    emb = embedder if embedder is not None and not isinstance(embedder, (str, Path)) else Embedder(embedder, cache_dir=cache_dir)
+    from ragkit.retrieve.dense import DenseRetriever
+    emb = _as_embedder(embedder, cache_dir)
     wiki = WikiSource(DenseRetriever(corpus, emb, index, cache_dir=cache_dir, progress=progress), wiki_depth)
-    se = SESource(pages_from_corpus(corpus if se_corpus is None else se_corpus), depth=se_pages, backend=bm25_backend, cache_dir=cache_dir, progress=progress)
+    se = SESource(pages_from_corpus(corpus if se_corpus is None else se_corpus), depth=se_pages, backend=bm25_backend,
+                  cache_dir=cache_dir, progress=progress)
     pk = PKSource(lm, pk_max_new_tokens)
     out = {"Wiki": wiki, "SE": se, "PK": pk, "HB": HBSource(se, pk, wiki, hb_wiki)}
     if examples is not None: out["Oracle"] = OracleSource.from_examples(corpus, examples, gold)
@@ -441,22 +446,22 @@ def eor_sources(corpus: Corpus,  # the passage corpus (Wikipedia paragraphs or 1
     return out
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #7e25ccda
-def _wiki_embedder(sources: Mapping):
-    "The embedder inside the sources' Wiki retriever, if there is one."
-    return getattr(getattr(sources.get("Wiki"), "retriever", None), "embedder", None)
-
 def eor_retrievers(names: Sequence[str] = EOR_RETRIEVERS,  # EoR retriever names (default: the 16 of Appendix C.1)
                    corpus: Corpus | None = None, lm=None, embedder=None,  # what eor_sources needs
-                   *, sources: Mapping[str, SourceFn] | None = None,  # prebuilt sources (then corpus/lm only feed scorer/compressor)
+                   # prebuilt sources (then corpus/lm only feed scorer/compressor)
+                   *, sources: Mapping[str, SourceFn] | None = None,
                    scorer=None,  # (query, texts) -> scores; default: EmbeddingScorer
                    compressor=None,  # (queries, documents) -> summaries; default: Compressor(lm)
                    reranker=None,  # the scorer's embedder: name, path, hub id or Embedder (e.g. "facebook/contriever")
                    cp_max_new_tokens: int = 300, cache_dir=None, **source_kw) -> dict[str, Pipeline]:
     "Runnable pipelines for `names`, built on one set of sources, scorer and compressor."
     if sources is None:
-        if corpus is None or lm is None: raise ValueError("eor_retrievers needs corpus= and lm= to build the sources (or pass sources=)")
+        if corpus is None or lm is None:
+            raise ValueError("eor_retrievers needs corpus= and lm= to build the sources (or pass sources=)")
         sources = eor_sources(corpus, lm, embedder, cache_dir=cache_dir, **source_kw)
-    if scorer is None: scorer = EmbeddingScorer(reranker if reranker is not None else (_wiki_embedder(sources) or embedder), corpus, cache_dir)
+    wiki_emb = getattr(getattr(sources.get("Wiki"), "retriever", None), "embedder", None)  # the Wiki retriever's
+    if scorer is None: scorer = EmbeddingScorer(reranker if reranker is not None else (wiki_emb or embedder), corpus,
+                                                cache_dir)
     if compressor is None and lm is not None: compressor = Compressor(lm, cp_max_new_tokens)
     sources = dict(sources)  # one dict shared by every pipeline (run_retrievers relies on it)
     pipes = [Pipeline(n, sources, scorer, compressor) for n in names]
@@ -478,10 +483,7 @@ def run_retrievers(retrievers: Mapping[str, Pipeline], queries: Sequence[str]) -
     for job in jobs.values():
         comp = retrievers[job[0][0]].compressor
         sums = iter(comp([q for _ in job for q in queries], [d.text for _, kids in job for d in kids]))
-        for n, kids in job: docs[n] = [_compressed(next(sums), d) for d in kids]
+        for n, kids in job:  # each @CP document: its summary chunk, charged the base's cost plus the summary's
+            got = [s if isinstance(s, Chunk) else Chunk(s, "", "CP") for s in (next(sums) for _ in kids)]
+            docs[n] = [Document([s], d.trace + ["CP"], d.cost + (s.cost or Cost())) for s, d in zip(got, kids)]
     return {n: docs[n] for n in retrievers}
-
-def _compressed(summary, base: Document) -> Document:
-    "The @CP document of `base`: its summary chunk, charged the base's cost plus the summary's."
-    s = summary if isinstance(summary, Chunk) else Chunk(summary, "", "CP")
-    return Document([s], base.trace + ["CP"], base.cost + (s.cost or Cost()))
