@@ -18,25 +18,27 @@ from .experiment import candidates_differ
 __all__ = ['PARAMETER_RULES', 'pilot_rates', 'sure_plan', 'run_decisive']
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00008
-def _per_question_seconds(pilot: Mapping, task: str, run: Path) -> dict[str, float]:
-    "System -> the pilot's mean seconds per question on `task` (summaries matched to row folders by fingerprint)."
-    mine = {p.name for p in (run / task).glob("*/*") if p.is_dir()}
-    return {s["method"]: s["seconds"] / s["n"] for s in pilot["summaries"] if s.get("fingerprint") in mine and s.get("n")}
-
 def pilot_rates(pilot: Mapping, # a 70_papers.sure run's results.json, read
                 task: str, # the task the decide run asks (e.g. nq)
                 run: Path | None = None, # the pilot's run folder (its row folders give each system's seconds on `task`)
                 system: str = "SuRe") -> dict:
     "How often the pilot's `task` questions were decisive with conditional summaries, the spread, each step's time."
-    from pathlib import Path
     asked = len((pilot.get("questions") or {}).get(task, []))
-    row = next((r for r in pilot["verdict"] if r["dataset"] == task and r.get("decisive") and r["claim"].startswith(f"{system}'s selection")), None)
-    if not asked or row is None: raise ValueError(f"the pilot has no decisive claim of {system} on {task}: pick a pilot run of 70_papers.sure that asked {task}")
-    secs = _per_question_seconds(pilot, task, Path(run)) if run is not None else {}
-    n = int(row["n"])
-    return dict(task=task, asked=asked, decisive=n / asked, decisive_n=n, conditional=(row["acted"] / row["acted_of"]) if row.get("acted_of") else float("nan"),
-                conditional_n=int(row.get("acted") or 0), sd=spread(row["lo"], row["hi"], n) if n >= MIN_N else float("nan"),
-                candidates_s=secs.get("Base", float("nan")), sure_s=secs.get(system, float("nan")))
+    row = next((r for r in pilot["verdict"] if r["dataset"] == task and r.get("decisive")
+                and r["claim"].startswith(f"{system}'s selection")), None)
+    if not asked or row is None:
+        raise ValueError(f"the pilot has no decisive claim of {system} on {task}: pick a pilot run of 70_papers.sure "
+                         f"that asked {task}")
+    secs = {}  # system -> the pilot's mean seconds per question on `task` (summaries matched to row folders)
+    if run is not None:
+        mine = {p.name for p in (Path(run) / task).glob("*/*") if p.is_dir()}
+        secs = {s["method"]: s["seconds"] / s["n"] for s in pilot["summaries"]
+                if s.get("fingerprint") in mine and s.get("n")}
+    n, nan = int(row["n"]), float("nan")
+    return dict(task=task, asked=asked, decisive=n / asked, decisive_n=n,
+                conditional=(row["acted"] / row["acted_of"]) if row.get("acted_of") else nan,
+                conditional_n=int(row.get("acted") or 0), sd=spread(row["lo"], row["hi"], n) if n >= MIN_N else nan,
+                candidates_s=secs.get("Base", nan), sure_s=secs.get(system, nan))
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00012
 def sure_plan(rates: Mapping, # pilot_rates
@@ -47,17 +49,21 @@ def sure_plan(rates: Mapping, # pilot_rates
               ) -> dict:
     "The questions to ask: the goal and the power, capped by the budget; the hours it takes and the effect it can find."
     dec, cond = rates["decisive"], rates["conditional"]
-    if not dec or not cond or dec != dec or cond != cond: raise ValueError(f"the pilot's rates cannot size a run (decisive {dec}, conditional {cond}): it needs decisive questions with conditional summaries")
+    if not dec or not cond or dec != dec or cond != cond:
+        raise ValueError(f"the pilot's rates cannot size a run (decisive {dec}, conditional {cond}): it needs decisive "
+                         "questions with conditional summaries")
     sd = rates["sd"] if rates["sd"] == rates["sd"] else 100.0  # a 0/1 difference spreads at most 100 points
     m = (MARGIN["points"] if margin is None else margin) / dec  # the all-question margin, on the decisive questions
     n_goal = math.ceil(goal / (dec * cond))
     n_power = math.ceil(max(questions_needed(m, sd), questions_needed(None, sd, m)) / dec)
-    per_q = rates["candidates_s"] + dec * max(rates["sure_s"] - rates["candidates_s"], 0.0) * speedup  # the speedup is SuRe's shared passage block
+    # the speedup is SuRe's shared passage block
+    per_q = rates["candidates_s"] + dec * max(rates["sure_s"] - rates["candidates_s"], 0.0) * speedup
     n_budget = math.floor(budget_hours * 3600 / per_q) if budget_hours and per_q == per_q else None
     n = max(n_goal, n_power) if n_budget is None else min(max(n_goal, n_power), n_budget)
     mde = detectable(n * dec, sd)
-    return dict(n=n, n_goal=n_goal, n_power=n_power, n_budget=n_budget, seconds_per_question=per_q, hours=n * per_q / 3600 if per_q == per_q else float("nan"),
-                decisive=n * dec, conditional=n * dec * cond, sd=sd, margin=m, detectable=mde, detectable_all=mde * dec)
+    return dict(n=n, n_goal=n_goal, n_power=n_power, n_budget=n_budget, seconds_per_question=per_q,
+                hours=n * per_q / 3600 if per_q == per_q else float("nan"), decisive=n * dec,
+                conditional=n * dec * cond, sd=sd, margin=m, detectable=mde, detectable_all=mde * dec)
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00016
 def run_decisive(ex, # the notebook's Experiment (its run folder and bootstrap settings)
@@ -78,8 +84,10 @@ def run_decisive(ex, # the notebook's Experiment (its run folder and bootstrap s
         decisive = [e for e in part.examples if differ.get(e.qid, False)]
         if decisive: runs |= ex.run({sure.name: sure}, dataclasses.replace(prep, examples=decisive), progress=False)
         if (took := time.monotonic() - t0) > 5: worked.append(took)  # a block read from its rows takes no reader time
-        eta = f"; about {sum(worked) / len(worked) * (len(ends) - k) / 60:.0f} min to go" if worked and k < len(ends) else ""
-        print(f"{prep.name} block {k}/{len(ends)}: {end} of {n} questions asked, {len(decisive)} decisive{eta}", flush=True)
+        left = sum(worked) / len(worked) * (len(ends) - k) / 60 if worked and k < len(ends) else None
+        eta = f"; about {left:.0f} min to go" if left is not None else ""
+        print(f"{prep.name} block {k}/{len(ends)}: {end} of {n} questions asked, {len(decisive)} decisive{eta}",
+              flush=True)
     return runs
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00020
@@ -88,6 +96,7 @@ from ...data.tasks import TaskChoice
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 PARAMETER_RULES = dict(  # what 71_papers.sure.decide's parameters accept beyond their type (SHARED_RULES too)
-    datasets=TaskChoice(("demo", "nq", "hotpotqa")), goal=AtLeast(1), budget_hours=AtLeast(0), block=AtLeast(1), n_passages=AtLeast(1),
-    n_candidates=OneOf((2,)), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")), summary_max_new_tokens=AtLeast(1),
-    summary_end=OneOf(("", "space")), max_new_tokens=AtLeast(1), passage_words=AtLeast(1), reader=READER_RULE, device=DEVICE_RULE)
+    datasets=TaskChoice(("demo", "nq", "hotpotqa")), goal=AtLeast(1), budget_hours=AtLeast(0), block=AtLeast(1),
+    n_passages=AtLeast(1), n_candidates=OneOf((2,)), candidate_max_new_tokens=AtLeast(1),
+    candidate_stop=OneOf(("", "blank line")), summary_max_new_tokens=AtLeast(1), summary_end=OneOf(("", "space")),
+    max_new_tokens=AtLeast(1), passage_words=AtLeast(1), reader=READER_RULE, device=DEVICE_RULE)

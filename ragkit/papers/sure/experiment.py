@@ -28,15 +28,20 @@ SURE_TASKS = ("demo", "nq", "hotpotqa", "retrievalqa")  # the tasks this noteboo
 
 def _limits_of_run(limits: str, datasets: str, closed_book: str) -> None:
     "Fail unless `limits` gives whole numbers to this run's tasks only (task_limits decides, as in the notebook)."
-    task_limits(limits, parse_datasets(datasets, SURE_TASKS) + (parse_datasets(closed_book) if closed_book.strip() else []), 0)
+    closed = parse_datasets(closed_book) if closed_book.strip() else []
+    task_limits(limits, parse_datasets(datasets, SURE_TASKS) + closed, 0)
 
 PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(SURE_TASKS), closed_book=TaskChoice(optional=True), limit=AtLeast(0), n_passages=AtLeast(1), n_candidates=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
+    datasets=TaskChoice(SURE_TASKS), closed_book=TaskChoice(optional=True), limit=AtLeast(0), n_passages=AtLeast(1),
+    n_candidates=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
     summary_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), passage_words=AtLeast(1), max_passages=AtLeast(0),
-    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES),
-    combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)), summary_end=OneOf(("", "space")), extras_limit=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0),
-    reader=READER_RULE, device=DEVICE_RULE, embedder=MODEL_RULE, table3=Flag(), table4=Flag(), oracle_k3=Flag(), n_grid=WholeNumbers(1),
-    limits=Parses(_limits_of_run, "task:n pairs of this run's tasks, comma-separated, e.g. 'nq:50'", given=("datasets", "closed_book"), optional=True))  # chat, compare_readers, out_dir: SHARED_RULES
+    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), pilot=AtLeast(0),
+    pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES), combine=OneOf(COMBINES),
+    prompts=OneOf(tuple(PROMPTS)), summary_end=OneOf(("", "space")), extras_limit=AtLeast(0), n_boot=AtLeast(1),
+    seed=AtLeast(0), reader=READER_RULE, device=DEVICE_RULE, embedder=MODEL_RULE, table3=Flag(), table4=Flag(),
+    oracle_k3=Flag(), n_grid=WholeNumbers(1),  # chat, compare_readers, out_dir: SHARED_RULES
+    limits=Parses(_limits_of_run, "task:n pairs of this run's tasks, comma-separated, e.g. 'nq:50'",
+                  given=("datasets", "closed_book"), optional=True))
 
 # %% ../../../nbs/70_papers.sure.ipynb #41010448
 from .method import TABLE3_SYSTEMS, Base, Rerank1, SuRe, SuReCandidates
@@ -45,15 +50,16 @@ def sure_retriever(prep, # a prepared task (ragkit.data.tasks.prepare)
                    ):
     "The task's own given passages in their order (GivenContexts), or BM25 over its corpus."
     from ragkit.retrieve.bm25 import BM25Retriever, GivenContexts
-    return GivenContexts(prep.corpus, prep.given, name="Given") if prep.given else BM25Retriever(prep.corpus, progress=False, name="BM25")
+    if prep.given: return GivenContexts(prep.corpus, prep.given, name="Given")
+    return BM25Retriever(prep.corpus, progress=False, name="BM25")
 
 def sure_systems(sure: SuRe, # Table 1's SuRe, built with the run's settings (its answer budget included)
                  ) -> dict[str, object]:
     "Table 1's systems: no retrieval and Base (the N passages, then the answer), read as `sure` reads, and `sure`."
-    shared = dict(max_new_tokens=sure.answer_max_new_tokens, chat=sure.chat, prompts=sure.prompts)  # read from SuRe itself
+    shared = dict(max_new_tokens=sure.answer_max_new_tokens, chat=sure.chat, prompts=sure.prompts)  # read from SuRe
     return {"No retrieval": Base(None, sure.lm, n_passages=0, **shared),
-            "Base": Base(sure.retriever, sure.lm, n_passages=sure.n_passages, passage_words=sure.passage_words, name="Base", **shared),
-            "SuRe": sure}
+            "Base": Base(sure.retriever, sure.lm, n_passages=sure.n_passages, passage_words=sure.passage_words,
+                         name="Base", **shared), "SuRe": sure}
 
 def sure_extras(sure: SuRe, # Table 1's SuRe: every extra system takes its settings
                 table3: bool = True, oracle_k3: bool = True, table4: bool = True, # which tables' rows to build
@@ -62,64 +68,43 @@ def sure_extras(sure: SuRe, # Table 1's SuRe: every extra system takes its setti
     "Tables 3, 4 and 6's systems with `sure`'s settings: the ablations, K = 3 candidates, one-passage rerankers."
     same = sure.constructor_args()
     more = {s: make(**(same | dict(name=s))) for s, make in TABLE3_SYSTEMS.items()} if table3 else {}
-    if oracle_k3: more["Candidates (K=3)"] = SuReCandidates(**(same | dict(name="Candidates (K=3)", n_candidates=3, rank_mode="paper",
-                                                                           combine="paper")))
-    return more | ({row: Rerank1(sure.retriever, sure.lm, by=by, embedder=embedder, sure=sure, n_passages=sure.n_passages,
-                                 passage_words=sure.passage_words, max_new_tokens=sure.answer_max_new_tokens,
-                                 summary_max_new_tokens=sure.summary_max_new_tokens, chat=sure.chat, prompts=sure.prompts, name=row)
+    if oracle_k3: more["Candidates (K=3)"] = SuReCandidates(**(same | dict(name="Candidates (K=3)", n_candidates=3,
+                                                                           rank_mode="paper", combine="paper")))
+    kw = dict(n_passages=sure.n_passages, passage_words=sure.passage_words, max_new_tokens=sure.answer_max_new_tokens,
+              summary_max_new_tokens=sure.summary_max_new_tokens, chat=sure.chat, prompts=sure.prompts)
+    return more | ({row: Rerank1(sure.retriever, sure.lm, by=by, embedder=embedder, sure=sure, name=row, **kw)
                     for by, row in RERANKERS.items()} if table4 else {})
 
 # %% ../../../nbs/70_papers.sure.ipynb #6424900b
 from ...eval.experiment import paper_cells, paper_numbers
-PAPER_NUMBERS = paper_numbers("ragkit.papers.sure")  # the SuRe paper's Tables 1, 3 and 4 (gpt-3.5-turbo-0301): ragkit/papers/sure/paper.csv
+PAPER_NUMBERS = paper_numbers("ragkit.papers.sure")  # SuRe's Tables 1, 3, 4 (gpt-3.5-turbo-0301): papers/sure/paper.csv
 PAPER_TABLE1, PAPER_TABLE3, PAPER_TABLE4 = (paper_cells(PAPER_NUMBERS, t) for t in ("Table 1", "Table 3", "Table 4"))
 PAPER_SAMPLE = {r["task"]: r["sample"] for r in PAPER_NUMBERS if r["sample"]}  # the 500-question samples (NQ*, WebQ*)
-_T3_ROWS, _T4_ROWS = (list(dict.fromkeys(s for _, s in t)) for t in (PAPER_TABLE3, PAPER_TABLE4))  # each table's rows, in the paper's order
-
+_T3_ROWS, _T4_ROWS = (list(dict.fromkeys(s for _, s in t)) for t in (PAPER_TABLE3, PAPER_TABLE4))  # in paper order
 
 # %% ../../../nbs/70_papers.sure.ipynb #d82e2fcb
 from ...eval.metrics import normalize_answer
-
-def _share(count, n: int) -> float:
-    "`count` as a share of `n` (NaN when `n` is 0)."
-    return count / n if n else float("nan")
-
-def _unclear(tr: list[dict], key: str) -> float:
-    "The share of unclear judgements among every question's `key` list (NaN when there is none)."
-    cs = [c for t in tr for c in t.get(key, [])]
-    return 1 - sum(cs) / len(cs) if cs else float("nan")
-
-def _format_shares(tr: list[dict]) -> dict:
-    "The shares of questions whose candidates came unlabelled (a format fallback) and with fewer than 2 candidates."
-    return dict(format_fallback=_share(sum(not t.get("labelled", False) for t in tr), len(tr)),
-                fewer_than_2=_share(sum(len(t.get("candidates", [])) < 2 for t in tr), len(tr)))
-
-def _decider_shares(tr: list[dict]) -> dict:
-    "The share of questions each deciding rule decided."
-    return {k: v / len(tr) for k, v in pd.Series([t.get("decided_by", "") for t in tr]).value_counts().items()}
-
-def _trace_shares(sure_table: pd.DataFrame) -> dict:
-    "The questions, and the shares of format failures, unclear judgements and deciding rules in the traces."
-    tr = [t or {} for t in sure_table["trace"]]
-    return dict(n=len(tr), **_format_shares(tr), validity_unclear=_unclear(tr, "validity_clear"),
-                rank_unclear=_unclear(tr, "rank_clear"), decided_by=_decider_shares(tr))
-
-def _em_moves(em: pd.Series, base: pd.Series) -> dict:
-    "How many changed answers gained, lost or kept their exact match against Base's."
-    return dict(changed_better=int((em > base).sum()), changed_worse=int((em < base).sum()),
-                changed_same=int((em == base).sum()))
-
-def _changes_vs_base(sure_table: pd.DataFrame, base_table: pd.DataFrame) -> dict:
-    "The share of answers that differ from Base's (normalised), and how those fared in exact match."
-    m = sure_table.merge(base_table, on="qid", suffixes=("", "_base"))
-    ch = m[m.prediction.map(normalize_answer) != m.prediction_base.map(normalize_answer)]
-    return dict(changed=_share(len(ch), len(m)), **_em_moves(ch.exact_match, ch.exact_match_base))
 
 def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trace column)
                      base_table: pd.DataFrame | None = None, # Base's table on the same questions, to compare answers
                      ) -> dict:
     "Format failures, unclear judgements, deciding rules and changes against Base, as shares of questions."
-    return _trace_shares(sure_table) | ({} if base_table is None else _changes_vs_base(sure_table, base_table))
+    share = lambda count, n: count / n if n else float("nan")
+    tr = [t or {} for t in sure_table["trace"]]
+    def unclear(key: str) -> float:  # the share of unclear judgements among every question's `key` list
+        cs = [c for t in tr for c in t.get(key, [])]
+        return 1 - sum(cs) / len(cs) if cs else float("nan")
+    decided = pd.Series([t.get("decided_by", "") for t in tr]).value_counts()
+    out = dict(n=len(tr), format_fallback=share(sum(not t.get("labelled", False) for t in tr), len(tr)),
+               fewer_than_2=share(sum(len(t.get("candidates", [])) < 2 for t in tr), len(tr)),
+               validity_unclear=unclear("validity_clear"), rank_unclear=unclear("rank_clear"),
+               decided_by={k: v / len(tr) for k, v in decided.items()})
+    if base_table is None: return out
+    m = sure_table.merge(base_table, on="qid", suffixes=("", "_base"))
+    ch = m[m.prediction.map(normalize_answer) != m.prediction_base.map(normalize_answer)]  # the changed answers
+    em, base = ch.exact_match, ch.exact_match_base
+    return out | dict(changed=share(len(ch), len(m)), changed_better=int((em > base).sum()),
+                      changed_worse=int((em < base).sum()), changed_same=int((em == base).sum()))
 
 # %% ../../../nbs/70_papers.sure.ipynb #c70d0001
 PASSAGE_COPY = re.compile(r"^\s*(Passage #?\d+\s*)?(Title|Text)\s*:", re.I)  # starts as the passage block does
@@ -133,10 +118,7 @@ _SUMMARY_TESTS = {  # what a conditional summary is, part by part (each part is 
     "the candidates' summaries differ": lambda s: len(set(s)) > 1,
     "no summary copies the passage block": lambda s: not any(PASSAGE_COPY.match(x) for x in s)}
 
-def _summaries_check(test):
-    "A row check of its summaries by `test` (None for a row with fewer than two distinct candidates)."
-    return lambda r: None if (s := _pair_texts(r["trace"])) is None else test(s)
-
+# %% ../../../nbs/70_papers.sure.ipynb #c70d0001s1
 def conditional(t: dict, # a SuRe row's trace
                 ) -> bool | None:
     "Whether the row's summaries are conditional: each part of `_SUMMARY_TESTS` holds (None: under two candidates)."
@@ -153,27 +135,32 @@ def _order_free(t: dict) -> bool | None:
     pairs = {tuple(sorted(map(int, k.split(">")))) for k in credit}
     return any({credit.get(f"{a}>{b}"), credit.get(f"{b}>{a}")} == {0.0, 1.0} for a, b in pairs)
 
+# %% ../../../nbs/70_papers.sure.ipynb #70a00014s1
 def _moved(t: dict) -> bool | None:
-    "Whether the selection chose a candidate other than the first (None: fewer than two candidates, nothing to select)."
+    "Whether the selection chose a candidate other than the first (None: under two candidates, nothing to select)."
     return None if len(set(t.get("candidates", []))) < 2 or "chosen" not in t else t["chosen"] != 0
 
-SURE_SELECTION = Mechanism("SuRe's selection", (  # what SuRe's summaries, validity and ranking must show for a claim about them to mean anything
+SURE_SELECTION = Mechanism("SuRe's selection", (  # what SuRe's steps must show for a claim about them to mean anything
     Check("two or more distinct candidates", lambda r: len(set(r["trace"].get("candidates", []))) > 1),
-    *(Check(name, _summaries_check(test)) for name, test in _SUMMARY_TESTS.items()),
+    *(Check(name, lambda r, test=test: None if (s := _pair_texts(r["trace"])) is None else test(s))
+      for name, test in _SUMMARY_TESTS.items()),  # None for a row with fewer than two distinct candidates
     Check("the pairwise ranking chose the same summary in both orders", lambda r: _order_free(r["trace"])),
     Check("the selection moved the answer off the first candidate", lambda r: _moved(r["trace"]))))
 
+# %% ../../../nbs/70_papers.sure.ipynb #70a00014s2
 def sure_health(runs: Mapping, # (task, system) -> Evaluation
                 ) -> list[dict]:
     "SuRe's selection checked on every system of `runs` whose rows carry candidates and summaries."
-    return [h for (d, s), ev in runs.items() if "trace" in ev.table and any("summaries" in (t or {}) for t in ev.table.trace)
+    return [h for (d, s), ev in runs.items()
+            if "trace" in ev.table and any("summaries" in (t or {}) for t in ev.table.trace)
             for h in health(SURE_SELECTION, d, s, ev.table.to_dict("records"))]
 
 # %% ../../../nbs/70_papers.sure.ipynb #5a0e1002
 from ...eval.mechanism import Gate, gate
 
-CONDITIONAL = "its summaries were conditional (two distinct candidates; non-empty, different, no passage copy)"  # what SuRe's gate counts, read before "on 8 of the 103 questions judged"
-SUMMARY_RANKED = {"Sent-enc (SuRe)": "SuRe"}  # a system ranking by another's chosen summary -> that system (on the same questions)
+# what SuRe's gate counts, read before "on 8 of the 103 questions judged"
+CONDITIONAL = "its summaries were conditional (two distinct candidates; non-empty, different, no passage copy)"
+SUMMARY_RANKED = {"Sent-enc (SuRe)": "SuRe"}  # a system ranking by another's chosen summary -> that system
 
 def _summarises(ev) -> bool:
     "Whether an evaluation's rows carry candidates and summaries, or candidates that were never two."
@@ -181,6 +168,7 @@ def _summarises(ev) -> bool:
     return any("candidates" in t for t in tr) and (any("summaries" in t for t in tr)
                                                     or not any(len(set(t.get("candidates", []))) > 1 for t in tr))
 
+# %% ../../../nbs/70_papers.sure.ipynb #5a0e1002s1
 def sure_gates(runs: Mapping, # (task, system) -> Evaluation
                ) -> dict[tuple[str, str], Gate]:
     "(task, system) -> the Gate of SuRe's mechanism: per question, whether its summaries were conditional."
@@ -189,66 +177,72 @@ def sure_gates(runs: Mapping, # (task, system) -> Evaluation
     return own | {(d, s): Gate(own[d, by].acted, f"the {by} summaries it ranks by were conditional", own[d, by].minimum)
                   for (d, s) in runs if (by := SUMMARY_RANKED.get(s)) and (d, by) in own}
 
-
 # %% ../../../nbs/70_papers.sure.ipynb #c70d0005
 from ...eval.experiment import Claim, decisive_claim
 from ...eval.metrics import exact_match
 
 def _first_right(ev) -> pd.Series:
     "Per qid: the exact match of SuRe's first candidate (0 with no candidate)."
-    return pd.Series({r.qid: exact_match(((r.trace or {}).get("candidates") or [""])[0], list(r.golds)) for r in ev.table.itertuples()}, dtype=float)
+    return pd.Series({r.qid: exact_match(((r.trace or {}).get("candidates") or [""])[0], list(r.golds))
+                      for r in ev.table.itertuples()}, dtype=float)
 
+# %% ../../../nbs/70_papers.sure.ipynb #c70d0005s1
 def candidates_differ(ev) -> pd.Series:
     "Per qid: whether SuRe's candidates differ in exact match against the golds."
     return pd.Series({r.qid: len({exact_match(c, list(r.golds)) for c in (r.trace or {}).get("candidates", [])}) > 1
                       for r in ev.table.itertuples()}, dtype=bool)
 
+# %% ../../../nbs/70_papers.sure.ipynb #c70d0005s2
 def sure_decisive_claims(runs: Mapping, # (task, system) -> Evaluation
                          system: str = "SuRe", # the SuRe system judged
-                         asked: Mapping[str, int] | None = None, # task -> the questions the run asked (default: those SuRe answered); the margin is 3 points over them
+                         # task -> the questions the run asked (default: those SuRe answered); the margin is 3 points
+                         asked: Mapping[str, int] | None = None,
                          ) -> list[Claim]:
     "SuRe's selection against its first candidate, on the questions whose candidates differ in exact match, per task."
-    return [decisive_claim(f"{system}'s selection is right more often than its first candidate (decisive questions)", d, s, "first candidate",
-                           ev.scores("exact_match"), _first_right(ev), candidates_differ(ev), "the candidates differ in EM",
-                           SURE_SELECTION.name, "SuRe Section 3 (select by validity and ranking of the conditional summaries)", "exact_match",
-                           over=(asked or {}).get(d, len(ev.table)))
+    return [decisive_claim(f"{system}'s selection is right more often than its first candidate (decisive questions)", d,
+                           s, "first candidate", ev.scores("exact_match"), _first_right(ev), candidates_differ(ev),
+                           "the candidates differ in EM", SURE_SELECTION.name,
+                           "SuRe Section 3 (select by validity and ranking of the conditional summaries)",
+                           "exact_match", over=(asked or {}).get(d, len(ev.table)))
             for (d, s), ev in runs.items() if s == system]
 
 # %% ../../../nbs/70_papers.sure.ipynb #32104d76
 from ...eval.metrics import f1_score
 
-_T6 = {"nq": (43.0, 53.9), "webq": (29.0, 43.9), "2wikimultihopqa:dev-500": (47.6, 54.4), "hotpotqa": (41.2, 52.7)}  # SuRe Table 6 (App. B.2), Oracle K=2, EM/F1 %
-_T6_K3 = {"nq": (45.2, 56.0), "webq": (29.8, 47.2), "2wikimultihopqa:dev-500": (48.4, 56.2), "hotpotqa": (41.0, 54.0)}  # the same table, Oracle K=3
+_T6 = {"nq": (43.0, 53.9), "webq": (29.0, 43.9), "2wikimultihopqa:dev-500": (47.6, 54.4),
+       "hotpotqa": (41.2, 52.7)}  # SuRe Table 6 (App. B.2), Oracle K=2, EM/F1 %
+_T6_K3 = {"nq": (45.2, 56.0), "webq": (29.8, 47.2), "2wikimultihopqa:dev-500": (48.4, 56.2),
+          "hotpotqa": (41.0, 54.0)}  # the same table, Oracle K=3
 
 def oracle(sure_table: pd.DataFrame, golds: dict[str, list[str]]) -> pd.DataFrame:
     "Per question: the best EM and F1 over SuRe's candidates (0 when it had none)."
     rows = []
     for _, r in sure_table.iterrows():
-        cs = (r["trace"] or {}).get("candidates", [])
-        g = golds[r["qid"]]
-        rows.append(dict(qid=r["qid"], exact_match=max((exact_match(c, g) for c in cs), default=0.0), f1=max((f1_score(c, g) for c in cs), default=0.0)))
+        cs, g = (r["trace"] or {}).get("candidates", []), golds[r["qid"]]
+        rows.append(dict(qid=r["qid"], exact_match=max((exact_match(c, g) for c in cs), default=0.0),
+                         f1=max((f1_score(c, g) for c in cs), default=0.0)))
     return pd.DataFrame(rows)
 
 # %% ../../../nbs/70_papers.sure.ipynb #49190248
 from ...eval.experiment import paper_claims
-
-def _sampled(source: str, d: str) -> str:
-    "A claim's source, naming the paper's 500-question sample where its cells on task `d` come from one (NQ*, WebQ*)."
-    return f"{source} ({PAPER_SAMPLE[d]})" if d in PAPER_SAMPLE else source
 
 def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
                 table3: bool = False, # add Table 3's ablation claims
                 table4: bool = False, # add Table 4's reranking claims
                 ) -> list[Claim]:
     "SuRe's Table 1 (and optionally Tables 3 and 4) claims on `datasets`, where the paper's own table shows them."
-    return [c for t, on in (("Table 1", True), ("Table 3", table3), ("Table 4", table4)) if on for c in paper_claims("ragkit.papers.sure", datasets, t)]
+    return [c for t, on in (("Table 1", True), ("Table 3", table3), ("Table 4", table4)) if on
+            for c in paper_claims("ragkit.papers.sure", datasets, t)]
 
+# %% ../../../nbs/70_papers.sure.ipynb #49190248s1
 def fig4a_claims(datasets: Sequence[str], # tasks that ran with retrieval
                  n_passages: int, # Table 1's N
                  grid_ns: Sequence[int], # the other N that Base and SuRe ran at
                  ) -> list[Claim]:
     "Figure 4a's 'SuRe gains already at N = 5' on each task, where N = 5 ran."
     sys = lambda s: s if n_passages == 5 else f"{s} (N=5)"
+    src = "SuRe Figure 4a, Section 4.3 (the text; the figure prints no numbers)"
     return [Claim("SuRe > Base at N=5 (EM)", d, sys("SuRe"), (sys("Base"),), "exact_match", None,
-                  _sampled("SuRe Figure 4a, Section 4.3 (the text; the figure prints no numbers)", d), mechanism=SURE_SELECTION.name)
+                  f"{src} ({PAPER_SAMPLE[d]})" if d in PAPER_SAMPLE else src,  # the paper's 500-question sample
+                  mechanism=SURE_SELECTION.name)
             for d in datasets if 5 in grid_ns or n_passages == 5]

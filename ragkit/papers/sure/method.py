@@ -8,7 +8,7 @@ Lessons: `nbs/69_papers.sure.method.ipynb`; on the site (`make site`): `papers.s
 # %% ../../../nbs/69_papers.sure.method.ipynb #c06db5ed
 from __future__ import annotations
 import re
-from itertools import permutations
+from itertools import permutations, product
 from typing import Sequence
 import numpy as np
 from ...lm.reader import clean_line
@@ -75,75 +75,66 @@ _SU = "SuRe original code (bbuing9/ICLR24_SuRe@6320590) "
 _SU_NOTE = ("Word for word from the original code, not printed in the paper; the code sent it as a system message and "
             "ended it with 'Answer: ' (trailing space), both kept. ")
 
-def _su(name: str, where: str, text: str, notes: str = "", verbatim_code: bool = True) -> Template:
-    "A SuRe prompt the paper does not print: from the original code, or ragkit's own."
-    return Template(name, "SuRe", where, text, True, (_SU_NOTE if verbatim_code else "") + _SURE_NOTE + notes, dict(_SURE_P), verbatim=False)
+def _su(name: str, where: str, text: str, notes: str = "", lead: str = _SU_NOTE) -> Template:
+    "A SuRe prompt the paper does not print: from the original code (`lead` says which), or ragkit's own (`lead=''`)."
+    return Template(name, "SuRe", where, text, True, lead + _SURE_NOTE + notes, dict(_SURE_P), verbatim=False)
 
+_P = {t.name: t.text for t in SURE_TEMPLATES}  # the printed prompts: the code's differ in the spellings above only
+_RANK = _P["sure-rank"].replace(": {summary", ":\n{summary").replace("Question: {", "Question:\nQuestion: {")
 _CODE = register_templates(  # the original code's spellings of the four steps, of Base, and of Sum-and-pred's answer
     _su("sure-candidates-original", _SU + "functions/gen_candidates.py L20-25",
-        "Below are {n} passages related to the question at the end. After reading the passages, provide two correct "
-        "candidates for the answer to the question at the end. Each answer should be in the form: (a) xx, (b) yy, "
-        "and should not exceed 3 words for each candidate.\n\n{passages}\n\nQuestion:\n{question}\n\nAnswer: ",
+        _P["sure-candidates"].replace("Question: {", "Question:\n{") + " ",
         "The code repeats passages (i % len) when fewer than N are given; ragkit states the number given."),
     _su("sure-summary-original", _SU + "functions/gen_summary.py L28-35",
-        "{passages}\n\n" + _SURE_WRITER.replace("lets", "let's").replace("Response:”", "\"Response:\"").format(given="given ") +
-        "\n\nQuestion: {question}\nChoices:{choices}\nPrediction:{prediction}\nPassage: ",
+        "{passages}\n\n" + _SURE_WRITER.replace("lets", "let's").replace("Response:”", "\"Response:\"")
+        .format(given="given ") + "\n\nQuestion: {question}\nChoices:{choices}\nPrediction:{prediction}\nPassage: ",
         "The code's leading blank lines before Passage #1 are dropped by render."),
-    _su("sure-validity-original", _SU + "functions/verification.py L19-22",
-        "Question:\n{question}\n\nPrediction:\n{prediction}\n\nPassage:\n{summary}\n\n"
-        "Does the passage correctly support the prediction? Choices: [True, False]. Answer:"),
-    _su("sure-rank-original", _SU + "functions/verification.py L37-48",
-        "Question: Given the following passages, determine which one provides a more informative answer to the "
-        "subsequent question.\n\nPassage 1:\n{summary1}\n\nPassage 2:\n{summary2}\n\nTarget Question:\nQuestion: {question}\n\n"
-        "Your Task:\nIdentify which passage (Passage 1 or Passage 2) is more relevant and informative to answer the "
-        "question at hand. Choices: [Passage 1, Passage 2].\n\nAnswer:"),
+    _su("sure-validity-original", _SU + "functions/verification.py L19-22", _P["sure-validity"].replace(": {", ":\n{")),
+    _su("sure-rank-original", _SU + "functions/verification.py L37-48", _RANK),
     _su("sure-base-original", _SU + "functions/common.py L56-68",
         "{passages}" + _SURE_TASK + "\n\nQuestion: {question}.\n\nAnswer: ",
-        "{passages} is format_passages(style='sure-base-original'): each passage followed by ' \\n\\n', empty for no retrieval."),
+        "{passages} is format_passages(style='sure-base-original'): each passage followed by ' \\n\\n', "
+        "empty for no retrieval."),
     _su("sure-sum-pred", _SU + "pref_eval.ipynb cell 16 (Sum-and-pred's answer step)",
         "Below is the passage related to the question at the end. After reading the passage, provide correct answer to "
-        "the question at the end. Answer should not exceed 3 words.\n\nPassage:\n{summary}\n\nQuestion:\n{question}\n\nAnswer: ",
+        "the question at the end. Answer should not exceed 3 words.\n\nPassage:\n{summary}\n\nQuestion:\n{question}"
+        "\n\nAnswer: ",
         "{summary} is the generic summary (sure-generic-summary)."))
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69a00005
 _OWN = register_templates(
     _su("sure-summaries-base", "ragkit, for SuRe Table 3's '+ Conditional summarizations' row (§4.3)",
         "{passages}\n\n{summaries}\n\n" + _SURE_TASK + "\n\nQuestion: {question}\n\nAnswer:",
-        "The paper says only that this row 'additionally appends all the conditional summarizations' to Base and prints "
-        "no prompt: ragkit's is Base (Figure 10) with a block 'Summary (a): ...' per candidate after the passages.",
-        verbatim_code=False),
+        "The paper says only that this row 'additionally appends all the conditional summarizations' to Base and "
+        "prints no prompt: ragkit's is Base (Figure 10) with a block 'Summary (a): ...' per candidate after the "
+        "passages.", ""),
     _su("sure-candidates-k", "ragkit, for K other than 2 (Table 6's K = 3 oracle, Appendix B.2)",
-        "Below are {n} passages related to the question at the end. After reading the passages, provide {count} correct "
-        "candidates for the answer to the question at the end. Each answer should be in the form: {form}, "
-        "and should not exceed 3 words for each candidate.\n\n{passages}\n\nQuestion: {question}\n\nAnswer:",
-        "The paper prints p_can for K = 2 only and neither it nor the code defines another K (SURE_WITQA.md 1.2): this is "
-        "Figure 6 with the count spelled out ({count}, e.g. 'three') and the form extended ({form}, e.g. '(a) xx, (b) yy, (c) zz').",
-        verbatim_code=False))
+        _P["sure-candidates"].replace("two", "{count}").replace("(a) xx, (b) yy", "{form}"),
+        "The paper prints p_can for K = 2 only and neither it nor the code defines another K (SURE_WITQA.md 1.2): this "
+        "is Figure 6 with the count spelled out ({count}, e.g. 'three') and the form extended ({form}, e.g. "
+        "'(a) xx, (b) yy, (c) zz').", ""))
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69a00007
 _SUO = "SuRe original code, open-LLM variant (bbuing9/ICLR24_SuRe@6320590) "
-_SUO_NOTE = ("Word for word from the original code's open-LLM functions (functions_openllm), not printed in the paper; there "
-             "the prompt was the user turn of the model's chat template (LLaMA-2 with its default system prompt). ")
+_SUO_NOTE = ("Word for word from the original code's open-LLM functions (functions_openllm), not printed in the "
+             "paper; there the prompt was the user turn of the model's chat template (LLaMA-2 with its default system "
+             "prompt). ")
 
 _OPENLLM = register_templates(
     _su("sure-candidates-openllm", _SUO + "functions_openllm/gen_candidates.py L20-28",
-        "Below are {n} passages related to the question at the end. After reading the passages, provide two correct "
-        "candidates for the answer to the question at the end. Each answer should be in the form: (a) xx, (b) yy, "
-        "and should not exceed 3 words for each candidate.\n\n{passages}\n\nQuestion:\n{question}\n\n"
-        "Each answer should be in the form: (a) xx, (b) yy, and should not exceed 3 words for each candidate.\n\nAnswer: ",
-        _SUO_NOTE + "sure-candidates-original with the instruction repeated before 'Answer:' (the code's comment: even "
-        "LLaMA-2-70B did not follow it otherwise).", verbatim_code=False),
+        _P["sure-candidates"].replace("Question: {question}", "Question:\n{question}\n\nEach answer should be in the "
+                                      "form: (a) xx, (b) yy, and should not exceed 3 words for each candidate.") + " ",
+        _SUO_NOTE + "sure-candidates-original with the instruction repeated before 'Answer:' (the code's comment: "
+        "even LLaMA-2-70B did not follow it otherwise).", ""),
     _su("sure-validity-openllm", _SUO + "functions_openllm/verification.py L17-23",
-        "Question:\n{question}\n\nPrediction:\n{prediction}\n\nPassage:\n{summary}Does the passage correctly support the "
-        "prediction? The answer must be one word and a choice between True and False (Choices: [True, False]).\n\nAnswer:",
-        _SUO_NOTE + "No blank line between the summary and 'Does', as the code writes it.", verbatim_code=False),
+        _P["sure-validity"].replace(": {", ":\n{").replace("}\n\nDoes", "}Does").replace(
+            "Choices: [True, False]. Answer:", "The answer must be one word and a choice between True and False "
+            "(Choices: [True, False]).\n\nAnswer:"),
+        _SUO_NOTE + "No blank line between the summary and 'Does', as the code writes it.", ""),
     _su("sure-rank-openllm", _SUO + "functions_openllm/verification.py L49-63",
-        "Question: Given the following passages, determine which one provides a more informative answer to the "
-        "subsequent question.\n\nPassage 1:\n{summary1}\n\nPassage 2:\n{summary2}\n\nTarget Question:\nQuestion: {question}\n\n"
-        "Your Task:\nIdentify which passage (Passage 1 or Passage 2) is more relevant and informative to answer the "
-        "question at hand. The answer must not exceed 3 words and must be a choice between Passages 1 and 2 "
-        "(Choices: [Passage 1, Passage 2]).\n\nAnswer:",
-        _SUO_NOTE + "The code strips '.' from the answer; ragkit's parsers ignore punctuation anyway.", verbatim_code=False))
+        _RANK.replace("Choices: [Passage 1, Passage 2].", "The answer must not exceed 3 words and must be a choice "
+                      "between Passages 1 and 2 (Choices: [Passage 1, Passage 2])."),
+        _SUO_NOTE + "The code strips '.' from the answer; ragkit's parsers ignore punctuation anyway.", ""))
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69a00009
 from ...retrieve.rerank import RANKGPT_TEMPLATES  # RankGPT's prompt and window layout: shared with LoRE, below both
@@ -164,17 +155,6 @@ def _check_rule(rule: str) -> None:
     "A clear error for an unknown parsing rule."
     if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; choose one of {', '.join(RULES)}")
 
-def _labelled(raw: str, last: str = "z") -> list[str] | None:
-    "Texts after (a), (b), ... in label order, each up to the next label; None when there is no '(a)'."
-    if "(a)" not in raw: return None
-    out, pos = [], raw.index("(a)") + 3
-    for c in map(chr, range(ord("b"), ord(last) + 2)):
-        nxt = raw.find(f"({c})", pos) if c <= last else -1
-        out.append(raw[pos:nxt if nxt >= 0 else len(raw)])
-        if nxt < 0: break
-        pos = nxt + 3
-    return out
-
 def parse_candidates(raw: str, # the reader's answer to the candidate prompt
                      k: int = 2, # candidates wanted (K)
                      rule: str = "paper", # paper, original (the first K of `original_choices`) or flashrag
@@ -185,9 +165,15 @@ def parse_candidates(raw: str, # the reader's answer to the candidate prompt
         first = raw.strip().split("\n")[0]
         return [t.replace(",", "").strip() for _, t in re.findall(r"\((\w+)\)\s*([^()]+)", first)], "(a)" in first
     if rule == "original": return original_choices(raw)[:k], "(a)" in raw
-    parts = _labelled(raw)
-    labelled = parts is not None
-    if parts is None: parts = clean_line(next((l for l in raw.splitlines() if l.strip()), "")).split(",")  # answer cues dropped first
+    labelled = "(a)" in raw
+    if labelled:  # the texts after (a), (b), ... in label order, each up to the next label
+        parts, pos = [], raw.index("(a)") + 3
+        for c in "bcdefghijklmnopqrstuvwxyz":
+            if (nxt := raw.find(f"({c})", pos)) < 0: break
+            parts.append(raw[pos:nxt])
+            pos = nxt + 3
+        parts.append(raw[pos:])
+    else: parts = clean_line(next((l for l in raw.splitlines() if l.strip()), "")).split(",")  # answer cues dropped
     out = []
     for p in parts:
         p = p.strip().split("\n")[0].strip(_STRIP)
@@ -199,6 +185,7 @@ def _trim(s: str) -> str:
     "`s` stripped of spaces, commas and periods at both ends (normalize_answer, gen_candidates.py L38-46)."
     return s.strip(" ,.")
 
+# %% ../../../nbs/69_papers.sure.method.ipynb #69a00011s1
 def _original_pieces(raw: str) -> list[str]:
     "The pieces the original cuts `raw` into at the labels (a)-(d) (divide_candidates, gen_candidates.py L48-71)."
     out = []
@@ -211,6 +198,7 @@ def _original_pieces(raw: str) -> list[str]:
             continue  # (L61)
         return out + [_trim(raw[at + 3:]) or _trim(raw)]  # the rest, or the whole reply if that is empty (L62-69)
 
+# %% ../../../nbs/69_papers.sure.method.ipynb #69a00011s2
 def original_choices(raw: str, # the reader's answer to the candidate prompt
                      ) -> list[str]:
     "Every candidate the original code reads from `raw`, at most four: its summary prompt's Choices line."
@@ -240,7 +228,7 @@ def parse_validity(raw: str, # the reader's answer to the validity prompt
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #32c0eae1
 def parse_preference(raw: str, # the reader's answer to the ranking prompt
-                     rule: str = "paper", # paper or flashrag (the original judges both orders together: `original_pair`)
+                     rule: str = "paper", # paper or flashrag (the original judges both orders at once: `original_pair`)
                      ) -> tuple[float, bool]:
     "Credit of the summary shown first (1, 0 or 0.5) and whether the answer named exactly one passage."
     _check_rule(rule)
@@ -250,10 +238,11 @@ def parse_preference(raw: str, # the reader's answer to the ranking prompt
     named = set(re.findall(r"passage\s*#?\s*([12])\b", low))
     return (1.0 if named == {"1"} else 0.0, True) if len(named) == 1 else (0.5, False)
 
-_ORIGINAL_UNCLEAR = ['passage 1, passage 2', 'choice (a) summary 2', '(b) the wood (summary 2)', '(b) summary 2', '[summary 1, summary 2]',
-                     '[summary 1]', '[summary 2]', 'passage 1.', 'passage 2.', 'brady seals', 'passage 1 or passage 2', 'inconclusive',
-                     'no articles', 'sorry', '3', 'uncertain', 'n', 'both', 'either', 'passage 3', 'passage 4', 'passage 5',
-                     'passage 6', 'passage 7', 'passage 8', 'not possible', 'insufficient']  # error_check, as shipped
+_ORIGINAL_UNCLEAR = ['passage 1, passage 2', 'choice (a) summary 2', '(b) the wood (summary 2)', '(b) summary 2',
+                     '[summary 1, summary 2]', '[summary 1]', '[summary 2]', 'passage 1.', 'passage 2.', 'brady seals',
+                     'passage 1 or passage 2', 'inconclusive', 'no articles', 'sorry', '3', 'uncertain', 'n', 'both',
+                     'either', 'passage 3', 'passage 4', 'passage 5', 'passage 6', 'passage 7', 'passage 8',
+                     'not possible', 'insufficient']  # error_check, as shipped
 
 def original_pair(first: str, # answer with s1 shown first
                   second: str, # answer with s2 shown first
@@ -281,8 +270,9 @@ def rank_scores(outcomes: dict, # (i, j) -> credit of i's summary shown first ag
     missing = [p for p in permutations(range(k), 2) if p not in outcomes]
     if missing: raise ValueError(f"outcomes lack the ordered pairs {missing}; every pair is asked in both orders")
     if mode == "paper": return np.array([sum(outcomes[i, j] for j in range(k) if j != i) for i in range(k)], float)
-    if mode == "symmetric": return np.array([sum(outcomes[i, j] + 1 - outcomes[j, i] for j in range(k) if j != i) / 2 for i in range(k)], float)
-    if k != 2: raise ValueError(f"rank mode 'original' is the original code's, which ranks exactly 2 candidates (got {k})")
+    if mode == "symmetric":
+        return np.array([sum(outcomes[i, j] + 1 - outcomes[j, i] for j in range(k) if j != i) / 2 for i in range(k)])
+    if k != 2: raise ValueError(f"rank mode 'original' is the original code's: it ranks exactly 2 candidates, not {k}")
     d = outcomes[0, 1] - outcomes[1, 0]
     return np.array([1.0, 0.0] if d > 0 else [0.0, 1.0] if d < 0 else [0.5, 0.5])
 
@@ -328,15 +318,12 @@ def select(v: Sequence[int], # validity of each candidate's summary (0 or 1); co
 def k2_cases() -> list[dict]:
     "Every (a, b, v1, v2) for K = 2 with the candidate each ranking chooses (invalid said 'False' or 'Maybe')."
     rows = []
-    for a in (0, .5, 1):
-        for b in (0, .5, 1):
-            for v in ((0, 0), (0, 1), (1, 0), (1, 1)):
-                o = {(0, 1): a, (1, 0): b}
-                said, unclear = [["True" if x else no for x in v] for no in ("False", "Maybe")]
-                rows.append(dict(a=a, b=b, v1=v[0], v2=v[1], paper=select(v, rank_scores(o, 2, "paper")) + 1,
-                                 symmetric=select(v, rank_scores(o, 2, "symmetric")) + 1,
-                                 original=select(v, rank_scores(o, 2, "original"), "original", raw=said) + 1,
-                                 original_unclear=select(v, rank_scores(o, 2, "original"), "original", raw=unclear) + 1))
+    for a, b, v in product((0, .5, 1), (0, .5, 1), ((0, 0), (0, 1), (1, 0), (1, 1))):
+        pick = lambda mode, *how: select(v, rank_scores({(0, 1): a, (1, 0): b}, 2, mode), *how) + 1
+        said, unclear = [["True" if x else no for x in v] for no in ("False", "Maybe")]
+        rows.append(dict(a=a, b=b, v1=v[0], v2=v[1], paper=pick("paper"), symmetric=pick("symmetric"),
+                         original=pick("original", "original", True, said),
+                         original_unclear=pick("original", "original", True, unclear)))
     return rows
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #1b568225
@@ -348,24 +335,24 @@ from ...retrieve.rerank import cut_passages, rankgpt_orders
 
 def _charge(cost: list[Cost], at: Sequence[int], outs) -> None:
     "Add each completion's cost to its question's in `cost` (`at`: the question of each completion, in order)."
-    for i, c in zip(at, outs):
-        cost[i] += c.cost
+    for i, c in zip(at, outs): cost[i] += c.cost
 
+# %% ../../../nbs/69_papers.sure.method.ipynb #1b568225s1
 def _generate(self, prompts: list[str], max_new_tokens: int, stop=None) -> list:
     "Completions of `prompts` in one batched call of `self.lm`, with the chat template if `self.chat` says so."
     return self.lm.generate(prompts, max_new_tokens=max_new_tokens, stop=stop, chat=self.chat) if prompts else []
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #5fab1531
-PROMPTS = {"paper": dict(candidates="sure-candidates", summary="sure-summary", validity="sure-validity", rank="sure-rank",
-                         base="sure-base", passages="numbered"),
-           "original": dict(candidates="sure-candidates-original", summary="sure-summary-original", validity="sure-validity-original",
-                            rank="sure-rank-original", base="sure-base-original", passages="sure-base-original"),
-           "openllm": dict(candidates="sure-candidates-openllm", summary="sure-summary-original", validity="sure-validity-openllm",
-                           rank="sure-rank-openllm", base="sure-base-original", passages="sure-base-original")}
+PROMPTS = {"paper": dict(candidates="sure-candidates", summary="sure-summary", validity="sure-validity",
+                         rank="sure-rank", base="sure-base", passages="numbered"),
+           **{s: dict(candidates=f"sure-candidates-{s}", summary="sure-summary-original", validity=f"sure-validity-{s}",
+                      rank=f"sure-rank-{s}", base="sure-base-original", passages="sure-base-original")
+              for s in ("original", "openllm")}}
 
 def _check_prompts(prompts: str) -> dict:
     "The template names of a prompt set, or a clear error."
-    if prompts not in PROMPTS: raise ValueError(f"prompts={prompts!r}; choose one of {', '.join(PROMPTS)} (Appendix A as printed, the original code's, or its open-LLM variant's)")
+    if prompts not in PROMPTS: raise ValueError(f"prompts={prompts!r}; choose one of {', '.join(PROMPTS)} (Appendix "
+                                                "A as printed, the original code's, or its open-LLM variant's)")
     return PROMPTS[prompts]
 
 def _check_choice(k: int, # K, the candidates
@@ -373,11 +360,14 @@ def _check_choice(k: int, # K, the candidates
                   chooses: bool, # whether anything is left to choose by (ranking, validity, or a variant's own answer)
                   ) -> None:
     "A clear error for a choice SuRe cannot make."
-    if rank_mode not in RANK_MODES or combine not in COMBINES: raise ValueError(f"rank_mode must be one of {RANK_MODES}, combine one of {COMBINES}")
-    if rank_mode == "original" and k != 2: raise ValueError("rank_mode='original' ranks exactly 2 candidates (the original code's); use n_candidates=2")
-    if combine == "original" and k != 2: raise ValueError("combine='original' chooses between exactly 2 candidates (the original code's); use n_candidates=2")
+    if rank_mode not in RANK_MODES or combine not in COMBINES:
+        raise ValueError(f"rank_mode must be one of {RANK_MODES}, combine one of {COMBINES}")
+    for opt, val, how in (("rank_mode", rank_mode, "ranks"), ("combine", combine, "chooses between")):
+        if val == "original" and k != 2:
+            raise ValueError(f"{opt}='original' {how} exactly 2 candidates (the original code's); use n_candidates=2")
     if k < 2: raise ValueError(f"n_candidates={k}: SuRe chooses between at least 2 candidates")
-    if not chooses: raise ValueError("SuRe needs ranking, validity or both to choose; for Table 3's summaries-only row use SuReSummaries")
+    if not chooses:
+        raise ValueError("SuRe needs ranking, validity or both to choose; Table 3's summaries-only row: SuReSummaries")
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69a00025
 @dataclass
@@ -403,14 +393,15 @@ class SuRe(Method):
     variant = "SuRe"  # the Table 3 ablations are subclasses with another variant
     tag = "SuRe"  # the method's name in its fingerprint, as committed runs carry it
     fingerprint_ignore = {**Method.fingerprint_ignore,
-                          "answer_max_new_tokens": "SuRe answers with its chosen candidate and makes no answer call; its variants count it"}
+                          "answer_max_new_tokens": "SuRe makes no answer call (its variants count it)"}
 
     @classmethod
     def fingerprint_example(cls):
         "The toy corpus read by a fake reader, with the settings that count only off their default set."
         from ragkit.lm.base import FakeLM
         from ragkit.retrieve.fusion import FakeRetriever
-        return cls(FakeRetriever.fingerprint_example(), FakeLM(default="Paris"), n_passages=2, candidate_stop=("\n\n",), summary_end=" ")
+        return cls(FakeRetriever.fingerprint_example(), FakeLM(default="Paris"), n_passages=2, candidate_stop=("\n\n",),
+                   summary_end=" ")
 
     def __init__(self, retriever, # where the N passages come from
                  lm, # the reader of every step
@@ -429,8 +420,8 @@ class SuRe(Method):
                  prompts: str = "paper", # prompt set: paper (Appendix A), original or openllm (PROMPTS)
                  answer_max_new_tokens: int = 16, # budget of an ablation's final answer (SumAndPred, MCQ)
                  name: str | None = None, # the system's name (default "<variant> - <retriever>")
-                 candidate_stop: Sequence[str] | None = None, # stop strings of the candidate call (None: the reply ends at its budget)
-                 summary_end: str = ""): # appended to each summary prompt: "" (Appendix A as printed, ending "Passage:") or " " (the original code's "Passage: ")
+                 candidate_stop: Sequence[str] | None = None, # stop strings of the candidate call (None: its budget)
+                 summary_end: str = ""): # after each summary prompt: "" (Appendix A, "Passage:") or " " (the code's)
         _check_rule(parse)
         self.templates = _check_prompts(prompts)
         _check_choice(n_candidates, rank_mode, combine, use_ranking or use_validity or self.variant != "SuRe")
@@ -440,8 +431,8 @@ class SuRe(Method):
 
     def derived_config(self) -> dict:
         "The prompt set named as committed runs name it, and the mark of the exact original rules."
-        c = dict(prompts="paper (Appendix A)" if self.prompts == "paper" else self.prompts)  # the printed set, by where it is printed
-        if "original" in (self.parse, self.combine): c.update(original_rules=2)  # exact since v2: never resumed into older runs
+        c = dict(prompts="paper (Appendix A)" if self.prompts == "paper" else self.prompts)  # the printed set, by place
+        if "original" in (self.parse, self.combine): c.update(original_rules=2)  # exact since v2: never resumed into v1
         return c
 
     _gen = _generate  # one batched call of the reader
@@ -449,8 +440,8 @@ class SuRe(Method):
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, each step batched over the questions."
         st = self._retrieve(questions)
-        answers = self._run(st)
-        return [Prediction.charged(a, c, raw=t.get("candidates_raw", ""), pids=t["pids"], trace=t) for a, c, t in zip(answers, st.cost, st.tr)]
+        return [Prediction.charged(a, c, raw=t.get("candidates_raw", ""), pids=t["pids"], trace=t)
+                for a, c, t in zip(self._run(st), st.cost, st.tr)]
 
     def _run(self, st: SuReState) -> list[str]:
         "Section 3's four steps, then each question's choice (its one candidate when it has fewer than two)."
@@ -477,9 +468,10 @@ _COUNT = "two three four five six seven eight nine ten".split()
 def _candidate_prompt(self: SuRe, question: str, block: str, n: int) -> str:
     "p_can: the paper's (or the original code's) prompt for K = 2; for another K, ragkit's `sure-candidates-k`."
     if self.n_candidates == 2: return render(self.templates["candidates"], n=n, passages=block, question=question)
-    if self.n_candidates > len(_COUNT) + 1: raise ValueError(f"n_candidates={self.n_candidates}: at most {len(_COUNT) + 1} candidates can be asked for")
-    form = ", ".join(f"({chr(97 + j)}) {chr(120 + j % 3) * 2}" for j in range(self.n_candidates))
-    return render("sure-candidates-k", n=n, count=_COUNT[self.n_candidates - 2], form=form, passages=block, question=question)
+    k = self.n_candidates
+    if k > len(_COUNT) + 1: raise ValueError(f"n_candidates={k}: at most {len(_COUNT) + 1} candidates can be asked for")
+    form = ", ".join(f"({chr(97 + j)}) {chr(120 + j % 3) * 2}" for j in range(k))
+    return render("sure-candidates-k", n=n, count=_COUNT[k - 2], form=form, passages=block, question=question)
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b030b
 @patch
@@ -508,10 +500,10 @@ def summary_prompt(self: SuRe, block: str, question: str, choices: Sequence[str]
 @patch
 def _summaries(self: SuRe, st: SuReState) -> None:
     "Eq. 3: one summary per candidate, conditioned on it (the prediction line names it with its label)."
-    na = [] if self.parse != "original" else [(i, j) for i, j in st.jobs if st.cands[i][j] == "N/A"]  # gen_summary.py L45-46
+    na = [(i, j) for i, j in st.jobs if self.parse == "original" and st.cands[i][j] == "N/A"]  # gen_summary.py L45-46
     ask = [ij for ij in st.jobs if ij not in na]
-    outs = self._gen([self.summary_prompt(st.blocks[i], st.questions[i], st.choices[i], j, st.cands[i][j]) for i, j in ask],
-                     self.summary_max_new_tokens, stop=("[DONE]",))
+    outs = self._gen([self.summary_prompt(st.blocks[i], st.questions[i], st.choices[i], j, st.cands[i][j])
+                      for i, j in ask], self.summary_max_new_tokens, stop=("[DONE]",))
     st.summ = {ij: "N/A" for ij in na}  # the original's stand-in for a summary it does not ask for
     finish = {}
     for (i, j), c in zip(ask, outs):
@@ -519,7 +511,7 @@ def _summaries(self: SuRe, st: SuReState) -> None:
         st.cost[i] += c.cost
     for i in st.live:
         st.tr[i]["summaries"] = [st.summ[i, j] for j in range(len(st.cands[i]))]
-        st.tr[i]["summary_finish"] = [finish.get((i, j)) for j in range(len(st.cands[i]))]  # "stop" with an empty summary: [DONE] came first
+        st.tr[i]["summary_finish"] = [finish.get((i, j)) for j in range(len(st.cands[i]))]  # "stop", empty: [DONE] 1st
     for i, j in na: st.tr[i].setdefault("no_summary", []).append(j)
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b050b
@@ -528,9 +520,9 @@ def _validity(self: SuRe, st: SuReState) -> None:
     "Eq. 4: does each summary support its own candidate? (all 0 when validity is switched off)"
     st.v, st.vraw = {i: [0] * len(st.cands[i]) for i in st.live}, {i: [] for i in st.live}
     if not self.use_validity: return
-    ask = [(i, j) for i, j in st.jobs if not (self.parse == "original" and st.summ[i, j] == "N/A")]  # verification.py L29-30
-    prompts = [render(self.templates["validity"], question=st.questions[i], prediction=st.cands[i][j], summary=st.summ[i, j])
-               for i, j in ask]
+    ask = [(i, j) for i, j in st.jobs if not (self.parse == "original" and st.summ[i, j] == "N/A")]  # verif. L29-30
+    prompts = [render(self.templates["validity"], question=st.questions[i], prediction=st.cands[i][j],
+                      summary=st.summ[i, j]) for i, j in ask]
     outs = dict(zip(ask, self._gen(prompts, self.judge_max_new_tokens, stop=("\n",))))
     for i, j in st.jobs:
         c = outs.get((i, j))
@@ -546,34 +538,24 @@ def _validity(self: SuRe, st: SuReState) -> None:
 def _rank_replies(self: SuRe, st: SuReState) -> dict:
     "(question, a, b) -> the reply on every ordered pair of each live question's summaries, in one batched call."
     pairs = [(i, a, b) for i in st.live for a, b in permutations(range(len(st.cands[i])), 2)]
-    outs = self._gen([render(self.templates["rank"], question=st.questions[i], summary1=st.summ[i, a], summary2=st.summ[i, b])
-                      for i, a, b in pairs], self.judge_max_new_tokens, stop=("\n",))
+    outs = self._gen([render(self.templates["rank"], question=st.questions[i], summary1=st.summ[i, a],
+                             summary2=st.summ[i, b]) for i, a, b in pairs], self.judge_max_new_tokens, stop=("\n",))
     _charge(st.cost, [i for i, _, _ in pairs], outs)
     return {p: c.text for p, c in zip(pairs, outs)}
-
-# %% ../../../nbs/69_papers.sure.method.ipynb #69b070b
-def _original_outcomes(raw: dict) -> tuple[dict, list]:
-    "The original code's verdict on the pair asked in both orders (K = 2): the credits of (0, 1) and (1, 0), clarity."
-    c1, c2 = original_pair(raw[0, 1].strip(), raw[1, 0].strip())
-    return {(0, 1): c1, (1, 0): c2}, [c1 != 0.5] * 2
-
-def _parsed_outcomes(raw: dict, parse: str) -> tuple[dict, list]:
-    "Each pair's credit and whether its reply named one passage (`parse_preference`: FlashRAG's or the paper's)."
-    parsed = {p: parse_preference(t, "flashrag" if parse == "flashrag" else "paper") for p, t in raw.items()}
-    return {p: x[0] for p, x in parsed.items()}, [x[1] for x in parsed.values()]
-
-def _rank_trace(raw: dict, outcomes: dict, clear: list) -> dict:
-    "The ranking's trace: each ordered pair's reply and credit, keyed 'a>b', and whether each reply was clear."
-    return dict(rank_raw={f"{a}>{b}": t for (a, b), t in raw.items()},
-                rank_credit={f"{a}>{b}": outcomes[a, b] for a, b in raw}, rank_clear=clear)
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b080b
 @patch
 def _rank_one(self: SuRe, st: SuReState, i: int, raw: dict) -> None:
     "Question i's ranking score (Eq. 5, or the original's verdict) from its replies `raw` ((a, b) -> reply), traced."
-    outcomes, clear = _original_outcomes(raw) if self.rank_mode == "original" else _parsed_outcomes(raw, self.parse)
+    if self.rank_mode == "original":  # the original's verdict on the pair asked in both orders (K = 2)
+        c1, c2 = original_pair(raw[0, 1].strip(), raw[1, 0].strip())
+        outcomes, clear = {(0, 1): c1, (1, 0): c2}, [c1 != 0.5] * 2
+    else:  # each reply named one passage or not: FlashRAG's rule or the paper's
+        parsed = {p: parse_preference(t, "flashrag" if self.parse == "flashrag" else "paper") for p, t in raw.items()}
+        outcomes, clear = {p: x[0] for p, x in parsed.items()}, [x[1] for x in parsed.values()]
     st.r[i] = rank_scores(outcomes, len(st.cands[i]), self.rank_mode)
-    st.tr[i].update(_rank_trace(raw, outcomes, clear))
+    st.tr[i].update(rank_raw={f"{a}>{b}": t for (a, b), t in raw.items()},
+                    rank_credit={f"{a}>{b}": outcomes[a, b] for a, b in raw}, rank_clear=clear)
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b090b
 @patch
@@ -596,8 +578,9 @@ def _single(self: SuRe, st: SuReState, i: int) -> str:
 def _decided_by(self: SuRe, s: np.ndarray, pick: int, raw: list[str] | None) -> str:
     "What decided the choice: a tie (the earlier candidate), validity and ranking together, or either alone."
     if int(np.isclose(s, s[pick]).sum()) > 1: return "tie: the earlier candidate"
-    mixed = self.combine == "paper" or (raw is not None and original_validity(raw) is not None)  # the original may rank alone
-    return "validity + ranking" if self.use_validity and self.use_ranking and mixed else "ranking" if self.use_ranking else "validity"
+    mixed = self.combine == "paper" or (raw is not None and original_validity(raw) is not None)  # or ranking alone
+    if self.use_validity and self.use_ranking and mixed: return "validity + ranking"
+    return "ranking" if self.use_ranking else "validity"
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69b120b
 @patch
@@ -606,7 +589,8 @@ def _choose(self: SuRe, st: SuReState, i: int) -> str:
     raw = st.vraw[i] if self.combine == "original" and self.use_validity else None  # the original reads raw answers
     args = (st.v[i], st.r[i], self.combine, self.use_validity, raw)
     pick, s = select(*args), combine_scores(*args)
-    st.tr[i].update(v=st.v[i], r=st.r[i].tolist(), score=s.tolist(), chosen=pick, decided_by=self._decided_by(s, pick, raw))
+    st.tr[i].update(v=st.v[i], r=st.r[i].tolist(), score=s.tolist(), chosen=pick,
+                    decided_by=self._decided_by(s, pick, raw))
     return st.cands[i][pick]
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #e05ab8fc
@@ -630,23 +614,25 @@ class Base(Method):
                  name: str | None = None): # the system's name (default "No retrieval" or "Base - <retriever>")
         if lm is None: raise ValueError("Base needs a reader: Base(retriever, lm, n_passages)")
         self.templates, self.prompts = _check_prompts(prompts), prompts
-        self.retriever, self.lm, self.n_passages = retriever if n_passages else None, lm, n_passages if retriever is not None else 0
+        self.retriever, self.lm = retriever if n_passages else None, lm
+        self.n_passages = n_passages if retriever is not None else 0
         store_attr("max_new_tokens,passage_words,chat")
         self.name = name or ("No retrieval" if not self.n_passages else f"Base - {retriever.name}")
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, one prompt each."
-        hits = self.retriever.batch_search(questions, self.n_passages, progress=False) if self.retriever else [[] for _ in questions]
-        style = self.templates["passages"]
-        prompts = [render(self.templates["base"], passages=format_passages(cut_passages(self.retriever, hs, self.passage_words), style) if hs else "", question=q)
-                   for q, hs in zip(questions, hits)]
+        r, style = self.retriever, self.templates["passages"]
+        hits = r.batch_search(questions, self.n_passages, progress=False) if r else [[] for _ in questions]
+        blocks = [format_passages(cut_passages(r, hs, self.passage_words), style) if hs else "" for hs in hits]
+        prompts = [render(self.templates["base"], passages=b, question=q) for q, b in zip(questions, blocks)]
         outs = self.lm.generate(prompts, max_new_tokens=self.max_new_tokens, stop=("\n\n",), chat=self.chat)
-        return [Prediction.charged(postprocess(c.text), c.cost, raw=c.text, pids=[h.pid for h in hs]) for c, hs in zip(outs, hits)]
+        return [Prediction.charged(postprocess(c.text), c.cost, raw=c.text, pids=[h.pid for h in hs])
+                for c, hs in zip(outs, hits)]
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #98a6d593
 class _Variant(SuRe):
     "A Table 3 row (or Table 6's candidates) on SuRe's steps: its fingerprint names the variant and answer budget."
-    fingerprint_ignore = Method.fingerprint_ignore  # answer_max_new_tokens counts: a variant answers with a call of its own (the candidates-only one too, as its runs were keyed)
+    fingerprint_ignore = Method.fingerprint_ignore  # answer_max_new_tokens counts: a variant makes its own answer call
 
     def derived_config(self) -> dict:
         "SuRe's, with the variant's name: the settings alone do not say which row it is."
@@ -663,10 +649,6 @@ class _Variant(SuRe):
         return [got[i] if i in got else self._single(st, i) for i in range(len(st.questions))]
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69c00007
-def _labelled_summaries(summaries: Sequence[str]) -> str:
-    "The conditional summaries as one block, 'Summary (a): ...' each."
-    return "\n\n".join(f"Summary ({chr(97 + j)}): {s}" for j, s in enumerate(summaries))
-
 class SuReSummaries(_Variant):
     "Table 3's '+ conditional summarizations': Base with the K summaries appended (ragkit's prompt)."
     variant = "+ conditional summaries"
@@ -674,12 +656,15 @@ class SuReSummaries(_Variant):
         "Candidates and summaries, then one answer read from the passages and all summaries."
         self._candidates(st)
         self._summaries(st)
-        return self._answer_live(st, [render("sure-summaries-base", passages=st.blocks[i], summaries=_labelled_summaries(st.tr[i]["summaries"]),
-                                             question=st.questions[i]) for i in st.live], lambda text, i: postprocess(text), "read with summaries")
+        summaries = {i: "\n\n".join(f"Summary ({chr(97 + j)}): {s}" for j, s in enumerate(st.tr[i]["summaries"]))
+                     for i in st.live}  # one block, 'Summary (a): ...' each
+        return self._answer_live(st, [render("sure-summaries-base", passages=st.blocks[i], summaries=summaries[i],
+                                             question=st.questions[i]) for i in st.live],
+                                 lambda text, i: postprocess(text), "read with summaries")
 
 def mcq_answer(raw: str, # the reader's answer to the MCQ prompt
                candidates: Sequence[str]) -> str: # the choices it was shown
-    "The answer an MCQ reply names: a bare label '(b)' maps to its choice, '(b) Paris' keeps the text, anything else is post-processed."
+    "The answer an MCQ reply names: a bare label '(b)' is its choice, '(b) Paris' the text, else the reply cleaned."
     a = postprocess(raw)
     m = re.fullmatch(r"\(?([a-z])\)\s*(.*)", a, flags=re.S)
     if not m: return a
@@ -692,8 +677,9 @@ class SuReMCQ(_Variant):
     def _run(self, st: SuReState) -> list[str]:
         "Candidates, then one multiple-choice answer."
         self._candidates(st)
-        return self._answer_live(st, [render("sure-mcq", passages=st.blocks[i], question=st.questions[i], choices=format_choices(st.cands[i]))
-                                      for i in st.live], lambda text, i: mcq_answer(text, st.cands[i]), "multiple choice")
+        return self._answer_live(st, [render("sure-mcq", passages=st.blocks[i], question=st.questions[i],
+                                             choices=format_choices(st.cands[i])) for i in st.live],
+                                 lambda text, i: mcq_answer(text, st.cands[i]), "multiple choice")
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69c0000a
 class SumAndPred(_Variant):
@@ -701,16 +687,15 @@ class SumAndPred(_Variant):
     variant = "Sum-and-pred (Gen)"
     def _run(self, st: SuReState) -> list[str]:
         "Two calls per question: the generic summary, then the answer."
-        outs = self._gen([render("sure-generic-summary", passages=b, question=q) for q, b in zip(st.questions, st.blocks)],
-                         self.summary_max_new_tokens, stop=("[DONE]",))
+        outs = self._gen([render("sure-generic-summary", passages=b, question=q)
+                          for q, b in zip(st.questions, st.blocks)], self.summary_max_new_tokens, stop=("[DONE]",))
         summ = [strip_done(c.text) for c in outs]
-        for i, c in enumerate(outs):
-            st.cost[i] += c.cost
-            st.tr[i].update(summary=summ[i])
-        outs = self._gen([render("sure-sum-pred", summary=s, question=q) for q, s in zip(st.questions, summ)], self.answer_max_new_tokens, stop=("\n\n",))
-        for i, c in enumerate(outs):
-            st.cost[i] += c.cost
-            st.tr[i].update(answer_raw=c.text, decided_by="read from the generic summary")
+        _charge(st.cost, range(len(outs)), outs)
+        outs = self._gen([render("sure-sum-pred", summary=s, question=q) for q, s in zip(st.questions, summ)],
+                         self.answer_max_new_tokens, stop=("\n\n",))
+        _charge(st.cost, range(len(outs)), outs)
+        for t, sm, c in zip(st.tr, summ, outs):
+            t.update(summary=sm, answer_raw=c.text, decided_by="read from the generic summary")
         return [postprocess(c.text) for c in outs]
 
 class SuReCandidates(_Variant):
@@ -730,22 +715,19 @@ TABLE3_SYSTEMS = {"+ conditional summaries": SuReSummaries, "+ pair-wise ranking
                   "Sum-and-pred (Gen)": SumAndPred}  # Table 3's rows beyond Base and SuRe, by the paper's names
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #0bc06563
-RERANKERS = {"bm25": "BM25", "question": "Sent-enc (q)", "llm": "LLM-rerank", "generic": "Sent-enc (Gen)", "sure": "Sent-enc (SuRe)"}
-RERANK_READS = {"bm25": (), "question": ("embedder",), "generic": ("embedder", "summary_max_new_tokens"),  # the settings each reranker
-                "llm": ("rank_max_new_tokens", "window", "step", "rankgpt_rule"), "sure": ("embedder", "sure")}  # reads beyond the shared ones
+RERANKERS = {"bm25": "BM25", "question": "Sent-enc (q)", "llm": "LLM-rerank", "generic": "Sent-enc (Gen)",
+             "sure": "Sent-enc (SuRe)"}
+RERANK_READS = {"bm25": (), "question": ("embedder",), "generic": ("embedder", "summary_max_new_tokens"),  # settings
+                "llm": ("rank_max_new_tokens", "window", "step", "rankgpt_rule"),  # each reranker reads beyond the
+                "sure": ("embedder", "sure")}  # shared ones
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #b6cd922a
 class Rerank1(Method):
     "SuRe's Table 4 (§4.3): rerank the N passages, keep the top one and answer from it with Base's prompt."
     tag = "SuRe-Rerank1"  # the method's name in its fingerprint, as committed runs carry it
-    fingerprint_ignore = {**Method.fingerprint_ignore,  # each counted by `derived_config` where `by` reads it (RERANK_READS)
-                          "embedder": "read by the Sent-enc rows only (question, generic, sure): counted there, by its id",
-                          "sure": "read by by='sure' only: counted there, by its config",
-                          "summary_max_new_tokens": "read by by='generic' only (the generic summary's budget): counted there",
-                          "rank_max_new_tokens": "read by by='llm' only (each RankGPT window's budget): counted there",
-                          "window": "read by by='llm' only (RankGPT's window): counted there",
-                          "step": "read by by='llm' only (RankGPT's step): counted there",
-                          "rankgpt_rule": "read by by='llm' only: counted there, as `rule`"}
+    fingerprint_ignore = {**Method.fingerprint_ignore, **{  # each counted by `derived_config` where `by` reads it
+        s: f"read by by={'/'.join(b for b, rs in RERANK_READS.items() if s in rs)} only: counted there"
+        for rs in RERANK_READS.values() for s in rs}}
 
     fingerprint_alternatives = {"by": "llm"}  # a probe reranker name reads no settings: no RERANK_READS entry
 
@@ -772,7 +754,7 @@ class Rerank1(Method):
                  prompts: str = "paper", # prompt set (PROMPTS)
                  name: str | None = None): # the system's name (default: the row's name in RERANKERS)
         if by not in RERANKERS: raise ValueError(f"by={by!r}; choose one of {', '.join(RERANKERS)}")
-        if by == "sure" and sure is None: raise ValueError("by='sure' ranks by SuRe's chosen summary: pass sure=SuRe(...)")
+        if by == "sure" and sure is None: raise ValueError("by='sure' ranks by SuRe's chosen summary; pass sure=SuRe()")
         if by in ("question", "generic", "sure") and embedder is None:
             from ragkit.retrieve.dense import Embedder
             embedder = Embedder()
@@ -815,20 +797,20 @@ def _most_similar(self: Rerank1, keys: list[str | None], ps: list[list]) -> list
 @patch
 def _llm_rank(self: Rerank1, questions: list[str], ps: list[list], cost: list, tr: list) -> list[int]:
     "RankGPT's sliding window over each question's passages, each pass batched over questions; the top index."
-    orders, costs, raws = rankgpt_orders(self._gen, questions, ps, self.window, self.step, self.rank_max_new_tokens, self.rankgpt_rule)
+    orders, costs, raws = rankgpt_orders(self._gen, questions, ps, self.window, self.step, self.rank_max_new_tokens,
+                                         self.rankgpt_rule)
     for i, o in enumerate(orders):
         cost[i] += costs[i]
         tr[i].update(rank_raw=raws[i], order=o)
     return [o[0] for o in orders]
-
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69e040b
 @patch
 def _summary_keys(self: Rerank1, questions: list[str], ps: list[list], cost: list) -> list[str | None]:
     "Per question, a generic summary of its passages (by='generic') or SuRe's chosen summary (None: no choice)."
     if self.by == "generic":
-        outs = self._gen([render("sure-generic-summary", passages=format_passages(p), question=q) for q, p in zip(questions, ps)],
-                         self.summary_max_new_tokens, stop=("[DONE]",))
+        outs = self._gen([render("sure-generic-summary", passages=format_passages(p), question=q)
+                          for q, p in zip(questions, ps)], self.summary_max_new_tokens, stop=("[DONE]",))
         _charge(cost, range(len(outs)), outs)
         return [strip_done(c.text) for c in outs]
     preds = self.sure.answer_batch(questions)
@@ -848,14 +830,11 @@ def _rerank(self: Rerank1, questions: list[str], ps: list[list], cost: list, tr:
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69e060b
 @patch
-def _answer_top(self: Rerank1, questions: list[str], ps: list[list], top: list, cost: list, tr: list) -> list[Prediction]:
+def _answer_top(self: Rerank1, questions: list[str], ps: list[list], top: list, cost: list, tr: list
+                ) -> list[Prediction]:
     "Base's answer (N = 1) from each question's top passage, charged every call the question took."
-    outs = self._gen([render(self.templates["base"], passages=format_passages([p[t]], self.templates["passages"]), question=q)
-                      for q, p, t in zip(questions, ps, top)], self.max_new_tokens, stop=("\n\n",))
-    return [_read_top(c, t, k, r) for c, t, k, r in zip(outs, top, cost, tr)]
-
-def _read_top(c, top: int, cost: Cost, tr: dict) -> Prediction:
-    "One question's Prediction from completion `c` of its top passage, charged `cost` and the completion."
-    tr.update(top=top, top_pid=tr["pids"][top] if tr["pids"] else None)
-    return Prediction.charged(postprocess(c.text), cost + c.cost, raw=c.text,
-                              pids=[tr["top_pid"]] if tr["pids"] else [], trace=tr)
+    outs = self._gen([render(self.templates["base"], passages=format_passages([p[t]], self.templates["passages"]),
+                             question=q) for q, p, t in zip(questions, ps, top)], self.max_new_tokens, stop=("\n\n",))
+    for t, r in zip(top, tr): r.update(top=t, top_pid=r["pids"][t] if r["pids"] else None)
+    return [Prediction.charged(postprocess(c.text), k + c.cost, raw=c.text, pids=[r["top_pid"]] if r["pids"] else [],
+                               trace=r) for c, k, r in zip(outs, cost, tr)]

@@ -32,7 +32,8 @@ def popqa_views(examples: Sequence) -> pd.DataFrame:
     rows = []
     for e in examples:
         pid = e.qid.rsplit("popqa_", 1)[-1]
-        if "popqa_" not in e.qid or pid not in pop: raise ValueError(f"{e.qid}: no PopQA row with id {pid!r} to join page views from")
+        if "popqa_" not in e.qid or pid not in pop:
+            raise ValueError(f"{e.qid}: no PopQA row with id {pid!r} to join page views from")
         rows.append(dict(qid=e.qid, s_pop=pop[pid]["s_pop"], relation=pop[pid]["relation"], subject=pop[pid]["subj"]))
     return pd.DataFrame(rows).set_index("qid")
 
@@ -47,11 +48,12 @@ def passage_pid(e) -> str:
 
 def supporting_corpus(examples, words: int = 0) -> Corpus:
     "Every WITQA supporting passage, one per question (the pooled corpus BM25 and the Oracle read here)."
-    return cap_words(Corpus([Passage(passage_pid(e), e.meta.get("subject_label", ""), e.meta["passage"]) for e in examples], "witqa-passages"), words)
+    ps = [Passage(passage_pid(e), e.meta.get("subject_label", ""), e.meta["passage"]) for e in examples]
+    return cap_words(Corpus(ps, "witqa-passages"), words)
 
 WITQA_TASKS = {  # what each task needs from ragkit.data.tasks.prepare beyond the notebook's parameters
-    "retrievalqa": dict(where={"data_source": "popqa"}),  # RetrievalQA's PopQA questions (page views), with the given contexts of all
-    "popqa": dict(context_words=0), "witqa": dict(context_words=0)}  # closed-book PopQA; WITQA over its pooled supporting passages
+    "retrievalqa": dict(where={"data_source": "popqa"}),  # RetrievalQA's PopQA questions (page views), given contexts
+    "popqa": dict(context_words=0), "witqa": dict(context_words=0)}  # closed-book PopQA; WITQA over its pooled passages
 UNION_TASKS = ("nq", "witqa-disamb")  # over ragkit's offline union (NQ's gold passages among the other tasks' passages)
 
 def task_options(name: str, # a WITQA task
@@ -64,12 +66,13 @@ def task_options(name: str, # a WITQA task
     if name in UNION_TASKS: opts["corpus"] = cap_words(load_corpus("union"), context_words)
     return opts
 
-SUBJECT_FIELD = {"witqa": "subject_label", "witqa-disamb": "subject_label", "popqa": "subj"}  # the meta field labelling each task's subject
+SUBJECT_FIELD = {"witqa": "subject_label", "witqa-disamb": "subject_label", "popqa": "subj"}  # the subject's meta field
 
 def task_popularity(name: str, prep) -> pd.DataFrame | None:
     "A task's popularity columns: PopQA's page views and subject label, or corpus counts (demo, NQ, DisambWITQA)."
     if name == "retrievalqa": return popqa_views(prep.examples)
-    if name == "popqa": return pd.DataFrame([dict(qid=e.qid, subject=e.meta["subj"]) for e in prep.examples]).set_index("qid")
+    if name == "popqa":
+        return pd.DataFrame([dict(qid=e.qid, subject=e.meta["subj"]) for e in prep.examples]).set_index("qid")
     if name == "witqa": return None
     return corpus_popularity(prep.examples, prep.corpus, subject=SUBJECT_FIELD.get(name, "question"))
 
@@ -80,7 +83,8 @@ from ...retrieve.bm25 import GivenContexts
 from .method import load_retrieved_passages
 
 GOLD_KIND = {"demo": "answer-string passage (the first passage of the question's matched article that holds an answer)",
-             "nq": "annotated gold passage (the DPR passage holding NQ's annotated answer, lost-in-the-middle's isgold)",
+             "nq": "annotated gold passage (the DPR passage holding NQ's annotated answer, lost-in-the-middle's "
+                   "isgold)",
              "witqa": "supporting passage (WITQA's extracted_text)"}
 
 @lru_cache(maxsize=1)
@@ -103,14 +107,15 @@ def file_retriever(path: str, prep) -> GivenContexts:
     "The top passage of each question from a retrieved-passages file (DPR-style JSONL), as 'File'."
     ret = load_retrieved_passages(path, prep.examples, k=1)
     table = {e.question: [p.pid for p in ret[e.qid]] for e in prep.examples}
-    return GivenContexts(Corpus([p for ps in ret.values() for p in ps], "witqa-retrieved"), table, order="given", name="File")
+    return GivenContexts(Corpus([p for ps in ret.values() for p in ps], "witqa-retrieved"), table, order="given",
+                         name="File")
 
 # %% ../../../nbs/80_papers.witqa.ipynb #3e05f93c
 from ...retrieve.bm25 import BM25Retriever
 from .method import GenRead, RALM, Vanilla
 
-TASK_RETRIEVERS = {"demo": ("bm25", "dense", "oracle"), "nq": ("bm25", "dense", "oracle"), "witqa": ("bm25", "dense", "oracle"),
-                   "witqa-disamb": ("bm25",)}  # DisambWITQA: no passage for an Oracle; dense left out (its corpus lacks the facts: see below)
+TASK_RETRIEVERS = {**{d: ("bm25", "dense", "oracle") for d in ("demo", "nq", "witqa")},
+                   "witqa-disamb": ("bm25",)}  # no passage for an Oracle; no dense (its corpus lacks the facts: below)
 
 def witqa_retrievers(name: str, prep, # the task, prepared
                      chosen: Sequence[str] = ("vanilla", "bm25", "oracle"), # the systems asked for (PARAMETER_RULES)
@@ -122,7 +127,8 @@ def witqa_retrievers(name: str, prep, # the task, prepared
     out, can = {}, set(chosen) & set(TASK_RETRIEVERS.get(name, ()))
     if prep.corpus is not None:
         if "bm25" in can: out["BM25@1"] = BM25Retriever(prep.corpus, progress=False, name="BM25")
-        if "dense" in can: out["Dense@1"] = DenseRetriever(prep.corpus, Embedder(embedder or None, device=device), name="Dense")
+        if "dense" in can:
+            out["Dense@1"] = DenseRetriever(prep.corpus, Embedder(embedder or None, device=device), name="Dense")
         if "oracle" in can: out["Oracle"] = oracle_retriever(name, prep)
     if name == "witqa" and retrieved: out["File@1"] = file_retriever(retrieved, prep)
     if prep.given and name == "retrievalqa" and ({"bm25", "dense"} & set(chosen)):
@@ -131,32 +137,34 @@ def witqa_retrievers(name: str, prep, # the task, prepared
 
 def witqa_systems(name: str, prep, lm, # the task, prepared, and the reader
                   chosen: Sequence[str] = ("vanilla", "bm25", "oracle"), # the systems asked for
-                  max_new_tokens: int = 16, chat: bool = True, genread_tokens: int = 150, # answer and GenRead document budgets
+                  max_new_tokens: int = 16, chat: bool = True, genread_tokens: int = 150, # answer, GenRead doc budgets
                   **retrievers) -> dict:
     "Name -> system of task `name`: Vanilla, a RALM per retriever (witqa_retrievers) and GenRead, as chosen."
-    ralms = {s: RALM(r, lm, 1, max_new_tokens, chat, name=s) for s, r in witqa_retrievers(name, prep, chosen, **retrievers).items()}
-    return {"Vanilla": Vanilla(lm, max_new_tokens, chat), **ralms, **({"GenRead": GenRead(lm, genread_tokens, max_new_tokens, chat)} if "genread" in chosen else {})}
+    ralms = {s: RALM(r, lm, 1, max_new_tokens, chat, name=s)
+             for s, r in witqa_retrievers(name, prep, chosen, **retrievers).items()}
+    gen = {"GenRead": GenRead(lm, genread_tokens, max_new_tokens, chat)} if "genread" in chosen else {}
+    return {"Vanilla": Vanilla(lm, max_new_tokens, chat), **ralms, **gen}
 
 # %% ../../../nbs/80_papers.witqa.ipynb #e44800c1
 PV_BINS = (1, 10, 100, 1_000, 10_000, 100_000)  # ragkit's page-view bins (decades) for Figure 4's analogue
 COUNTED = {  # the tasks with two counts: which columns play S-R and S, labels, thresholds fitted per fold
-    "demo": dict(sr="so_count", s="s_count", by=None, sr_label="S–O co-occurrence in the demo corpus (the triple-count analogue)",
-                 s_label="S count in the demo corpus"),
-    "nq": dict(sr="so_count", s="s_count", by=None, sr_label="S–O co-occurrence in the union corpus (the triple-count analogue)",
-               s_label="S count in the union corpus"),
+    **{d: dict(sr="so_count", s="s_count", by=None, sr_label=f"S–O co-occurrence in the {c} corpus (the triple-count "
+               "analogue)", s_label=f"S count in the {c} corpus")
+       for d, c in (("demo", "demo"), ("nq", "union"))},
     "witqa": dict(sr="sr_count", s="s_count", by="relation", sr_label="S-R count (WITQA)", s_label="S count (WITQA)")}
 
 # %% ../../../nbs/80_papers.witqa.ipynb #0390dd03
 from ...eval.experiment import paper_cells, paper_numbers
 PAPER_NUMBERS = paper_numbers("ragkit.papers.witqa")  # the WITQA paper's numbers: ragkit/papers/witqa/paper.csv
-PAPER_AGREEMENT = {s: c["agreement"] for (_, s), c in paper_cells(PAPER_NUMBERS, "Figure 8").items()}  # WITQA Figure 8 (%)
+PAPER_AGREEMENT = {s: c["agreement"] for (_, s), c in paper_cells(PAPER_NUMBERS, "Figure 8").items()}  # Figure 8 (%)
 PAPER_SYSTEM = {"BM25@1": "BM25", "Oracle": "Oracle"}  # our system -> its name in the paper's Figure 8
 
 # %% ../../../nbs/80_papers.witqa.ipynb #b7d9d167
 from ...eval.metrics import bootstrap_ci
 from .method import require_columns
-PAPER_TABLE4 = {r: c["questions"] for (_, r), c in paper_cells(PAPER_NUMBERS, "Table 4").items()}  # WITQA App. C.1, Table 4: questions per relation in WITQA
-PAPER_TABLE5 = {r: c["relation_count"] for (_, r), c in paper_cells(PAPER_NUMBERS, "Table 5").items()}  # WITQA App. C.1, Table 5: relation counts in all triples extracted from Wikipedia abstracts
+# WITQA App. C.1: Table 4, questions per relation in WITQA; Table 5, relation counts in all triples from Wikipedia
+PAPER_TABLE4 = {r: c["questions"] for (_, r), c in paper_cells(PAPER_NUMBERS, "Table 4").items()}
+PAPER_TABLE5 = {r: c["relation_count"] for (_, r), c in paper_cells(PAPER_NUMBERS, "Table 5").items()}
 TABLE5_LABEL = {"religion": "religion or worldview"}  # Table 4's label -> Table 5's, where the two tables differ
 
 def relation_table(t: pd.DataFrame, # a popularity table with `relation` and 0/1 system columns
@@ -166,13 +174,15 @@ def relation_table(t: pd.DataFrame, # a popularity table with `relation` and 0/1
     require_columns(t, ["relation", *systems])
     rows = []
     for rel, sub in t.groupby("relation", sort=True):
-        row = dict(relation=rel, paper_questions=PAPER_TABLE4.get(rel), paper_relation_count=PAPER_TABLE5.get(TABLE5_LABEL.get(rel, rel)), n=len(sub))
+        row = dict(relation=rel, paper_questions=PAPER_TABLE4.get(rel),
+                   paper_relation_count=PAPER_TABLE5.get(TABLE5_LABEL.get(rel, rel)), n=len(sub))
         for s in systems:
             m, lo, hi = bootstrap_ci(sub[s].astype(float).values, n=n_boot, seed=seed)
             row |= {s: m, f"{s} lo": lo, f"{s} hi": hi}
         rows.append(row)
     out = pd.DataFrame(rows)
-    return out.sort_values("paper_relation_count", ascending=False, na_position="last", kind="stable").reset_index(drop=True)
+    out = out.sort_values("paper_relation_count", ascending=False, na_position="last", kind="stable")
+    return out.reset_index(drop=True)
 
 # %% ../../../nbs/80_papers.witqa.ipynb #91da69b5
 from ...eval.experiment import Claim, Statistic, contrast
@@ -188,7 +198,8 @@ def popular_claim(claim: str, d: str, # the claim in words, and the task
     "Vanilla's accuracy above against at or below the median of `col` (None if a side is empty)."
     head = (t[col] > t[col].median()).to_numpy()
     if head.all() or not head.any(): return None
-    return Claim(claim, d, "Vanilla (head)", "Vanilla (tail)", match, None, source, statistic=contrast(t.Vanilla.to_numpy(float), head))
+    return Claim(claim, d, "Vanilla (head)", "Vanilla (tail)", match, None, source,
+                 statistic=contrast(t.Vanilla.to_numpy(float), head))
 
 def agreement_claim(r, # an agreement-table row (dataset, system, agreement, chance, passage accuracy, paper's ratio)
                     t: pd.DataFrame, match: str,
@@ -198,25 +209,29 @@ def agreement_claim(r, # an agreement-table row (dataset, system, agreement, cha
     if r.passage_accuracy in (0.0, 1.0): return None  # then agreement is the reader's accuracy and equals chance
     a, b = t[r.system].to_numpy(float), t[f"{r.system} passage"].to_numpy(float)
     excess = lambda ix: (a[ix] == b[ix]).mean() - chance_agreement(a[ix], b[ix])
-    paper = f"; the paper's {r.paper:.1f}%" if r.paper is not None and not pd.isna(r.paper) else "; no paper number for this retriever"
-    return Claim(f"{r.system}'s correctness follows its passage beyond chance (agreement {r.agreement * 100:.1f}%, chance {r.chance * 100:.1f}%{paper}; "
-                 f"passage: {r.passage})", r.dataset, r.system, f"{r.system} passage", match, None,
-                 "WITQA §4.4, Figure 8 (agreement ratios 85.5% for BM25, 93.1% for the Oracle's supporting passage, GPT-3.5 reading WITQA; "
-                 "the paper prints no chance level)",
+    paper = (f"; the paper's {r.paper:.1f}%" if r.paper is not None and not pd.isna(r.paper)
+             else "; no paper number for this retriever")
+    return Claim(f"{r.system}'s correctness follows its passage beyond chance (agreement {r.agreement * 100:.1f}%, "
+                 f"chance {r.chance * 100:.1f}%{paper}; passage: {r.passage})", r.dataset, r.system,
+                 f"{r.system} passage", match, None, "WITQA §4.4, Figure 8 (agreement ratios 85.5% for BM25, 93.1% "
+                 "for the Oracle's supporting passage, GPT-3.5 reading WITQA; the paper prints no chance level)",
                  statistic=Statistic(excess, len(a)), mechanism=mechanism)
 
-PAPER_PASSAGES = ("retrieved", "supporting passage", "annotated gold passage")  # the kinds of passage Figure 8's ratios are for: a retriever's top one, a gold one
+# the kinds of passage Figure 8's ratios are for: a retriever's top one, a gold one
+PAPER_PASSAGES = ("retrieved", "supporting passage", "annotated gold passage")
 
 def agreement_ratio_claim(r, # a row of the agreement table
                           t: pd.DataFrame, match: str, mechanism: str = "") -> Claim | None:
     "Figure 8's ratio: agreement above one half, against the paper's ratio minus one half; None without one."
     if r.paper is None or pd.isna(r.paper) or r.passage_accuracy in (0.0, 1.0): return None
-    if r.passage not in PAPER_PASSAGES: return None  # e.g. the demo's answer-string passage: the paper's 93.1% is for a supporting one
+    if r.passage not in PAPER_PASSAGES: return None  # e.g. the demo's answer-string one: 93.1% is for a supporting one
     a, b = t[r.system].to_numpy(float), t[f"{r.system} passage"].to_numpy(float)
-    return Claim(f"{r.system}'s correctness agrees with its passage on most questions (agreement {r.agreement * 100:.1f}%, the paper's "
-                 f"{r.paper:.1f}%; passage: {r.passage})", r.dataset, r.system, f"{r.system} passage", match, round(r.paper - 50, 1),
-                 f"WITQA §4.4, Figure 8: agreement ratio {r.paper:.1f}% for {PAPER_SYSTEM[r.system]}, i.e. {r.paper - 50:+.1f} points above one half "
-                 "(GPT-3.5 reading WITQA, the reader of the paper's §4.4: a size verdict sets this reader beside it)",
+    return Claim(f"{r.system}'s correctness agrees with its passage on most questions (agreement "
+                 f"{r.agreement * 100:.1f}%, the paper's {r.paper:.1f}%; passage: {r.passage})", r.dataset, r.system,
+                 f"{r.system} passage", match, round(r.paper - 50, 1),
+                 f"WITQA §4.4, Figure 8: agreement ratio {r.paper:.1f}% for {PAPER_SYSTEM[r.system]}, i.e. "
+                 f"{r.paper - 50:+.1f} points above one half (GPT-3.5 reading WITQA, the reader of the paper's §4.4: "
+                 "a size verdict sets this reader beside it)",
                  statistic=Statistic(lambda ix: (a[ix] == b[ix]).mean() - 0.5, len(a)), mechanism=mechanism)
 
 # %% ../../../nbs/80_papers.witqa.ipynb #24653c00
@@ -226,19 +241,24 @@ from ...eval.mechanism import Check, Mechanism, health
 SELECTIVE = Mechanism("WITQA's selective integration", (  # what the routing must show on a task's held-out questions
     Check("it answered from memory (no retrieval)", lambda r: not r["retrieved"]),
     Check("it retrieved", lambda r: bool(r["retrieved"])),
-    Check("the closed-book reader is right and retrieval wrong (routing to memory can gain)", lambda r: r["vanilla"] > r["ralm"]),
-    Check("retrieval is right and the closed-book reader wrong (retrieving can gain)", lambda r: r["ralm"] > r["vanilla"])))
-PAPER_SELECTIVE_GAIN = min(r["value"] for r in PAPER_NUMBERS if r["table"] == "Figure 14")  # WITQA App. C.2.2 (Figure 14): +7.7, +10.1 and +8.1 points over the baselines for Llama-2-70B, GPT-3.5 and GPT-4; the smallest
-SELECTIVE_SOURCE = ("WITQA App. C.2.2, Figure 14: +7.7 (Llama-2-70B), +10.1 (GPT-3.5) and +8.1 (GPT-4) points over the baselines, on WITQA's "
-                    "own counts; the size compared is the smallest, +7.7. All three are large readers' gains (the paper prints none for a "
-                    "small reader), so the size sets this reader's gain beside theirs, not beside a reader of its own scale")
+    Check("the closed-book reader is right and retrieval wrong (routing to memory can gain)",
+          lambda r: r["vanilla"] > r["ralm"]),
+    Check("retrieval is right and the closed-book reader wrong (retrieving can gain)",
+          lambda r: r["ralm"] > r["vanilla"])))
+# WITQA App. C.2.2 (Figure 14): +7.7, +10.1 and +8.1 points over the baselines for Llama-2-70B, GPT-3.5 and GPT-4;
+PAPER_SELECTIVE_GAIN = min(r["value"] for r in PAPER_NUMBERS if r["table"] == "Figure 14")  # the smallest
+SELECTIVE_SOURCE = ("WITQA App. C.2.2, Figure 14: +7.7 (Llama-2-70B), +10.1 (GPT-3.5) and +8.1 (GPT-4) points over the "
+                    "baselines, on WITQA's own counts; the size compared is the smallest, +7.7. All three are large "
+                    "readers' gains (the paper prints none for a small reader), so the size sets this reader's gain "
+                    "beside theirs, not beside a reader of its own scale")
 
 def held_out(rows: pd.DataFrame, # selective_splits' rows (seed, row, half, retrieved and the three 0/1 outcomes)
              qids: Sequence[str], # the popularity table's qids, in its row order
              ) -> pd.DataFrame:
     "One row per question held out at least once (index qid): its first test seed, its route and outcomes."
     t = rows[rows.half == "test"].sort_values(["seed", "row"], kind="stable").drop_duplicates("row").sort_values("row")
-    return t.assign(qid=np.asarray(qids)[t.row.to_numpy()]).set_index("qid")[["seed", "retrieved", "vanilla", "ralm", "selective"]]
+    return (t.assign(qid=np.asarray(qids)[t.row.to_numpy()]).set_index("qid")
+            [["seed", "retrieved", "vanilla", "ralm", "selective"]])
 
 def selective_health(tables: Mapping[str, pd.DataFrame], # task -> popularity table (row order: selective_splits' `row`)
                      sel_rows: Mapping[str, pd.DataFrame], # task -> selective_splits' rows
@@ -247,25 +267,27 @@ def selective_health(tables: Mapping[str, pd.DataFrame], # task -> popularity ta
     return [h for d, rows in sel_rows.items()
             for h in health(SELECTIVE, f"{d} selective", "Selective", held_out(rows, tables[d].qid).to_dict("records"))]
 
-def selective_claims(d: str, rows: pd.DataFrame, qids: Sequence[str], # a task, its selective_splits rows and its table's qids
+def selective_claims(d: str, rows: pd.DataFrame, qids: Sequence[str], # a task, its selective_splits rows, its qids
                      r: str, match: str, # its RALM and the accuracy rule
                      ) -> list[Claim]:
     "Task `d`'s selective-integration claims: beating both baselines, and the route on the decisive questions."
     held = held_out(rows, qids)
-    both = Claim("Selective integration beats both baselines", f"{d} selective", "Selective", ("Vanilla", r), match, PAPER_SELECTIVE_GAIN, SELECTIVE_SOURCE,
-                 mechanism=SELECTIVE.name)
-    route = decisive_claim("The route picks the right one more often than always retrieving (decisive questions)", f"{d} selective",
-                           "Selective", r, held.selective, held.ralm, held.vanilla != held.ralm,
-                           f"the closed-book reader and {r} differ in correctness; each question's first held-out split",
-                           SELECTIVE.name, "WITQA App. C.2 (ragkit's decisive-question reading of selective integration)", match)
+    both = Claim("Selective integration beats both baselines", f"{d} selective", "Selective", ("Vanilla", r), match,
+                 PAPER_SELECTIVE_GAIN, SELECTIVE_SOURCE, mechanism=SELECTIVE.name)
+    route = decisive_claim("The route picks the right one more often than always retrieving (decisive questions)",
+                           f"{d} selective", "Selective", r, held.selective, held.ralm, held.vanilla != held.ralm,
+                           f"the closed-book reader and {r} differ in correctness; each question's first held-out "
+                           "split", SELECTIVE.name,
+                           "WITQA App. C.2 (ragkit's decisive-question reading of selective integration)", match)
     return [both, route]
 
 # %% ../../../nbs/80_papers.witqa.ipynb #nm000002
 from dataclasses import replace
 RECALL_TRAILS = "A small reader's recall trails"  # the head-head claim's opening words (counted_claims)
-NO_MEMORY = ("a reader that recalls popular facts better than retrieval finds them, which selective integration routes to memory: here the "
-             "reader's recall trails {ralm}'s passages even on head-head facts ({ours}); the paper's readers are Llama-2 7B to 70B, GPT-3.5 and "
-             "GPT-4, over its Wikipedia with its own popularity counts")
+NO_MEMORY = ("a reader that recalls popular facts better than retrieval finds them, which selective integration routes "
+             "to memory: here the reader's recall trails {ralm}'s passages even on head-head facts ({ours}); the "
+             "paper's readers are Llama-2 7B to 70B, GPT-3.5 and GPT-4, over its Wikipedia with its own popularity "
+             "counts")
 
 def no_memory_to_route(claims: Sequence[Claim], # a run's claims, the head-head recall claims among them
                        ) -> list[Claim]:
@@ -273,52 +295,59 @@ def no_memory_to_route(claims: Sequence[Claim], # a run's claims, the head-head 
     trails = {c.dataset.removesuffix(" head-head"): c for c in claims if c.claim.startswith(RECALL_TRAILS)}
     def unless(c: Claim) -> tuple:
         r = trails.get(c.dataset.removesuffix(" selective")) if c.mechanism == SELECTIVE.name else None
-        return (r.claim, r.dataset, "holds", NO_MEMORY.format(ralm=r.a.removesuffix(" passage"), ours="{ours:+.1f} points [{lo:+.1f}, {hi:+.1f}]")) if r else ()
+        ours = "{ours:+.1f} points [{lo:+.1f}, {hi:+.1f}]"
+        if not r: return ()
+        return r.claim, r.dataset, "holds", NO_MEMORY.format(ralm=r.a.removesuffix(" passage"), ours=ours)
     return [replace(c, unless=u) if (u := unless(c)) else c for c in claims]
-
 
 # %% ../../../nbs/80_papers.witqa.ipynb #5c2a1f06
 from ...eval.mechanism import health_row, MIN_ACTED
-PAPER_RETRIEVAL_GAIN = next(r["value"] for r in PAPER_NUMBERS if r["table"] == "Figure 6")  # WITQA §4.3 (Figure 6): BM25, Contriever, GTR and BGE add "up to 49.2%" for small and medium readers
+# WITQA §4.3 (Figure 6): BM25, Contriever, GTR and BGE add "up to 49.2%" for small and medium readers
+PAPER_RETRIEVAL_GAIN = next(r["value"] for r in PAPER_NUMBERS if r["table"] == "Figure 6")
 RETRIEVAL_BOUND = "at most"  # 49.2 is the largest gain over small and medium readers and retrievers: an upper bound
-RETRIEVAL_SOURCE = ("WITQA §4.3, Figure 6: retrievers add up to 49.2 points for small and medium readers (the largest gain of any reader "
-                    "and retriever, an upper bound: only a larger gain rules it out)")
+RETRIEVAL_SOURCE = ("WITQA §4.3, Figure 6: retrievers add up to 49.2 points for small and medium readers (the largest "
+                    "gain of any reader and retriever, an upper bound: only a larger gain rules it out)")
 CORPUS_HOLDS = "a retrieval corpus that holds the facts (WITQA's Wikipedia holds every question's supporting passage)"
-CORPUS_CHECKED = ("witqa-disamb",)  # tasks whose corpus was not built from their questions' own passages, so it may lack the facts
+CORPUS_CHECKED = ("witqa-disamb",)  # tasks whose corpus was not built from their questions' passages: it may lack facts
 
 def corpus_health(d: str, t: pd.DataFrame, # a task and its popularity table (with so_count)
                   ) -> list[dict]:
     "Task `d`'s corpus check: questions whose corpus has a passage with the subject and a gold answer; half needed."
-    return [health_row(CORPUS_HOLDS, d, "", "the corpus holds a passage naming the subject label and a gold answer (S–O co-occurrence > 0)",
-                       int((t.so_count > 0).sum()), len(t), max(MIN_ACTED, math.ceil(len(t) / 2)))]
+    return [health_row(CORPUS_HOLDS, d, "", "the corpus holds a passage naming the subject label and a gold answer "
+                       "(S–O co-occurrence > 0)", int((t.so_count > 0).sum()), len(t),
+                       max(MIN_ACTED, math.ceil(len(t) / 2)))]
 
 def uncounted_claims(d: str, r: str | None, match: str) -> list[Claim]:
     "A task without popularity counts (DisambWITQA): retrieval against the closed-book reader, under the corpus check."
     if not r: return []
-    return [Claim(f"Retrieval helps a small reader ({r} > Vanilla)", d, r, "Vanilla", match, PAPER_RETRIEVAL_GAIN, RETRIEVAL_SOURCE, mechanism=CORPUS_HOLDS,
-                  bound=RETRIEVAL_BOUND)]
+    return [Claim(f"Retrieval helps a small reader ({r} > Vanilla)", d, r, "Vanilla", match, PAPER_RETRIEVAL_GAIN,
+                  RETRIEVAL_SOURCE, mechanism=CORPUS_HOLDS, bound=RETRIEVAL_BOUND)]
 
 ORACLE_WHAT = {"nq": "The gold passage beats retrieval (Oracle: NQ's annotated gold passage",
-               "demo": "An answer-string passage beats retrieval (Oracle: the demo's answer-string passage, not a verified supporting one"}
+               "demo": "An answer-string passage beats retrieval (Oracle: the demo's answer-string passage, not a "
+                       "verified supporting one"}
 
-def counted_claims(d: str, t: pd.DataFrame, r: str | None, # a counted task, its popularity table (with `group`), its RALM
+def counted_claims(d: str, t: pd.DataFrame, r: str | None, # a counted task, its popularity table (`group`), its RALM
                    match: str) -> tuple[list[Claim], list[Claim]]:
     "A counted task's two-system claims and its popularity contrasts."
     pairs = []
     if r:
-        pairs.append(Claim(f"Retrieval helps a small reader ({r} > Vanilla)", d, r, "Vanilla", match, PAPER_RETRIEVAL_GAIN, RETRIEVAL_SOURCE,
-                           bound=RETRIEVAL_BOUND))
+        pairs.append(Claim(f"Retrieval helps a small reader ({r} > Vanilla)", d, r, "Vanilla", match,
+                           PAPER_RETRIEVAL_GAIN, RETRIEVAL_SOURCE, bound=RETRIEVAL_BOUND))
+        trails = f"A small reader's recall trails {r.split('@')[0]}'s passage accuracy even on head-head facts"
         for gname, a, text in [("tail-tail", r, f"Retrieval helps on tail-tail facts ({r} > Vanilla)"),
-                               ("head-head", f"{r} passage", f"A small reader's recall trails {r.split('@')[0]}'s passage accuracy even on head-head facts")]:
+                               ("head-head", f"{r} passage", trails)]:
             sub = t[t.group == gname]
             if len(sub) and a in sub:
                 pairs.append(Claim(text, f"{d} {gname}", a, "Vanilla", match, None, "WITQA Figure 9, §4.4"))
     if "Oracle" in t and r:
         what = ORACLE_WHAT.get(d, "The supporting passage beats retrieval (Oracle: WITQA's supporting passage")
-        pairs.append(Claim(f"{what}; Oracle > {r})", d, "Oracle", r, match, None, "WITQA Figure 6, §4.3 (the Oracle reads the fact's supporting passage)"))
+        pairs.append(Claim(f"{what}; Oracle > {r})", d, "Oracle", r, match, None,
+                           "WITQA Figure 6, §4.3 (the Oracle reads the fact's supporting passage)"))
     c = COUNTED[d]  # S–O co-occurrence also measures retrievability; S count does not
-    pops = [popular_claim(f"A reader recalls popular facts better (Vanilla, {lab} above vs at or below the median)", d, t, col, match,
-                          "WITQA Figures 3 and 5, §4.2") for col, lab in ((c["sr"], c["sr_label"].split(" (")[0]), (c["s"], c["s_label"]))]
+    pops = [popular_claim(f"A reader recalls popular facts better (Vanilla, {lab} above vs at or below the median)",
+                          d, t, col, match, "WITQA Figures 3 and 5, §4.2")
+            for col, lab in ((c["sr"], c["sr_label"].split(" (")[0]), (c["s"], c["s_label"]))]
     return pairs, [p for p in pops if p]
 
 # %% ../../../nbs/80_papers.witqa.ipynb #e1e6a65e
@@ -336,10 +365,11 @@ def witqa_scores(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
         if "group" in t: out |= {(f"{d} {g}", c): sub[c].astype(float) for g, sub in t.groupby("group") for c in cols}
         if d in sel_rows:
             qm = question_means(sel_rows[d])
-            out |= {(f"{d} selective", s): qm[col] for col, s in [("selective", "Selective"), ("vanilla", "Vanilla"), ("ralm", ralm_of[d])]}
+            out |= {(f"{d} selective", s): qm[col]
+                    for col, s in [("selective", "Selective"), ("vanilla", "Vanilla"), ("ralm", ralm_of[d])]}
     return out
 
-def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table (systems as 0/1 columns; counted tasks with `group`)
+def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table (systems as 0/1 columns; `group`)
                  ralm_of: Mapping[str, str | None], # task -> its RALM (None: none ran)
                  sel_rows: Mapping[str, pd.DataFrame], # task -> selective integration's per-split rows
                  agree: pd.DataFrame, # the agreement table (Figure 8)
@@ -351,17 +381,20 @@ def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
         p, s = counted_claims(d, tables[d].set_index("qid"), ralm_of[d], match)
         pairs += p + (selective_claims(d, sel_rows[d], tables[d].qid, ralm_of[d], match) if d in sel_rows else [])
         stats += s
-    pairs += [c for d in CORPUS_CHECKED if d in tables and d not in COUNTED for c in uncounted_claims(d, ralm_of.get(d), match)]
+    pairs += [c for d in CORPUS_CHECKED if d in tables and d not in COUNTED
+              for c in uncounted_claims(d, ralm_of.get(d), match)]
     if "retrievalqa" in tables and "Given@1" in tables["retrievalqa"]:
         t = tables["retrievalqa"]
-        pairs.append(Claim(f"Retrieval helps on rare facts (Given@1 > Vanilla, PopQA page views {t.s_pop.min()}–{t.s_pop.max()})", "retrievalqa",
-                           "Given@1", "Vanilla", match, None, "WITQA Figure 7, §4.4; Mallen et al. 2023"))
+        pairs.append(Claim(f"Retrieval helps on rare facts (Given@1 > Vanilla, PopQA page views {t.s_pop.min()}–"
+                           f"{t.s_pop.max()})", "retrievalqa", "Given@1", "Vanilla", match, None,
+                           "WITQA Figure 7, §4.4; Mallen et al. 2023"))
     if "popqa" in tables:
-        stats.append(popular_claim("A reader recalls facts about popular subjects better (page views above vs at or below the median)", "popqa",
-                                   tables["popqa"], "s_pop", match, "Mallen et al. 2023 (WITQA's Figure 4 finds accuracy not monotone in page views)"))
-    mech = lambda d: CORPUS_HOLDS if d in CORPUS_CHECKED else ""
+        stats.append(popular_claim("A reader recalls facts about popular subjects better (page views above vs at or "
+                                   "below the median)", "popqa", tables["popqa"], "s_pop", match,
+                                   "Mallen et al. 2023 (WITQA's Figure 4 finds accuracy not monotone in page views)"))
     for r_ in agree.itertuples():
-        stats += [agreement_claim(r_, tables[r_.dataset], match, mech(r_.dataset)), agreement_ratio_claim(r_, tables[r_.dataset], match, mech(r_.dataset))]
+        mech = CORPUS_HOLDS if r_.dataset in CORPUS_CHECKED else ""
+        stats += [f(r_, tables[r_.dataset], match, mech) for f in (agreement_claim, agreement_ratio_claim)]
     return no_memory_to_route(pairs + [c for c in stats if c])
 
 # %% ../../../nbs/80_papers.witqa.ipynb #edd9b389
@@ -382,12 +415,17 @@ def _retrieved_file(path: str) -> None:
     "Fail unless `path` is a file where the notebook reads it (a relative path from nbs/, where the notebook runs)."
     p = Path(path).expanduser()
     p = p if p.is_absolute() else project_root() / "nbs" / p
-    if not p.is_file(): raise FileNotFoundError(f"no retrieved-passages file at {p} (a relative path is read from nbs/, where the notebook runs)")
+    if not p.is_file():
+        raise FileNotFoundError(f"no retrieved-passages file at {p} (a relative path is read from nbs/, where the "
+                                "notebook runs)")
 
 PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(WITQA_TASK_NAMES), limit=AtLeast(0), systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True), match=OneOf(tuple(MATCH_RULES)),
-    max_new_tokens=AtLeast(1), genread_tokens=AtLeast(1), context_words=AtLeast(0),
-    route=OneOf(tuple(ROUTES)), n_seeds=AtLeast(1), train_frac=Between(0, 1, open_lo=True, open_hi=True), mallen_boot=AtLeast(1), n_boot=AtLeast(1), qgen=AtLeast(0), seed=AtLeast(0),
-    reader=READER_RULE, device=DEVICE_RULE, embedder=MODEL_RULE,
-    retrieved=Parses(_retrieved_file, "a DPR-style JSONL file of retrieved passages; empty means none", optional=True, here=True),
-    limits=Parses(_limits_of_run, "task:n pairs of this run's tasks, comma-separated, e.g. 'nq:150'", given=("datasets",), optional=True))
+    datasets=TaskChoice(WITQA_TASK_NAMES), limit=AtLeast(0),
+    systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True), match=OneOf(tuple(MATCH_RULES)),
+    max_new_tokens=AtLeast(1), genread_tokens=AtLeast(1), context_words=AtLeast(0), route=OneOf(tuple(ROUTES)),
+    n_seeds=AtLeast(1), train_frac=Between(0, 1, open_lo=True, open_hi=True), mallen_boot=AtLeast(1), n_boot=AtLeast(1),
+    qgen=AtLeast(0), seed=AtLeast(0), reader=READER_RULE, device=DEVICE_RULE, embedder=MODEL_RULE,
+    retrieved=Parses(_retrieved_file, "a DPR-style JSONL file of retrieved passages; empty means none", optional=True,
+                     here=True),
+    limits=Parses(_limits_of_run, "task:n pairs of this run's tasks, comma-separated, e.g. 'nq:150'",
+                  given=("datasets",), optional=True))

@@ -30,7 +30,8 @@ __all__ = ['WITQA_TEMPLATES', 'MATCH_RULES', 'SR_BINS', 'QGEN_PROMPT', 'FEEDBACK
 from ...lm.reader import Template, postprocess, register_templates, render
 _WITQA = dict(paper="WITQA", printed={"question": "{{ question }}", "document": "{{ context }}"})
 WITQA_TEMPLATES = register_templates(
-    Template("witqa-vanilla", where="WITQA Appendix B, Figure 11", text="# Question:\n{question}\n\n# Answer: <answer only>",
+    Template("witqa-vanilla", where="WITQA Appendix B, Figure 11",
+             text="# Question:\n{question}\n\n# Answer: <answer only>",
              notes="Closed-book prompt. '<answer only>' is kept as printed.", **_WITQA),
     Template("witqa-context", where="WITQA Appendix B, Figure 12",
              text="Given a context and a question, answer the question.\n\nContext:\n {document}\n\n"
@@ -39,7 +40,8 @@ WITQA_TEMPLATES = register_templates(
                    "and '<answer only>' are kept as printed.", **_WITQA),
     Template("witqa-genread", where="WITQA Appendix B, Figure 13",
              text="Generate a background document from Wikipedia to answer the given question. {question}",
-             notes="GenRead passage generation (from Yu et al., 2023), on one line as printed; compare eor-pk.", **_WITQA),
+             notes="GenRead passage generation (from Yu et al., 2023), on one line as printed; compare eor-pk.",
+             **_WITQA),
     paper_file="witqa-retrieval-helps-or-hurts.txt")
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #f8b74d94
@@ -49,22 +51,25 @@ def fold_spaces(s: str) -> str:
     "`s` with every Unicode space (no-break, thin, narrow, ideographic...) replaced by a plain space."
     return _UNICODE_SPACES.sub(" ", s)
 
+# %% ../../../nbs/79_papers.witqa.method.ipynb #f8b74d94s1
 def substring_match(prediction: str, # the reader's answer, raw
                     golds: str | Sequence[str], # accepted gold answers (a bare str is one gold)
                     ) -> float:
     "WITQA's rule as Mallen et al. write it: 1.0 if a gold (as written, lower-cased or capitalised) is in the answer."
-    if not isinstance(prediction, str): raise TypeError(f"prediction must be a str, got {type(prediction).__name__}: {prediction!r:.60}")
+    if not isinstance(prediction, str):
+        raise TypeError(f"prediction must be a str, got {type(prediction).__name__}: {prediction!r:.60}")
     p = fold_spaces(prediction)
     return float(any(g in p or g.lower() in p or g.capitalize() in p for g in map(fold_spaces, as_golds(golds)) if g))
 
 MATCH_RULES = {"substring": substring_match, "contains": contains_match}
 
+# %% ../../../nbs/79_papers.witqa.method.ipynb #f8b74d94s2
 def witqa_match(prediction: str, # the reader's answer, or a passage for passage accuracy
                 golds: str | Sequence[str], # accepted gold answers
                 rule: str = "substring", # "substring" (WITQA/Mallen, raw) or "contains" (ragkit: normalised words)
                 ) -> float:
     "1.0 if a gold answer is found in `prediction` under `rule`, else 0.0."
-    if rule not in MATCH_RULES: raise ValueError(f"match rule must be one of {', '.join(MATCH_RULES)}, got {rule!r}")
+    if rule not in MATCH_RULES: raise ValueError(f"match rule must be one of {', '.join(MATCH_RULES)}, not {rule!r}")
     return MATCH_RULES[rule](prediction, golds)
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #5afa2441
@@ -73,37 +78,48 @@ SR_BINS = (1, 5, 10, 50, 100, 500, 1000)  # WITQA §3.1.2: the lower edges; the 
 def bin_labels(edges: Sequence[float] = SR_BINS) -> list[str]:
     "The bin labels of `edges`, in order: '<first' (below the first edge), '[a,b)' each, 'last+'."
     e = list(edges)
-    if not e or any(b <= a for a, b in zip(e, e[1:])): raise ValueError(f"bin edges must be increasing and non-empty, got {e}")
+    if not e or any(b <= a for a, b in zip(e, e[1:])):
+        raise ValueError(f"bin edges must be increasing and non-empty, got {e}")
     return [f"<{e[0]}"] + [f"[{a},{b})" for a, b in zip(e, e[1:])] + [f"{e[-1]}+"]
 
+# %% ../../../nbs/79_papers.witqa.method.ipynb #5afa2441s1
 def bin_of(x: float, # a count (or page views)
            edges: Sequence[float] = SR_BINS) -> str:
     "The label of the left-closed bin holding `x`."
-    if x is None or (isinstance(x, float) and math.isnan(x)): raise ValueError("a count is missing (None or NaN); drop or fill it before binning")
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        raise ValueError("a count is missing (None or NaN); drop or fill it before binning")
     return bin_labels(edges)[bisect_right(list(edges), x)]
 
+# %% ../../../nbs/79_papers.witqa.method.ipynb #5afa2441s2
 def bins_of(xs: Sequence[float], edges: Sequence[float] = SR_BINS) -> pd.Categorical:
     "`bin_of` for every value, as an ordered categorical over all the labels."
     return pd.Categorical([bin_of(x, edges) for x in xs], categories=bin_labels(edges), ordered=True)
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #2ba63526
-QGEN_PROMPT = ("Given a context and a triple (subject, relation, object), transform the triple to a question that asks \u201cObject\u201d. "
-               "The generated question must contain a given \u201cSubject\u201d and also be answerable without the context.\n\n"
-               "# Context:\n{context}\n\n# Triple:\n## Subject:\n{subject}\n\n## Relation:\n{relation}\n(Meaning: {description})\n\n"
-               "## Object:\n{object}\n\n# Output: <question only and must contain Subject>")  # WITQA Appendix B, Figure 10
+QGEN_PROMPT = ("Given a context and a triple (subject, relation, object), transform the triple to a question that asks "
+               "\u201cObject\u201d. The generated question must contain a given \u201cSubject\u201d and also be "
+               "answerable without the context.\n\n# Context:\n{context}\n\n# Triple:\n## Subject:\n{subject}\n\n"
+               "## Relation:\n{relation}\n(Meaning: {description})\n\n## Object:\n{object}\n\n"
+               "# Output: <question only and must contain Subject>")  # WITQA Appendix B, Figure 10
 
 def render_qgen(context: str, subject: str, relation: str, obj: str, description: str = "") -> str:
     "Figure 10's question-generation prompt for one triple."
-    return QGEN_PROMPT.format(context=context, subject=subject, relation=relation, object=obj, description=description or relation)
+    return QGEN_PROMPT.format(context=context, subject=subject, relation=relation, object=obj,
+                              description=description or relation)
 
+_CANNOT = "but the question cannot be answered. Make the question more detailed if needed. Try again."
+_BOTH = "The question you generated contains 'Subject' and 'Object', but 'Object' must not be in the question. "
 FEEDBACK = {  # WITQA Algorithm 1, lines 9-33
-    "unanswerable": "It is good that the question contains 'Subject' and not 'Object', but the question cannot be answered. Make the question more detailed if needed. Try again.",
-    "no_subject": "The question you generated does not contain 'Subject', but 'Subject' must be in the question. Try again.",
-    "no_subject_has_object": "The question you generated does not contain 'Subject' and does contain 'Object'. However, 'Subject' must be in the question. Also, 'Object' must not be in the question. Try again.",
-    "object_contains_subject": "The question you generated contains 'Subject' and 'Object', but 'Object' must not be in the question. Though 'Subject' is the substring of 'Object', remove 'Object' and remain only 'Subject'.",
-    "subject_contains_object_unanswerable": "It is good that the question contains 'Subject', but the question cannot be answered. Make the question more detailed if needed. Try again.",
-    "has_object": "The question you generated contains 'Subject' and 'Object', but 'Object' must not be in the question. Remove 'Object' and remain only 'Subject'.",
-}
+    "unanswerable": "It is good that the question contains 'Subject' and not 'Object', " + _CANNOT,
+    "no_subject": "The question you generated does not contain 'Subject', but 'Subject' must be in the question. "
+                  "Try again.",
+    "no_subject_has_object": "The question you generated does not contain 'Subject' and does contain 'Object'. "
+                             "However, 'Subject' must be in the question. Also, 'Object' must not be in the question. "
+                             "Try again.",
+    "object_contains_subject": _BOTH + "Though 'Subject' is the substring of 'Object', remove 'Object' and remain only "
+                               "'Subject'.",
+    "subject_contains_object_unanswerable": "It is good that the question contains 'Subject', " + _CANNOT,
+    "has_object": _BOTH + "Remove 'Object' and remain only 'Subject'."}
 
 def check_criteria(question: str, answer: str, subject: str, obj: str, golds: Sequence[str]) -> tuple[bool, bool, bool]:
     "(Answerable, HasSubject, NoObject) of a generated question and the reader's answer to it."
@@ -121,21 +137,6 @@ def feedback(answerable: bool, has_subject: bool, no_object: bool, subject: str,
     return FEEDBACK["has_object"]
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #d399c609
-def _read_answer(lm, question: str, context: str, chat: bool) -> str:
-    "The reader's answer to `question` from the supporting passage (Figure 12's prompt, 16 tokens)."
-    prompt = render("witqa-context", question=question, document=context)
-    return postprocess(lm.generate([prompt], max_new_tokens=16, stop=("\n\n",), chat=chat)[0].text)
-
-def _round(question: str, answer: str, crit: tuple[bool, bool, bool], msg: str | None) -> dict:
-    "One round's record: the question, the answer, the three criteria and the feedback (None: accepted)."
-    return dict(question=question, answer=answer, answerable=crit[0], has_subject=crit[1], no_object=crit[2],
-                feedback=msg)
-
-def _retry_turn(question: str, msg: str) -> str:
-    "The turn appended after a rejected question: the question, the feedback, and the output cue again."
-    return (f"\n\n# Your question:\n{question}\n\n# Feedback:\n{msg}\n\n"
-            "# Output: <question only and must contain Subject>")
-
 def roundtrip_question(lm, # any reader: generate(prompts, max_new_tokens, stop, chat=...) -> [Completion]
                        subject: str, relation: str, obj: str, # the triple
                        context: str, # its supporting passage
@@ -148,16 +149,19 @@ def roundtrip_question(lm, # any reader: generate(prompts, max_new_tokens, stop,
     "Algorithm 1: generate a question, answer it from the passage, check, feed back, retry; the question or None."
     golds, prompt = list(golds) or [obj], render_qgen(context, subject, relation, obj, description)
     turns, rounds = [], []
-    gen = lambda: postprocess(lm.generate([prompt + "".join(turns)], max_new_tokens=max_new_tokens, stop=("\n\n",), chat=chat)[0].text)
-    question = gen()
+    gen = lambda p, n: postprocess(lm.generate([p], max_new_tokens=n, stop=("\n\n",), chat=chat)[0].text)
+    question = gen(prompt, max_new_tokens)
     for i in range(k):
-        answer = _read_answer(lm, question, context, chat)
+        # the reader's answer from the supporting passage (Figure 12's prompt, 16 tokens)
+        answer = gen(render("witqa-context", question=question, document=context), 16)
         crit = check_criteria(question, answer, subject, obj, golds)
         msg = feedback(*crit, subject, obj)
-        rounds.append(_round(question, answer, crit, msg))
+        rounds.append(dict(question=question, answer=answer, answerable=crit[0], has_subject=crit[1],
+                           no_object=crit[2], feedback=msg))  # msg None: accepted
         if msg is None: return dict(question=question, accepted=True, rounds=rounds)
-        turns.append(_retry_turn(question, msg))
-        if i < k - 1: question = gen()  # line 36; a rewrite after the last round would go unchecked
+        turns.append(f"\n\n# Your question:\n{question}\n\n# Feedback:\n{msg}\n\n"
+                     "# Output: <question only and must contain Subject>")  # the output cue again
+        if i < k - 1: question = gen(prompt + "".join(turns), max_new_tokens)  # line 36; a later rewrite goes unchecked
     return dict(question=None, accepted=False, rounds=rounds)
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #17bb27be
@@ -195,13 +199,12 @@ class Vanilla(Method):
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, one generate call for the batch."
         ctxs, pids, costs = self._contexts(questions)
-        prompts = [render(self.template, question=q, **({} if c is None else dict(document=c))) for q, c in zip(questions, ctxs)]
+        prompts = [render(self.template, question=q, **({} if c is None else dict(document=c)))
+                   for q, c in zip(questions, ctxs)]
         outs = self.lm.generate(prompts, max_new_tokens=self.max_new_tokens, stop=("\n\n",), chat=self.chat)
-        preds = []
-        for o, c, ps, extra in zip(outs, ctxs, pids, costs):
-            cost = o.cost if extra is None else o.cost + extra
-            preds.append(Prediction.charged(postprocess(o.text), cost, raw=o.text, pids=ps, trace={} if c is None else dict(context=c)))
-        return preds
+        return [Prediction.charged(postprocess(o.text), o.cost if x is None else o.cost + x, raw=o.text, pids=ps,
+                                   trace={} if c is None else dict(context=c))
+                for o, c, ps, x in zip(outs, ctxs, pids, costs)]
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #d73765f0
 class RALM(Vanilla):
@@ -221,7 +224,7 @@ class RALM(Vanilla):
                  max_new_tokens: int = 16, # answer budget
                  chat: bool = True, # wrap prompts in the reader's chat template
                  name: str | None = None): # the system's name (default "<retriever>@<n_passages>")
-        if n_passages < 1: raise ValueError(f"n_passages must be at least 1 (Vanilla is the closed-book reader), got {n_passages}")
+        if n_passages < 1: raise ValueError(f"n_passages must be at least 1 (Vanilla is the closed book): {n_passages}")
         super().__init__(lm, max_new_tokens, chat, name or f"{retriever.name}@{n_passages}")
         self.retriever, self.n_passages = retriever, n_passages
 
@@ -253,36 +256,34 @@ class GenRead(Vanilla):
         return super().derived_config() | dict(doc_template=self.doc_template)
 
     def _contexts(self, questions):
-        docs = self.lm.generate([render(self.doc_template, question=q) for q in questions], max_new_tokens=self.doc_tokens, chat=self.chat)
+        docs = self.lm.generate([render(self.doc_template, question=q) for q in questions],
+                                max_new_tokens=self.doc_tokens, chat=self.chat)
         return [d.text.strip() for d in docs], [[] for _ in questions], [d.cost for d in docs]
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #219f7484
-def _read_context(r) -> str | None:
-    "The context behind answer row `r` (None: it read none)."
-    return (r["trace"] or {}).get("context") if isinstance(r["trace"], dict) else None
-
-def _score_into(row: dict, r, name: str, rule: str):
-    "Set system `name`'s 0/1 correctness in `row` (0 if it failed) and, where it read a context, its passage accuracy."
-    failed = isinstance(r["error"], str) and bool(r["error"])
-    row[name] = 0.0 if failed else witqa_match(r["prediction"], row["golds"], rule)
-    if (ctx := _read_context(r)) is not None: row[f"{name} passage"] = witqa_match(ctx, row["golds"], rule)
-
 def popularity_table(runs: dict, # system name -> Evaluation (same questions)
                      examples: Sequence, # the Examples they answered
                      rule: str = "substring", # the accuracy rule (see MATCH_RULES)
-                     fields: Sequence[str] = ("relation", "sr_count", "s_count", "s_pop"), # meta fields to keep when present
+                     fields: Sequence[str] = ("relation", "sr_count", "s_count", "s_pop"), # meta fields kept if present
                      extra: pd.DataFrame | None = None, # more columns indexed by qid (e.g. corpus_popularity)
                      ) -> pd.DataFrame:
     "One row per question: popularity fields, each system's 0/1 correctness and its passage accuracy if any."
-    rows = {e.qid: dict(qid=e.qid, question=e.question, golds=list(e.answers), **{f: e.meta[f] for f in fields if f in e.meta}) for e in examples}
-    if len(rows) != len(examples): raise ValueError(f"{len(examples) - len(rows)} questions share a qid; a popularity table needs one row per question")
+    rows = {e.qid: dict(qid=e.qid, question=e.question, golds=list(e.answers), **{f: e.meta[f] for f in fields
+                                                                                   if f in e.meta}) for e in examples}
+    if len(rows) != len(examples):
+        raise ValueError(f"{len(examples) - len(rows)} questions share a qid; the table needs one row per question")
     for name, ev in runs.items():
-        if ev.table.qid.duplicated().any(): raise ValueError(f"{name} answered some questions twice: {ev.table.qid[ev.table.qid.duplicated()].tolist()[:3]}")
+        dup = ev.table.qid.duplicated()
+        if dup.any(): raise ValueError(f"{name} answered some questions twice: {ev.table.qid[dup].tolist()[:3]}")
         t = ev.table.set_index("qid")
         missing = set(rows) - set(t.index)
-        if missing: raise ValueError(f"{name} has no answer for {len(missing)} of the questions, e.g. {sorted(missing)[:2]}")
-        for qid, row in rows.items():
-            _score_into(row, t.loc[qid], name, rule)
+        if missing: raise ValueError(f"{name} has no answer to {len(missing)} questions, e.g. {sorted(missing)[:2]}")
+        for qid, row in rows.items():  # 0/1 correctness (0 if it failed) and, where it read a context, passage accuracy
+            r = t.loc[qid]
+            failed = isinstance(r["error"], str) and bool(r["error"])
+            row[name] = 0.0 if failed else witqa_match(r["prediction"], row["golds"], rule)
+            ctx = r["trace"].get("context") if isinstance(r["trace"], dict) else None
+            if ctx is not None: row[f"{name} passage"] = witqa_match(ctx, row["golds"], rule)
     out = pd.DataFrame(list(rows.values()))
     return out if extra is None else out.join(extra, on="qid")
 
@@ -291,11 +292,6 @@ def require_columns(table: pd.DataFrame, cols: Sequence[str]):
     "Raise a KeyError naming the columns of `cols` that `table` lacks."
     missing = [c for c in cols if c not in table.columns]
     if missing: raise KeyError(f"the table has no column {missing}; columns: {list(table.columns)}")
-
-def _group_rows(key: str, label: str, sub: pd.DataFrame, systems: Sequence[str], n_boot: int, seed: int) -> list[dict]:
-    "One row per system for group `label`'s questions `sub`: n, accuracy and its bootstrap interval."
-    cis = [bootstrap_ci(sub[s].astype(float).values, n=n_boot, seed=seed) for s in systems]
-    return [{key: label, "system": s, "n": len(sub), "acc": mean, "lo": lo, "hi": hi} for s, (mean, lo, hi) in zip(systems, cis)]
 
 def accuracy_by_group(table: pd.DataFrame, # one row per question: a 0/1 column per system
                       groups: pd.Categorical, # each question's group; the categories give the order
@@ -308,7 +304,10 @@ def accuracy_by_group(table: pd.DataFrame, # one row per question: a 0/1 column 
     rows = []
     for label in groups.categories:
         sub = table[np.asarray(groups == label)]
-        if not sub.empty: rows += _group_rows(key, label, sub, systems, n_boot, seed)
+        if sub.empty: continue
+        for s in systems:
+            mean, lo, hi = bootstrap_ci(sub[s].astype(float).values, n=n_boot, seed=seed)
+            rows.append({key: label, "system": s, "n": len(sub), "acc": mean, "lo": lo, "hi": hi})
     out = pd.DataFrame(rows, columns=[key, "system", "n", "acc", "lo", "hi"])
     out[key] = pd.Categorical(out[key], categories=groups.categories, ordered=True)
     return out
@@ -327,14 +326,17 @@ def agreement_ratio(correct: Sequence[float], # the RALM's 0/1 correctness per q
                     ) -> float:
     "The share of questions where the RALM is right exactly when its passage holds the answer (Figure 8)."
     a, b = np.asarray(correct, dtype=float), np.asarray(passage_correct, dtype=float)
-    if len(a) != len(b) or len(a) == 0: raise ValueError(f"need the same non-zero number of answers and passages, got {len(a)} and {len(b)}")
+    if len(a) != len(b) or len(a) == 0:
+        raise ValueError(f"need the same non-zero number of answers and passages, got {len(a)} and {len(b)}")
     return float(np.mean(a == b))
 
+# %% ../../../nbs/79_papers.witqa.method.ipynb #9367f591s1
 def chance_agreement(correct: Sequence[float], passage_correct: Sequence[float]) -> float:
     "The agreement two independent 0/1 columns would reach at their own rates: p·q + (1 − p)(1 − q)."
     pa, pb = np.mean(correct), np.mean(passage_correct)
     return float(pa * pb + (1 - pa) * (1 - pb))
 
+# %% ../../../nbs/79_papers.witqa.method.ipynb #9367f591s2
 def agreement_ci(correct: Sequence[float], passage_correct: Sequence[float], # two 0/1 columns, one entry per question
                  n_boot: int = 1000, seed: int = 0) -> tuple[float, float, float, float]:
     "(agreement ratio, its 95% bootstrap interval over questions, chance agreement)."
@@ -352,8 +354,10 @@ def head_tail(sr: Sequence[float], # S-R counts (or their stand-in)
               ) -> tuple[np.ndarray, tuple[float, float]]:
     "Each question's group ('head' above the median, 'tail' at or below it) and the medians used."
     sr, s = np.asarray(sr, dtype=float), np.asarray(s, dtype=float)
-    if len(sr) != len(s) or len(sr) == 0: raise ValueError(f"sr and s must be non-empty and the same length, got {len(sr)} and {len(s)}")
-    if np.isnan(sr).any() or np.isnan(s).any(): raise ValueError("a count is missing (NaN): a NaN median would make every question 'tail'; drop or fill it first")
+    if len(sr) != len(s) or len(sr) == 0:
+        raise ValueError(f"sr and s must be non-empty and the same length, got {len(sr)} and {len(s)}")
+    if np.isnan(sr).any() or np.isnan(s).any():
+        raise ValueError("a count is missing (NaN): a NaN median makes every question 'tail'; drop or fill it first")
     m = medians if medians is not None else (float(np.median(sr)), float(np.median(s)))
     side = lambda x, mid: np.where(x > mid, "head", "tail")
     return np.char.add(np.char.add(side(sr, m[0]), "-"), side(s, m[1])).astype(object), m
@@ -368,16 +372,6 @@ def retrieves(sr: Sequence[float], s: Sequence[float], t_sr: float, t_s: float,
     if route not in ROUTES: raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
     inside = (np.asarray(sr, dtype=float) < t_sr) & (np.asarray(s, dtype=float) < t_s)
     return inside if route == "tail-tail" else ~inside
-
-def _grid(x: np.ndarray) -> np.ndarray:
-    "The candidate thresholds for counts `x`: -inf, every observed value, +inf."
-    return np.concatenate([[-np.inf], np.unique(x), [np.inf]])
-
-def _inside(s: np.ndarray, gain: np.ndarray, grid_s: np.ndarray, base: float) -> tuple[np.ndarray, np.ndarray]:
-    "For every t2 on `grid_s`: how many of these questions have s < t2, and the routed accuracy when they are inside."
-    o = np.argsort(s, kind="stable")
-    inside = np.searchsorted(s[o], grid_s, side="left")  # questions with sr < t1 and s < t2, for every t2
-    return inside, base + np.concatenate([[0.0], np.cumsum(gain[o])])[inside]
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -396,15 +390,18 @@ def fit_thresholds(sr: Sequence[float], # S-R counts of the fitting questions
     "The (t_SR, t_S) maximising routed accuracy over observed values and ±inf; ties to fewer retrievals."
     sr, s, v, r = (np.asarray(x, dtype=float) for x in (sr, s, vanilla, ralm))
     n = len(sr)
-    if n == 0 or not (len(s) == len(v) == len(r) == n): raise ValueError(f"need the same non-zero number of sr, s, vanilla and ralm values, got {[len(sr), len(s), len(v), len(r)]}")
+    if n == 0 or not (len(s) == len(v) == len(r) == n):
+        raise ValueError(f"need as many sr, s, vanilla and ralm values, not 0; got {[len(x) for x in (sr, s, v, r)]}")
     if route not in ROUTES: raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
     tail = route == "tail-tail"
     base, gain = (v.sum(), r - v) if tail else (r.sum(), v - r)  # accuracy with none inside, change per question inside
-    grid_sr, grid_s = _grid(sr), _grid(s)
+    grid_sr, grid_s = (np.concatenate([[-np.inf], np.unique(x), [np.inf]]) for x in (sr, s))  # every value seen, ±inf
     best = None
     for t1 in grid_sr:
         m = sr < t1
-        inside, acc = _inside(s[m], gain[m], grid_s, base)
+        o = np.argsort(s[m], kind="stable")
+        inside = np.searchsorted(s[m][o], grid_s, side="left")  # questions with sr < t1 and s < t2, for every t2
+        acc = base + np.concatenate([[0.0], np.cumsum(gain[m][o])])[inside]  # the routed accuracy with them inside
         ret = inside if tail else n - inside
         j = np.lexsort((ret, -acc))[0]  # best accuracy, fewest retrievals, smallest t2 (a stable lexsort)
         key = (-acc[j], ret[j])
@@ -413,31 +410,6 @@ def fit_thresholds(sr: Sequence[float], # S-R counts of the fitting questions
     return Thresholds(float(t1), float(t2), float(-neg_acc / n), float(n_ret / n), n)
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #1ce71c27
-def _fit_by(train: pd.DataFrame, by: str | None, cols: tuple[str, str, str, str], route: str) -> dict:
-    "Relation -> Thresholds fitted on its training rows; None -> the thresholds of all training rows (the fallback)."
-    sr, s, v, r = cols
-    fit = lambda d: fit_thresholds(d[sr], d[s], d[v], d[r], route)
-    out = {None: fit(train)}
-    if by: out |= {k: fit(d) for k, d in train.groupby(by, sort=True)}
-    return out
-
-def _route(df: pd.DataFrame, fitted: dict, by: str | None, sr: str, s: str, route: str) -> np.ndarray:
-    "Whether each row is routed to the RALM under its relation's thresholds."
-    keys = df[by].tolist() if by else [None] * len(df)
-    t = [fitted.get(k, fitted[None]) for k in keys]
-    return retrieves(df[sr], df[s], np.array([x.t_sr for x in t]), np.array([x.t_s for x in t]), route)
-
-def _split_half(seed: int, n: int, n_train: int) -> np.ndarray:
-    "Each of `n` rows' half, 'train' or 'test': the first `n_train` of a permutation seeded with `seed` train."
-    perm = np.random.default_rng(seed).permutation(n)
-    return np.where(np.isin(np.arange(n), perm[:n_train]), "train", "test")
-
-def _split_rows(table: pd.DataFrame, seed: int, half: np.ndarray, ret: np.ndarray, vanilla: str, ralm: str):
-    "One split's rows: seed, row, half, whether it was routed to the RALM, and the three 0/1 outcomes."
-    v, r = table[vanilla].to_numpy(dtype=float), table[ralm].to_numpy(dtype=float)
-    return pd.DataFrame(dict(seed=seed, row=np.arange(len(table)), half=half, retrieved=ret, vanilla=v, ralm=r,
-                             selective=np.where(ret, table[ralm], table[vanilla]).astype(float)))
-
 def selective_splits(table: pd.DataFrame, # one row per question: counts, relation and 0/1 columns
                      vanilla: str, # the vanilla reader's 0/1 column
                      ralm: str, # the RALM's 0/1 column
@@ -449,34 +421,42 @@ def selective_splits(table: pd.DataFrame, # one row per question: counts, relati
     "Appendix C.2 on `table`: one row per (seed, question): its half, whether routed to the RALM, three outcomes."
     require_columns(table, [vanilla, ralm, sr, s] + ([by] if by else []))
     if not 0 < train_frac < 1: raise ValueError(f"train_frac must be in (0, 1), got {train_frac}")
-    n_train = round(len(table) * train_frac)
-    if not 0 < n_train < len(table): raise ValueError(f"{len(table)} questions leave an empty half at train_frac={train_frac}")
-    parts = []
-    for seed in seeds:
-        half = _split_half(seed, len(table), n_train)
-        fitted = _fit_by(table[half == "train"], by, (sr, s, vanilla, ralm), route)
-        parts.append(_split_rows(table, seed, half, _route(table, fitted, by, sr, s, route), vanilla, ralm))
+    n = len(table)
+    n_train = round(n * train_frac)
+    if not 0 < n_train < n: raise ValueError(f"{n} questions leave an empty half at train_frac={train_frac}")
+    v, r = table[vanilla].to_numpy(dtype=float), table[ralm].to_numpy(dtype=float)
+    fit = lambda d: fit_thresholds(d[sr], d[s], d[vanilla], d[ralm], route)
+    keys, parts = table[by].tolist() if by else [None] * n, []
+    for seed in seeds:  # the first `n_train` of a permutation seeded with `seed` are the training half
+        half = np.where(np.isin(np.arange(n), np.random.default_rng(seed).permutation(n)[:n_train]), "train", "test")
+        train = table[half == "train"]  # thresholds per relation; None: those of all training rows (the fallback)
+        fitted = {None: fit(train)} | ({k: fit(d) for k, d in train.groupby(by, sort=True)} if by else {})
+        t = [fitted.get(k, fitted[None]) for k in keys]
+        ret = retrieves(table[sr], table[s], np.array([x.t_sr for x in t]), np.array([x.t_s for x in t]), route)
+        parts.append(pd.DataFrame(dict(seed=seed, row=np.arange(n), half=half, retrieved=ret, vanilla=v, ralm=r,
+                                       selective=np.where(ret, table[ralm], table[vanilla]).astype(float))))
     return pd.concat(parts, ignore_index=True)
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #36c87c68
-def _halves(d: pd.DataFrame, cols: Sequence[str] = ("vanilla", "ralm", "selective", "retrieved")) -> pd.DataFrame:
-    "Per seed, the mean of each of `cols` on the test half, then on the training half (prefixed 'train_')."
-    means = {h: d[d.half == h].groupby("seed")[list(cols)].mean() for h in ("test", "train")}
-    return pd.concat([means["test"], means["train"].add_prefix("train_")], axis=1)
-
 def seed_means(rows: pd.DataFrame, # selective_splits' rows
                ) -> pd.DataFrame:
     "One row per seed: test accuracy of vanilla, RALM and the selective rule, its retrieval share, training half's."
+    cols = ["vanilla", "ralm", "selective", "retrieved"]
+    means = {h: rows[rows.half == h].groupby("seed")[cols].mean() for h in ("test", "train")}
     n = rows.groupby(["seed", "half"]).size().unstack()
-    return _halves(rows).assign(n_train=n["train"], n_test=n["test"]).reset_index()
+    return (pd.concat([means["test"], means["train"].add_prefix("train_")], axis=1)
+            .assign(n_train=n["train"], n_test=n["test"]).reset_index())
 
+# %% ../../../nbs/79_papers.witqa.method.ipynb #36c87c68s1
 def selective_integration(table: pd.DataFrame, vanilla: str, ralm: str, **kw) -> pd.DataFrame:
     "Appendix C.2 on `table` (options as `selective_splits`): `seed_means` of its rows."
     return seed_means(selective_splits(table, vanilla, ralm, **kw))
 
+# %% ../../../nbs/79_papers.witqa.method.ipynb #36c87c68s2
 def mean_std(runs: pd.DataFrame, cols: Sequence[str] = ("vanilla", "ralm", "selective", "retrieved")) -> pd.DataFrame:
     "Mean and standard deviation (ddof = 1) of each column over the seeds, as Figure 14 reports them."
-    return pd.DataFrame({c: dict(mean=runs[c].mean(), std=runs[c].std(ddof=1) if len(runs) > 1 else float("nan")) for c in cols}).T
+    return pd.DataFrame({c: dict(mean=runs[c].mean(), std=runs[c].std(ddof=1) if len(runs) > 1 else float("nan"))
+                         for c in cols}).T
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #0c1f17c2
 def _mallen_group(table: pd.DataFrame, i: np.ndarray, vanilla: str, ralm: str, pop: str, bins: int) -> tuple:
@@ -484,12 +464,6 @@ def _mallen_group(table: pd.DataFrame, i: np.ndarray, vanilla: str, ralm: str, p
     lp = np.log(table[pop].to_numpy(dtype=float)[i])
     c, cr = table[vanilla].to_numpy(dtype=bool)[i], table[ralm].to_numpy(dtype=bool)[i]
     return lp, np.histogram(lp, bins=bins)[1], c, cr
-
-def _mallen_mask(rs: np.random.RandomState, n: int, n_train: int) -> np.ndarray:
-    "One reshuffle's halves: `n_train` 'train' and the rest 'test' (a list, as the original shuffles)."
-    mask = ["train"] * n_train + ["test"] * (n - n_train)
-    rs.shuffle(mask)
-    return np.array(mask)
 
 def _bin_counts(g: tuple, sel: np.ndarray) -> tuple[np.ndarray, ...]:
     "Per page-view bin, of group `g`'s rows in `sel`: how many vanilla gets right, how many the RALM does, how many."
@@ -500,38 +474,31 @@ def _routed(c: np.ndarray, r: np.ndarray, tot: np.ndarray, t: int) -> float:
     "Accuracy from bin counts when the bins below `t` read with retrieval (RALM) and the rest without (vanilla)."
     return (r[:t].sum() + c[t:].sum()) / tot.sum()
 
-def _mallen_threshold(c: np.ndarray, r: np.ndarray, tot: np.ndarray, bins: int) -> int:
-    "The threshold bin with the best routed accuracy on these (training) counts, the lowest of ties."
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return int(np.argmax([_routed(c, r, tot, j) for j in range(bins + 1)]))
-
 def _mallen_record(c: np.ndarray, r: np.ndarray, tot: np.ndarray, t: int) -> dict | None:
     "A group's half from its bin counts: accuracies (vanilla, RALM, rule at `t`), size and retrievals (None if empty)."
     if not tot.sum(): return None
     return dict(vanilla=c.sum() / tot.sum(), ralm=r.sum() / tot.sum(), adaptive=_routed(c, r, tot, t),
                 size=tot.sum(), ret=tot[:t].sum())
 
-def _mallen_fit(g: tuple, m: np.ndarray, bins: int) -> tuple[dict | None, dict | None]:
-    "Group `g` under one split (`m`: its rows' halves): the threshold fitted on its training rows, then both halves."
-    tr, te = _bin_counts(g, m == "train"), _bin_counts(g, m == "test")
-    t = _mallen_threshold(*tr, bins)
-    return _mallen_record(*te, t), _mallen_record(*tr, t)
-
 # %% ../../../nbs/79_papers.witqa.method.ipynb #55e91e40
 def _weighted(recs: list[dict], keys: Sequence[str]) -> dict:
     "The mean of each of `keys` over the group records `recs`, weighted by their sizes."
     return {k: np.average([x[k] for x in recs], weights=[x["size"] for x in recs]) for k in keys}
 
-def _run_means(tests: list[dict], trains: list[dict], n_test: int) -> dict:
-    "A reshuffle's size-weighted test accuracies, the share of test questions retrieved for, and training accuracy."
-    test = _weighted(tests, ("vanilla", "ralm", "adaptive"))
-    return test | dict(retrieved=sum(x["ret"] for x in tests) / n_test,
-                       train_adaptive=_weighted(trains, ("adaptive",))["adaptive"])
-
-def _mallen_run(groups: list[tuple], mask: np.ndarray, bins: int, n_test: int) -> dict:
-    "One reshuffle: every group's threshold fitted on its training rows, then the means over the groups' halves."
-    fits = [_mallen_fit(g, mask[i], bins) for i, g in groups]
-    return _run_means([te for te, _ in fits if te], [tr for _, tr in fits if tr], n_test)
+def _mallen_run(groups: list[tuple], rs: np.random.RandomState, n: int, n_train: int, bins: int) -> dict:
+    "One reshuffle: each group's threshold fitted on its training rows, then size-weighted means over the halves."
+    mask = ["train"] * n_train + ["test"] * (n - n_train)
+    rs.shuffle(mask)  # a list, as the original shuffles
+    mask, tests, trains = np.array(mask), [], []
+    for i, g in groups:
+        tr, te = _bin_counts(g, mask[i] == "train"), _bin_counts(g, mask[i] == "test")
+        with np.errstate(invalid="ignore", divide="ignore"):  # best routed accuracy on training counts, lowest of ties
+            t = int(np.argmax([_routed(*tr, j) for j in range(bins + 1)]))
+        tests += [x] if (x := _mallen_record(*te, t)) else []
+        trains += [x] if (x := _mallen_record(*tr, t)) else []
+    means = _weighted(tests, ("vanilla", "ralm", "adaptive"))
+    return means | dict(retrieved=sum(x["ret"] for x in tests) / (n - n_train),
+                        train_adaptive=_weighted(trains, ("adaptive",))["adaptive"])
 
 def mallen_adaptive(table: pd.DataFrame, # one row per question: page views, relation and 0/1 columns
                     vanilla: str, ralm: str, # the two 0/1 columns
@@ -542,16 +509,19 @@ def mallen_adaptive(table: pd.DataFrame, # one row per question: page views, rel
     cols = [vanilla, ralm, pop] + ([by] if by else [])
     require_columns(table, cols)
     bad = [c for c in cols if table[c].isna().any()]
-    if bad: raise ValueError(f"columns {bad} have missing values (NaN); drop those rows first (the original drops rows without s_pop)")
-    if (table[pop] <= 0).any(): raise ValueError(f"{int((table[pop] <= 0).sum())} rows have {pop} <= 0: log page views need positive counts; drop them first")
-    if "question" in table.columns: table = table.sort_values("question", kind="stable")  # the original sorts by question before the split
+    if bad: raise ValueError(f"columns {bad} have missing values (NaN); drop those rows first (the original drops rows "
+                             "without s_pop)")
+    if (table[pop] <= 0).any(): raise ValueError(f"{int((table[pop] <= 0).sum())} rows have {pop} <= 0: log page views "
+                                                 "need positive counts; drop them first")
+    if "question" in table.columns: table = table.sort_values("question", kind="stable")  # as the original does
     table = table.reset_index(drop=True)
     rs, n = np.random.RandomState(seed), len(table)
     n_train = round(n * train_frac)
-    if not 0 < n_train < n: raise ValueError(f"{n} questions leave an empty half at train_frac={train_frac}; Mallen et al.'s split needs more questions")
+    if not 0 < n_train < n: raise ValueError(f"{n} questions leave an empty half at train_frac={train_frac}; Mallen et "
+                                             "al.'s split needs more questions")
     idx = table.groupby(by, sort=False).indices.values() if by else [np.arange(n)]
     groups = [(i, _mallen_group(table, i, vanilla, ralm, pop, bins)) for i in idx]
-    df = pd.DataFrame([_mallen_run(groups, _mallen_mask(rs, n, n_train), bins, n - n_train) for _ in range(n_boot)])
+    df = pd.DataFrame([_mallen_run(groups, rs, n, n_train, bins) for _ in range(n_boot)])
     return dict(runs=df, test_size=n - n_train, **{k: float(df[k].mean()) for k in df.columns},
                 adaptive_pm=float(2 * df["adaptive"].std(ddof=0) / np.sqrt(n - n_train)))
 
@@ -563,18 +533,20 @@ def subject_of(title: str) -> str:
     "A Wikipedia title without its trailing parenthetical: 'Mercury (planet)' -> 'Mercury'."
     return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
 
-PRONOUNS = frozenset("i me my mine myself you your yours yourself we us our ours he him his she her hers it its they them their theirs "
-                     "this that these those there here someone something anyone anything".split())
-QUESTION_STOP = frozenset("a an the of in on at to for from by with and or is are was were be been did does do has have had not "
-                          "who whom whose what which when where why how will would shall should can could may might must "
-                          "ll re ve m d s t".split()) | PRONOUNS  # never at the edge of a subject n-gram; pronouns and clitic stubs never a subject
+PRONOUNS = frozenset("i me my mine myself you your yours yourself we us our ours he him his she her hers it its they "
+                     "them their theirs this that these those there here someone something anyone anything".split())
+# never at the edge of a subject n-gram; pronouns and clitic stubs never a subject
+QUESTION_STOP = frozenset("a an the of in on at to for from by with and or is are was were be been did does do has "
+                          "have had not who whom whose what which when where why how will would shall should can could "
+                          "may might must ll re ve m d s t".split()) | PRONOUNS
 
 _CLITIC = re.compile(r"\b([A-Za-z]+)['’](ll|re|ve|m|d|s)\b", re.IGNORECASE)
 
 def split_contractions(question: str) -> str:
     "`question` with contractions undone before normalisation: n't -> ' not', clitics dropped ('s after pronouns)."
     q = re.sub(r"n['’]t\b", " not", question, flags=re.IGNORECASE)
-    keep = lambda m: m[0] if m[2].lower() == "s" and m[1].lower() not in PRONOUNS | {"what", "who", "where", "how", "when", "which", "why"} else m[1]
+    wh = {"what", "who", "where", "how", "when", "which", "why"}
+    keep = lambda m: m[0] if m[2].lower() == "s" and m[1].lower() not in PRONOUNS | wh else m[1]
     return _CLITIC.sub(keep, q)
 
 def proper_words(corpus, share: float = 0.7, min_count: int = 2) -> frozenset:
@@ -594,7 +566,8 @@ def question_subject(question: str, # the question text
     w = normalize_answer(split_contractions(question)).split()
     grams = [(w[i:i + n], i) for n in (4, 3, 2, 1) for i in range(len(w) - n + 1)]
     grams = [(g, i) for g, i in grams if g[0] not in QUESTION_STOP and g[-1] not in QUESTION_STOP]
-    for rule, ok in (("proper noun", lambda g: all(x in proper or x in QUESTION_STOP for x in g)), ("rarest word", lambda g: len(g) == 1)):
+    for rule, ok in (("proper noun", lambda g: all(x in proper or x in QUESTION_STOP for x in g)),
+                     ("rarest word", lambda g: len(g) == 1)):
         c = [(df(" ".join(g)), -len(g), i, " ".join(g)) for g, i in grams if ok(g)]
         c = [x for x in c if x[0] > 0]
         if c: return min(c)[3], rule
@@ -603,12 +576,6 @@ def question_subject(question: str, # the question text
 # %% ../../../nbs/79_papers.witqa.method.ipynb #7abeb71c
 from ...eval.metrics import has_answer, _normalize  # _normalize: uncached, for long passages
 from ...retrieve.bm25 import passage_text
-
-def _meta_subject(e, field: str) -> tuple[str, str]:
-    "(subject, rule) of example `e` from its meta field `field`, which names the subject."
-    if field not in e.meta:
-        raise KeyError(f"example {e.qid} has no meta[{field!r}] naming its subject; use subject='question'")
-    return subject_of(e.meta[field]), f"meta[{field!r}]"
 
 def corpus_popularity(examples: Sequence, # Examples (with meta naming the subject, unless subject="question")
                       corpus, # the Corpus to count in
@@ -625,31 +592,30 @@ def corpus_popularity(examples: Sequence, # Examples (with meta naming the subje
     rows = []
     for e in examples:
         if subject == "question": subj, rule = question_subject(e.question, proper, lambda g: len(hits(g)))
-        else:
-            subj, rule = _meta_subject(e, subject)
+        elif subject not in e.meta:
+            raise KeyError(f"example {e.qid} has no meta[{subject!r}] naming its subject; use subject='question'")
+        else: subj, rule = subject_of(e.meta[subject]), f"meta[{subject!r}]"
         h = hits(normalize_answer(subj))
-        rows.append(dict(qid=e.qid, subject=subj, subject_rule=rule, s_count=len(h), so_count=int(sum(has_answer(texts[i], list(e.answers)) for i in h))))
+        rows.append(dict(qid=e.qid, subject=subj, subject_rule=rule, s_count=len(h),
+                         so_count=int(sum(has_answer(texts[i], list(e.answers)) for i in h))))
     return pd.DataFrame(rows).set_index("qid")
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #75181c65
 from ...core import Passage
-_Q_KEYS, _CTX_KEYS, _TEXT_KEYS = ("question", "query", "input"), ("ctxs", "contexts", "passages", "retrieved_passages", "docs"), ("text", "contents", "content", "passage")
-
-def _json_list(text: str, path: Path) -> list[tuple[int, object]]:
-    "(item number, row) pairs of a JSON list."
-    try: return list(enumerate(json.loads(text), 1))
-    except json.JSONDecodeError as e: raise ValueError(f"{path}: not valid JSON ({e})") from None
-
-def _json_line(line: str, n: int, path: Path):
-    "The row on line `n` of a JSON-lines file."
-    try: return json.loads(line)
-    except json.JSONDecodeError as e: raise ValueError(f"{path}, line {n}: not a JSON object ({e.msg})") from None
+_Q_KEYS, _CTX_KEYS = ("question", "query", "input"), ("ctxs", "contexts", "passages", "retrieved_passages", "docs")
+_TEXT_KEYS = ("text", "contents", "content", "passage")
 
 def _rows(path: Path) -> list[tuple[int, object]]:
-    "(line, row) pairs of a JSON-lines file or of a JSON list."
+    "(line, row) pairs of a JSON-lines file, or (item number, row) pairs of a JSON list."
     text = path.read_text(encoding="utf-8")
-    if text.lstrip().startswith("["): return _json_list(text, path)
-    return [(n, _json_line(line, n, path)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if text.lstrip().startswith("["):
+        try: return list(enumerate(json.loads(text), 1))
+        except json.JSONDecodeError as e: raise ValueError(f"{path}: not valid JSON ({e})") from None
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        try: rows += [(n, json.loads(line))] if line.strip() else []
+        except json.JSONDecodeError as e: raise ValueError(f"{path}, line {n}: not a JSON object ({e.msg})") from None
+    return rows
 
 def _pick(d: dict, keys: tuple[str, ...], what: str, where: str):
     "The value under the first of `keys` present in `d`, or an error naming what was found."
@@ -657,14 +623,11 @@ def _pick(d: dict, keys: tuple[str, ...], what: str, where: str):
         if k in d: return d[k]
     raise ValueError(f"{where}: no {what} key (expected one of {', '.join(keys)}); the row has keys {sorted(d)}")
 
-def _text(c: dict, where: str, i: int) -> str:
-    "The text of passage object `c` (passage `i` of the row at `where`)."
-    return str(_pick(c, _TEXT_KEYS, "passage text", f"{where}, passage {i}"))
-
 def _passage(c, n: int, i: int, where: str) -> Passage:
     "Passage `i` of line `n`'s row: a bare string, or an object with its text and, where given, its id and title."
     if isinstance(c, str): return Passage(f"{n}#{i}", "", c)
-    if isinstance(c, dict): return Passage(str(c.get("id", f"{n}#{i}")), str(c.get("title") or ""), _text(c, where, i))
+    if isinstance(c, dict): return Passage(str(c.get("id", f"{n}#{i}")), str(c.get("title") or ""),
+                                           str(_pick(c, _TEXT_KEYS, "passage text", f"{where}, passage {i}")))
     raise ValueError(f"{where}: passage {i} is a {type(c).__name__}, not an object or a string")
 
 def load_retrieved_passages(path: Path | str, # a .jsonl (or .json list) of retrieval rows
@@ -677,11 +640,13 @@ def load_retrieved_passages(path: Path | str, # a .jsonl (or .json list) of retr
     by_q = {}
     for n, row in _rows(path):
         where = f"{path}, line {n}"
-        if not isinstance(row, dict): raise ValueError(f"{where}: expected an object with a question and its passages, got {type(row).__name__}")
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: expected an object with a question and its passages, got {type(row).__name__}")
         q, ctxs = _pick(row, _Q_KEYS, "question", where), _pick(row, _CTX_KEYS, "passages", where)
-        if not isinstance(ctxs, list): raise ValueError(f"{where}: the passages must be a list, got {type(ctxs).__name__}")
+        if not isinstance(ctxs, list): raise ValueError(f"{where}: passages must be a list, not {type(ctxs).__name__}")
         by_q[str(q).strip()] = [_passage(c, n, i, where) for i, c in enumerate(ctxs[:k] if k else ctxs)]
     missing = [e for e in examples if e.question.strip() not in by_q]
-    if missing: raise ValueError(f"{path}: {len(missing)} of {len(examples)} questions have no row, e.g. {missing[0].question!r:.80}; "
-                                 "the file must hold the same questions (joined on the exact question text)")
+    if missing: raise ValueError(f"{path}: {len(missing)} of {len(examples)} questions have no row, e.g. "
+                                 f"{missing[0].question!r:.80}; the file must hold the same questions (joined on the "
+                                 "exact question text)")
     return {e.qid: by_q[e.question.strip()] for e in examples}
