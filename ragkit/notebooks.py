@@ -23,8 +23,10 @@ def project_root(start: Path | str | None = None) -> Path:
     here = Path(start or Path.cwd()).resolve()
     for d in [here, *here.parents]:
         if (d / "nbs" / "profiles.toml").is_file(): return d
-    raise FileNotFoundError(f"no ragkit project (a folder with nbs/profiles.toml) at or above {here}; run from the repository")
+    raise FileNotFoundError(f"no ragkit project (a folder with nbs/profiles.toml) at or above {here}; "
+                            "run from the repository")
 
+# %% ../nbs/08_notebooks.ipynb #5420c922s1
 def find_notebook(name: str, root: Path | None = None) -> Path:
     "The notebook file for `name` (e.g. '06_data.cards' or 'nbs/06_data.cards.ipynb')."
     root = root or project_root()
@@ -39,7 +41,8 @@ def find_notebook(name: str, root: Path | None = None) -> Path:
 def notebook_title(nb_path: Path) -> str:
     "The text of the notebook's first `# ` heading ('' if it has none)."
     for c in json.loads(Path(nb_path).read_text(encoding="utf-8"))["cells"]:
-        if c["cell_type"] == "markdown" and (m := re.search(r"^# (.+)$", "".join(c["source"]), re.M)): return m[1].strip()
+        m = c["cell_type"] == "markdown" and re.search(r"^# (.+)$", "".join(c["source"]), re.M)
+        if m: return m[1].strip()
     return ""
 
 def paper_label(nb_path: Path) -> str:
@@ -48,7 +51,10 @@ def paper_label(nb_path: Path) -> str:
     return head.strip() if colon else ""
 
 # %% ../nbs/08_notebooks.ipynb #07aa50d2
-PROFILES = ("smoke", "demo", "paper", "paper-1.5b", "paper-split", "decide", "decide-gpu", "full")  # paper: the committed reference runs (outputs/paper/); paper-1.5b: their claims read by the 1.5B reader; paper-split: EoR on sources that differ in content; decide: runs sized by power to decide each core mechanism here (outputs/decide/); decide-gpu: the same at the papers' scale, for a GPU
+# paper: the committed reference runs (outputs/paper/); paper-1.5b: their claims read by the 1.5B reader; paper-split:
+# EoR on sources that differ in content; decide: runs sized by power to decide each core mechanism here
+# (outputs/decide/); decide-gpu: the same at the papers' scale, for a GPU
+PROFILES = ("smoke", "demo", "paper", "paper-1.5b", "paper-split", "decide", "decide-gpu", "full")
 
 def load_profiles(root: Path | None = None) -> dict:
     "The parsed nbs/profiles.toml."
@@ -56,6 +62,7 @@ def load_profiles(root: Path | None = None) -> dict:
     try: return tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e: raise ValueError(f"{p}: {e}") from None
 
+# %% ../nbs/08_notebooks.ipynb #07aa50d2s1
 def profile_params(notebook: str, profile: str, profiles: dict) -> dict:
     "The parameters of `notebook` under `profile` (smoke: none, the notebook's defaults)."
     if profile not in PROFILES: raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
@@ -74,18 +81,23 @@ def parse_value(v: str):
 
 def _parameters_source(nb_path: Path) -> str:
     "The source of the notebook's cell tagged `parameters` ('' if it has none)."
-    cells = [c for c in json.loads(Path(nb_path).read_text())["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
-    return "".join(cells[0]["source"]) if cells else ""
+    cells = json.loads(Path(nb_path).read_text())["cells"]
+    return next(("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), "")
+
+def _assigned(tree: ast.Module) -> list[tuple[str, ast.stmt]]:
+    "(name, statement) for each plain name a top-level assignment of `tree` sets, in order."
+    return [(t.id, n) for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)]
 
 def notebook_parameters(nb_path: Path) -> dict:
     "Name -> default (as source text) of the notebook's papermill parameters cell, read with `ast`."
     src = _parameters_source(nb_path)
     if not src: return {}
     try: tree = ast.parse(src)
-    except SyntaxError as e: raise ValueError(f"{Path(nb_path).name}: the parameters cell does not parse (line {e.lineno}): {e.msg}") from None
-    return {t.id: ast.get_source_segment(src, n.value) for n in tree.body
-            if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    except SyntaxError as e:
+        msg = f"the parameters cell does not parse (line {e.lineno}): {e.msg}"
+        raise ValueError(f"{Path(nb_path).name}: {msg}") from None
+    return {k: ast.get_source_segment(src, n.value) for k, n in _assigned(tree) if n.value is not None}
 
 def parameter_notes(nb_path: Path) -> dict:
     "Name -> the comment on its line in the parameters cell (what the value means), for error messages."
@@ -95,8 +107,7 @@ def parameter_notes(nb_path: Path) -> dict:
     try: toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
     except (tokenize.TokenError, SyntaxError): return {}
     notes = {t.start[0]: t.string.lstrip("#").strip() for t in toks if t.type == tokenize.COMMENT}
-    return {t.id: notes[n.end_lineno] for n in ast.parse(src).body if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.end_lineno in notes
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    return {k: notes[n.end_lineno] for k, n in _assigned(ast.parse(src)) if n.end_lineno in notes}
 
 def notebook_params(ns: dict, # the notebook's globals()
                     notebook: str, # the notebook's name, e.g. "40_papers.lore"
@@ -104,7 +115,8 @@ def notebook_params(ns: dict, # the notebook's globals()
     "The values in force of every parameter of `notebook`'s parameters cell, from the running namespace."
     names = list(notebook_parameters(find_notebook(notebook)))
     missing = [n for n in names if n not in ns]
-    if missing: raise NameError(f"{notebook}: parameters {missing} are not defined yet; call notebook_params after the parameters cell")
+    if missing: raise NameError(f"{notebook}: parameters {missing} are not defined yet; "
+                                "call notebook_params after the parameters cell")
     return {n: plain(ns[n]) for n in names}
 
 def notebook_defaults(nb_path: Path) -> dict:
@@ -113,31 +125,20 @@ def notebook_defaults(nb_path: Path) -> dict:
     for name, src in notebook_parameters(nb_path).items():
         try: out[name] = ast.literal_eval(src)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            raise ValueError(f"{Path(nb_path).stem}: the default of parameter {name!r} is `{src}`, which is not a literal; "
-                             "a parameters cell holds plain values (numbers, strings, booleans, None, lists, dicts)") from None
+            raise ValueError(f"{Path(nb_path).stem}: the default of parameter {name!r} is `{src}`, which is not a "
+                             "literal; a parameters cell holds plain values (numbers, strings, booleans, None, lists, "
+                             "dicts)") from None
     return out
 
 # %% ../nbs/08_notebooks.ipynb #00191d89
 def _type_ok(value, default) -> bool:
     "True if `value` may replace `default` (rules above)."
     if default is None: return True
-    if isinstance(default, bool) or isinstance(value, bool): return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, bool) or isinstance(value, bool): return isinstance(default, bool) == isinstance(value, bool)
     if isinstance(default, int): return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
     if isinstance(default, float): return isinstance(value, (int, float))
     if isinstance(default, (list, tuple)): return isinstance(value, (list, tuple))
     return isinstance(value, type(default))
-
-def _type_hint(name: str, value, default, cli: bool) -> str:
-    "How to write `value` on the command line (`cli`: it came from -p) when its type is wrong; '' for no hint."
-    if cli and isinstance(default, bool) and isinstance(value, str) and value.lower() in ("true", "false"):
-        return f" (values are JSON: write -p {name} {value.lower()})"
-    return f" (to pass a string, quote it: -p {name} '\"{value}\"')" if cli and isinstance(default, str) else ""
-
-def _converted(value, default):
-    "`value` in the type of `default`, which it may replace (1.0 -> 1 for an int)."
-    if isinstance(default, bool) or default is None: return value
-    if isinstance(default, int): return int(value)
-    return float(value) if isinstance(default, float) else value
 
 def check_value(nb: str, # the notebook's name, for the message
                 name: str, # the parameter
@@ -148,11 +149,16 @@ def check_value(nb: str, # the notebook's name, for the message
                 ):
     "`value` in the type of `default` (1.0 -> 1 for an int), or a ValueError naming notebook, parameter and types."
     if not _type_ok(value, default):
-        quote = _type_hint(name, value, default, origin.startswith("-p"))
+        cli, quote = origin.startswith("-p"), ""  # from the command line: a hint on how to write it there
+        if cli and isinstance(default, bool) and isinstance(value, str) and value.lower() in ("true", "false"):
+            quote = f" (values are JSON: write -p {name} {value.lower()})"
+        elif cli and isinstance(default, str): quote = f" (to pass a string, quote it: -p {name} '\"{value}\"')"
         said = f"; the notebook's comment on {name}: {note}" if note else ""
         raise ValueError(f"{nb}: parameter {name!r} (default {default!r}, type {type(default).__name__}) cannot take "
                          f"{type(value).__name__} {value!r} from {origin}{quote}{said}")
-    return _converted(value, default)
+    if isinstance(default, bool) or default is None: return value
+    if isinstance(default, int): return int(value)
+    return float(value) if isinstance(default, float) else value
 
 # %% ../nbs/08_notebooks.ipynb #cf1da264
 def _absent_data(names: list[str]) -> str:
@@ -162,9 +168,10 @@ def _absent_data(names: list[str]) -> str:
     missing = [n for n in names if not task_of(n).present()]
     if not missing: return ""
     s = load_settings()
-    where = f"the data directory is {s.data_dir}, from {s.source}" if s.data_dir else "no data directory is set: RAGKIT_DATA_DIR is unset"
-    return (f"no data for {', '.join(missing)} here ({where}); to fix it, set RAGKIT_DATA_DIR to a folder holding it (docs/REFERENCE.md, "
-            f"\"Data\"), or name only datasets present here (demo always is)")
+    where = (f"the data directory is {s.data_dir}, from {s.source}" if s.data_dir
+             else "no data directory is set: RAGKIT_DATA_DIR is unset")
+    return (f"no data for {', '.join(missing)} here ({where}); to fix it, set RAGKIT_DATA_DIR to a folder holding it "
+            f"(docs/REFERENCE.md, \"Data\"), or name only datasets present here (demo always is)")
 
 def check_datasets(nb: str, # the notebook's name, for the message
                    spec, # the `datasets` value
@@ -177,7 +184,8 @@ def check_datasets(nb: str, # the notebook's name, for the message
     try:
         names = parse_datasets(spec)
         absent = _absent_data(names) if here else ""
-    except (ValueError, TypeError) as e: raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {e}") from None
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {e}") from None
     if absent: raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {absent}")
 
 # %% ../nbs/08_notebooks.ipynb #f3356586
@@ -190,9 +198,10 @@ def _dataset_names(spec) -> None:
     parse_datasets(spec)
 
 SHARED_RULES = dict(  # parameters that mean the same in every notebook; a module's PARAMETER_RULES add to them
-    dtype=OneOf(DTYPES), device=OneOf(DEVICES), seed=AtLeast(0), n_boot=AtLeast(1), limit=AtLeast(0), max_passages=AtLeast(0),
-    context_words=AtLeast(0), max_new_tokens=AtLeast(1), chat=Flag(), k=AtLeast(1), n_questions=AtLeast(1),
-    compare_readers=OneOf(PROFILES, many=True), power_from=OneOf(PROFILES, also=("",)), rows_from=OneOf(PROFILES, also=("",)), out_dir=Text("the run folder, set by the runner (choose it with --out DIR)"),
+    dtype=OneOf(DTYPES), device=OneOf(DEVICES), seed=AtLeast(0), n_boot=AtLeast(1), limit=AtLeast(0),
+    max_passages=AtLeast(0), context_words=AtLeast(0), max_new_tokens=AtLeast(1), chat=Flag(), k=AtLeast(1),
+    n_questions=AtLeast(1), compare_readers=OneOf(PROFILES, many=True), power_from=OneOf(PROFILES, also=("",)),
+    rows_from=OneOf(PROFILES, also=("",)), out_dir=Text("the run folder, set by the runner (choose it with --out DIR)"),
     datasets=Parses(_dataset_names, "task names or dataset:split pairs, comma-separated, or auto"))
 
 # %% ../nbs/08_notebooks.ipynb #201caa7c
@@ -210,12 +219,6 @@ def notebook_rules(nb_path: Path) -> dict | None:
     except ImportError: return None  # a module that does not import: the notebook will say why
     return {**{k: r for k, r in SHARED_RULES.items() if k in notebook_parameters(nb_path)}, **own}
 
-def _fix(nb: str, name: str, origin: str) -> str:
-    "How to fix a bad value of parameter `name`, by where it came from."
-    if origin.startswith("-p"): return f"pass an allowed value (-p {name} VALUE)"
-    if origin.startswith("nbs/profiles.toml"): return f"edit {name} in {origin}"
-    return f"fix {name} in the parameters cell of nbs/{nb}.ipynb"
-
 def check_declared(nb_path: Path, # the notebook
                    params: dict, # its resolved parameters
                    origin: dict, # parameter -> where its value came from (absent: the notebook's default)
@@ -226,14 +229,17 @@ def check_declared(nb_path: Path, # the notebook
     if rules is None: return
     for k, msg in rule_problems({k: r for k, r in rules.items() if here or not getattr(r, "here", False)}, params):
         where, nb = origin.get(k, "the notebook default"), Path(nb_path).stem
-        raise ValueError(f"{nb}: parameter {k!r} from {where}: {' '.join(msg.split())}; to fix it, {_fix(nb, k, where)}")
+        fix = (f"pass an allowed value (-p {k} VALUE)" if where.startswith("-p") else f"edit {k} in {where}"
+               if where.startswith("nbs/profiles.toml") else f"fix {k} in the parameters cell of nbs/{nb}.ipynb")
+        raise ValueError(f"{nb}: parameter {k!r} from {where}: {' '.join(msg.split())}; to fix it, {fix}")
 
 # %% ../nbs/08_notebooks.ipynb #a1d4c0b9
 def check_parameters(nb_path: Path, params: dict, origin: str = "") -> None:
     "Fail with the list of valid names if `params` names a parameter the notebook does not have."
     known = notebook_parameters(nb_path)
     where = f" (from {origin})" if origin else ""
-    if not known and params: raise ValueError(f"{nb_path.name} has no cell tagged `parameters`, so it takes no parameters{where}")
+    if not known and params:
+        raise ValueError(f"{nb_path.name} has no cell tagged `parameters`, so it takes no parameters{where}")
     bad = sorted(set(params) - set(known))
     if bad: raise ValueError(f"{nb_path.name} has no parameter(s) {bad}{where}; its parameters are: {', '.join(known)}")
 
@@ -246,13 +252,16 @@ def resolve_parameters(nb_path: Path, # the notebook file
     "Every parameter of the notebook as it will run: defaults, the profile's values, then `overrides`, all checked."
     nb_path = Path(nb_path)
     root = root or project_root(nb_path.parent)
-    if "out_dir" in (overrides or {}): raise ValueError("out_dir is set by the runner to the run folder; use --out DIR to choose it")
+    if "out_dir" in (overrides or {}):
+        raise ValueError("out_dir is set by the runner to the run folder; use --out DIR to choose it")
     defaults, notes, origin = notebook_defaults(nb_path), parameter_notes(nb_path), {}
     resolved = dict(defaults)
-    for where, vals in [(f"nbs/profiles.toml [{nb_path.stem}.{profile}]", profile_params(nb_path.stem, profile, load_profiles(root))),
+    for where, vals in [(f"nbs/profiles.toml [{nb_path.stem}.{profile}]",
+                         profile_params(nb_path.stem, profile, load_profiles(root))),
                         ("-p on the command line", overrides or {})]:
         check_parameters(nb_path, vals, where)
-        for k, v in vals.items(): resolved[k], origin[k] = check_value(nb_path.stem, k, v, defaults[k], where, notes.get(k, "")), where
+        for k, v in vals.items():
+            resolved[k], origin[k] = check_value(nb_path.stem, k, v, defaults[k], where, notes.get(k, "")), where
     if isinstance(resolved.get("datasets"), str):
         check_datasets(nb_path.stem, resolved["datasets"], origin.get("datasets", "the notebook's default"), here)
     check_declared(nb_path, resolved, origin, here)

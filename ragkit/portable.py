@@ -17,7 +17,8 @@ __all__ = ['drop_progress', 'portable_path', 'path_rules', 'portable_text', 'cle
 
 # %% ../nbs/09_portable.ipynb #75b58a3d
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # terminal control codes (nested tqdm bars move the cursor up with ESC[A)
-_BAR = re.compile(r"\d+%\|.*\||\[[\d:]+(?:<[\d:?]*)?,\s*[^\]]*/\w+[^\]]*\]|^\s*Loading weights\b")  # '37%|###|' or '[00:01<00:02, 4.99it/s]'
+# a bar: '37%|###|' or '[00:01<00:02, 4.99it/s]'
+_BAR = re.compile(r"\d+%\|.*\||\[[\d:]+(?:<[\d:?]*)?,\s*[^\]]*/\w+[^\]]*\]|^\s*Loading weights\b")
 _IPROGRESS = re.compile(r"^[^\n]*TqdmWarning: IProgress not found[^\n]*\n(?:[ \t]+[^\n]*\n)?", re.M)
 
 def _is_bar(line: str) -> bool:
@@ -26,6 +27,7 @@ def _is_bar(line: str) -> bool:
     frames = [f for f in plain.split("\r") if f.strip()]
     return all(_BAR.search(f) for f in frames) if frames else (plain != line or "\r" in line)
 
+# %% ../nbs/09_portable.ipynb #75b58a3ds1
 def drop_progress(text: str) -> str:
     "A stderr text without its progress-bar lines and tqdm's IProgress warning; '' when nothing else is left."
     kept = "".join(l for l in re.split(r"(?<=\n)", _IPROGRESS.sub("", text)) if not _is_bar(l))
@@ -49,11 +51,13 @@ def path_rules(root: Path, # the project root
                ) -> list[tuple[re.Pattern, str]]:
     "(pattern, replacement) pairs that make a text's machine paths portable, the most specific path first."
     under = lambda p, q: Path(os.path.abspath(p)).is_relative_to(os.path.abspath(q))
-    places = [(p, f"<{k}>") for k, p in (dirs or {}).items() if p and not under(p, root)] + [(root, ""), (Path.home(), "~")]
+    places = [(p, f"<{k}>") for k, p in (dirs or {}).items() if p and not under(p, root)]
+    places += [(root, ""), (Path.home(), "~")]
     forms = {(v, r) for p, r in places for v in (os.path.abspath(p), os.path.realpath(p)) if v != "/"}
     rules = [(_CELL_FILE, "<cell>")]
     for p, r in sorted(forms, key=lambda x: (-len(x[0]), x)):
-        rules += [(re.compile(re.escape(p) + "/"), f"{r}/" if r else ""), (re.compile(re.escape(p) + r"(?![\w.\-/])"), r or ".")]
+        rules += [(re.compile(re.escape(p) + "/"), f"{r}/" if r else ""),
+                  (re.compile(re.escape(p) + r"(?![\w.\-/])"), r or ".")]
     return rules
 
 def portable_text(text: str, rules: list) -> str:
@@ -77,9 +81,11 @@ def clean_output(o: dict, rules: list) -> dict | None:
         text = drop_progress(_text(o["text"]))
         return {**o, "text": _like(o["text"], portable_text(text, rules))} if text else None
     if kind == "stream": return {**o, "text": fix(o["text"])}
-    if kind == "error": return {**o, "evalue": portable_text(o.get("evalue", ""), rules), "traceback": [portable_text(l, rules) for l in o.get("traceback", [])]}
+    if kind == "error": return {**o, "evalue": portable_text(o.get("evalue", ""), rules),
+                                "traceback": [portable_text(l, rules) for l in o.get("traceback", [])]}
     if "data" not in o: return o
-    return {**o, "data": {k: fix(v) if k.startswith("text/") and isinstance(v, (str, list)) else v for k, v in o["data"].items()}}
+    return {**o, "data": {k: fix(v) if k.startswith("text/") and isinstance(v, (str, list)) else v
+                          for k, v in o["data"].items()}}
 
 def clean_outputs(nb: dict, # an executed notebook, as parsed JSON (changed in place)
                   root: Path, # the project root it ran in

@@ -34,6 +34,7 @@ def reader_needs(nb_path: Path, # the notebook
     except ImportError: fn = None
     return tuple(fn(params)) if fn else ("chat" if params.get("chat", True) else "completions",)
 
+# %% ../nbs/98_runner.ipynb #950ccf19s1
 def check_reader_params(nb: str, # the notebook's name
                         params: dict, # its resolved parameters
                         needs: Sequence[str] = (), # what its systems need of the reader (reader_needs)
@@ -52,6 +53,7 @@ def overrides_hash(overrides: dict) -> str:
     "First 8 hex digits of the SHA-256 of `overrides` as sorted, compact JSON."
     return hashlib.sha256(json.dumps(overrides, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
 
+# %% ../nbs/98_runner.ipynb #6d6a3203s1
 def run_dir(notebook: str, # e.g. "06_data.cards"
             profile: str, # smoke, demo, paper, paper-1.5b, paper-split or full
             settings: Settings | None = None, # default: load_settings()
@@ -63,7 +65,8 @@ def run_dir(notebook: str, # e.g. "06_data.cards"
     return s.outputs_dir / profile / (f"{stem}.{overrides_hash(overrides)}" if overrides else stem)
 
 # %% ../nbs/98_runner.ipynb #cadecbc9
-STALE = ("*.ipynb", "*.png", "*.svg", "*.pdf", "*.json", "*.jsonl", "*.csv", "*.tsv", "*.md", "*.txt", "*.html", "*.tex", ".*.tmp")
+STALE = ("*.ipynb", "*.png", "*.svg", "*.pdf", "*.json", "*.jsonl", "*.csv", "*.tsv", "*.md", "*.txt", "*.html",
+         "*.tex", ".*.tmp")
 
 def stale_files(out: Path) -> list[Path]:
     "The top-level files of `out` that a run replaces (see STALE)."
@@ -84,7 +87,8 @@ def git_revision(root: Path) -> dict:
         r = subprocess.run(["git", *a], cwd=root, capture_output=True, text=True)
         return r.stdout.strip() if r.returncode == 0 else None
     rev = _git("rev-parse", "HEAD")
-    return dict(commit=rev, dirty=bool(_git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)outputs")) if rev else None)
+    dirty = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)outputs") if rev else None
+    return dict(commit=rev, dirty=bool(dirty) if rev else None)
 
 def portable_settings(s: Settings, root: Path) -> dict:
     "The settings for a record: folders by portable_path, the settings file named relative to `root`."
@@ -96,15 +100,13 @@ def portable_settings(s: Settings, root: Path) -> dict:
 def machine() -> dict:
     "The machine a run computes on: the CPU cores this process may use, the CPU's model, the GPUs torch sees."
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    model = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")), "") \
-        if Path("/proc/cpuinfo").is_file() else ""
-    return dict(cpus=cpus, cpu=model or platform.processor() or "unknown", gpus=_gpus())
-
-def _gpus() -> list[str]:
-    "The names of the GPUs torch sees ([] without torch or CUDA)."
+    info = Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").is_file() else []
+    model = next((l.split(":", 1)[1].strip() for l in info if l.startswith("model name")), "")
     try: import torch
-    except ImportError: return []
-    return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    except ImportError: torch = None  # no torch: no GPUs
+    cuda = torch is not None and torch.cuda.is_available()
+    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if cuda else []
+    return dict(cpus=cpus, cpu=model or platform.processor() or "unknown", gpus=gpus)
 
 def run_record(notebook: str, profile: str, params: dict, settings: Settings, root: Path,
                overrides: dict | None = None, # the -p values
@@ -117,7 +119,8 @@ def run_record(notebook: str, profile: str, params: dict, settings: Settings, ro
         except PackageNotFoundError: return None
     return dict(notebook=notebook, profile=profile, status="running", pid=os.getpid(), host=socket.gethostname(),
                 started=_now(), out=portable_path(out, root) if out else None, overrides=overrides or {}, params=params,
-                git=git_revision(root), settings=portable_settings(settings, root), machine=machine(), python=sys.version.split()[0],
+                git=git_revision(root), settings=portable_settings(settings, root), machine=machine(),
+                python=sys.version.split()[0],
                 packages={p: _v(p) for p in ("ragkit", "torch", "transformers", "papermill", "nbdev")})
 
 def write_json(path: Path, obj) -> None:
@@ -142,49 +145,37 @@ def pid_alive(pid) -> bool:
     try: return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1] != "Z"  # a zombie is dead, not yet reaped
     except (OSError, IndexError): return True
 
+# %% ../nbs/98_runner.ipynb #c66b72f0s1
 def run_state(rec: dict) -> str:
     "A run.json's status; `running` whose process is gone (on this host) becomes `stale (killed?)`."
     st = rec.get("status", "no run.json")
-    if st == "running" and rec.get("host") == socket.gethostname() and not pid_alive(rec.get("pid")): return "stale (killed?)"
-    return st
+    gone = rec.get("host") == socket.gethostname() and not pid_alive(rec.get("pid"))
+    return "stale (killed?)" if st == "running" and gone else st
 
 # %% ../nbs/98_runner.ipynb #d375e073
-def _check_not_in_use(out: Path, rec: dict) -> None:
-    "Fail if the run.json `rec` of `out` belongs to another run that is still going."
+def prepare_run_dir(out: Path, # the run folder
+                    explicit: bool = False, # named by the user with --out
+                    # the notebook about to run there (a folder holding another's run is refused)
+                    notebook: str | None = None,
+                    ) -> list[str]:
+    "Check `out` may take a new run, delete the previous run's top-level files, create it; return the names removed."
+    out = Path(out)
+    if out.exists() and not out.is_dir():  # a file, or a device such as /dev/null
+        raise ValueError(f"--out {out} is {'a file' if out.is_file() else 'not a folder (a device or a pipe)'}; "
+                         "--out names a run folder: give a new or empty folder, e.g. /tmp/my-run")
+    up = next((q for q in out.parents if q.exists()), None)
+    if up is not None and not up.is_dir():
+        raise ValueError(f"--out {out}: {up} is a file, not a folder; give a folder path such as /tmp/my-run")
+    rec = read_run(out)
     if rec.get("status") == "running" and run_state(rec) == "running" and rec.get("pid") != os.getpid():
         raise ValueError(f"{out} is in use by another run (pid {rec.get('pid')} on {rec.get('host')}, "
                          f"started {rec.get('started')}); wait for it to finish, or choose another folder with --out")
-
-def _check_same_notebook(out: Path, rec: dict, notebook: str | None) -> None:
-    "Fail if `out` holds (by its run.json `rec`) a run of a notebook other than `notebook`."
     if notebook and rec.get("notebook") not in (None, notebook):
         raise ValueError(f"{out} holds a run of {rec['notebook']} (its run.json), not of {notebook}; a run clears its "
                          "folder's files, so choose another folder with --out (or delete that one yourself)")
-
-def _check_run_folder(out: Path, rec: dict, explicit: bool) -> None:
-    "Fail if `out`, named with --out, holds files a run would clear but no run.json."
     if explicit and not rec and stale_files(out):
         raise ValueError(f"--out {out} holds files but no run.json, so it is not a ragkit run folder; "
                          "refusing to clear it. Choose a new or empty folder.")
-
-def _check_folder_path(out: Path) -> None:
-    "Fail if `out`, or the nearest existing path above it, is not a folder (a file, or a device such as /dev/null)."
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is {'a file' if out.is_file() else 'not a folder (a device or a pipe)'}; --out names a run folder: "
-                         "give a new or empty folder, e.g. /tmp/my-run")
-    up = next((q for q in out.parents if q.exists()), None)
-    if up is not None and not up.is_dir(): raise ValueError(f"--out {out}: {up} is a file, not a folder; give a folder path such as /tmp/my-run")
-
-def prepare_run_dir(out: Path, # the run folder
-                    explicit: bool = False, # named by the user with --out
-                    notebook: str | None = None, # the notebook about to run there (a folder holding another's run is refused)
-                    ) -> list[str]:
-    "Check `out` may take a new run, delete the previous run's top-level files, create it; return the names removed."
-    _check_folder_path(Path(out))
-    out, rec = Path(out), read_run(out)
-    _check_not_in_use(out, rec)
-    _check_same_notebook(out, rec, notebook)
-    _check_run_folder(out, rec, explicit)
     gone = clear_run_dir(out) if out.is_dir() else []
     out.mkdir(parents=True, exist_ok=True)
     return gone
@@ -213,8 +204,9 @@ class _Stream(logging.Handler):
     def emit(self, r: logging.LogRecord) -> None:
         "A papermill log record: follow `Executing Cell N` / `Ending Cell N`, show its warnings, drop the rest."
         m = re.match(r"(Executing|Ending) Cell (\d+)", r.getMessage())
-        if not m and r.levelno >= logging.WARNING and r.module != "clientwrap": self._print([f"papermill: {r.getMessage()}"])
-        if not m: return
+        if not m:
+            if r.levelno >= logging.WARNING and r.module != "clientwrap": self._print([f"papermill: {r.getMessage()}"])
+            return
         if self.timer: self.timer.cancel()
         i = int(m[2])
         with self.mutex:
@@ -244,13 +236,6 @@ def _injected_at(cells: list) -> int:
     tagged = [i for i, c in enumerate(cells) if "parameters" in c.get("metadata", {}).get("tags", [])]
     return tagged[0] + 1 if tagged else 0
 
-def _cell_kinds(nb_path: Path) -> list[str]:
-    "The cell types of the notebook as papermill runs it, its injected-parameters cell included."
-    cells = json.loads(Path(nb_path).read_text())["cells"]
-    kinds = [c["cell_type"] for c in cells]
-    kinds.insert(_injected_at(cells), "code")
-    return kinds
-
 @contextmanager
 def _environ(values: dict, # variable -> value
              keep_set: bool = False, # leave variables that are already set alone
@@ -274,7 +259,10 @@ def _streaming(nb_path: Path, stream: bool, progress: bool):
     if not stream:
         yield dict(progress_bar=progress)
         return
-    log, h = logging.getLogger("papermill"), _Stream(_cell_kinds(nb_path))
+    cells = json.loads(Path(nb_path).read_text())["cells"]
+    kinds = [c["cell_type"] for c in cells]
+    kinds.insert(_injected_at(cells), "code")  # the cell types as papermill runs the notebook
+    log, h = logging.getLogger("papermill"), _Stream(kinds)
     old = log.level, log.propagate
     log.addHandler(h)
     log.setLevel(logging.INFO)
@@ -292,6 +280,7 @@ def _streaming(nb_path: Path, stream: bool, progress: bool):
 class RunFailed(Exception):
     "A notebook run that started and failed; the run folder's run.json has the details."
 
+# %% ../nbs/98_runner.ipynb #8aa71215s1
 @contextmanager
 def _sigterm_raises():
     "While inside, SIGTERM raises KeyboardInterrupt('SIGTERM'); the previous handler is restored after."
@@ -303,6 +292,7 @@ def _sigterm_raises():
     try: yield
     finally: signal.signal(signal.SIGTERM, old)
 
+# %% ../nbs/98_runner.ipynb #8aa71215s2
 def failure_info(e: BaseException, # what execute_notebook raised
                  nb_path: Path, # the source notebook
                  ) -> dict:
@@ -319,13 +309,8 @@ def _describe(rec: dict) -> str:
     "One line on how a run ended, from its run.json."
     if rec.get("status") != "failed": return f"{rec.get('status')} in {rec.get('seconds')} s"
     c = rec.get("cell") or {}
-    where = f" in cell {c['index']} (In [{c.get('exec_count')}]: {c.get('source')})" if c.get("index") is not None else ""
+    where = "" if c.get("index") is None else f" in cell {c['index']} (In [{c.get('exec_count')}]: {c.get('source')})"
     return f"failed{where} after {rec.get('seconds')} s: {rec.get('error')}: {rec.get('message')}"
-
-def _out_dir(folder: Path, root: Path) -> str:
-    "`folder` as the notebook's `out_dir`: the notebook's cwd is nbs/, so a folder in the project is named from there."
-    inside = folder.is_relative_to(Path(root).resolve())
-    return os.path.relpath(folder, Path(root).resolve() / "nbs") if inside else str(folder)
 
 def _plan(notebook: str, profile: str, params: dict | None, settings: Settings, root: Path,
           out: Path | str | None, # the run folder (--out), or None for run_dir(...)
@@ -334,14 +319,16 @@ def _plan(notebook: str, profile: str, params: dict | None, settings: Settings, 
     check_data_dir(settings)
     nb = find_notebook(notebook, root)
     with _environ(kernel_env(settings)):
-        resolved = resolve_parameters(nb, profile, params, root, here=True)  # this machine's data, device and model files too
+        resolved = resolve_parameters(nb, profile, params, root, here=True)  # this machine's data, device, models too
         needs = reader_needs(nb, resolved) if "reader" in resolved else ()
-        reader_line = check_reader_params(nb.stem, resolved, needs)  # a reader that cannot serve the run fails before any folder is touched
-    if getattr(reader_line, "record", None): resolved["reader"] = reader_line.record["reader"]  # records hold the spec as stored
+        # a reader that cannot serve the run fails before any folder is touched
+        reader_line = check_reader_params(nb.stem, resolved, needs)
+    if getattr(reader_line, "record", None): resolved["reader"] = reader_line.record["reader"]  # the spec as stored
     overrides = {k: resolved[k] for k in (params or {})}
     folder = Path(out).expanduser().resolve() if out else run_dir(nb.stem, profile, settings, overrides)
     prepare_run_dir(folder, explicit=out is not None, notebook=nb.stem)
-    resolved["out_dir"] = _out_dir(folder, root)
+    r = Path(root).resolve()  # the notebook's cwd is nbs/, so its `out_dir` in the project is named from there
+    resolved["out_dir"] = os.path.relpath(folder, r / "nbs") if folder.is_relative_to(r) else str(folder)
     return nb, folder, resolved, overrides, reader_line
 
 def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: Path, stream: bool, progress: bool,
@@ -350,23 +337,8 @@ def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: P
     "Execute the notebook with papermill into `folder`: cwd nbs/, settings via kernel_env, SIGTERM interrupts."
     import papermill as pm  # after the checks: its import alone takes seconds
     with _sigterm_raises(), _environ(kernel_env(settings) | (env or {})), _streaming(nb, stream, progress) as kw:
-        pm.execute_notebook(str(nb), str(folder / nb.name), parameters=resolved, kernel_name="python3", cwd=str(root / "nbs"), **kw)
-
-def _announce(say, nb: Path, profile: str, overrides: dict, folder: Path, reader_line: str) -> None:
-    "Say which notebook runs under which profile and overrides into which folder, and with which reader."
-    say(f"{nb.stem} (profile {profile}{', overrides ' + json.dumps(overrides) if overrides else ''}) -> {folder}")
-    if reader_line: say(f"reader: {reader_line}")
-
-def _failed(rec: dict, e: Exception, nb: Path, folder: Path, t0: float) -> RunFailed:
-    "Record in `rec` where and how the run failed; the RunFailed that says so."
-    rec.update(status="failed", **failure_info(e, nb))
-    return RunFailed(f"{nb.stem} {_describe({**rec, 'seconds': round(time.time() - t0, 1)})}; see {folder / nb.name}")
-
-def _finish(rec: dict, nb: Path, folder: Path, root: Path, settings: Settings, t0: float) -> None:
-    "However the run ended: make its executed notebook portable, and write the end time and seconds to run.json."
-    tidy_notebook(folder / nb.name, root, settings_dirs(settings))
-    rec.update(finished=_now(), seconds=round(time.time() - t0, 1))
-    write_json(folder / "run.json", rec)
+        pm.execute_notebook(str(nb), str(folder / nb.name), parameters=resolved, kernel_name="python3",
+                            cwd=str(root / "nbs"), **kw)
 
 # %% ../nbs/98_runner.ipynb #f1d755bf
 def run_notebook(notebook: str, # e.g. "06_data.cards"
@@ -384,10 +356,12 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
     if out is not None: remember_run(folder, settings)  # so that `ragkit status` lists it
     write_json(folder / "params.json", resolved)
     rec = run_record(nb.stem, profile, resolved, settings, root, overrides, folder)
-    if getattr(reader_line, "record", None): rec["reader"] = reader_line.record  # the spec as stored, the server's fingerprint, the token count's source
+    # the spec as stored, the server's fingerprint, the token count's source
+    if getattr(reader_line, "record", None): rec["reader"] = reader_line.record
     write_json(folder / "run.json", rec)
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if (progress or stream) else (lambda m: None)
-    _announce(say, nb, profile, overrides, folder, reader_line)
+    say(f"{nb.stem} (profile {profile}{', overrides ' + json.dumps(overrides) if overrides else ''}) -> {folder}")
+    if reader_line: say(f"reader: {reader_line}")
     t0 = time.time()
     try:
         _execute(nb, folder, resolved, settings, root, stream, progress, getattr(reader_line, "env", None))
@@ -396,9 +370,13 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
         rec.update(status="interrupted", signal="SIGTERM" if e.args == ("SIGTERM",) else "SIGINT")
         raise
     except Exception as e:
-        raise _failed(rec, e, nb, folder, t0) from e
-    finally:
-        _finish(rec, nb, folder, root, settings, t0)
+        rec.update(status="failed", **failure_info(e, nb))
+        secs = round(time.time() - t0, 1)
+        raise RunFailed(f"{nb.stem} {_describe({**rec, 'seconds': secs})}; see {folder / nb.name}") from e
+    finally:  # however it ended: the executed notebook made portable, the end time and seconds in run.json
+        tidy_notebook(folder / nb.name, root, settings_dirs(settings))
+        rec.update(finished=_now(), seconds=round(time.time() - t0, 1))
+        write_json(folder / "run.json", rec)
         say(f"{nb.stem}: {_describe(rec)} -> {folder}")
     return folder
 
@@ -410,20 +388,9 @@ def select_notebooks(listed: list[str], # the [reproduce] notebooks
     hit = lambda n, o: n == o or n.startswith(o)
     if not only: return list(listed)
     bad = [o for o in only if not any(hit(n, o) for n in listed)]
-    if bad: raise ValueError(f"--only {' '.join(bad)}: no such notebook in the reproduce list; choose from {', '.join(listed)}")
+    if bad: raise ValueError(f"--only {' '.join(bad)}: no such notebook in the reproduce list; "
+                             f"choose from {', '.join(listed)}")
     return [n for n in listed if any(hit(n, o) for o in only)]
-
-def _attempt(n: str, profile: str, root: Path, stream: bool, progress: bool) -> dict:
-    "Run notebook `n` of the list: dict(status, out or error)."
-    try: return dict(status="ok", out=str(run_notebook(n, profile, root=root, stream=stream, progress=progress)))
-    except KeyboardInterrupt: return dict(status="interrupted")
-    except Exception as e: return dict(status="failed", error=f"{type(e).__name__}: {e}")
-
-def _timed_attempt(n: str, profile: str, root: Path, stream: bool, progress: bool) -> dict:
-    "_attempt, with the seconds it took."
-    t0 = time.time()
-    r = _attempt(n, profile, root, stream, progress)
-    return r | dict(seconds=round(time.time() - t0, 1))
 
 def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b, paper-split or full
               only: list[str] | None = None, # names or prefixes of notebooks to restrict to
@@ -435,29 +402,32 @@ def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b, paper-spl
     root = root or project_root()
     profiles = load_profiles(root)
     nbs = select_notebooks(profiles.get("reproduce", {}).get("notebooks", []), only)
-    if profile not in ("smoke", "demo"):  # paper, paper-1.5b and full are opt-in: a notebook without that table is not part of it (06_data.cards has no paper run)
+    # paper, paper-1.5b and full are opt-in: a notebook without that table is not part of it (06_data.cards has none)
+    if profile not in ("smoke", "demo"):
         skip = [n for n in nbs if profile not in profiles.get(n, {})]
-        if skip: print(f"profile {profile}: skipping {', '.join(skip)} (no [\"<notebook>\".{profile}] table in nbs/profiles.toml)", flush=True)
+        if skip: print(f"profile {profile}: skipping {', '.join(skip)} "
+                       f"(no [\"<notebook>\".{profile}] table in nbs/profiles.toml)", flush=True)
         nbs = [n for n in nbs if n not in skip]
     res = {}
     for i, n in enumerate(nbs, 1):
         print(f"[{i}/{len(nbs)}] {n} (profile {profile})", flush=True)
-        res[n] = _timed_attempt(n, profile, root, stream, progress)
+        t0 = time.time()
+        try: r = dict(status="ok", out=str(run_notebook(n, profile, root=root, stream=stream, progress=progress)))
+        except KeyboardInterrupt: r = dict(status="interrupted")
+        except Exception as e: r = dict(status="failed", error=f"{type(e).__name__}: {e}")
+        res[n] = r | dict(seconds=round(time.time() - t0, 1))
         print(f"    {n}: {res[n]['status']} in {res[n]['seconds']} s", flush=True)
         if res[n]["status"] == "interrupted": break
     return res
 
 # %% ../nbs/98_runner.ipynb #4c57a2cb
-def _status_note(rec: dict, st: str) -> str:
-    "How a failed run failed, or the overrides of any other run ('' for none)."
-    if st == "failed": return _describe(rec)
-    return f"overrides {json.dumps(rec['overrides'])}" if rec.get("overrides") else ""
-
 def _status_line(label: str, d: Path) -> str:
-    "The status line of run folder `d`, named `label` (e.g. demo/40_papers.lore)."
+    "The status line of run folder `d`, named `label` (e.g. demo/40_papers.lore): how it failed, or its overrides."
     rec, st = read_run(d), run_state(read_run(d))
     secs = f"{rec['seconds']} s" if "seconds" in rec else ""
-    return f"{label:<37} {st:<16} {secs:>9}  {rec.get('started', ''):<25}  {_status_note(rec, st)}".rstrip()
+    note = f"overrides {json.dumps(rec['overrides'])}" if rec.get("overrides") else ""
+    if st == "failed": note = _describe(rec)
+    return f"{label:<37} {st:<16} {secs:>9}  {rec.get('started', ''):<25}  {note}".rstrip()
 
 def known_runs_file(s: Settings) -> Path:
     "The list of run folders named with --out (one path a line), kept in the cache dir."
@@ -471,22 +441,22 @@ def remember_run(folder: Path, s: Settings) -> None:
     f.parent.mkdir(parents=True, exist_ok=True)
     with open(f, "a", encoding="utf-8") as h: h.write(f"{folder}\n")
 
-def _elsewhere(s: Settings, profile: str | None) -> list[Path]:
-    "The remembered --out folders still holding a run.json (of `profile`, if given), not under outputs/<profile>/."
-    f = known_runs_file(s)
-    ds = [Path(x) for x in (f.read_text(encoding="utf-8").splitlines() if f.is_file() else []) if x.strip()]
-    inside = lambda d: d.parent.parent == s.outputs_dir and d.parent.name in PROFILES
-    return [d for d in ds if read_run(d) and not inside(d) and (profile is None or read_run(d).get("profile") == profile)]
-
 def status_lines(settings: Settings | None = None, # default: load_settings()
                  profile: str | None = None, # one profile, or every one
                  ) -> list[str]:
     "One line per run folder (outputs/<profile>/ and --out ones): state, seconds, start, overrides or failure."
     s = settings or load_settings()
-    return [_status_line(f"{p}/{d.name}", d) for p in ([profile] if profile else PROFILES)
-            for d in sorted(x for x in (s.outputs_dir / p).glob("*") if x.is_dir())] + [_status_line(str(d), d) for d in _elsewhere(s, profile)]
+    runs = [(f"{p}/{d.name}", d) for p in ([profile] if profile else PROFILES)
+            for d in sorted(x for x in (s.outputs_dir / p).glob("*") if x.is_dir())]
+    f = known_runs_file(s)  # then the remembered --out folders elsewhere still holding a run.json (of `profile`)
+    ds = [Path(x) for x in (f.read_text(encoding="utf-8").splitlines() if f.is_file() else []) if x.strip()]
+    inside = lambda d: d.parent.parent == s.outputs_dir and d.parent.name in PROFILES
+    runs += [(str(d), d) for d in ds if read_run(d) and not inside(d)
+             and (profile is None or read_run(d).get("profile") == profile)]
+    return [_status_line(label, d) for label, d in runs]
 
 def looked_in(settings: Settings | None = None, profile: str | None = None) -> str:
     "Where `status_lines` looked, in words."
     s = settings or load_settings()
-    return f"looked in {s.outputs_dir}/{profile or '<profile>'}/ and at the --out folders listed in {known_runs_file(s)}"
+    return (f"looked in {s.outputs_dir}/{profile or '<profile>'}/ and at the --out folders listed in "
+            f"{known_runs_file(s)}")

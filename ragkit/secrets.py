@@ -18,8 +18,8 @@ __all__ = ['SAFE_PARAMS', 'API_SEGMENT', 'secret_param', 'secret_segment', 'publ
            'guard_secrets']
 
 # %% ../nbs/07_secrets.ipynb #51b3f8d7
-SAFE_PARAMS = frozenset({"api-version", "api_version", "version", "format"})  # query parameters known to carry no credential
-_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|pwd|sig|auth|code|credential|session")  # names that say they carry one
+SAFE_PARAMS = frozenset({"api-version", "api_version", "version", "format"})  # query parameters known to carry none
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|pwd|sig|auth|code|credential|session")  # names that say so
 
 def secret_param(name: str) -> bool:
     "Whether a query parameter may carry a credential: every one but the known-harmless SAFE_PARAMS (api-version, ...)."
@@ -67,27 +67,14 @@ def basic_auth(url: str) -> str | None:
     return base64.b64encode(f"{unquote(p.username or '')}:{unquote(p.password or '')}".encode()).decode()
 
 # %% ../nbs/07_secrets.ipynb #d2498a29
-def _user_info(p) -> list[str]:
-    "The password and user name of a split URL `p`, those it has."
-    return [s for s in (p.password, p.username) if s]
-
-def _token_segments(path: str) -> list[str]:
-    "The token-like segments of a URL path."
-    return [s for s in path.split("/") if s and secret_segment(s)]
-
-def _query_secrets(query: str) -> list[str]:
-    "The values of a URL's query that are secrets: credential-named ones, others but SAFE_PARAMS' of 8+ characters."
-    return [v for k, v in parse_qsl(query) if v and (_SECRET_NAME.search(k) or (secret_param(k) and len(v) >= 8))]
-
-def _with_unquoted(xs: list[str]) -> list[str]:
-    "The strings `xs`, then each of them URL-unquoted."
-    return [*xs, *map(unquote, xs)]
-
 def url_secrets(url: str) -> list[str]:
     "The strings to redact: password, user name, credential-named or long query values, token-like path segments."
     p = urlsplit(url)
-    found = _with_unquoted(_user_info(p)) + _query_secrets(p.query) + _with_unquoted(_token_segments(p.path))
-    return list(dict.fromkeys(found))
+    users = [s for s in (p.password, p.username) if s]
+    # credential-named query values, and others but SAFE_PARAMS' of 8+ characters
+    query = [v for k, v in parse_qsl(p.query) if v and (_SECRET_NAME.search(k) or (secret_param(k) and len(v) >= 8))]
+    tokens = [s for s in p.path.split("/") if s and secret_segment(s)]
+    return list(dict.fromkeys([*users, *map(unquote, users), *query, *tokens, *map(unquote, tokens)]))
 
 # %% ../nbs/07_secrets.ipynb #79b6bcdf
 def mask(text: str, secrets: Sequence[str | None]) -> str:
@@ -135,12 +122,6 @@ def live_shown() -> dict[str, str]:
     with _guard_lock: holders = list(_guarded)
     return {k: v for h in holders for k, v in (h._shown() if hasattr(h, "_shown") else {}).items() if k != v}
 
-def _redact_exc_text(r: logging.LogRecord, secrets: Sequence[str], shown: dict | None = None) -> None:
-    "Mask `secrets` (URL credentials, Bearer tokens) in the exception text `r` carries; URLs in `shown` as shown."
-    if r.exc_info and r.exc_info[0] is not None:
-        text = logging.Formatter().formatException(r.exc_info)
-        if (red := redact(text, secrets, shown)) != text: r.exc_text = red
-
 def redact_record(r: logging.LogRecord, secrets: Sequence[str],
                   shown: dict[str, str] | None = None, # URL as written -> as shown
                   ) -> logging.LogRecord:
@@ -148,7 +129,9 @@ def redact_record(r: logging.LogRecord, secrets: Sequence[str],
     try: msg = r.getMessage()
     except Exception: return r  # a malformed record: logging reports it itself
     if (red := redact(msg, secrets, shown)) != msg: r.msg, r.args = red, ()
-    _redact_exc_text(r, secrets, shown)
+    if r.exc_info and r.exc_info[0] is not None:  # the exception's text too
+        text = logging.Formatter().formatException(r.exc_info)
+        if (red := redact(text, secrets, shown)) != text: r.exc_text = red
     return r
 
 def _redacting(make: Callable) -> Callable:

@@ -27,16 +27,17 @@ from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 from ...lm.reader import TEMPLATES
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(("demo", "squad", "narrativeqa")), limit=AtLeast(0), max_passages=AtLeast(0), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),
-    retrievers=OneOf(("BM25", "FAISS", "Ensemble"), many=True),
-    naive_max_tokens=AtLeast(0), naive_full=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank_limit=AtLeast(0), merge=OneOf(("best", "none")),
-    template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), context_words=AtLeast(0), max_length=AtLeast(16), bm25_backend=OneOf(("bm25s", "rank_bm25")),
-    bias_match=OneOf(("contains", "em", "f1")), n_boot=AtLeast(1), seed=AtLeast(0),
-    reader=READER_RULE, device=DEVICE_RULE)
+    datasets=TaskChoice(("demo", "squad", "narrativeqa")), limit=AtLeast(0), max_passages=AtLeast(0),
+    n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),
+    retrievers=OneOf(("BM25", "FAISS", "Ensemble"), many=True), naive_max_tokens=AtLeast(0),
+    naive_full=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank=OneOf(("BM25", "FAISS", "Ensemble"), many=True),
+    rerank_limit=AtLeast(0), merge=OneOf(("best", "none")), template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1),
+    context_words=AtLeast(0), max_length=AtLeast(16), bm25_backend=OneOf(("bm25s", "rank_bm25")),
+    bias_match=OneOf(("contains", "em", "f1")), n_boot=AtLeast(1), seed=AtLeast(0), reader=READER_RULE,
+    device=DEVICE_RULE)
 
 # %% ../../../nbs/40_papers.lore.ipynb #cdc661c3
-from ...core import Corpus
-from ...core import Retriever
+from ...core import Corpus, Retriever
 
 RETRIEVERS = ("BM25", "FAISS", "Ensemble")  # LoRE's retrievers (Section 3.2), in Table 1's order
 
@@ -60,7 +61,8 @@ def _names(v: str | Sequence[str]) -> list[str]:
 
 def lore_systems(retrievers: Sequence[Retriever], # each retriever gets its systems (see lore_retrievers)
                  lm, # the reader
-                 naive_max_tokens: int = 512, # Naive-<budget>: the paper's baseline as read (joined contexts cut to this many tokens); 0 skips it
+                 # Naive-<budget>: the paper's baseline as read (joined contexts cut to this many tokens); 0 skips it
+                 naive_max_tokens: int = 512,
                  naive_full: str | Sequence[str] = RETRIEVERS, # retrievers whose Naive (all k contexts at once) runs
                  merge: str = "best", # LoRE's duplicate answers: keep their best LoR, or "none"
                  n_contexts: int = 5, # contexts per question: LoRE reads each, Naive joins them
@@ -71,11 +73,13 @@ def lore_systems(retrievers: Sequence[Retriever], # each retriever gets its syst
                  ) -> dict[str, object]:
     "Name -> system of LoRE's Table 1: Naive-<budget> per retriever, then per retriever Naive (if asked) and LoRE."
     if naive_max_tokens and naive_max_tokens < 32:
-        raise ValueError(f"naive_max_tokens={naive_max_tokens}: too few to hold a question and a context; use 512 (a T5 encoder's) or 0 to skip Naive-512")
-    kw = dict(n_contexts=n_contexts, template=template, chat=chat, max_new_tokens=max_new_tokens)  # what every system reads with
+        raise ValueError(f"naive_max_tokens={naive_max_tokens}: too few to hold a question and a context; "
+                         "use 512 (a T5 encoder's) or 0 to skip Naive-512")
+    kw = dict(n_contexts=n_contexts, template=template, chat=chat, max_new_tokens=max_new_tokens)  # every system's
     cut = [NaiveRAG(r, lm, max_input_tokens=naive_max_tokens, **kw) for r in retrievers] if naive_max_tokens else []
     full = _names(naive_full)
-    per = [m for r in retrievers for m in ([NaiveRAG(r, lm, **kw)] if r.name in full else []) + [LoRE(r, lm, w1=w1, w2=w2, merge=merge, **kw)]]
+    per = [m for r in retrievers  # per retriever: its Naive if asked, then its LoRE
+           for m in [NaiveRAG(r, lm, **kw)] * (r.name in full) + [LoRE(r, lm, w1=w1, w2=w2, merge=merge, **kw)]]
     return {m.name: m for m in cut + per}
 
 def lore_ablations(runs: Mapping, # (task, system) -> Evaluation, holding the task's LoRE runs
@@ -101,8 +105,10 @@ def lore_rerankers(retrievers: Sequence[Retriever], # LoRE's retrievers (see lor
     "Name -> LLMRerank on each retriever named in `rerank`."
     want = _names(rerank)
     unknown = set(want) - {r.name for r in retrievers}
-    if unknown: raise ValueError(f"rerank names {sorted(unknown)}, not among the retrievers {[r.name for r in retrievers]}")
-    return {m.name: m for m in (LLMRerank(r, lm, n_contexts, template, chat, max_new_tokens) for r in retrievers if r.name in want)}
+    if unknown: raise ValueError(f"rerank names {sorted(unknown)}, not among the retrievers "
+                                 f"{[r.name for r in retrievers]}")
+    ms = [LLMRerank(r, lm, n_contexts, template, chat, max_new_tokens) for r in retrievers if r.name in want]
+    return {m.name: m for m in ms}
 
 def first_questions(prepared: Prepared, # a prepared task
                     n: int = 0, # questions kept, the first of the sample; 0: all
@@ -118,7 +124,8 @@ def reader_needs(params: dict, # the notebook's parameters (missing ones take th
     from ragkit.lm.backends import StandIn, systems_needs
     rets, lm = [StandIn(n) for n in RETRIEVERS], StandIn("reader")
     kw = {k: params[k] for k in ("n_contexts", "template", "chat", "max_new_tokens") if k in params}
-    systems = lore_systems(rets, lm, **kw, **{k: params[k] for k in ("naive_max_tokens", "naive_full", "merge") if k in params})
+    systems = lore_systems(rets, lm, **kw,
+                           **{k: params[k] for k in ("naive_max_tokens", "naive_full", "merge") if k in params})
     rerank = lore_rerankers(rets, lm, params.get("rerank", ("Ensemble",)), **kw) if params.get("rerank", True) else {}
     return systems_needs([*systems.values(), *rerank.values()])
 
@@ -140,20 +147,16 @@ def _match_scores(a: str, g: list[str]) -> dict:
     return dict(em=exact_match(a, g) if a.strip() else 0.0, contains=contains_match(a, g) if a.strip() else 0.0,
                 f1=f1_score(a, g) if a.strip() else 0.0)
 
-def _bias_row(r, tr: dict, c: dict, g: list[str]) -> dict:
-    "Candidate `c` of LoRE's row `r` (trace `tr`): question, rank, LoR, mean score, chosen?, its scores against `g`."
-    return dict(qid=r["qid"], rank=c["context_rank"], lor=c["lor"], mean_score=c["mean_score"],
-                chosen=c["context_rank"] == tr.get("chosen_rank") and c["answer"] == r["prediction"],
-                **_match_scores(c["answer"], g))
-
-def _candidate_rows(r, golds_by_qid: dict[str, list[str]]) -> list[dict]:
-    "One row per candidate in the trace of LoRE's row `r`."
-    tr = r["trace"] or {}
-    return [_bias_row(r, tr, c, golds_by_qid[r["qid"]]) for c in tr.get("candidates", [])]
-
+# %% ../../../nbs/40_papers.lore.ipynb #73dc5ab8s1
 def bias_rows(ev, golds_by_qid: dict[str, list[str]]) -> pd.DataFrame:
     "One row per candidate of a LoRE evaluation: question, rank, LoR, chosen?, and its EM, containment and F1."
-    return pd.DataFrame([row for _, r in ev.table.iterrows() for row in _candidate_rows(r, golds_by_qid)])
+    rows = []
+    for _, r in ev.table.iterrows():
+        tr = r["trace"] or {}
+        rows += [dict(qid=r["qid"], rank=c["context_rank"], lor=c["lor"], mean_score=c["mean_score"],
+                      chosen=c["context_rank"] == tr.get("chosen_rank") and c["answer"] == r["prediction"],
+                      **_match_scores(c["answer"], golds_by_qid[r["qid"]])) for c in tr.get("candidates", [])]
+    return pd.DataFrame(rows)
 
 # %% ../../../nbs/40_papers.lore.ipynb #7e951149
 from ...eval.mechanism import Check, Mechanism, health
@@ -162,15 +165,18 @@ def _differ_in_em(r: Mapping) -> bool | None:
     "Whether a LoRE row's contexts' answers differ in exact match against its golds (None: a row without golds)."
     golds = r.get("golds")
     if not isinstance(golds, (list, tuple, np.ndarray)): return None
-    return len({exact_match(c["answer"], list(golds)) for c in r["trace"].get("candidates", [])}) > 1
+    return len({exact_match(c["answer"], list(golds)) for c in (r["trace"] or {}).get("candidates", [])}) > 1
 
-LORE_RANKING = Mechanism("LoRE's ranking", (  # what LoR must show in a LoRE run's traces: diagnostics (claims are gated question by question)
+# what LoR must show in a LoRE run's traces: diagnostics (claims are gated question by question)
+LORE_RANKING = Mechanism("LoRE's ranking", (
     Check("the contexts' answers differ in correctness (EM)", _differ_in_em),
-    Check("the ranking chose a context other than the top one", lambda r: r["trace"].get("chosen_rank") not in (None, 1))))
+    Check("the ranking chose a context other than the top one",
+          lambda r: r["trace"].get("chosen_rank") not in (None, 1))))
 
 def lore_health(runs: Mapping) -> list[dict]:
     "LoRE's ranking checked on the rows of every LoRE run in `runs`, over each task as a whole."
-    return [h for (d, s), ev in runs.items() if s.startswith("LoRE - ") for h in health(LORE_RANKING, d, s, ev.table.to_dict("records"))]
+    return [h for (d, s), ev in runs.items() if s.startswith("LoRE - ")
+            for h in health(LORE_RANKING, d, s, ev.table.to_dict("records"))]
 
 # %% ../../../nbs/40_papers.lore.ipynb #c40e0a08
 from ...eval.experiment import Claim, paper_claims
@@ -182,10 +188,10 @@ def lore_claims(datasets, naive: str = "Naive-512", metric: str = "f1") -> list[
     "LoRE's Table 1 orderings against the paper's baseline (claims.csv), then ragkit's, then its two ablations."
     return paper_claims("ragkit.papers.lore", datasets, over=dict(r=RETRIEVERS), naive=naive, metric=metric)
 
-
 # %% ../../../nbs/40_papers.lore.ipynb #c40e0a0a
-RERANK_SOURCE = ("LoRE Section 1 ('reduces the computational overhead typically associated with re-ranking processes') and "
-                 "Section 3 ('removing the need for expensive re-ranking steps'): the paper names no re-ranker and measures no cost")
+RERANK_SOURCE = ("LoRE Section 1 ('reduces the computational overhead typically associated with re-ranking processes') "
+                 "and Section 3 ('removing the need for expensive re-ranking steps'): "
+                 "the paper names no re-ranker and measures no cost")
 NAIVE_COST_SOURCE = "ragkit's comparison, not the paper's (the paper's cost claim is against re-ranking)"
 RERANK = "LLM-rerank"  # the LLM re-ranker's system prefix (LLMRerank)
 
@@ -194,21 +200,17 @@ def _moved(r: Mapping) -> bool | None:
     o = (r["trace"] or {}).get("order")
     return None if not o else o[0] != 0
 
-LLM_RERANKING = Mechanism("LLM re-ranking", (Check("the re-ranker put a context other than fusion's first on top", _moved),))
+_MOVED = "the re-ranker put a context other than fusion's first on top"
+LLM_RERANKING = Mechanism("LLM re-ranking", (Check(_MOVED, _moved),))
 
 def rerank_health(runs: Mapping) -> list[dict]:
     "LLM re-ranking checked on every re-ranker run over its task (a diagnostic: lore_gates gates its claims)."
-    return [h | dict(check=f"{s}: {h['check']}", system="") for (d, s), ev in runs.items() if s.startswith(f"{RERANK} - ")
-            for h in health(LLM_RERANKING, d, s, ev.table.to_dict("records"))]
-
-def _on(ev, qids):
-    "`ev` on the questions `qids` only (no new bootstrap: cost and paired scores need the rows alone)."
-    from ragkit.eval.evaluate import Evaluation
-    t = ev.table[ev.table.qid.isin(set(qids))].reset_index(drop=True)
-    return Evaluation(ev.name, t, ev.summary, ev.path)
+    return [h | dict(check=f"{s}: {h['check']}", system="") for (d, s), ev in runs.items()
+            if s.startswith(f"{RERANK} - ") for h in health(LLM_RERANKING, d, s, ev.table.to_dict("records"))]
 
 # %% ../../../nbs/40_papers.lore.ipynb #c40e0a0c
 from ...eval.experiment import cost_saving
+from ...eval.evaluate import Evaluation
 
 def lore_cost_claims(runs: Mapping, # (task, system) -> Evaluation
                      ) -> list[Claim]:
@@ -218,12 +220,14 @@ def lore_cost_claims(runs: Mapping, # (task, system) -> Evaluation
         r = s.removeprefix("LoRE - ")
         if r == s: continue
         if (d, f"{RERANK} - {r}") in runs:
-            rr = runs[d, f"{RERANK} - {r}"]
-            out.append(cost_saving(f"LoRE-{r} costs less than LLM re-ranking of its k contexts ({RERANK}-{r}): the paper's comparison",
-                                   d, _on(ev, rr.table.qid), rr, RERANK_SOURCE))
+            rr = runs[d, f"{RERANK} - {r}"]  # LoRE on the re-ranker's questions (no new bootstrap: the rows suffice)
+            t = ev.table[ev.table.qid.isin(set(rr.table.qid))].reset_index(drop=True)
+            mine = Evaluation(ev.name, t, ev.summary, ev.path)
+            out.append(cost_saving(f"LoRE-{r} costs less than LLM re-ranking of its k contexts ({RERANK}-{r}): "
+                                   "the paper's comparison", d, mine, rr, RERANK_SOURCE))
         if (d, f"Naive - {r}") in runs:
-            out.append(cost_saving(f"LoRE-{r} costs less than reading its k contexts at once (Naive-{r}): ours, not the paper's",
-                                   d, ev, runs[d, f"Naive - {r}"], NAIVE_COST_SOURCE))
+            out.append(cost_saving(f"LoRE-{r} costs less than reading its k contexts at once (Naive-{r}): "
+                                   "ours, not the paper's", d, ev, runs[d, f"Naive - {r}"], NAIVE_COST_SOURCE))
     return out
 
 def lore_rerank_claims(runs: Mapping, metric: str = "f1") -> list[Claim]:
@@ -233,8 +237,9 @@ def lore_rerank_claims(runs: Mapping, metric: str = "f1") -> list[Claim]:
         r = s.removeprefix(f"{RERANK} - ")
         if r == s or (d, f"LoRE - {r}") not in runs: continue
         a = runs[d, f"LoRE - {r}"].scores(metric)
-        out.append(Claim(f"LoRE-{r} > LLM re-ranking of its k contexts ({RERANK}-{r})", d, f"LoRE - {r}", s, metric, None,
-                         RERANK_SOURCE + "; ragkit's accuracy check", scores=(a[list(rr.table.qid)], rr.scores(metric)),
+        out.append(Claim(f"LoRE-{r} > LLM re-ranking of its k contexts ({RERANK}-{r})", d, f"LoRE - {r}", s, metric,
+                         None, RERANK_SOURCE + "; ragkit's accuracy check",
+                         scores=(a[list(rr.table.qid)], rr.scores(metric)),
                          mechanism=LLM_RERANKING.name))
     return out
 
@@ -247,9 +252,9 @@ def _level(lo: float, hi: float, paper: float) -> str:
 
 _AGAINST = {"above": "above the paper's", "below": "below the paper's", "at": "at the level of the paper's"}
 
-def _level_cols(ev, paper: float, metric: str, who: str) -> dict:
-    "`who`'s mean and 95% interval of `metric` in points, the paper's number and where ours sits against it."
-    m = ev.summary["metrics"][metric]
+def _level_cols(ev, task: str, system: str, metric: str, who: str) -> dict:
+    "`who`'s mean and 95% interval of `metric` in points, the paper's number for `system`, where ours sits against it."
+    m, paper = ev.summary["metrics"][metric], PAPER_TABLE1[task, system][metric]
     o, lo, hi = (m[x] * 100 for x in ("mean", "lo", "hi"))
     return {f"{who}": o, f"{who}_lo": lo, f"{who}_hi": hi, f"{who}_paper": paper, f"{who}_level": _level(lo, hi, paper)}
 
@@ -262,8 +267,10 @@ def naive_level(runs: Mapping, # (task, system) -> Evaluation
         r = s.removeprefix(f"{naive} - ")
         if r == s or (d, f"Naive - {r}") not in PAPER_TABLE1: continue
         lore = runs.get((d, f"LoRE - {r}"))
-        rows.append(dict(dataset=d, retriever=r, metric=metric, n=len(ev.table), **_level_cols(ev, PAPER_TABLE1[d, f"Naive - {r}"][metric], metric, "naive"),
-                         **(_level_cols(lore, PAPER_TABLE1[d, f"LoRE - {r}"][metric], metric, "lore") if lore is not None else {}), source=_T1_SRC))
+        rows.append(dict(dataset=d, retriever=r, metric=metric, n=len(ev.table),
+                         **_level_cols(ev, d, f"Naive - {r}", metric, "naive"),
+                         **(_level_cols(lore, d, f"LoRE - {r}", metric, "lore") if lore is not None else {}),
+                         source=_T1_SRC))
     return pd.DataFrame(rows)
 
 def _has(l: Mapping, who: str) -> bool:
@@ -274,8 +281,10 @@ def level_sentence(l: Mapping, naive: str = "Naive-512") -> str:
     "'On squad, our Naive-512-BM25 scores F1 49.3 [..], above the paper's Naive-BM25 (34.78, LoRE Table 1); ...'."
     f = lambda who: f"{l[who]:.1f} [{l[who + '_lo']:.1f}, {l[who + '_hi']:.1f}]"
     r = l["retriever"]
-    out = f"On {l['dataset']}, our {naive}-{r} scores {l['metric'].upper()} {f('naive')}, {_AGAINST[l['naive_level']]} Naive-{r} ({l['naive_paper']:.2f}, {l['source']})"
-    if _has(l, "lore"): out += f"; our LoRE-{r} {f('lore')}, {_AGAINST[l['lore_level']]} LoRE-{r} ({l['lore_paper']:.2f})"
+    out = (f"On {l['dataset']}, our {naive}-{r} scores {l['metric'].upper()} {f('naive')}, "
+           f"{_AGAINST[l['naive_level']]} Naive-{r} ({l['naive_paper']:.2f}, {l['source']})")
+    if _has(l, "lore"):
+        out += f"; our LoRE-{r} {f('lore')}, {_AGAINST[l['lore_level']]} LoRE-{r} ({l['lore_paper']:.2f})"
     return out + "."
 
 def baseline_note(l: Mapping, naive: str = "Naive-512") -> str:
@@ -283,10 +292,13 @@ def baseline_note(l: Mapping, naive: str = "Naive-512") -> str:
     strong, weak = l["naive_level"] == "above", _has(l, "lore") and l["lore_level"] == "below"
     why = {(True, True): "due to the baseline and to LoRE: our Naive is stronger than the paper's and our LoRE weaker",
            (True, False): "due to the baseline: our Naive is stronger than the paper's, our LoRE not weaker",
-           (False, True): "not due to the baseline (ours is not above the paper's level): our LoRE is weaker than the paper's",
-           (False, False): "not explained by either level: neither our Naive nor our LoRE lies outside the paper's"}[strong, weak]
-    parts = f"; of the paper's gap, our Naive's excess over its Naive accounts for {l['naive'] - l['naive_paper']:+.1f} points" + (
-        f" and our LoRE's shortfall from its LoRE for {l['lore_paper'] - l['lore']:+.1f}" if _has(l, "lore") else "")
+           (False, True): "not due to the baseline (ours is not above the paper's level): "
+                          "our LoRE is weaker than the paper's",
+           (False, False): "not explained by either level: neither our Naive nor our LoRE lies outside the paper's",
+           }[strong, weak]
+    gap = l["naive"] - l["naive_paper"]
+    parts = f"; of the paper's gap, our Naive's excess over its Naive accounts for {gap:+.1f} points"
+    if _has(l, "lore"): parts += f" and our LoRE's shortfall from its LoRE for {l['lore_paper'] - l['lore']:+.1f}"
     return f" The smaller gap is {why}{parts}. {level_sentence(l, naive)}"
 
 # %% ../../../nbs/40_papers.lore.ipynb #c37e000a
@@ -295,9 +307,11 @@ def answer_kept(prepared: Prepared, # a task with a corpus (see ragkit.data.task
                 ) -> pd.DataFrame:
     "Per question: does its gold passage hold a gold answer string (has_answer) whole, and cut to `words` words?"
     from ragkit.data.corpora import load_with_gold
-    if prepared.task is None or prepared.task.corpus is None: raise ValueError(f"{prepared.name}: answer_kept needs a task with a corpus and gold passages")
+    if prepared.task is None or prepared.task.corpus is None:
+        raise ValueError(f"{prepared.name}: answer_kept needs a task with a corpus and gold passages")
     full, corpus_gold = load_with_gold(prepared.task.corpus)
-    gold = {e.qid: e.meta.get("gold_pids", []) for e in prepared.examples} if prepared.task.gold == "meta" else corpus_gold
+    meta = prepared.task.gold == "meta"  # the gold passages are in each question's meta, else in the corpus's
+    gold = {e.qid: e.meta.get("gold_pids", []) for e in prepared.examples} if meta else corpus_gold
     text = {p.pid: p.text for p in full}
     cut = lambda t: " ".join(t.split()[:words]) if words else t
     rows = []
@@ -311,9 +325,10 @@ def answer_kept(prepared: Prepared, # a task with a corpus (see ragkit.data.task
 def cut_sentence(task: str, kept: pd.DataFrame, words: int) -> str:
     "'On narrativeqa, each context is cut to 250 words: the gold passage holds a gold answer for 26 of 50 ...'."
     n, w, c = len(kept), int(kept.whole.sum()), int(kept.cut.sum())
-    if not words: return f"On {task}, no context is cut: the gold passage holds a gold answer string for {w} of {n} questions."
-    return (f"On {task}, each context is cut to {words} words: the gold passage holds a gold answer string for {c} of {n} questions cut "
-            f"and {w} whole, so the cut drops it for {w - c}.")
+    holds = "the gold passage holds a gold answer string for"
+    if not words: return f"On {task}, no context is cut: {holds} {w} of {n} questions."
+    return (f"On {task}, each context is cut to {words} words: {holds} {c} of {n} questions cut and {w} whole, "
+            f"so the cut drops it for {w - c}.")
 
 # %% ../../../nbs/40_papers.lore.ipynb #c37e000b
 def lore_notes(claims: Sequence[Claim], # LoRE's claims
@@ -324,19 +339,17 @@ def lore_notes(claims: Sequence[Claim], # LoRE's claims
     lv = {(l["dataset"], l["retriever"]): l for l in levels.to_dict("records")}
     def notes(c: Claim) -> tuple:
         rt = c.a.removeprefix("LoRE - ")
-        smaller = (("smaller", baseline_note(lv[c.dataset, rt], naive)),) if c.b in (f"{naive} - {rt}", (f"{naive} - {rt}",)) and (c.dataset, rt) in lv else ()
+        ours = c.b in (f"{naive} - {rt}", (f"{naive} - {rt}",)) and (c.dataset, rt) in lv
+        smaller = (("smaller", baseline_note(lv[c.dataset, rt], naive)),) if ours else ()
         return c.notes + smaller + ((("", f" ({cut_notes[c.dataset]})"),) if c.dataset in cut_notes else ())
     return [dataclasses.replace(c, notes=n) if (n := notes(c)) != c.notes else c for c in claims]
 
-
 # %% ../../../nbs/40_papers.lore.ipynb #c40d0002
 from ...eval.experiment import decisive_claim
-from ...eval.metrics import exact_match as _right
 
 def contexts_differ(ev) -> pd.Series:
     "Per qid of a LoRE run: whether its contexts' answers differ in exact match against the golds."
-    return pd.Series({r.qid: len({_right(c["answer"], list(r.golds)) for c in (r.trace or {}).get("candidates", [])}) > 1
-                      for r in ev.table.itertuples()}, dtype=bool)
+    return pd.Series({r["qid"]: _differ_in_em(r) for r in ev.table.to_dict("records")}, dtype=bool)
 
 def lore_decisive_claims(runs: Mapping, # (task, system) -> Evaluation, with LoRE's ablations (lore_ablations)
                          ) -> list[Claim]:
@@ -346,16 +359,18 @@ def lore_decisive_claims(runs: Mapping, # (task, system) -> Evaluation, with LoR
         r = s.removeprefix("LoRE - ")
         if not s.startswith("LoRE - "): continue
         for rival in ("Top-1", "MeanProb"):
-            if (d, f"{rival} - {r}") not in runs: continue
-            out.append(decisive_claim(f"LoR is right more often than {rival} ({r}; decisive questions)", d, s, f"{rival} - {r}",
-                                      ev.scores("exact_match"), runs[d, f"{rival} - {r}"].scores("exact_match"), contexts_differ(ev),
-                                      "the contexts' answers differ in EM", LORE_RANKING.name, _ABLATION_SRC, "exact_match", over=len(ev.table)))
+            if (d, b := f"{rival} - {r}") not in runs: continue
+            out.append(decisive_claim(f"LoR is right more often than {rival} ({r}; decisive questions)", d, s, b,
+                                      ev.scores("exact_match"), runs[d, b].scores("exact_match"), contexts_differ(ev),
+                                      "the contexts' answers differ in EM", LORE_RANKING.name, _ABLATION_SRC,
+                                      "exact_match", over=len(ev.table)))
     return out
 
 def top_context_right(ev) -> pd.Series:
     "Per qid of a LoRE run: the exact match of the top context's answer (what Top-1 reading answers)."
-    top = lambda t: min((t or {}).get("candidates", []), key=lambda c: c["context_rank"], default={"answer": ""})["answer"]
-    return pd.Series({r.qid: _right(top(r.trace), list(r.golds)) for r in ev.table.itertuples()}, dtype=float)
+    def top(t): return min((t or {}).get("candidates", []), key=lambda c: c["context_rank"], default={"answer": ""})
+    return pd.Series({r.qid: exact_match(top(r.trace)["answer"], list(r.golds)) for r in ev.table.itertuples()},
+                     dtype=float)
 
 # %% ../../../nbs/40_papers.lore.ipynb #c40d0008
 from ...eval.mechanism import Gate, gate, pair_gate
@@ -372,13 +387,8 @@ def _answers(ev) -> dict:
 def lore_gates(runs: Mapping, # (task, system) -> Evaluation
                ) -> dict[tuple[str, str], Gate]:
     "(task, re-ranker) -> where the LLM re-ranker put a context other than fusion's first on top."
-    return {(d, s): gate(ev.table.to_dict("records"), _moved, "the re-ranker put a context other than fusion's first on top")
+    return {(d, s): gate(ev.table.to_dict("records"), _moved, _MOVED)
             for (d, s), ev in runs.items() if s.startswith(f"{RERANK} - ")}
-
-def _rival(c: Claim) -> str | None:
-    "The one system a claim compares its `a` with (None: several)."
-    bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
-    return bs[0] if len(bs) == 1 else None
 
 def with_pair_gates(claims: Sequence[Claim], # claims; those naming LoRE's ranking get a gate
                     runs: Mapping, # (task, system) -> Evaluation
@@ -386,7 +396,8 @@ def with_pair_gates(claims: Sequence[Claim], # claims; those naming LoRE's ranki
     "Each claim on LoRE's ranking (against Top-1 or MeanProb) with its comparison's gate: where the answers differ."
     out = []
     for c in claims:
-        b = _rival(c)
+        bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
+        b = bs[0] if len(bs) == 1 else None  # the one system it compares `a` with (None: several)
         if c.mechanism != LORE_RANKING.name or b is None or not {(c.dataset, c.a), (c.dataset, b)} <= set(runs):
             out.append(c); continue
         what = f"{c.a.split(' - ')[0]} and {b.split(' - ')[0]} answered differently"

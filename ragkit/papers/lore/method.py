@@ -19,17 +19,20 @@ __all__ = ['LORE_TEMPLATES', 'RULES', 'lor_score', 'Candidate', 'score_candidate
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #fe1e6c8a
 from ...lm.reader import Template, register_templates
-_LORE = dict(paper="LoRE", where="LoRE Section 3.2.2 (Q ‖ C); form from the Appendix tables' 'Baseline query' column",
-             chat=False, verbatim=False)
+_LORE = dict(paper="LoRE", chat=False, verbatim=False,
+             where="LoRE Section 3.2.2 (Q ‖ C); form from the Appendix tables' 'Baseline query' column")
 LORE_TEMPLATES = register_templates(
     Template("lore-context", text="Question: {question}; Context: {document}",
-             notes="The paper prints no prompt; ragkit's default: one retrieved context per call (LoRE), or the top-k joined (the naive baselines).", **_LORE),
+             notes="The paper prints no prompt; ragkit's default: one retrieved context per call (LoRE), "
+                   "or the top-k joined (the naive baselines).", **_LORE),
     Template("lore-short", text="Answer the question with a short phrase taken from the context, not a sentence.\n"
                                 "Context: {document}\nQuestion: {question}\nAnswer:",
-             notes="ragkit's, not the paper's: the paper's T5 reader answered Q ‖ C with a span; instruction-tuned readers "
-                   "answer that prompt in sentences, so this asks for a short phrase. One context per call.",
+             notes="ragkit's, not the paper's: the paper's T5 reader answered Q ‖ C with a span; "
+                   "instruction-tuned readers answer that prompt in sentences, so this asks for a short phrase. "
+                   "One context per call.",
              **(_LORE | dict(chat=True))),
     paper_file="lore-logit-ranked-ensemble.txt")
+
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #9d27c7c0
 def lor_score(mean_score, context_rank, w1: float = 0.8, w2: float = 0.2):
@@ -79,16 +82,6 @@ from fastcore.basics import store_attr
 from ...core import Cost, Method, Prediction
 from ...lm.reader import read_batch
 
-def _doc(p) -> str:
-    "A context as the reader sees it: the passage text."
-    return p.text
-
-def _candidate(rd, rank: int, pid: str) -> tuple[Candidate, Cost]:
-    "The candidate one read gives (its LoR still 0), with what the read cost."
-    c = rd.completion
-    return Candidate(rd.answer, c.mean_prob, rank, pid, rd.raw, 0.0, c.cost.prompt_tokens, c.cost.tokens,
-                     c.finish_reason), c.cost
-
 class LoRE(Method):
     "Logit-ranked retriever ensemble: one answer per retrieved context, chosen by LoR (Sanniboina et al., 2024)."
     reader_needs = ("logprobs",)  # what it needs of its reader beyond text: LoR ranks answers by mean token probability
@@ -116,22 +109,21 @@ class LoRE(Method):
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "Answers to `questions`, every (question, context) pair read in one batched call."
         hits = self.retriever.batch_search(questions, self.n_contexts, progress=False)
-        reads = iter(self._read(questions, hits))  # question by question, context by context
-        return [self._predict([_candidate(next(reads), r, h.pid) for r, h in enumerate(hs, 1)], hs) for hs in hits]
-
-    def _read(self, questions: list[str], hits: list) -> list:
-        "One read per (question, context) pair, question by question, all in one batched call."
         qs = [q for q, hs in zip(questions, hits) for _ in hs]
-        docs = [_doc(self.retriever.corpus[h.pid]) for hs in hits for h in hs]
-        return read_batch(self.lm, qs, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat)
+        docs = [self.retriever.corpus[h.pid].text for hs in hits for h in hs]
+        reads = iter(read_batch(self.lm, qs, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat))
+        return [self._predict([next(reads) for _ in hs], hs) for hs in hits]  # question by question, context by context
 
-    def _predict(self, cands_cost: list, hits) -> Prediction:
-        "The Prediction for one question from its candidates, charged every read."
-        cands = score_candidates([c for c, _ in cands_cost], self.w1, self.w2)
+    def _predict(self, reads: list, hits) -> Prediction:
+        "The Prediction for one question from its reads (one per context, best first), charged every read."
+        cs = [rd.completion for rd in reads]
+        cands = score_candidates([Candidate(rd.answer, c.mean_prob, r, h.pid, rd.raw, 0.0, c.cost.prompt_tokens,
+                                            c.cost.tokens, c.finish_reason)
+                                  for r, (rd, c, h) in enumerate(zip(reads, cs, hits), 1)], self.w1, self.w2)
         best = choose(cands, self.merge)
         trace = dict(candidates=[asdict(c) for c in cands], chosen_rank=best.context_rank if best else None)
-        return Prediction.charged(best.answer if best else "", sum((c for _, c in cands_cost), Cost()), raw=best.raw if best else "",
-                                  pids=[h.pid for h in hits], trace=trace)
+        return Prediction.charged(best.answer if best else "", sum((c.cost for c in cs), Cost()),
+                                  raw=best.raw if best else "", pids=[h.pid for h in hits], trace=trace)
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #e37e52a6
 import re
@@ -145,33 +137,19 @@ def tokenizer_of(lm):
         lm = getattr(lm, "lm", None)
     return None
 
-def _counter(tok):
-    "A function counting a text's tokens with `tok`, or its words when there is no tokenizer."
-    return ((lambda s: len(tok(s, add_special_tokens=False).input_ids)) if tok is not None
-            else (lambda s: len(s.split())))
-
-def _offset_cut(tok, joined: str, budget: int) -> str:
-    "`joined` cut where its token `budget` ends, by a fast tokenizer's offsets (e.g. T5's SentencePiece)."
-    return joined[:tok(joined, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"][budget - 1][1]]
-
-def _cut_tokens(tok, joined: str, budget: int) -> str:
-    "`joined` cut to its first `budget` tokens, as a prefix of the text where decoding the cut does not give one."
+# %% ../../../nbs/39_papers.lore.method.ipynb #e37e52a6s1
+def _cut(tok, joined: str, budget: int) -> str:
+    "`joined` cut to its first `budget` tokens (words without `tok`); by offsets where decoding the cut is no prefix."
+    if tok is None:
+        words = list(re.finditer(r"\S+", joined))
+        return joined if len(words) <= budget else joined[:words[budget - 1].end()]
     ids = tok(joined, add_special_tokens=False).input_ids
     kept = joined if len(ids) <= budget else tok.decode(ids[:budget])
-    return kept if joined.startswith(kept) or not getattr(tok, "is_fast", False) else _offset_cut(tok, joined, budget)
-
-def _cut_words(joined: str, budget: int) -> str:
-    "`joined` cut after its first `budget` words."
-    words = list(re.finditer(r"\S+", joined))
-    return joined if len(words) <= budget else joined[:words[budget - 1].end()]
+    if joined.startswith(kept) or not getattr(tok, "is_fast", False): return kept
+    # a fast tokenizer's offsets (e.g. T5's SentencePiece) say where token `budget` ends
+    return joined[:tok(joined, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"][budget - 1][1]]
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #c40e0a02
-def _contexts_kept(contexts: Sequence[str], kept: str) -> dict:
-    "How many of the joined `contexts` the cut text `kept` shows at least in part, and how many whole."
-    starts = np.cumsum([0] + [len(c) + 2 for c in contexts[:-1]])
-    return dict(contexts_seen=int(sum(s < len(kept.rstrip()) for s in starts)),
-                contexts_whole=int(sum(s + len(c) <= len(kept) for s, c in zip(starts, contexts))))
-
 def fit_document(lm, # the reader: its tokenizer counts the budget (words without one)
                  template: str, # the prompt the document goes into
                  question: str, contexts: Sequence[str], # the question and its contexts, best first
@@ -179,14 +157,17 @@ def fit_document(lm, # the reader: its tokenizer counts the budget (words withou
                  ) -> tuple[str, dict]:
     "The contexts joined by blank lines and cut so the rendered prompt fits `max_tokens`; what was kept, in numbers."
     t, tok, joined = get_template(template), tokenizer_of(lm), "\n\n".join(contexts)
-    count = _counter(tok)
+    def count(s): return len(tok(s, add_special_tokens=False).input_ids) if tok is not None else len(s.split())
     budget = max_tokens - count(render(t, **prompt_fields(t, question, "")))
-    if budget < 1: raise ValueError(f"max_input_tokens={max_tokens} leaves no room for a context: the prompt without one already takes "
-                                    f"{max_tokens - budget} tokens; raise max_input_tokens")
-    kept = _cut_tokens(tok, joined, budget) if tok is not None else _cut_words(joined, budget)
-    used = count(render(t, **prompt_fields(t, question, kept)))
-    return kept, dict(**_contexts_kept(contexts, kept), input_tokens=used,
+    if budget < 1: raise ValueError(f"max_input_tokens={max_tokens} leaves no room for a context: the prompt without "
+                                    f"one already takes {max_tokens - budget} tokens; raise max_input_tokens")
+    kept = _cut(tok, joined, budget)
+    starts = np.cumsum([0] + [len(c) + 2 for c in contexts[:-1]])  # where each context starts in `joined`
+    return kept, dict(contexts_seen=int(sum(s < len(kept.rstrip()) for s in starts)),  # shown at least in part
+                      contexts_whole=int(sum(s + len(c) <= len(kept) for s, c in zip(starts, contexts))),
+                      input_tokens=count(render(t, **prompt_fields(t, question, kept))),
                       unit="tokens" if tok is not None else "words")
+
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #c40e0a04
 class NaiveRAG(Method):
@@ -206,43 +187,27 @@ class NaiveRAG(Method):
                  max_new_tokens: int = 16, # answer budget
                  stop=("\n",), # where an answer ends
                  name: str | None = None, # the system's name (default "Naive[-<budget>] - <retriever>")
-                 max_input_tokens: int | None = None): # cut the joined contexts so the prompt fits this many tokens (None: read all n_contexts)
+                 # cut the joined contexts so the prompt fits this many tokens (None: read all n_contexts)
+                 max_input_tokens: int | None = None):
         store_attr("retriever,lm,n_contexts,template,chat,max_new_tokens")
-        self.max_input_tokens, self.stop = max_input_tokens or None, tuple(stop or ())  # a budget of 0 reads all k, as None does
-        self.name = name or (f"Naive-{max_input_tokens} - {retriever.name}" if max_input_tokens else f"Naive - {retriever.name}")
+        self.max_input_tokens, self.stop = max_input_tokens or None, tuple(stop or ())  # a budget of 0 reads all k
+        self.name = name or f"Naive{f'-{max_input_tokens}' if max_input_tokens else ''} - {retriever.name}"
 
     def derived_config(self) -> dict:
         "The budget's unit when the contexts are cut: the reader's tokens, or words without a tokenizer."
         return dict(unit="tokens" if tokenizer_of(self.lm) is not None else "words") if self.max_input_tokens else {}
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
-        "Answers to `questions`, one prompt each."
+        "Answers to `questions`, one prompt each: the contexts joined by blank lines, cut to the input budget if any."
         hits = self.retriever.batch_search(questions, self.n_contexts, progress=False)
-        docs, kept = self._documents(questions, hits)
-        return [_naive_prediction(rd, hs, x) for rd, hs, x in zip(self._read(questions, docs), hits, kept)]
-
-    def _read(self, questions: list[str], docs: list[str]) -> list:
-        "One read per question, of its document, all in one batched call."
-        return read_batch(self.lm, questions, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat)
-
-    def _documents(self, questions: list[str], hits: list) -> tuple[list[str], list[dict]]:
-        "Each question's contexts as one document (cut to the input budget, if any), and what was kept of them."
-        ctx = [[_doc(self.retriever.corpus[h.pid]) for h in hs] for hs in hits]
-        return self._fitted(questions, ctx) if self.max_input_tokens else _joined(ctx)
-
-    def _fitted(self, questions: list[str], ctx: list[list[str]]) -> tuple[list[str], list[dict]]:
-        "Each question's contexts cut to the input budget by `fit_document`, and what was kept of them."
-        fitted = [fit_document(self.lm, self.template, q, c, self.max_input_tokens) for q, c in zip(questions, ctx)]
-        return [d for d, _ in fitted], [x for _, x in fitted]
-
-def _joined(ctx: list[list[str]]) -> tuple[list[str], list[dict]]:
-    "Each question's contexts joined by blank lines, nothing cut."
-    return ["\n\n".join(c) for c in ctx], [{} for _ in ctx]
-
-def _naive_prediction(rd, hits, kept: dict) -> Prediction:
-    "One naive read's Prediction, its mean token probability and what was kept of the contexts in the trace."
-    return Prediction.charged(rd.answer, rd.completion.cost, raw=rd.raw, pids=[h.pid for h in hits],
-                              trace=dict(mean_score=rd.completion.mean_prob, **kept))
+        ctx = [[self.retriever.corpus[h.pid].text for h in hs] for hs in hits]
+        fitted = ([fit_document(self.lm, self.template, q, c, self.max_input_tokens) for q, c in zip(questions, ctx)]
+                  if self.max_input_tokens else [("\n\n".join(c), {}) for c in ctx])  # (document, what was kept)
+        reads = read_batch(self.lm, questions, [d for d, _ in fitted], self.template, self.max_new_tokens, self.stop,
+                           chat=self.chat)
+        return [Prediction.charged(rd.answer, rd.completion.cost, raw=rd.raw, pids=[h.pid for h in hs],
+                                   trace=dict(mean_score=rd.completion.mean_prob, **kept))
+                for rd, hs, (_, kept) in zip(reads, hits, fitted)]
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #lm000001
 from ...lm.base import FakeLM, Completion
@@ -253,7 +218,6 @@ class FakeConfidentLM(FakeLM):
         return [Completion("Paris", ["Paris"], [1], [-0.01], "eos", len(p.split())) if "Paris is the capital" in p else
                 Completion("Lyon", ["Lyon"], [2], [-2.0], "eos", len(p.split())) for p in prompts]
 
-
 # %% ../../../nbs/39_papers.lore.method.ipynb #51539d43
 from ...eval.metrics import f1_score as _f1, exact_match as _em
 
@@ -263,28 +227,32 @@ class Rechoose(Method):
     "Another choice among a finished LoRE run's candidates, with no LM call: an ablation, or the best-of-k oracle."
     tag = "LoRE-rechoose"
     fingerprint_ignore = {**Method.fingerprint_ignore,
-        "lore": "in the fingerprint by the LoRE run's name and run fingerprint (`source`, `source_fingerprint`: derived_config)"}
+        "lore": "in the fingerprint by the LoRE run's name and run fingerprint "
+                "(`source`, `source_fingerprint`: derived_config)"}
 
     @classmethod
     def fingerprint_example(cls):
         "MeanProb over a finished LoRE run of the toy question."
         from ragkit.core import Example
         from ragkit.eval.evaluate import evaluate
-        run = evaluate(LoRE.fingerprint_example(), [Example("q0", "What is the capital of France?", ("Paris",))], ["exact_match", "f1"],
-                       n_boot=10, progress=False)
+        run = evaluate(LoRE.fingerprint_example(), [Example("q0", "What is the capital of France?", ("Paris",))],
+                       ["exact_match", "f1"], n_boot=10, progress=False)
         return cls(run, "mean_prob")
 
     def __init__(self, lore, # a finished LoRE Evaluation (its trace holds every candidate)
-                 rule: str = "top1", # top1 (the top context's answer), mean_prob (LoR with w2 0) or oracle (best F1 against the golds)
+                 # top1 (the top context's answer), mean_prob (LoR with w2 0) or oracle (best F1 against the golds)
+                 rule: str = "top1",
                  merge: str = "best", # duplicate answers, as LoRE's `merge`
                  name: str | None = None):
         if rule not in RULES: raise ValueError(f"rule={rule!r}; choose one of {', '.join(RULES)}")
-        if "trace" not in lore.table: raise ValueError(f"{lore.name} has no trace column: Rechoose reads the candidates of a LoRE evaluation")
+        if "trace" not in lore.table:
+            raise ValueError(f"{lore.name} has no trace column: Rechoose reads the candidates of a LoRE evaluation")
         self.lore, self.rule, self.merge = lore, rule, merge
-        self.rows = {}  # question -> its row; the same question twice must have the same golds, or the oracle could not tell them apart
+        self.rows = {}  # question -> its row; a question asked twice must have the same golds for the oracle
         for r in lore.table.itertuples():
             if r.question in self.rows and sorted(self.rows[r.question].golds) != sorted(r.golds) and rule == "oracle":
-                raise ValueError(f"{r.question!r} is asked twice in {lore.name} with different gold answers: the oracle cannot tell which is meant")
+                raise ValueError(f"{r.question!r} is asked twice in {lore.name} with different gold answers: "
+                                 "the oracle cannot tell which is meant")
             self.rows.setdefault(r.question, r)
         self.name = name or lore.name.replace("LoRE", RULES[rule], 1)
 
@@ -296,33 +264,26 @@ class Rechoose(Method):
         "The candidate this rule chooses."
         if self.rule == "top1": return min(cands, key=lambda c: c.context_rank)
         if self.rule == "mean_prob": return choose(score_candidates(cands, 1.0, 0.0), self.merge)
-        return max(cands, key=lambda c: (_f1(c.answer, golds) if c.answer.strip() else 0.0, _em(c.answer, golds) if c.answer.strip() else 0.0, -c.context_rank))
+        def score(c): return (_f1(c.answer, golds), _em(c.answer, golds)) if c.answer.strip() else (0.0, 0.0)
+        return max(cands, key=lambda c: (*score(c), -c.context_rank))
 
     def answer_batch(self, questions: list[str]) -> list[Prediction]:
         "One Prediction per question, read from the LoRE run's row of that question."
-        return [self._answer(self._row(q)) for q in questions]
+        return [self._answer(q) for q in questions]
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #51539ds2
 from fastcore.basics import patch
 
 @patch
-def _row(self: Rechoose, q: str):
-    "The LoRE run's row of question `q`."
+def _answer(self: Rechoose, q: str) -> Prediction:
+    "The Prediction re-chosen from the candidates of the LoRE run's row of `q`, charged the reads it relies on."
     if q not in self.rows: raise KeyError(f"{q!r} is not a question of {self.lore.name}: "
                                           "Rechoose answers only what its LoRE run answered")
-    return self.rows[q]
-
-@patch
-def _answer(self: Rechoose, r) -> Prediction:
-    "The Prediction re-chosen from the candidates of the LoRE row `r`."
+    r = self.rows[q]
     cands = [Candidate(**c) for c in (r.trace or {}).get("candidates", [])]
     if not cands: return Prediction("", trace=dict(rule=self.rule, error="the LoRE row has no candidates"))
-    return self._charged(r, cands, self._pick(cands, list(r.golds)))
-
-@patch
-def _charged(self: Rechoose, r, cands: list[Candidate], pick: Candidate) -> Prediction:
-    "`pick`'s Prediction, charged the reads it relies on: Top-1 its own, the others every candidate's."
-    used = [pick] if self.rule == "top1" else cands
+    pick = self._pick(cands, list(r.golds))
+    used = [pick] if self.rule == "top1" else cands  # Top-1 relies on its own read, the others on every candidate's
     cost, note = _reads_cost(r, cands, used)
     return Prediction.charged(pick.answer, cost, raw=pick.raw, pids=[c.pid for c in used],
                               trace=dict(rule=self.rule, chosen_rank=pick.context_rank, **note))
@@ -330,16 +291,11 @@ def _charged(self: Rechoose, r, cands: list[Candidate], pick: Candidate) -> Pred
 # %% ../../../nbs/39_papers.lore.method.ipynb #c40e0a06
 def _reads_cost(r, cands: list[Candidate], used: list[Candidate]) -> tuple[Cost, dict]:
     "What the reads `used` cost, and a trace note if it is estimated (a row from before candidates kept their cost)."
-    if any(c.prompt_tokens or c.finish for c in cands): return _own_cost(used), {}
-    return _estimated_cost(r, len(used), len(cands)), dict(cost_estimated=True)
-
-def _own_cost(used: list[Candidate]) -> Cost:
-    "The reads' own counts, one LM call each."
-    return sum((Cost(1, c.prompt_tokens, c.tokens, 0, ((c.finish, 1),) if c.finish else ()) for c in used), Cost())
-
-def _estimated_cost(r, used: int, n: int) -> Cost:
-    "`used` of the row's `n` reads, each charged an even share of the row's tokens."
-    return Cost(used, round(r.prompt_tokens * used / n), round(r.tokens * used / n))
+    if any(c.prompt_tokens or c.finish for c in cands):  # the reads' own counts, one LM call each
+        return sum((Cost(1, c.prompt_tokens, c.tokens, 0, ((c.finish, 1),) if c.finish else ()) for c in used),
+                   Cost()), {}
+    k, n = len(used), len(cands)  # else each read is charged an even share of the row's tokens
+    return Cost(k, round(r.prompt_tokens * k / n), round(r.tokens * k / n)), dict(cost_estimated=True)
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #c37e0002
 from ...retrieve.rerank import cut_passages, rankgpt_orders
@@ -357,8 +313,9 @@ class LLMRerank(Method):
 
     def __init__(self, retriever, # where the contexts come from
                  lm, # the reader: it ranks the contexts and answers from the first
-                 n_contexts: int = 5, # contexts re-ranked (RankGPT reads them in windows of `window`, stepping back by `step`)
-                 template: str = "lore-context", # the answer's prompt: LoRE's, so the answer differs from LoRE's rank-1 read only by its context
+                 n_contexts: int = 5, # contexts re-ranked (RankGPT reads them in windows of `window`, back by `step`)
+                 # the answer's prompt: LoRE's, so the answer differs from LoRE's rank-1 read only by its context
+                 template: str = "lore-context",
                  chat: bool | None = True, # wrap prompts in the reader's chat template
                  max_new_tokens: int = 16, # answer budget
                  stop=("\n",), # where an answer ends
@@ -367,7 +324,8 @@ class LLMRerank(Method):
                  window: int = 5, step: int = 3, # RankGPT's window and its step back
                  rankgpt_rule: str = "rankgpt", # how a ranking reply is read (ragkit.retrieve.rerank.parse_rankgpt)
                  name: str | None = None): # the system's name (default "LLM-rerank - <retriever>")
-        store_attr("retriever,lm,n_contexts,template,max_new_tokens,rank_words,rank_max_new_tokens,window,step,rankgpt_rule")
+        store_attr("retriever,lm,n_contexts,template,max_new_tokens,rank_words,rank_max_new_tokens,window,step,"
+                   "rankgpt_rule")
         self.chat, self.stop, self.name = bool(chat), tuple(stop or ()), name or f"LLM-rerank - {retriever.name}"
 
     def derived_config(self) -> dict:
@@ -382,15 +340,13 @@ class LLMRerank(Method):
         "Each question's contexts ranked by RankGPT's windows, then LoRE's read of the first, charged the ranking too."
         hits = self.retriever.batch_search(questions, self.n_contexts, progress=False)
         ps = [cut_passages(self.retriever, hs, self.rank_words) for hs in hits]
-        orders, cost, raws = rankgpt_orders(self._gen, questions, ps, self.window, self.step, self.rank_max_new_tokens, self.rankgpt_rule)
-        tr = [dict(pids=[h.pid for h in hs], by="llm", rank_raw=r, order=o) for hs, r, o in zip(hits, raws, orders)]
-        top = [o[0] for o in orders]
-        docs = [_doc(self.retriever.corpus[t["pids"][i]]) for t, i in zip(tr, top)]
+        orders, cost, raws = rankgpt_orders(self._gen, questions, ps, self.window, self.step, self.rank_max_new_tokens,
+                                            self.rankgpt_rule)
+        tops = [o[0] for o in orders]  # each question's re-ranked first context, by its index in the retrieved order
+        docs = [self.retriever.corpus[hs[i].pid].text for hs, i in zip(hits, tops)]
         reads = read_batch(self.lm, questions, docs, self.template, self.max_new_tokens, self.stop, chat=self.chat)
-        return [_reranked(rd, i, c, t) for rd, i, c, t in zip(reads, top, cost, tr)]
-
-def _reranked(rd, top: int, cost: Cost, tr: dict) -> Prediction:
-    "One question's Prediction from the read `rd` of its re-ranked first context (index `top` in the retrieved order)."
-    tr.update(top=top, top_pid=tr["pids"][top], chosen_rank=top + 1, mean_score=rd.completion.mean_prob, answer_finish=rd.completion.finish_reason)
-    return Prediction.charged(rd.answer, cost + rd.completion.cost, raw=rd.raw, pids=[tr["top_pid"]], trace=tr)
-
+        return [Prediction.charged(rd.answer, c + rd.completion.cost, raw=rd.raw, pids=[hs[i].pid],
+                                   trace=dict(pids=[h.pid for h in hs], by="llm", rank_raw=r, order=o, top=i,
+                                              top_pid=hs[i].pid, chosen_rank=i + 1, mean_score=rd.completion.mean_prob,
+                                              answer_finish=rd.completion.finish_reason))
+                for rd, hs, i, o, r, c in zip(reads, hits, tops, orders, raws, cost)]
