@@ -20,31 +20,26 @@ __all__ = ['DERIVED', 'claim_anchor', 'rivals', 'read_jsonl', 'RunRows', 'row_fo
            'deciding_questions', 'md_text', 'questions_table', 'claim_markdown', 'evidence_markdown', 'committed_runs']
 
 # %% ../nbs/97_evidence.ipynb #f3dc51d1
-def _words(text: str, # any text
-           ) -> str:
-    "`text` lowercased, each run of characters other than a-z and 0-9 one hyphen, none at the ends."
-    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
-
 def claim_anchor(claim_row: Mapping, # a verdict row of results.json, or a scoreboard row (its `claim` and `dataset`)
                  words: int = 48, # at most this many characters of the claim's words
                  ) -> str:
     "An HTML-id-safe anchor of a claim: 'claim-', its words, its task, and 8 hex of both (stable across renders)."
     claim, dataset = str(claim_row["claim"]), str(claim_row["dataset"])
-    parts = ["claim", _words(claim)[:words].strip("-"), _words(dataset), stable_hash(claim, dataset, n=8)]
+    slug = lambda t: re.sub(r"[^a-z0-9]+", "-", t.lower()).strip("-")  # lowercased, other characters one hyphen
+    parts = ["claim", slug(claim)[:words].strip("-"), slug(dataset), stable_hash(claim, dataset, n=8)]
     return "-".join(p for p in parts if p)
 
 # %% ../nbs/97_evidence.ipynb #cda95b21
-def _missing(v, # a number of a verdict row
-             ) -> bool:
-    "Whether a verdict number is absent (None or NaN)."
-    return v is None or (isinstance(v, float) and math.isnan(v))
+def _missing(v) -> bool: return v is None or (isinstance(v, float) and math.isnan(v))  # a row's number: None or NaN
 
+# %% ../nbs/97_evidence.ipynb #cda95b21s1
 def rivals(b, # a verdict row's `b`: a name, a list or tuple of names, or names joined by ' | '
            ) -> list[str]:
     "The system names in a verdict row's `b`."
     if isinstance(b, (list, tuple)): return [str(x) for x in b]
     return [s.strip() for s in str(b or "").split(" | ") if s.strip()]
 
+# %% ../nbs/97_evidence.ipynb #cda95b21s2
 def read_jsonl(path: Path, # a committed examples.jsonl
                ) -> dict[str, dict]:
     "qid -> row of a results file, read only (the last row of a qid wins; a torn last line is skipped)."
@@ -100,6 +95,7 @@ def row_folder(run: RunRows, # the run
     used = [f for f in fs if f.name in named] if len(fs) > 1 else fs
     return used[0] if len(used) == 1 else None
 
+# %% ../nbs/97_evidence.ipynb #6380f94es1
 def system_rows(run: RunRows, # the run (its cache is filled)
                 task: str, # a task folder of it
                 name: str, # a system's name
@@ -112,6 +108,7 @@ def system_rows(run: RunRows, # the run (its cache is filled)
         run.cache[f] = {q: rows[q] for q in asked if q in rows} if isinstance(asked, list) else rows
     return run.cache[f]
 
+# %% ../nbs/97_evidence.ipynb #6380f94es2
 def metric_column(row: Mapping, # one row of examples.jsonl
                   metric: str, # a verdict row's metric
                   ) -> str | None:
@@ -124,7 +121,7 @@ def metric_column(row: Mapping, # one row of examples.jsonl
 # %% ../nbs/97_evidence.ipynb #9aaece46
 from .eval.metrics import exact_match
 
-def _cands(row: Mapping) -> list: return list((row.get("trace") or {}).get("candidates") or [])  # a row's candidates, as its trace keeps them
+def _cands(row: Mapping) -> list: return list((row.get("trace") or {}).get("candidates") or [])  # a row's candidates
 
 def first_candidate(row: Mapping) -> str:
     "SuRe's first candidate in a row's trace ('' with none): what the selection is compared with."
@@ -134,9 +131,7 @@ def top_context(row: Mapping) -> str:
     "LoRE's answer from its top-ranked context in a row's trace ('' with none): what Top-1 reading answers."
     return min(_cands(row), key=lambda c: c["context_rank"], default={"answer": ""})["answer"]
 
-def _differ(answers: list, golds: list) -> bool:
-    "Whether `answers` differ in exact match against `golds`."
-    return len({exact_match(a, golds) for a in answers}) > 1
+def _differ(answers: list, golds: list) -> bool: return len({exact_match(a, golds) for a in answers}) > 1  # in EM
 
 DERIVED = {  # rival name -> (its answer from a's row, whether the row's question is decisive)
     "first candidate": (first_candidate, lambda r: _differ([str(c) for c in _cands(r)], list(r.get("golds") or []))),
@@ -148,26 +143,11 @@ def derived_rows(rows: Mapping[str, dict], # qid -> a's row
                  ) -> dict[str, dict]:
     "qid -> the rival's row (its answer and exact match) on a's decisive questions only."
     answer, decisive = DERIVED[name]
-    out = {}
-    for q, r in rows.items():
-        if decisive(r):
-            ans = answer(r)
-            out[q] = dict(qid=q, prediction=ans, error=None, **{col: float(exact_match(ans, list(r.get("golds") or [])))})
-    return out
+    ans = {q: answer(r) for q, r in rows.items() if decisive(r)}
+    return {q: dict(qid=q, prediction=x, error=None, **{col: float(exact_match(x, list(rows[q].get("golds") or [])))})
+            for q, x in ans.items()}
 
 # %% ../nbs/97_evidence.ipynb #5e478cad
-def _no_row_folder(run: RunRows, r: Mapping, names: list[str], nb: str) -> str | None:
-    "Which side of claim row `r` has no row folder on its task, and what the claim is judged on; None: both."
-    d, lacking = r["dataset"], []
-    for side, n in [("a", r["a"])] + [("b", x) for x in names if x not in DERIVED]:
-        if row_folder(run, d, n) is None:
-            several = len(run.folders.get((d, n), [])) > 1
-            lacking.append(f"{side} '{n}'" + (" (several row folders, none named by the summaries)" if several else ""))
-    if not lacking: return None
-    why = f" on its decisive questions ({r['decisive']})" if r.get("decisive") else ""
-    has = "has" if len(lacking) == 1 else "have"
-    return f"{' and '.join(lacking)} {has} no row folder under {d}/: the claim is judged{why} on scores {nb} computes"
-
 def no_rows_reason(run: RunRows, # the run
                    r: Mapping, # one of its verdict rows
                    ) -> str | None:
@@ -176,15 +156,22 @@ def no_rows_reason(run: RunRows, # the run
     grid = run.params.get("grid") or (run.results.get("parameters") or {}).get("grid")
     nb = f"{run.notebook} (outputs/{run.profile}/{run.notebook}/{run.notebook}.ipynb)"
     if not run.folders and grid:
-        return f"this run keeps no rows of its own: {nb} computes its claims from the grid of {grid} (outputs/{run.profile}/{grid}/grid.jsonl)"
+        return (f"this run keeps no rows of its own: {nb} computes its claims from the grid of {grid} "
+                f"(outputs/{run.profile}/{grid}/grid.jsonl)")
     if not a or not names: return f"a statistic of the run ({m}), not two systems: {nb} computes it"
-    if _missing(r.get("discordant")): return f"judged on its own statistic ({m}), not question by question: {nb} computes it"
+    if _missing(r.get("discordant")):
+        return f"judged on its own statistic ({m}), not question by question: {nb} computes it"
     if d not in run.tasks:
         task = next((t for t in sorted(run.tasks, key=len, reverse=True) if d.startswith(t + " ")), None)
         where = f"the '{d[len(task) + 1:]}' questions of task {task}, which" if task else f"'{d}', which"
         return f"checked on {where} {nb} selects: no row folder is named {d}/"
-    lacking = _no_row_folder(run, r, names, nb)
-    if lacking: return lacking
+    several = " (several row folders, none named by the summaries)"
+    lacking = [f"{s} '{n}'" + (several if len(run.folders.get((d, n), [])) > 1 else "")  # a side without its row folder
+               for s, n in [("a", a)] + [("b", x) for x in names if x not in DERIVED] if row_folder(run, d, n) is None]
+    if lacking:
+        why = f" on its decisive questions ({r['decisive']})" if r.get("decisive") else ""
+        return (f"{' and '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} no row folder under {d}/: "
+                f"the claim is judged{why} on scores {nb} computes")
     row = next(iter(system_rows(run, d, a).values()), None)
     if row is None: return f"a's rows on {d} hold none of the run's questions: {nb} computes the scores"
     if metric_column(row, m) is None: return f"{m} is not a column of the rows: {nb} computes it"
@@ -198,13 +185,7 @@ def cut(text, # any text
     s = " ".join(str(text).split())
     return s if len(s) <= width else s[:width - 1] + "…"
 
-def _letter(i: int, # a candidate's index
-            ) -> str:
-    "(a), (b), ... for candidate index `i`."
-    return f"({chr(ord('a') + i)})" if 0 <= i < 26 else f"({i + 1})"
-
-def _flat(v, # a trace value
-          ) -> str | None:
+def _flat(v) -> str | None:
     "A trace value as short text: a scalar, scalars joined by '+', a flat dict as 'k:v,k:v'; None if deeper."
     scalar = lambda x: isinstance(x, (str, int, float, bool)) or x is None
     if isinstance(v, float): return f"{v:.3g}"
@@ -223,69 +204,51 @@ def trace_summary(trace, # a row's trace
         s = "; ".join(f"#{c.get('context_rank', '?')} {cut(c.get('answer', ''), 40)}" for c in cands)
         return cut(f"chosen rank {trace.get('chosen_rank', '?')} of: {s}", width)
     if isinstance(cands, list) and cands:  # SuRe: candidates, the chosen one and what decided
-        s = "; ".join(f"{_letter(i)} {cut(c, 40)}" for i, c in enumerate(cands))
+        letter = lambda i: f"({chr(ord('a') + i)})" if 0 <= i < 26 else f"({i + 1})"  # (a), (b), ... for index i
+        s = "; ".join(f"{letter(i)} {cut(c, 40)}" for i, c in enumerate(cands))
         ch, by = trace.get("chosen"), trace.get("decided_by")
-        chosen = f"chosen {_letter(ch) if isinstance(ch, int) else ch}" if ch is not None else ""
+        chosen = f"chosen {letter(ch) if isinstance(ch, int) else ch}" if ch is not None else ""
         return cut(f"{' by '.join(x for x in (chosen, by) if x) or 'candidates'}: {s}", width)
     flat = {k: _flat(v) for k, v in trace.items()}
     rest = [k for k, v in flat.items() if v is None or len(v) > 40]
-    return cut(", ".join([f"{k}={v}" for k, v in flat.items() if k not in rest] + ([f"also {', '.join(rest)}"] if rest else [])), width)
+    shown = [f"{k}={v}" for k, v in flat.items() if k not in rest]
+    return cut(", ".join(shown + ([f"also {', '.join(rest)}"] if rest else [])), width)
 
 # %% ../nbs/97_evidence.ipynb #49e103ff
-def _best_rival(scores: Mapping[str, dict], # rival -> {qid: score} on the compared questions
-                names: list[str], # the rivals in the claim's order
-                ) -> str:
-    "The rival with the highest mean score, the earlier on a tie: the verdict's rule for several b."
+def _best_rival(scores: Mapping[str, dict], names: list[str]) -> str:
+    "Of `names` (rival -> {qid: score} in `scores`), the highest mean score, the earlier on a tie: the verdict's rule."
     mean = lambda n: sum(scores[n].values()) / len(scores[n]) if scores[n] else float("-inf")
     return max(names, key=lambda n: (mean(n), -names.index(n)))
 
-def _entry(q: str, # the question's id
-           ra: dict, rb: dict, # a's and b's rows for it
-           col: str, # the metric column
-           width: int, # a's trace cut to this many characters
-           ) -> dict:
-    "One deciding question: its text and golds, each side's answer, score and error, and a's trace in short."
+# %% ../nbs/97_evidence.ipynb #49e103ffs1
+def _entry(q: str, ra: dict, rb: dict, col: str, width: int) -> dict:
+    "Deciding question `q`: text and golds, a's and b's answer, score (`col`) and error, a's trace cut to `width`."
     return dict(qid=q, question=ra.get("question", ""), golds=list(ra.get("golds") or []),
-                a_answer=ra.get("prediction") or "", a_score=float(ra[col]), b_answer=rb.get("prediction") or "", b_score=float(rb[col]),
+                a_answer=ra.get("prediction") or "", a_score=float(ra[col]),
+                b_answer=rb.get("prediction") or "", b_score=float(rb[col]),
                 a_error=ra.get("error"), b_error=rb.get("error"), a_trace=trace_summary(ra.get("trace"), width))
 
-def _pick(wins: list, # qids a wins, in the run's order
-          losses: list, # qids a loses
-          limit: int, # at most this many in all
-          ) -> list:
-    "At most `limit` questions, wins and losses in turn so that both sides show; the wins first."
-    w, l = [], []
-    for i in range(max(len(wins), len(losses))):
-        for src, dst in ((wins, w), (losses, l)):
-            if i < len(src) and len(w) + len(l) < limit: dst.append(src[i])
-    return w + l
+# %% ../nbs/97_evidence.ipynb #49e103ffs2
+def _pick(wins: list, losses: list, limit: int) -> list:
+    "At most `limit` qids, a's wins and losses in turn so that both sides show; the wins first."
+    w = min(len(wins), max((limit + 1) // 2, limit - len(losses)))  # half, or what the losses leave
+    return wins[:w] + losses[:limit - w]
 
 # %% ../nbs/97_evidence.ipynb #bfd6656e
-def _head(run: RunRows, # the run
-          r: Mapping, # its verdict row
-          names: list[str], # the row's rivals
-          ) -> dict:
-    "What every answer of `deciding_questions` carries: claim, task, anchor, notebook and command."
-    return dict(anchor=claim_anchor(r), claim=r["claim"], dataset=r["dataset"], metric=r["metric"], a=r.get("a") or "", b=names,
-                run=f"outputs/{run.profile}/{run.notebook}", notebook=f"outputs/{run.profile}/{run.notebook}/{run.notebook}.ipynb",
-                command=run.command, verdict_counts={k: None if _missing(r.get(k)) else int(r[k]) for k in ("discordant", "wins", "losses")})
-
-def _notes(r: Mapping, # the verdict row
-           names: list[str], b: str, # its rivals, and the one compared
-           n: int, # questions the rows share
-           counts: dict, said: dict, # the rows' counts and the verdict row's
-           ) -> list[str]:
+def _notes(r: Mapping, names: list[str], b: str, n: int, counts: dict, said: dict) -> list[str]:
     "What a reader must know to trust the counts: a rival picked, a decisive subset, another count, a mismatch."
-    out = []
-    if len(names) > 1: out.append(f"b is several systems; the best of them on these questions by mean score, {b}, is compared (the verdict's rule)")
-    if r.get("decisive") and b in DERIVED: out.append(f"{b} is read from {r['a']}'s own trace on its decisive questions ({r['decisive']}); "
-                                                      "these rows list every one of them where the two differ")
-    elif r.get("decisive"): out.append(f"the verdict counts only its decisive questions ({r['decisive']}), which the notebook selects; "
-                                       "these rows list every question where the two differ")
-    if not _missing(r.get("n")) and int(r["n"]) != n: out.append(f"the rows share {n} questions; the verdict compared {int(r['n'])}")
+    out, dec = [], r.get("decisive")
+    if len(names) > 1: out.append(f"b is several systems; the best of them on these questions by mean score, {b}, "
+                                  "is compared (the verdict's rule)")
+    if dec and b in DERIVED: out.append(f"{b} is read from {r['a']}'s own trace on its decisive questions ({dec}); "
+                                        "these rows list every one of them where the two differ")
+    elif dec: out.append(f"the verdict counts only its decisive questions ({dec}), which the notebook selects; "
+                         "these rows list every question where the two differ")
+    if not _missing(r.get("n")) and int(r["n"]) != n:
+        out.append(f"the rows share {n} questions; the verdict compared {int(r['n'])}")
     if said != counts:
-        out.append(f"the rows give {counts['discordant']} differing questions ({counts['wins']} won, {counts['losses']} lost); "
-                   f"the verdict row says {said['discordant']} ({said['wins']} won, {said['losses']} lost)")
+        out.append("the rows give {discordant} differing questions ({wins} won, {losses} lost); ".format(**counts)
+                   + "the verdict row says {discordant} ({wins} won, {losses} lost)".format(**said))
     return out
 
 def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<notebook>, or its RunRows (rows cached)
@@ -295,9 +258,11 @@ def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<no
                        ) -> dict:
     "The questions that decide a claim: where a's and b's scores differ in the committed rows; or why none."
     run = run_folder if isinstance(run_folder, RunRows) else RunRows.read(run_folder)
-    r, names = claim_row, rivals(claim_row.get("b"))
-    out, why = _head(run, r, names), no_rows_reason(run, r)
-    if why: return out | dict(reason=why)
+    r, names, where = claim_row, rivals(claim_row.get("b")), f"outputs/{run.profile}/{run.notebook}"
+    said = {k: None if _missing(r.get(k)) else int(r[k]) for k in ("discordant", "wins", "losses")}
+    out = dict(anchor=claim_anchor(r), claim=r["claim"], dataset=r["dataset"], metric=r["metric"], a=r.get("a") or "",
+               b=names, run=where, notebook=f"{where}/{run.notebook}.ipynb", command=run.command, verdict_counts=said)
+    if why := no_rows_reason(run, r): return out | dict(reason=why)
     d, A = r["dataset"], system_rows(run, r["dataset"], r["a"])
     col = metric_column(next(iter(A.values())), r["metric"])
     Bs = {n: derived_rows(A, n, col) if n in DERIVED else system_rows(run, d, n) for n in names}
@@ -306,8 +271,8 @@ def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<no
     B = Bs[b]
     wins, losses = [q for q in qs if A[q][col] > B[q][col]], [q for q in qs if A[q][col] < B[q][col]]
     counts = dict(discordant=len(wins) + len(losses), wins=len(wins), losses=len(losses))
-    return out | dict(reason=None, column=col, n=len(qs), b_compared=b, **counts, matches=counts == out["verdict_counts"],
-                      notes=_notes(r, names, b, len(qs), counts, out["verdict_counts"]),
+    return out | dict(reason=None, column=col, n=len(qs), b_compared=b, **counts, matches=counts == said,
+                      notes=_notes(r, names, b, len(qs), counts, said),
                       questions=[_entry(q, A[q], B[q], col, width) for q in _pick(wins, losses, limit)])
 
 # %% ../nbs/97_evidence.ipynb #a5393180
@@ -320,47 +285,36 @@ def md_text(text, # any text: an answer, a question, a claim
     s = cut(text, width) if width else " ".join(str(text).split())
     return _MD_SPECIAL.sub(r"\\\1", s)
 
-def _label(column: str, # a metric column
-           ) -> str:
+def _label(column: str) -> str:
     "A metric column's short label: EM, F1, Contains, or the column itself."
     from ragkit.eval.evaluate import LABELS
     return LABELS.get(column, column)
-
-def _score(v: float, # a score
-           ) -> str:
-    "A score as '1', '0' or '0.67'."
-    return f"{round(float(v), 2):g}"
-
-def _answer(e: Mapping, # a deciding question
-            side: str, # 'a' or 'b'
-            width: int, # cut to this many characters
-            ) -> str:
-    "A side's answer for the table; its error, when the row failed."
-    err = e.get(f"{side}_error")
-    return md_text(f"(error: {err})" if err else e[f"{side}_answer"], width)
 
 def questions_table(d: Mapping, # an answer of deciding_questions with rows
                     width: int = 200, # each text cell cut to this many characters
                     ) -> str:
     "The deciding questions as a markdown table: qid, question, golds, a's and b's answers and scores, a's trace."
-    m = md_text(_label(d["column"]), 20)
-    out = [f"| qid | question | golds | a's answer | a {m} | b's answer | b {m} | a's trace |", "|---|---|---|---|---:|---|---:|---|"]
+    m, t = md_text(_label(d["column"]), 20), lambda x: md_text(x, width)
+    score = lambda e, s: f"{round(float(e[f'{s}_score']), 2):g}"  # '1', '0' or '0.67'
+    answer = lambda e, s: t(f"(error: {e[f'{s}_error']})" if e.get(f"{s}_error") else e[f"{s}_answer"])  # or its error
+    out = [f"| qid | question | golds | a's answer | a {m} | b's answer | b {m} | a's trace |",
+           "|---|---|---|---|---:|---|---:|---|"]
     for e in d["questions"]:
-        out.append(f"| {md_text(e['qid'], 80)} | {md_text(e['question'], width)} | {md_text(' · '.join(map(str, e['golds'])), width)} | "
-                   f"{_answer(e, 'a', width)} | {_score(e['a_score'])} | {_answer(e, 'b', width)} | {_score(e['b_score'])} | {md_text(e['a_trace'], width)} |")
+        out.append(f"| {md_text(e['qid'], 80)} | {t(e['question'])} | {t(' · '.join(map(str, e['golds'])))} | "
+                   f"{answer(e, 'a')} | {score(e, 'a')} | {answer(e, 'b')} | {score(e, 'b')} | {t(e['a_trace'])} |")
     return "\n".join(out)
 
 # %% ../nbs/97_evidence.ipynb #757db01b
-def _counts_text(d: Mapping, # an answer of deciding_questions with rows
-                 ) -> str:
+def _counts_text(d: Mapping) -> str:
     "'a = SuRe, b = Base. They differ in EM on 12 of 103 questions: a higher on 4, b on 8; as the verdict row.'"
     said, nw = d["verdict_counts"], sum(e["a_score"] > e["b_score"] for e in d["questions"])
     same = ("the verdict row counts the same" if d["matches"] else
             f"the verdict row counts {said['discordant']} ({said['wins']} to {said['losses']})")
     shown = (f" Listed: {nw} of the {d['wins']} wins, then {len(d['questions']) - nw} of the {d['losses']} losses."
              if len(d["questions"]) < d["discordant"] else "")
-    return (f"a = {md_text(d['a'], None)}, b = {md_text(d['b_compared'], None)}. They differ in {md_text(_label(d['column']), None)} "
-            f"on {d['discordant']} of {d['n']} questions: a scores higher on {d['wins']}, b on {d['losses']}; {same}.{shown}")
+    return (f"a = {md_text(d['a'], None)}, b = {md_text(d['b_compared'], None)}. "
+            f"They differ in {md_text(_label(d['column']), None)} on {d['discordant']} of {d['n']} questions: "
+            f"a scores higher on {d['wins']}, b on {d['losses']}; {same}.{shown}")
 
 from .eval.mechanism import NOT_RUN
 from .report import needs_text
@@ -369,7 +323,8 @@ def _needs(r: Mapping) -> list[str]:
     "A 'Needs:' line for an undecided or gated-out claim whose sentence does not say what it needs; [] otherwise."
     n = needs_text(r)
     if not n or "80% power" in (r.get("verdict") or ""): return []
-    return [f"Needs: {md_text(n, None)}{'' if (r.get('direction_holm') or r.get('direction')) == NOT_RUN else ' at 80% power'}."]
+    gated = (r.get("direction_holm") or r.get("direction")) == NOT_RUN
+    return [f"Needs: {md_text(n, None)}{'' if gated else ' at 80% power'}."]
 
 def claim_markdown(d: Mapping, # an answer of deciding_questions
                    r: Mapping, # the verdict row it answers
@@ -377,8 +332,8 @@ def claim_markdown(d: Mapping, # an answer of deciding_questions
                    width: int = 200, # text cells cut to this many characters
                    ) -> str:
     "One claim's section: anchor and heading, verdict (and needs), the rerun command, its deciding questions."
-    holm = r.get("direction_holm") or r.get("direction")
-    verdict = f"**{r.get('direction')}**" + (f" (Holm: {holm})" if holm != r.get("direction") else "") + f", size {r.get('size')}"
+    holm, dr = r.get("direction_holm") or r.get("direction"), r.get("direction")
+    verdict = f"**{dr}**" + (f" (Holm: {holm})" if holm != dr else "") + f", size {r.get('size')}"
     parts = [f"({d['anchor']})=\n{'#' * level} {md_text(d['claim'], None)} ({md_text(d['dataset'], None)})",
              f"Verdict: {verdict}. {md_text(r.get('verdict', ''), None)}", *_needs(r), f"Regenerate: `{d['command']}`"]
     if d["reason"]: return "\n\n".join(parts + [f"No deciding questions from rows: {md_text(d['reason'], None)}."])
@@ -397,9 +352,9 @@ def evidence_markdown(run_folder: Path | str, # outputs/<profile>/<notebook>
     ds = [deciding_questions(run, r, limit, width) for r in rows]
     shown = sum(d["reason"] is None for d in ds)
     head = [f"{'#' * (level - 1)} The deciding questions of {run.notebook} ({run.profile})",
-            f"Each claim of `outputs/{run.profile}/{run.notebook}` with the questions where its two systems' scores differ, read "
-            f"from the committed rows (no LM call): {shown} of {len(rows)} claims have them; the others are judged on scores "
-            f"the notebook computes, and say so. Regenerate the run with `{run.command}`."]
+            f"Each claim of `outputs/{run.profile}/{run.notebook}` with the questions where its two systems' scores "
+            f"differ, read from the committed rows (no LM call): {shown} of {len(rows)} claims have them; the others "
+            f"are judged on scores the notebook computes, and say so. Regenerate the run with `{run.command}`."]
     return "\n\n".join(head + [claim_markdown(d, r, level, width) for d, r in zip(ds, rows)]) + "\n"
 
 def committed_runs(root: Path | str, # the project root

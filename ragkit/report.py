@@ -12,22 +12,22 @@ import json, re
 from pathlib import Path
 from .eval.experiment import DIRECTIONS
 from .eval.mechanism import EQUIVALENT, NOT_RUN, NOT_TESTABLE
-from .notebooks import paper_label
+from .notebooks import exported_module, paper_label
 
 # %% auto #0
-__all__ = ['FAITHFUL', 'FASTER', 'WORKLOADS', 'COMMITTED', 'DECIDE', 'TALLY', 'TALLY_HEADS', 'PAPER_READERS', 'SCREEN', 'LEGEND',
-           'WHERE', 'NO_RUN', 'RUNS_HEAD', 'README', 'REFERENCE', 'BLOCKS', 'METRICS', 'read_json', 'load_run',
-           'bench_file', 'duration', 'ratio', 'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines',
-           'cost_lines', 'headline_table', 'reader_of', 'where_ran', 'took', 'took_briefly', 'scale_block',
-           'split_block', 'run_block', 'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line',
-           'render_timings', 'render_reproduce', 'option_row', 'fastest_faithful', 'reader_lines', 'squad_lines',
-           'precision_lines', 'compare_lines', 'render_bench', 'server_lines', 'generate_lines', 'render_gpu',
-           'render_readers', 'speed_lines', 'anatomy_table', 'one_question_line', 'render_speed', 'render_decide_gpu',
-           'outputs_of', 'profile_dir', 'paper_of', 'run_reader', 'claim_rows', 'render_decide', 'tally', 'tally_text',
-           'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen', 'reference_folders',
-           'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers', 'splice', 'render_doc',
-           'render_readme', 'anchor', 'broken_links', 'rows_of', 'metric_means', 'compare', 'check_record_target',
-           'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
+__all__ = ['NO_RUN', 'FAITHFUL', 'FASTER', 'WORKLOADS', 'COMMITTED', 'DECIDE', 'TALLY', 'TALLY_HEADS', 'PAPER_READERS', 'SCREEN',
+           'LEGEND', 'WHERE', 'RUNS_HEAD', 'README', 'REFERENCE', 'BLOCKS', 'METRICS', 'read_json', 'load_run',
+           'bench_file', 'reference_folders', 'duration', 'ratio', 'verdict_lines', 'mechanism_lines', 'scale_lines',
+           'system_lines', 'cost_lines', 'headline_table', 'reader_of', 'took', 'scale_block', 'split_block',
+           'run_block', 'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings',
+           'render_reproduce', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines',
+           'render_bench', 'server_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines',
+           'anatomy_table', 'render_speed', 'render_decide_gpu', 'outputs_of', 'profile_dir', 'paper_of', 'claim_rows',
+           'render_decide', 'tally', 'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text',
+           'scoreboard_screen', 'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers',
+           'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of', 'compare',
+           'check_record_target', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
+           'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def read_json(path: Path) -> dict:
@@ -45,82 +45,78 @@ def bench_file(root: Path, # the project root
     p = Path(root) / "outputs" / "bench" / name
     return read_json(p) if p.is_file() else None
 
+def reference_folders(root: Path) -> list[Path]:
+    "The committed reference runs: every folder under root/outputs/paper/ with a results.json, in notebook order."
+    return sorted(p for p in (Path(root) / "outputs" / "paper").glob("*") if (p / "results.json").is_file())
+
+NO_RUN = "No reference run is committed yet (`outputs/paper/` is empty).\n"
+
 # %% ../nbs/95_report.ipynb #4d4a928b
-def duration(secs: float) -> str:
-    "Seconds as '13 s' under two minutes, else minutes with one decimal."
-    return f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.1f} min"
+def duration(secs: float, places: int = 1) -> str:
+    "Seconds as '13 s' under two minutes, else minutes with `places` decimals."
+    return f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.{places}f} min"
 
 def ratio(v: float | None) -> str:
     "A ratio as '1.23×', or n/a."
     return "n/a" if v is None else f"{v:.2f}×"
 
 # %% ../nbs/95_report.ipynb #73dd3d70
-def _direction_cell(r: dict) -> str:
-    "The direction, how it was tested, and the Holm-adjusted one where it differs."
-    d, holm = r["direction"], r.get("direction_holm", r["direction"])
-    test = " (exact)" if r.get("test") == "exact sign test" else ""
-    return f"{d}{test}" + ("" if holm == d else f"; Holm: {holm}")
-
 def verdict_lines(rows: list[dict]) -> list[str]:
     "A markdown table of a verdict: claim, dataset, n, differing questions, our difference and CI, the paper's."
-    out = ["| claim | dataset | n | differ | ours (95% CI) | paper | direction | size |", "|---|---|---:|---:|---|---|---|---|"]
+    out = ["| claim | dataset | n | differ | ours (95% CI) | paper | direction | size |",
+           "|---|---|---:|---:|---|---|---|---|"]
     for r in rows:
         u = "%" if r.get("unit") == "%" else ""
         ours = "n/a" if r.get("ours") is None else f"{r['ours']:+.1f}{u} [{r['lo']:+.1f}{u}, {r['hi']:+.1f}{u}]"
         paper = "n/a" if r.get("paper") is None else f"{r['paper']:+.1f}{u}"
         differ = "" if r.get("discordant") is None else int(r["discordant"])
-        out.append(f"| {r['claim']} | {r['dataset']} | {r.get('n', '')} | {differ} | {ours} | {paper} | {_direction_cell(r)} | {r['size']} |")
+        d, holm = r["direction"], r.get("direction_holm", r["direction"])
+        test = " (exact)" if r.get("test") == "exact sign test" else ""
+        d = f"{d}{test}" + ("" if holm == d else f"; Holm: {holm}")  # how it was tested; Holm's where it differs
+        out.append(f"| {r['claim']} | {r['dataset']} | {r.get('n', '')} | {differ} | {ours} | {paper} | {d} "
+                   f"| {r['size']} |")
     return out
 
 def mechanism_lines(rows: list[dict]) -> list[str]:
     "A run's mechanism checks: how many reached their minimum, then a collapsed table of those that fell short."
     if not rows: return []
     short = [r for r in rows if not r["ok"]]
-    head = f"Did the mechanisms act? {len(rows) - len(short)} of {len(rows)} checks reached their minimum (every check: `results.json`, `mechanisms`)"
+    head = (f"Did the mechanisms act? {len(rows) - len(short)} of {len(rows)} checks reached their minimum "
+            "(every check: `results.json`, `mechanisms`)")
     if not short: return [head + "."]
     out = [f"<details><summary>{head}; {len(short)} fell short</summary>", "",
            "| mechanism | task | system | check | acted on | minimum |", "|---|---|---|---|---:|---:|"]
-    out += [f"| {r['mechanism']} | {r['dataset']} | {r.get('system', '')} | {r['check']} | {r['count']} of {r['of']} | {r['minimum']} |" for r in short]
+    out += [f"| {r['mechanism']} | {r['dataset']} | {r.get('system', '')} | {r['check']} | {r['count']} of {r['of']} "
+            f"| {r['minimum']} |" for r in short]
     return out + ["", "</details>"]
 
 # %% ../nbs/95_report.ipynb #c559ccaf
-def _scale_cell(r: dict, l: str) -> str:
-    "Reader `l`'s cell of a reader-scale row: its n, direction and size, or 'not run'."
-    if r.get(f"direction ({l})") is None: return "not run"
-    return f"{int(r[f'n ({l})'])}, {r[f'direction ({l})']}, {r[f'size ({l})']}"
-
-def _scale_row(r: dict, labels: list[str]) -> str:
-    "One claim's row of the reader-scale table: claim, dataset, then each reader's cell."
-    return f"| {r['claim']} | {r['dataset']} | " + " | ".join(_scale_cell(r, l) for l in labels) + " |"
-
 def scale_lines(rows: list[dict]) -> list[str]:
     "A run's reader-scale table (results.json's `reader_scale`): per claim, each reader's n, direction and size."
     labels = [c[len("direction ("):-1] for c in rows[0] if c.startswith("direction (")]
-    out = ["| claim | dataset | " + " | ".join(f"`{l}`: n, direction, size" for l in labels) + " |", "|---|---|" + "---|" * len(labels)]
-    return out + [_scale_row(r, labels) for r in rows]
-
-def _system_row(r: dict, cols: list[str]) -> str:
-    "One system's row of the score table: dataset, system, n, then the score columns `cols`."
-    return (f"| {r['dataset']} | {r['system']} | {r.get('n', '')} | "
-            + " | ".join("n/a" if r.get(c) is None else str(r[c]) for c in cols) + " |")
+    cell = lambda r, l: ("not run" if r.get(f"direction ({l})") is None  # reader l's cell
+                         else f"{int(r[f'n ({l})'])}, {r[f'direction ({l})']}, {r[f'size ({l})']}")
+    out = ["| claim | dataset | " + " | ".join(f"`{l}`: n, direction, size" for l in labels) + " |",
+           "|---|---|" + "---|" * len(labels)]
+    return out + [f"| {r['claim']} | {r['dataset']} | " + " | ".join(cell(r, l) for l in labels) + " |" for r in rows]
 
 def system_lines(rows: list[dict]) -> list[str]:
     "A per-system score table (LoRE's and SuRe's Table 1, WITQA's accuracy), ours beside the paper's where it has one."
     cols = [c for c in rows[0] if c.endswith(("(ours)", "(paper)"))]
     out = ["| dataset | system | n | " + " | ".join(cols) + " |", "|---|---|---:|" + "---|" * len(cols)]
-    return out + [_system_row(r, cols) for r in rows]
-
-def _cost_row(r: dict) -> str:
-    "One (task, system) row of the cost table: accuracy with F1's 95% interval, cost per question, on the front or not."
-    f1 = f"{r['f1 (%)']:.1f} [{r['f1 lo']:.1f}, {r['f1 hi']:.1f}]"
-    return (f"| {r['task']} | {r['system']} | {int(r['n'])} | {r['exact_match (%)']:.1f} | {f1} | {r['contains_match (%)']:.1f} "
-            f"| {r['lm_calls']:.1f} | {r.get('cached_calls', float('nan')):.1f} | {r['reader_tokens']:.0f} | {r['seconds']:.2f} "
-            f"| {'yes' if r['front'] else ''} |")
+    return out + [f"| {r['dataset']} | {r['system']} | {r.get('n', '')} | "
+                  + " | ".join("n/a" if r.get(c) is None else str(r[c]) for c in cols) + " |" for r in rows]
 
 def cost_lines(rows: list[dict]) -> list[str]:
     "The benchmark's accuracy-and-cost table: per task and system, scores (%) and cost per question."
-    head = "| task | system | n | EM | F1 (95% CI) | containment | LM calls | cached | reader tokens | s | Pareto front |"
-    return [head, "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---|"] + [_cost_row(r) for r in rows]
+    out = ["| task | system | n | EM | F1 (95% CI) | containment | LM calls | cached | reader tokens | s "
+           "| Pareto front |", "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---|"]
+    for r in rows:  # accuracy with F1's 95% interval, cost per question, on the front or not
+        f1 = f"{r['f1 (%)']:.1f} [{r['f1 lo']:.1f}, {r['f1 hi']:.1f}]"
+        out.append(f"| {r['task']} | {r['system']} | {int(r['n'])} | {r['exact_match (%)']:.1f} | {f1} "
+                   f"| {r['contains_match (%)']:.1f} | {r['lm_calls']:.1f} | {r.get('cached_calls', float('nan')):.1f} "
+                   f"| {r['reader_tokens']:.0f} | {r['seconds']:.2f} | {'yes' if r['front'] else ''} |")
+    return out
 
 def headline_table(res: dict) -> list[dict] | None:
     "The rows of the table a run names as its headline (results.json's `headline`), else None."
@@ -136,32 +132,23 @@ def reader_of(folder: Path, r: dict) -> str:
     reader = read_json(src).get("reader") if src and src.is_file() else None
     return f"reader `{reader}` (the answers of `{grid}`)" if reader else "reader not recorded"
 
-def where_ran(run: dict) -> str:
-    "The machine a run's record names, in words: 'a 2-core Intel Xeon, no GPU' (or 'the machine it ran on')."
-    m = run.get("machine")
-    if not m: return "the machine it ran on"
-    gpus = ", ".join(m["gpus"]) if m.get("gpus") else "no GPU"
-    return f"a {m['cpus']}-core {m['cpu']}, {gpus}"
-
-def _span(secs: float | None) -> str:
-    "A run's seconds in words: '14 s' under two minutes, else whole minutes ('time not recorded' when missing)."
-    return "time not recorded" if secs is None else f"{secs:.0f} s" if secs < 120 else f"{secs / 60:.0f} min"
-
-def took(res: dict, run: dict) -> str:
+def took(res: dict, # the run's results.json
+         run: dict, # its run.json
+         brief: bool = False, # README's few words: no machine, a resumed run's answering summed over its rows
+         ) -> str:
     "How long a run took, and where: its seconds, or for a resumed run the answering summed over its attempts."
-    secs, sums, where = run.get("seconds"), res.get("summaries", []), where_ran(run)
-    mins = _span(secs)
-    resumed = sum(x.get("resumed", 0) for x in sums)
-    if not resumed: return f"{mins} on {where}"
-    rows, answering = sum(x.get("n", 0) for x in sums), sum(x.get("seconds", 0) for x in sums) / 60
+    sums, secs = res.get("summaries", []), run.get("seconds")
+    span = "time not recorded" if secs is None else duration(secs, 0)  # in whole minutes
+    resumed, rows = sum(x.get("resumed", 0) for x in sums), sum(x.get("n", 0) for x in sums)
+    answering = sum(x.get("seconds", 0) for x in sums) / 60
+    if brief: return f"{answering:.0f} min of answering over {rows} rows" if resumed else span
+    # where, in words: 'a 2-core Intel Xeon, no GPU'
+    if m := run.get("machine"): where = f"a {m['cpus']}-core {m['cpu']}, {', '.join(m.get('gpus') or []) or 'no GPU'}"
+    else: where = "the machine it ran on"
+    if not resumed: return f"{span} on {where}"
+    # the earlier attempts' machines are not recorded
     return (f"answering took {answering:.0f} min, summed over its {rows} rows and the attempts that computed them "
-            f"(the last attempt, on {where}, resumed {resumed} of them and took {mins})")  # earlier attempts' machines are not recorded
-
-def took_briefly(res: dict, run: dict) -> str:
-    "How long a run took, in README's few words: a resumed run's answering summed over its attempts, else its seconds."
-    sums = res.get("summaries", [])
-    if not sum(x.get("resumed", 0) for x in sums): return _span(run.get("seconds"))
-    return f"{sum(x.get('seconds', 0) for x in sums) / 60:.0f} min of answering over {sum(x.get('n', 0) for x in sums)} rows"
+            f"(the last attempt, on {where}, resumed {resumed} of them and took {span})")
 
 # %% ../nbs/95_report.ipynb #0956b6e9
 def scale_block(root: Path, # the project root
@@ -174,8 +161,8 @@ def scale_block(root: Path, # the project root
     r2 = load_run(scale)
     secs2 = sum(x.get("seconds", 0) for x in r2["results"].get("summaries", [])) / 60
     out = [f"Reader scale: the same claims read by `{r2['results'].get('reader')}` (profile `paper-1.5b`, git "
-           f"`{r2['run']['git']['commit'][:10]}`, {secs2:.0f} min of answering; `outputs/paper-1.5b/{name}/`), beside this run's "
-           "reader on all its questions and on the 1.5B run's questions only:", ""]
+           f"`{r2['run']['git']['commit'][:10]}`, {secs2:.0f} min of answering; `outputs/paper-1.5b/{name}/`), "
+           "beside this run's reader on all its questions and on the 1.5B run's questions only:", ""]
     rows = res.get("reader_scale") or []
     out += (scale_lines(rows) if rows and len([c for c in rows[0] if c.startswith("direction (")]) > 1
             else ["(this run's reader-scale table predates the 1.5B run: rerun it to set them side by side)"])
@@ -190,9 +177,10 @@ def split_block(root: Path, # the project root
     r2 = load_run(split)
     res2, p2 = r2["results"], r2["results"].get("parameters", {})
     grid = (res2.get("grid") or {}).get("parameters", p2)
-    out = [f"Sources that differ (profile `paper-split`, git `{r2['run']['git']['commit'][:10]}`; `outputs/paper-split/{name}/`): "
-           f"each of Wiki and SE loses a seeded {grid.get('source_split', 0):g} of the NQ titles, on {grid.get('limit')} questions "
-           f"and the retrievers {grid.get('retrievers')}; {took(res2, r2['run'])}.", ""]
+    out = [f"Sources that differ (profile `paper-split`, git `{r2['run']['git']['commit'][:10]}`; "
+           f"`outputs/paper-split/{name}/`): each of Wiki and SE loses a seeded {grid.get('source_split', 0):g} of the "
+           f"NQ titles, on {grid.get('limit')} questions and the retrievers {grid.get('retrievers')}; "
+           f"{took(res2, r2['run'])}.", ""]
     if res2.get("verdict"): out += verdict_lines(res2["verdict"]) + [""]
     if mech := mechanism_lines(res2.get("mechanisms") or []): out += mech + [""]
     return out
@@ -205,8 +193,9 @@ def run_block(root: Path, # the project root
     res, run = r["results"], r["run"]
     out = [f"**{folder.name}** — {reader_of(folder, r)}, git `{run['git']['commit'][:10]}`; "
            f"{took(res, run)} (`outputs/paper/{folder.name}/`).", ""]
-    if rows := headline_table(res):  # a cost table (the benchmark's) has each system's reader tokens; a score table, ours beside the paper's
-        out += cost_lines(rows) + [""] + ([res["front"], ""] if res.get("front") else []) if "reader_tokens" in rows[0] else system_lines(rows) + [""]
+    if rows := headline_table(res):  # a score table, ours beside the paper's; or a cost table (the benchmark's)
+        if "reader_tokens" not in rows[0]: out += system_lines(rows) + [""]
+        else: out += cost_lines(rows) + [""] + ([res["front"], ""] if res.get("front") else [])
     if res.get("verdict"): out += verdict_lines(res["verdict"]) + [""]
     else: out += ["(This run computes what the next notebooks judge; it decides no claim itself.)", ""]
     if mech := mechanism_lines(res.get("mechanisms") or []): out += mech + [""]
@@ -214,8 +203,7 @@ def run_block(root: Path, # the project root
 
 def render_headlines(root: Path) -> str:
     "The headline block: every run folder under root/outputs/paper/, in notebook order."
-    folders = sorted(p for p in (root / "outputs" / "paper").glob("*") if (p / "results.json").is_file())
-    if not folders: return "No reference run is committed yet (`outputs/paper/` is empty).\n"
+    if not (folders := reference_folders(root)): return NO_RUN
     return "\n".join(l for f in folders for l in run_block(root, f)).rstrip() + "\n"
 
 # %% ../nbs/95_report.ipynb #abae2766
@@ -225,13 +213,14 @@ def reproduce_lines(rec: dict) -> list[str]:
     secs = {l: {r["notebook"]: r["seconds"] for r in rec[l]["runs"]} for l in labels}
     out = ["| notebook | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
     for nb in secs[labels[0]]:
-        out.append(f"| `{nb}` | " + " | ".join(duration(secs[l][nb]) if nb in secs[l] else "n/a" for l in labels) + " |")
+        out.append(f"| `{nb}` | " + " | ".join(duration(s[nb]) if nb in s else "n/a" for s in secs.values()) + " |")
     return out + [""] + make_lines(rec)
 
 def make_lines(rec: dict) -> list[str]:
     "One line per recorded `make reproduce` (cold, warm): its minutes in all, setup and notebooks."
     return [f"- `make reproduce` {l} (git `{rec[l]['runs'][0]['git'][:7]}`): **{rec[l]['total_minutes']} min** in all, "
-            f"{duration(rec[l]['setup_seconds'])} of setup and {duration(rec[l]['notebook_seconds'])} of notebooks." for l in ("cold", "warm") if l in rec]
+            f"{duration(rec[l]['setup_seconds'])} of setup and {duration(rec[l]['notebook_seconds'])} of notebooks."
+            for l in ("cold", "warm") if l in rec]
 
 def prefix_line(root: Path, # the project root
                 r: dict, # one record of paper-prefix.json
@@ -242,18 +231,25 @@ def prefix_line(root: Path, # the project root
     params = root / "outputs" / "paper" / nb / "params.json"
     now = {k: v for k, v in read_json(params).items() if k not in ("limit", "out_dir")} if params.is_file() else None
     then = {k: v for k, v in (r.get("params") or {}).items() if k not in ("limit", "out_dir")}
-    full = read_json(params).get("limit") if now is not None and then == now else None  # extrapolate only under the same profile
+    # extrapolate only under the same profile
+    full = read_json(params).get("limit") if now is not None and then == now else None
     per = ", ".join(f"{e['system']} {duration(e['seconds'])}" for e in r["evaluations"])
-    est = (f"; at that rate {full} questions take about {(answering / n * full + r['seconds'] - answering) / 60:.0f} min" if full else
-           "; timed under the profile of that commit, which differs from today's (the reference run's own time is in its block above)")
-    return (f"`{nb}`'s paper profile on {n} of its questions (its seeded sample's first {n} draws, `-p {' -p '.join(f'{k} {v}' for k, v in r['overrides'].items())}`), "
-            f"reader `{r.get('reader') or 'not recorded'}`, alone from an empty cache (git `{r['git'][:7]}`): {duration(answering)} of answering ({answering / n:.1f} s per "
-            f"question: {per}) and {duration(r['seconds'] - answering)} for the rest{est}.")
+    est = ("; timed under the profile of that commit, which differs from today's (the reference run's own time is in "
+           "its block above)")
+    if full:
+        mins = (answering / n * full + r["seconds"] - answering) / 60
+        est = f"; at that rate {full} questions take about {mins:.0f} min"
+    overrides = " -p ".join(f"{k} {v}" for k, v in r["overrides"].items())
+    return (f"`{nb}`'s paper profile on {n} of its questions (its seeded sample's first {n} draws, `-p {overrides}`), "
+            f"reader `{r.get('reader') or 'not recorded'}`, alone from an empty cache (git `{r['git'][:7]}`): "
+            f"{duration(answering)} of answering ({answering / n:.1f} s per question: {per}) and "
+            f"{duration(r['seconds'] - answering)} for the rest{est}.")
+
+_NO_TIMING = "No timing is recorded yet (`ragkit report times` writes `outputs/bench/reproduce-demo.json`).\n"
 
 def render_timings(root: Path) -> str:
     "The timing block: each demo notebook cold and warm, `make reproduce`, and any paper-profile prefix alone."
-    rec = bench_file(root, "reproduce-demo.json")
-    if rec is None: return "No timing is recorded yet (`ragkit report times` writes `outputs/bench/reproduce-demo.json`).\n"
+    if (rec := bench_file(root, "reproduce-demo.json")) is None: return _NO_TIMING
     out = reproduce_lines(rec)
     for r in (bench_file(root, "paper-prefix.json") or {}).values(): out += ["", prefix_line(root, r)]
     return "\n".join(out) + "\n"
@@ -261,59 +257,59 @@ def render_timings(root: Path) -> str:
 def render_reproduce(root: Path) -> str:
     "README's timing block: how long `make reproduce` took, cold and warm (the per-notebook table is the reference's)."
     rec = bench_file(root, "reproduce-demo.json")
-    return "\n".join(make_lines(rec)) + "\n" if rec else "No timing is recorded yet (`ragkit report times` writes `outputs/bench/reproduce-demo.json`).\n"
+    return "\n".join(make_lines(rec)) + "\n" if rec else _NO_TIMING
 
 # %% ../nbs/95_report.ipynb #a20194e5
 FAITHFUL = 0.95  # an option is faithful when at least this share of its reading answers equal fp32's
 FASTER = 1.1  # and faster when at least this many times fp32's throughput (below it: run-to-run noise)
 WORKLOADS = (("reading", "read_x_fp32"), ("long-prompt prefill", "prefill_x_fp32"), ("decoding", "decode_x_fp32"))
 
-def option_row(reader: str, name: str, r: dict) -> str:
-    "One option of one reader: its speed ratios to fp32, its agreement with fp32 and its EM difference."
-    return (f"| `{reader}` | {name} | {ratio(r['prefill_x_fp32'])} | {ratio(r.get('read_x_fp32'))} | {ratio(r['decode_x_fp32'])} | "
-            f"{r['agreement_with_fp32']:.3f} | {r['decode_agreement_with_fp32']:.2f} | {r['em_minus_fp32']:+.3f} |")
-
-def _pick(work: str, col: str, faithful: dict) -> str:
-    "'work: option (ratio)': the fastest `faithful` option at least FASTER × fp32 in column `col`, else fp32."
-    cands = {n: r[col] for n, r in faithful.items() if r.get(col) is not None and r[col] >= FASTER}
-    return f"{work}: {max(cands, key=cands.get)} ({ratio(max(cands.values()))})" if cands else f"{work}: fp32"
-
 def fastest_faithful(reader: str, opts: dict) -> str:
     "The line naming, per workload, the fastest option that is faithful and faster than fp32 (else fp32)."
     faithful = {n: r for n, r in opts.items() if n != "fp32" and r["agreement_with_fp32"] >= FAITHFUL}
-    picks = [_pick(work, col, faithful) for work, col in WORKLOADS]
+    picks = []
+    for work, col in WORKLOADS:  # 'work: option (ratio)', the fastest at least FASTER × fp32 in `col`, else fp32
+        cands = {n: r[col] for n, r in faithful.items() if r.get(col) is not None and r[col] >= FASTER}
+        picks.append(f"{work}: " + (f"{max(cands, key=cands.get)} ({ratio(max(cands.values()))})" if cands else "fp32"))
     return f"- `{reader}`, the fastest faithful option per workload — " + "; ".join(picks) + "."
 
 # %% ../nbs/95_report.ipynb #c483aec0
 def reader_lines(doc: dict) -> list[str]:
     "reader.json: its settings, the table of every option, what faithful means, and the fastest faithful options."
-    st = doc["settings"]
-    out = [f"`outputs/bench/reader.json` ({st['n_agree']} `{st.get('template', 'lore-context')}` reading prompts for agreement, "
-           f"{st['n_long']} long prompts for prefill, {st['n_decode']} PK documents for decoding; torch {doc['machine']['torch']}, "
-           f"{doc['machine'].get('cpu', 'CPU model not recorded')}, {doc['machine']['cpus']} cores). Speeds are ratios to fp32 of the same reader in the same run; *read* is the "
-           f"agreement set's own throughput (short one-context prompts, batched).", "",
-           f"| reader | option | prefill | read | decode | answers = fp32's | PK documents = fp32's | EM − fp32 (first {st['n_squad']} of them) |",
-           "|---|---|---:|---:|---:|---:|---:|---:|"]
-    out += [option_row(reader, name, r) for reader, opts in doc["summary"].items() for name, r in opts.items()]
-    return out + ["", f"Faithful means at least {FAITHFUL:.0%} of the {st['n_agree']} reading answers equal fp32's (judged on reading "
-                  "answers only: the PK-document column says how often a 128-token document stays identical); faster means at "
-                  f"least {FASTER:.1f}× fp32 (smaller ratios are within run-to-run noise here)."] + [
-                  fastest_faithful(reader, opts) for reader, opts in doc["summary"].items()]
+    st, m = doc["settings"], doc["machine"]
+    out = [f"`outputs/bench/reader.json` ({st['n_agree']} `{st.get('template', 'lore-context')}` reading prompts for "
+           f"agreement, {st['n_long']} long prompts for prefill, {st['n_decode']} PK documents for decoding; torch "
+           f"{m['torch']}, {m.get('cpu', 'CPU model not recorded')}, {m['cpus']} cores). Speeds are ratios to fp32 of "
+           "the same reader in the same run; *read* is the agreement set's own throughput (short one-context prompts, "
+           "batched).", "",
+           "| reader | option | prefill | read | decode | answers = fp32's | PK documents = fp32's | "
+           f"EM − fp32 (first {st['n_squad']} of them) |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    # each option of each reader: its speed ratios to fp32, its agreement with fp32 and its EM difference
+    out += [f"| `{reader}` | {name} | {ratio(r['prefill_x_fp32'])} | {ratio(r.get('read_x_fp32'))} | "
+            f"{ratio(r['decode_x_fp32'])} | {r['agreement_with_fp32']:.3f} | {r['decode_agreement_with_fp32']:.2f} | "
+            f"{r['em_minus_fp32']:+.3f} |" for reader, opts in doc["summary"].items() for name, r in opts.items()]
+    return out + ["", f"Faithful means at least {FAITHFUL:.0%} of the {st['n_agree']} reading answers equal fp32's "
+                  "(judged on reading answers only: the PK-document column says how often a 128-token document stays "
+                  f"identical); faster means at least {FASTER:.1f}× fp32 (smaller ratios are within run-to-run noise "
+                  "here)."] + [fastest_faithful(reader, opts) for reader, opts in doc["summary"].items()]
 
 def squad_lines(d: dict) -> list[str]:
     "reader-lore-short.json: each option's EM and F1 on the SQuAD questions with the gold paragraph given."
-    return ["", f"EM on another set, the {d['settings']['n_squad']} SQuAD dev questions that `bench_reader.py --n-agree "
-            f"{d['settings']['n_agree']}` samples, gold paragraph given, `{d['settings']['template']}` prompt "
-            "(`outputs/bench/reader-lore-short.json`): " + "; ".join(
-                f"`{reader}` {name} EM {r['em']:.3f}, F1 {r['f1']:.3f}" for reader, opts in d["summary"].items() for name, r in opts.items()) + "."]
+    st = d["settings"]
+    each = "; ".join(f"`{reader}` {name} EM {r['em']:.3f}, F1 {r['f1']:.3f}"
+                     for reader, opts in d["summary"].items() for name, r in opts.items())
+    return ["", f"EM on another set, the {st['n_squad']} SQuAD dev questions that `bench_reader.py --n-agree "
+            f"{st['n_agree']}` samples, gold paragraph given, `{st['template']}` prompt "
+            f"(`outputs/bench/reader-lore-short.json`): {each}."]
 
 def precision_lines(prec: dict) -> list[str]:
     "precision.json: per CPU model, the bare prefill speed in float32 and bfloat16."
-    return ["", "`outputs/bench/precision.json` (`scripts/bench_precision.py`: the bare prefill forward pass, 2 × 512 tokens, one "
-            "record per CPU model): " + "; ".join(
-                f"{r['cpu']['name']} ({cpu}; bf16 flags: {', '.join(r['cpu']['bf16_flags']) or 'none'}), `{r['reader']}` "
-                f"float32 {r['float32']['prefill_tokens_per_s']:.0f} and bfloat16 {r['bfloat16']['prefill_tokens_per_s']:.0f} tokens/s, "
-                f"bfloat16 at {r['bf16_x_fp32']:.2f}× float32 ({r['date']})" for cpu, r in prec.items()) + "."]
+    each = "; ".join(
+        f"{r['cpu']['name']} ({cpu}; bf16 flags: {', '.join(r['cpu']['bf16_flags']) or 'none'}), `{r['reader']}` "
+        f"float32 {r['float32']['prefill_tokens_per_s']:.0f} and bfloat16 {r['bfloat16']['prefill_tokens_per_s']:.0f} "
+        f"tokens/s, bfloat16 at {r['bf16_x_fp32']:.2f}× float32 ({r['date']})" for cpu, r in prec.items())
+    return ["", "`outputs/bench/precision.json` (`scripts/bench_precision.py`: the bare prefill forward pass, 2 × 512 "
+            f"tokens, one record per CPU model): {each}."]
 
 def compare_lines(cf: Path) -> list[str]:
     "One compare-*.json record: the two readers and revisions, the share of identical predictions, per system."
@@ -321,16 +317,18 @@ def compare_lines(cf: Path) -> list[str]:
     out = ["", f"`outputs/bench/{cf.name}` (`ragkit report compare`): `{c['notebook']}` read by "
            f"`{c['readers']['other']}` against `{c['readers']['reference']}` (git `{c['git']['other'][:7]}` and "
            f"`{c['git']['reference'][:7]}`): {c['same_prediction_overall']:.1%} of all predictions identical.", "",
-           "| dataset | system | n | same prediction | EM (reference → other) | F1 (reference → other) |", "|---|---|---:|---:|---|---|"]
+           "| dataset | system | n | same prediction | EM (reference → other) | F1 (reference → other) |",
+           "|---|---|---:|---:|---|---|"]
     for r in c["systems"]:
         cell = lambda m: f"{r[m]['reference']:.3f} → {r[m]['other']:.3f}" if m in r else "n/a"
-        out.append(f"| {r['dataset']} | {r['system'].replace('_', ' ')} | {r['n']} | {r['same_prediction']:.3f} | {cell('exact_match')} | {cell('f1')} |")
+        out.append(f"| {r['dataset']} | {r['system'].replace('_', ' ')} | {r['n']} | {r['same_prediction']:.3f} | "
+                   f"{cell('exact_match')} | {cell('f1')} |")
     return out
 
 def render_bench(root: Path) -> str:
     "The reader-speed block: each option's speed as a ratio to fp32 (same reader, run), agreement, what is faithful."
-    doc = bench_file(root, "reader.json")
-    if doc is None: return "No reader benchmark is recorded yet (`scripts/bench_reader.py` writes `outputs/bench/reader.json`).\n"
+    if (doc := bench_file(root, "reader.json")) is None:
+        return "No reader benchmark is recorded yet (`scripts/bench_reader.py` writes `outputs/bench/reader.json`).\n"
     out = reader_lines(doc)
     if (d := bench_file(root, "reader-lore-short.json")) is not None: out += squad_lines(d)
     if prec := bench_file(root, "precision.json"): out += precision_lines(prec)
@@ -341,22 +339,28 @@ def render_bench(root: Path) -> str:
 def server_lines(srv: dict) -> list[str]:
     "server.json: the setting, local throughput, and per precision and concurrency the served speed and agreement."
     loc, m = srv["local"], srv["machine"]
-    bound = lambda s: f", threads bound to cores {s['server']['threads_bound_to']}" if s["server"].get("threads_bound_to") else ""
+    bound = lambda s: (f", threads bound to cores {s['server']['threads_bound_to']}"
+                       if s["server"].get("threads_bound_to") else "")
     fastest = min(loc, key=lambda d: loc[d]["seconds"])
-    out = [f"`outputs/bench/server.json` (`scripts/bench_server.py`: {srv['questions']} SQuAD questions with their gold paragraph, "
-           f"LoRE's reading prompt, greedy, {srv['new_tokens']} new tokens, uncached; {m['cpu']}, {m['cpus']} cores; server: "
-           f"{srv['server']}; served as " + "; ".join(f"`{s['identity']}`{bound(s)}" for s in srv["served"].values()) + "). Local "
-           "transformers on the same prompts in the same run: " + "; ".join(f"{d} {v['questions_per_s']:.2f} questions/s" for d, v in loc.items()) +
-           " (" + "; ".join(f"{d} answers identical to float32's on {a['identical_answers']:.0%}" for d, a in srv["local_vs_float32"].items()) +
-           f"); × fastest local divides by {fastest}'s time. The mean-probability difference is taken on the answers identical to local's.", "",
-           "| served precision | client concurrency | questions/s | × local (same precision) | × fastest local | answers = local's (same precision) | "
-           "largest / median mean-probability difference | answers = local float32's |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    served = "; ".join(f"`{s['identity']}`{bound(s)}" for s in srv["served"].values())
+    local = "; ".join(f"{d} {v['questions_per_s']:.2f} questions/s" for d, v in loc.items())
+    same = "; ".join(f"{d} answers identical to float32's on {a['identical_answers']:.0%}"
+                     for d, a in srv["local_vs_float32"].items())
+    out = [f"`outputs/bench/server.json` (`scripts/bench_server.py`: {srv['questions']} SQuAD questions with their "
+           f"gold paragraph, LoRE's reading prompt, greedy, {srv['new_tokens']} new tokens, uncached; {m['cpu']}, "
+           f"{m['cpus']} cores; server: {srv['server']}; served as {served}). Local transformers on the same prompts "
+           f"in the same run: {local} ({same}); × fastest local divides by {fastest}'s time. The mean-probability "
+           "difference is taken on the answers identical to local's.", "",
+           "| served precision | client concurrency | questions/s | × local (same precision) | × fastest local | "
+           "answers = local's (same precision) | largest / median mean-probability difference | "
+           "answers = local float32's |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in srv["rows"]:
         a, f = r["vs_local_same_dtype"], r["vs_local_float32"]
         d = a["mean_prob_diff_identical_answers"]
         diff = "–" if d["max"] is None else f"{d['max']:.3f} / {d['median']:.3f}"
-        out.append(f"| {r['dtype']} | {r['concurrency']} | {r['questions_per_s']:.2f} | {r['x_local']:.2f}× | {r['x_fastest_local']:.2f}× | "
-                   f"{a['identical_answers']:.1%} | {diff} | {f['identical_answers']:.1%} |")
+        out.append(f"| {r['dtype']} | {r['concurrency']} | {r['questions_per_s']:.2f} | {r['x_local']:.2f}× | "
+                   f"{r['x_fastest_local']:.2f}× | {a['identical_answers']:.1%} | {diff} | "
+                   f"{f['identical_answers']:.1%} |")
     return out
 
 
@@ -364,37 +368,46 @@ def server_lines(srv: dict) -> list[str]:
 def _gen_row(r: dict) -> str:
     "One row of ragkit's generate against HF's: batch, stop strings, seconds, ratio and token agreement."
     stop = "yes" if r.get("stop") else "no"
-    same = f"{r['same_greedy_tokens']:.1%}" + (f" ({r['hf_vs_hf_same_tokens']:.1%})" if "hf_vs_hf_same_tokens" in r else "")
-    each = " / ".join(", ".join(f"{t:.2f}" for t in r[k]) for k in ("ragkit_each_s", "hf_each_s")) if "ragkit_each_s" in r else "–"
-    return f"| {r['batch']} | {stop} | {r['ragkit_s']:.2f} | {r['hf_generate_s']:.2f} | {each} | {r['ratio_to_hf']:.2f}× | {same} |"
+    hf = f" ({r['hf_vs_hf_same_tokens']:.1%})" if "hf_vs_hf_same_tokens" in r else ""  # HF against itself
+    same = f"{r['same_greedy_tokens']:.1%}{hf}"
+    each = (" / ".join(", ".join(f"{t:.2f}" for t in r[k]) for k in ("ragkit_each_s", "hf_each_s"))
+            if "ragkit_each_s" in r else "–")
+    return (f"| {r['batch']} | {stop} | {r['ragkit_s']:.2f} | {r['hf_generate_s']:.2f} | {each} | "
+            f"{r['ratio_to_hf']:.2f}× | {same} |")
 
 def generate_lines(g: Path) -> list[str]:
     "One generate-<device>.json: setting, bare prefill, ragkit against HF generate per batch, scoring, embedder."
     d = read_json(g)
     out = ["", f"`outputs/bench/{g.name}` (`scripts/bench_generate.py`: {d['device']}, {d['dtype']}, {d['weights']} of "
-           f"{d['architecture']} ({d['parameters'] / 1e6:.0f} M parameters); {d['prompts']} prompts of {d['prompt_tokens'][0]}–"
-           f"{d['prompt_tokens'][1]} tokens, {d['new_tokens']} new tokens; torch {d['torch']}, transformers {d['transformers']}). "
-           f"Bare prefill, {d['prefill']['rows']} × {d['prefill']['tokens']} tokens: {d['prefill']['tokens_per_s']:,} tokens/s "
-           f"({d['prefill']['tflops']} TFLOP/s). Seconds are the best of the rounds each side ran, sides alternating; in brackets, "
-           "HF `generate` against itself across its rounds.", "",
-           "| batch | stop strings | ragkit `generate` s | HF `generate` s | each round, ragkit / HF | ragkit speed ÷ HF's | same greedy tokens as HF |",
+           f"{d['architecture']} ({d['parameters'] / 1e6:.0f} M parameters); {d['prompts']} prompts of "
+           f"{d['prompt_tokens'][0]}–{d['prompt_tokens'][1]} tokens, {d['new_tokens']} new tokens; torch {d['torch']}, "
+           f"transformers {d['transformers']}). Bare prefill, {d['prefill']['rows']} × {d['prefill']['tokens']} "
+           f"tokens: {d['prefill']['tokens_per_s']:,} tokens/s ({d['prefill']['tflops']} TFLOP/s). Seconds are the "
+           "best of the rounds each side ran, sides alternating; in brackets, HF `generate` against itself across its "
+           "rounds.", "",
+           "| batch | stop strings | ragkit `generate` s | HF `generate` s | each round, ragkit / HF | "
+           "ragkit speed ÷ HF's | same greedy tokens as HF |",
            "|---|---|---:|---:|---|---:|---:|"] + [_gen_row(r) for r in d["rows"]]
     if pr := d.get("profile"):
-        out += ["", f"One batch of the {pr['ragkit']['rows']} longest prompts under the torch profiler: ragkit {pr['ragkit']['wall_s']:.2f} s wall, "
-                f"{pr['ragkit']['device_busy_s']:.2f} s of device work, {pr['ragkit']['kernel_launches']:,} kernel launches; HF "
-                f"{pr['hf']['wall_s']:.2f} s, {pr['hf']['device_busy_s']:.2f} s, {pr['hf']['kernel_launches']:,}."]
+        rg, hf = pr["ragkit"], pr["hf"]
+        out += ["", f"One batch of the {rg['rows']} longest prompts under the torch profiler: ragkit "
+                f"{rg['wall_s']:.2f} s wall, {rg['device_busy_s']:.2f} s of device work, {rg['kernel_launches']:,} "
+                f"kernel launches; HF {hf['wall_s']:.2f} s, {hf['device_busy_s']:.2f} s, {hf['kernel_launches']:,}."]
     if d.get("agreement"):
-        out += ["", "Greedy tokens under other numerics, batch " + str(d["agreement"][0]["batch"]) + ": " + "; ".join(
-            f"{a['numerics']} ({a['dtype']}): ragkit = HF on {a['same_greedy_tokens']:.1%} of positions, HF = HF on "
-            f"{a['hf_vs_hf_same_tokens']:.1%}" for a in d["agreement"]) + "."]
+        each = "; ".join(f"{a['numerics']} ({a['dtype']}): ragkit = HF on {a['same_greedy_tokens']:.1%} of positions, "
+                         f"HF = HF on {a['hf_vs_hf_same_tokens']:.1%}" for a in d["agreement"])
+        out += ["", f"Greedy tokens under other numerics, batch {d['agreement'][0]['batch']}: {each}."]
     if d.get("score_batch"):
-        out += ["", "`score_batch` (the teacher-forced log-probabilities LoRE ranks by) against one unpadded forward pass per pair: " + "; ".join(
-            f"{s['dtype']}, {s['pairs']} pairs: {s['ratio_to_plain']:.1f}× as fast, largest difference {s['max_abs_diff']:g} nats "
-            f"(mean {s['mean_abs_diff']:g}), the higher of each two pairs the same on {s['same_best_of_pairs']:.0%}" for s in d["score_batch"]) + "."]
+        each = "; ".join(f"{s['dtype']}, {s['pairs']} pairs: {s['ratio_to_plain']:.1f}× as fast, largest difference "
+                         f"{s['max_abs_diff']:g} nats (mean {s['mean_abs_diff']:g}), the higher of each two pairs the "
+                         f"same on {s['same_best_of_pairs']:.0%}"
+                         for s in d["score_batch"])
+        out += ["", "`score_batch` (the teacher-forced log-probabilities LoRE ranks by) against one unpadded forward "
+                f"pass per pair: {each}."]
     if e := d.get("embedder"):
-        out += ["", f"Embedder ({d.get('embedder_weights')}), {e['passages']:,} passages: {e['device_s']:.2f} s on the device against "
-                f"{e['cpu_s']:.2f} s on its CPU ({e['speedup']:.1f}×); cosine between a passage's two vectors at least {e['cosine_min']:.6f}, "
-                f"the same nearest passage for {e['same_nearest']:.2%}."]
+        out += ["", f"Embedder ({d.get('embedder_weights')}), {e['passages']:,} passages: {e['device_s']:.2f} s on the "
+                f"device against {e['cpu_s']:.2f} s on its CPU ({e['speedup']:.1f}×); cosine between a passage's two "
+                f"vectors at least {e['cosine_min']:.6f}, the same nearest passage for {e['same_nearest']:.2%}."]
     return out
 
 
@@ -405,20 +418,23 @@ def render_gpu(root: Path) -> str:
     for g in sorted((Path(root) / "outputs" / "bench").glob("generate-*.json")):
         d = read_json(g)
         plain = [r for r in d["rows"] if isinstance(r["batch"], int) and not r.get("stop")]
-        r = next((r for r in plain if r["batch"] == 64), None) or max(plain, key=lambda r: r["batch"])  # batch 64, else the largest
-        out.append(f"{d['device']} ({d['dtype']}{', random weights' if d['weights'].startswith('random') else ''}): ragkit's `generate` "
-                   f"runs at {r['ratio_to_hf']:.2f}× HF `generate`'s speed at batch {r['batch']}, same greedy tokens on "
-                   f"{r['same_greedy_tokens']:.1%} of positions" + (f" (HF against itself: {r['hf_vs_hf_same_tokens']:.1%}" if "hf_vs_hf_same_tokens" in r else "")
-                   + "".join(f"; {a['numerics']}, {a['dtype']}: {a['same_greedy_tokens']:.1%}" for a in d.get("agreement") or [])
-                   + (")" if "hf_vs_hf_same_tokens" in r else ""))
-    if not out: return "No decoding benchmark is recorded yet (`scripts/bench_generate.py` writes `outputs/bench/generate-<device>.json`).\n"
+        r = next((r for r in plain if r["batch"] == 64), None) or max(plain, key=lambda r: r["batch"])  # or the largest
+        hf, rnd = "hf_vs_hf_same_tokens" in r, ", random weights" if d["weights"].startswith("random") else ""
+        others = "".join(f"; {a['numerics']}, {a['dtype']}: {a['same_greedy_tokens']:.1%}"
+                         for a in d.get("agreement") or [])
+        out.append(f"{d['device']} ({d['dtype']}{rnd}): ragkit's `generate` runs at {r['ratio_to_hf']:.2f}× HF "
+                   f"`generate`'s speed at batch {r['batch']}, same greedy tokens on {r['same_greedy_tokens']:.1%} of "
+                   "positions" + (f" (HF against itself: {r['hf_vs_hf_same_tokens']:.1%}" if hf else "") + others
+                   + (")" if hf else ""))
+    if not out: return ("No decoding benchmark is recorded yet (`scripts/bench_generate.py` writes "
+                        "`outputs/bench/generate-<device>.json`).\n")
     return "Measured: " + "; ".join(out) + " ([all rows](docs/REFERENCE.md#bigger-readers-in-detail)).\n"
 
 def render_readers(root: Path) -> str:
     "The 'Bigger readers' block: served against local throughput and agreement, and ragkit's decoding against HF's."
     srv = bench_file(root, "server.json")
-    out = (["No server benchmark is recorded yet (`scripts/bench_server.py` writes `outputs/bench/server.json`)."] if srv is None
-           else server_lines(srv))
+    out = (["No server benchmark is recorded yet (`scripts/bench_server.py` writes `outputs/bench/server.json`)."]
+           if srv is None else server_lines(srv))
     for g in sorted((root / "outputs" / "bench").glob("generate-*.json")): out += generate_lines(g)
     return "\n".join(out) + "\n"
 
@@ -433,61 +449,68 @@ def _path_line(name: str, r: dict) -> str:
 
 def speed_lines(sp: dict) -> list[str]:
     "speed.json: per workload, today's path against the others, same questions, same run."
-    m, out = sp["machine"], []
-    for part, what in (("sure", "SuRe (the paper-1.5b profile's settings)"), ("lore", "LoRE with the Ensemble (the paper profile's settings)")):
+    m, c, out = sp["machine"], sp["ceilings"], []
+    for part, what in (("sure", "SuRe (the paper-1.5b profile's settings)"),
+                       ("lore", "LoRE with the Ensemble (the paper profile's settings)")):
         if part not in sp: continue
         d = sp[part]
-        runs = d["runs"]
-        out.append(f"- {what}, `{d['reader']}`, {d['questions']} {d['task']} questions (limit {d['limit_s'] / d['questions']:.1f} s per "
-                   f"question; {d['repeated_prefix_tokens']:,} prompt tokens repeat a prefix read once): " +
-                   "; ".join(_path_line(n, r) for n, r in runs.items()) + ".")
-    c = sp["ceilings"]
-    return [f"Measured on {m['cpu']}, {m['cores']} cores (`outputs/bench/speed.json`, `scripts/bench_paths.py`; reader seconds are "
-            "the time inside `generate`; *today* is float32 with each prefill batch decoded on its own; the limit is the unique prompt "
-            f"tokens at the matmul ceiling measured in the same run, {c['matmul_gflops_float32']:.0f} GFLOP/s, plus the generated tokens at "
-            f"its read bandwidth, {c['read_gbytes_per_s']:.1f} GB/s, for the weights, one token at a time):", ""] + out
+        paths = "; ".join(_path_line(n, r) for n, r in d["runs"].items())
+        out.append(f"- {what}, `{d['reader']}`, {d['questions']} {d['task']} questions (limit "
+                   f"{d['limit_s'] / d['questions']:.1f} s per question; {d['repeated_prefix_tokens']:,} prompt tokens "
+                   f"repeat a prefix read once): {paths}.")
+    return [f"Measured on {m['cpu']}, {m['cores']} cores (`outputs/bench/speed.json`, `scripts/bench_paths.py`; reader "
+            "seconds are the time inside `generate`; *today* is float32 with each prefill batch decoded on its own; "
+            "the limit is the unique prompt tokens at the matmul ceiling measured in the same run, "
+            f"{c['matmul_gflops_float32']:.0f} GFLOP/s, plus the generated tokens at its read bandwidth, "
+            f"{c['read_gbytes_per_s']:.1f} GB/s, for the weights, one token at a time):", ""] + out
 
 # %% ../nbs/95_report.ipynb #a49r00s2
 def anatomy_table(an: dict) -> list[str]:
     "anatomy.json: per committed run, reader seconds against the limit and the share of repeated prompt prefixes."
     c = an["ceilings"]
-    out = ["", f"Each committed run against this machine's limit (`outputs/bench/anatomy.json`, `scripts/anatomy.py`: unique prompt "
-           f"tokens at the measured matmul ceiling, {c['matmul_gflops_float32']:.0f} GFLOP/s, plus generated tokens at the measured "
-           f"read bandwidth, {c['read_gbytes_per_s']:.1f} GB/s, for the weights). The rows were computed before issue 49's path, each on the day its "
-           "run ran; the ceilings are measured now, and on this shared machine they move with its load, so a ratio under 1 says a run beat this "
-           "measurement, not the machine. Systems that re-chose another system's answers without reading are left out:", "",
-           "| run | reader | rows | prompt tokens | repeated prefix | generated tokens | reader seconds | limit (s) | × limit |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["", "Each committed run against this machine's limit (`outputs/bench/anatomy.json`, `scripts/anatomy.py`: "
+           f"unique prompt tokens at the measured matmul ceiling, {c['matmul_gflops_float32']:.0f} GFLOP/s, plus "
+           f"generated tokens at the measured read bandwidth, {c['read_gbytes_per_s']:.1f} GB/s, for the weights). The "
+           "rows were computed before issue 49's path, each on the day its run ran; the ceilings are measured now, and "
+           "on this shared machine they move with its load, so a ratio under 1 says a run beat this measurement, not "
+           "the machine. Systems that re-chose another system's answers without reading are left out:", "",
+           "| run | reader | rows | prompt tokens | repeated prefix | generated tokens | reader seconds | limit (s) "
+           "| × limit |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in an["runs"]:
         t = r["totals"]
-        out.append(f"| `{r['run']}` | {r['reader']} | {t['questions']:.0f} | {t['computed_prompt_tokens']:,.0f} | {t['repeated_share']:.1%} | "
-                   f"{t['computed_generated_tokens']:,.0f} | {t['seconds']:,.0f} | {t['limit_s']:,.0f} | {t['x_limit']:.1f} |")
+        out.append(f"| `{r['run']}` | {r['reader']} | {t['questions']:.0f} | {t['computed_prompt_tokens']:,.0f} | "
+                   f"{t['repeated_share']:.1%} | {t['computed_generated_tokens']:,.0f} | {t['seconds']:,.0f} | "
+                   f"{t['limit_s']:,.0f} | {t['x_limit']:.1f} |")
     return out
-
-def one_question_line(one: dict) -> list[str]:
-    "speed-lore-1q.json: every path, bfloat16 included, on one LoRE question."
-    d = one["lore"]
-    return [f"- Every path on one {d['task']} question, bfloat16 included (`outputs/bench/speed-lore-1q.json`, `{d['reader']}`): " +
-            "; ".join(_path_line(n, r) for n, r in d["runs"].items()) + "."]
 
 # %% ../nbs/95_report.ipynb #a49r00s4
 def render_speed(root: Path) -> str:
     "README's speed block: the reader's paths on the decisive runs' prompts, and each committed run against its limit."
-    sp, an, one = bench_file(root, "speed.json"), bench_file(root, "anatomy.json"), bench_file(root, "speed-lore-1q.json")
-    if sp is None and an is None: return "No speed benchmark is recorded yet (`scripts/bench_paths.py` and `scripts/anatomy.py` write them).\n"
-    return "\n".join((speed_lines(sp) if sp else []) + (one_question_line(one) if one else []) + (anatomy_table(an) if an else [])) + "\n"
+    sp, an, one = (bench_file(root, f) for f in ("speed.json", "anatomy.json", "speed-lore-1q.json"))
+    if sp is None and an is None:
+        return "No speed benchmark is recorded yet (`scripts/bench_paths.py` and `scripts/anatomy.py` write them).\n"
+    out = speed_lines(sp) if sp else []
+    if one:  # speed-lore-1q.json: every path, bfloat16 included, on one LoRE question
+        d = one["lore"]
+        out += [f"- Every path on one {d['task']} question, bfloat16 included (`outputs/bench/speed-lore-1q.json`, "
+                f"`{d['reader']}`): " + "; ".join(_path_line(n, r) for n, r in d["runs"].items()) + "."]
+    return "\n".join(out + (anatomy_table(an) if an else [])) + "\n"
 
 def render_decide_gpu(root: Path) -> str:
     "README's decide-gpu block: each profile's reader, questions, estimated hours on one H100, and its command."
     d = bench_file(root, "decide-gpu.json")
     if d is None: return "No estimate is recorded yet (`scripts/gpu_estimate.py` writes it).\n"
-    b = d["bench"]
-    rows = [f"| `{r['notebook']}` | `{r['reader']}` | " + ", ".join(f"{t['task']} {t['questions']:,}" for t in r["tasks"]) +
-            f" | {sum(t['questions'] * t['tokens_per_question'] for t in r['tasks']) / 1e6:.1f}M | {r['hours']:.2f} |" for r in d["runs"]]
-    return "\n".join([f"Estimated, not measured (`outputs/bench/decide-gpu.json`, `scripts/gpu_estimate.py`): the questions each profile asks, the "
-                      f"tokens the committed CPU runs read and wrote per question, and ragkit's `generate` on an {b['device']} in {b['dtype']} "
-                      f"({b['seconds_per_token'] * 1e6:.1f} µs a token for a {b['parameters'] / 1e9:.2f}B model at batch 64) scaled by the reader's "
-                      "parameters:", "", "| notebook | reader | questions | tokens | hours on one H100 |", "|---|---|---|---:|---:|", *rows]) + "\n"
+    b, rows = d["bench"], []
+    for r in d["runs"]:
+        tasks = ", ".join(f"{t['task']} {t['questions']:,}" for t in r["tasks"])
+        tokens = sum(t["questions"] * t["tokens_per_question"] for t in r["tasks"]) / 1e6
+        rows.append(f"| `{r['notebook']}` | `{r['reader']}` | {tasks} | {tokens:.1f}M | {r['hours']:.2f} |")
+    return "\n".join([
+        "Estimated, not measured (`outputs/bench/decide-gpu.json`, `scripts/gpu_estimate.py`): the questions each "
+        "profile asks, the tokens the committed CPU runs read and wrote per question, and ragkit's `generate` on an "
+        f"{b['device']} in {b['dtype']} ({b['seconds_per_token'] * 1e6:.1f} µs a token for a "
+        f"{b['parameters'] / 1e9:.2f}B model at batch 64) scaled by the reader's parameters:", "",
+        "| notebook | reader | questions | tokens | hours on one H100 |", "|---|---|---|---:|---:|", *rows]) + "\n"
 
 # %% ../nbs/95_report.ipynb #oo000002
 def outputs_of(root: Path) -> Path:
@@ -495,11 +518,13 @@ def outputs_of(root: Path) -> Path:
     import os
     from ragkit.config import find_settings_file, load_settings
     ini = find_settings_file(root)
-    if not os.environ.get("RAGKIT_OUTPUTS_DIR") and (ini is None or not Path(ini).resolve().is_relative_to(Path(root).resolve())): return Path(root) / "outputs"
+    outside = ini is None or not Path(ini).resolve().is_relative_to(Path(root).resolve())  # another project's settings
+    if not os.environ.get("RAGKIT_OUTPUTS_DIR") and outside: return Path(root) / "outputs"
     return load_settings(ini).outputs_dir
 
-COMMITTED = ("paper", "paper-1.5b", "paper-split", "decide")  # the profiles whose runs are committed under <root>/outputs (.gitignore)
+COMMITTED = ("paper", "paper-1.5b", "paper-split", "decide")  # profiles whose runs are committed under <root>/outputs
 
+# %% ../nbs/95_report.ipynb #oo000002s1
 def profile_dir(root: Path, # the project root
                 profile: str, # a profile of nbs/profiles.toml
                 ) -> Path:
@@ -515,45 +540,30 @@ def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore
     nb = Path(root) / "nbs" / f"{notebook}.ipynb"
     return paper_label(nb) if nb.is_file() else ""
 
-def run_reader(folder: Path, res: dict) -> str:
-    "The reader of a run: its own, or that of the grid it read (EoR's 63 and 64)."
-    if res.get("reader"): return res["reader"]
-    grid = (res.get("grid") or {}).get("reader")
-    return grid or ""
-
 def _number(v) -> float | None:
     "A number of a verdict row, None when absent (None or NaN: a row older than the field, or nothing to say)."
     return None if v is None or (isinstance(v, float) and v != v) else float(v)
-
-def _claim_row(nb: str, r: dict, reader: str, paper: str) -> dict:
-    "One verdict row `r` of notebook `nb`'s results as a scoreboard row (older rows lack n_needed, needed_for)."
-    return dict(paper=paper, notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
-                ours=r.get("ours"), lo=r.get("lo"), hi=r.get("hi"), unit=r.get("unit") or "points",
-                direction=r["direction"], size=r["size"], n=r.get("n"), reader=reader,
-                direction_holm=r.get("direction_holm", r["direction"]), discordant=r.get("discordant"), mechanism=r.get("mechanism") or "",
-                n_needed=_number(r.get("n_needed")), needed_for=r.get("needed_for") or "")
-
-def _run_claims(res_file: Path, root: Path) -> list[dict]:
-    "The scoreboard rows of one run's results.json, labelled with the paper its notebook declares."
-    res, nb = read_json(res_file), res_file.parent.name
-    return [_claim_row(nb, r, run_reader(res_file.parent, res), paper_of(nb, root)) for r in res.get("verdict") or []]
 
 def claim_rows(root: Path, # the project root
                profile: str = "paper", # whose runs (see `profile_dir`)
                ) -> list[dict]:
     "Every claim of every run of `profile`, in notebook order, with its paper, verdicts and reader."
-    return [row for f in sorted(profile_dir(root, profile).glob("*/results.json")) for row in _run_claims(f, root)]
+    out = []
+    for f in sorted(profile_dir(root, profile).glob("*/results.json")):  # each verdict row as a scoreboard row
+        res, nb = read_json(f), f.parent.name
+        reader = res.get("reader") or (res.get("grid") or {}).get("reader") or ""  # or that of the grid it read (EoR)
+        paper = paper_of(nb, root)
+        out += [dict(paper=paper, notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
+                     ours=r.get("ours"), lo=r.get("lo"), hi=r.get("hi"), unit=r.get("unit") or "points",
+                     direction=r["direction"], size=r["size"], n=r.get("n"), reader=reader,
+                     direction_holm=r.get("direction_holm", r["direction"]), discordant=r.get("discordant"),
+                     mechanism=r.get("mechanism") or "", n_needed=_number(r.get("n_needed")),
+                     needed_for=r.get("needed_for") or "")  # older rows lack n_needed and needed_for
+                for r in res.get("verdict") or []]
+    return out
 
 # %% ../nbs/95_report.ipynb #dc000001
 DECIDE = "decide"  # the profile whose runs are sized by power (outputs/decide/)
-
-def _rows_so_far(folder: Path) -> list[str]:
-    "An unfinished run's committed rows: per task and system, the questions answered so far."
-    out = []
-    for f in sorted(folder.glob("*/*/*/examples.jsonl")):
-        with open(f, encoding="utf-8") as fh: n = len({json.loads(l)["qid"] for l in fh if l.strip()})
-        out.append(f"{f.parent.parent.parent.name} {f.parent.parent.name.replace('_', ' ')}: {n:,}")
-    return out
 
 def render_decide(root: Path) -> str:
     "README's decide block: each decide run's core claims first (its decisive ones), or the rows it has so far."
@@ -561,22 +571,27 @@ def render_decide(root: Path) -> str:
     if not runs: return "No decide run is committed yet.\n"
     out = []
     for folder in runs:
-        label = paper_of(folder.name, root)
+        label, where = paper_of(folder.name, root), f"`outputs/{DECIDE}/{folder.name}/`"
         if (folder / "results.json").is_file():
             v = read_json(folder / "results.json").get("verdict") or []
             core = [r for r in v if r.get("decisive")] + [r for r in v if not r.get("decisive")]
-            out += [f"**{folder.name}** ({label}): {sum(bool(r.get('decisive')) for r in v)} core claims first (`outputs/{DECIDE}/{folder.name}/`)", ""]
-            out += verdict_lines(core) + [""]
-        else:
-            so_far = _rows_so_far(folder)
-            out += [f"**{folder.name}** ({label}): running; rows committed so far: " + ("; ".join(so_far) if so_far else "none") +
-                    f" (`outputs/{DECIDE}/{folder.name}/`; `ragkit run {folder.name} --profile {DECIDE}` resumes them). Questions are answered "
-                    "in the data's order, so the rows so far are not a random sample: nothing is judged before the run ends.", ""]
+            n = sum(bool(r.get("decisive")) for r in v)
+            out += [f"**{folder.name}** ({label}): {n} core claims first ({where})", ""] + verdict_lines(core) + [""]
+            continue
+        so_far = []  # an unfinished run's committed rows: per task and system, the questions answered so far
+        for f in sorted(folder.glob("*/*/*/examples.jsonl")):
+            with open(f, encoding="utf-8") as fh: n = len({json.loads(l)["qid"] for l in fh if l.strip()})
+            so_far.append(f"{f.parent.parent.parent.name} {f.parent.parent.name.replace('_', ' ')}: {n:,}")
+        out += [f"**{folder.name}** ({label}): running; rows committed so far: " + ("; ".join(so_far) or "none")
+                + f" ({where}; `ragkit run {folder.name} --profile {DECIDE}` resumes them). Questions are answered in "
+                "the data's order, so the rows so far are not a random sample: nothing is judged before the run "
+                "ends.", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 # %% ../nbs/95_report.ipynb #5e29101e
 TALLY = DIRECTIONS  # the per-paper tally's outcome columns, by the Holm-adjusted direction
-TALLY_HEADS = {"claims": "claims", "with_paper_number": "with a paper number", **{d: d for d in TALLY}}  # a tally's key -> its column name, wherever it is shown
+# a tally's key -> its column name, wherever it is shown
+TALLY_HEADS = {"claims": "claims", "with_paper_number": "with a paper number", **{d: d for d in TALLY}}
 
 def tally(rows: list[dict], # claim_rows
           ) -> list[dict]:
@@ -584,33 +599,37 @@ def tally(rows: list[dict], # claim_rows
     out = []
     for p in dict.fromkeys(r["paper"] for r in rows):
         mine = [r for r in rows if r["paper"] == p]
-        out.append(dict(paper=p or "other", claims=len(mine), with_paper_number=sum(r["paper_effect"] is not None for r in mine),
+        out.append(dict(paper=p or "other", claims=len(mine),
+                        with_paper_number=sum(r["paper_effect"] is not None for r in mine),
                         **{d: sum(r.get("direction_holm", r["direction"]) == d for r in mine) for d in TALLY}))
     return out
 
 def tally_text(rows: list[dict]) -> str:
     "The tally as a small markdown table, columns named by TALLY_HEADS (directions after Holm's adjustment)."
     out = ["| paper | " + " | ".join(TALLY_HEADS.values()) + " |", "|---|" + "---:|" * len(TALLY_HEADS)]
-    return "\n".join(out + [f"| {t['paper']} | " + " | ".join(str(t[k]) for k in TALLY_HEADS) + " |" for t in tally(rows)])
+    out += [f"| {t['paper']} | " + " | ".join(str(t[k]) for k in TALLY_HEADS) + " |" for t in tally(rows)]
+    return "\n".join(out)
 
 # %% ../nbs/95_report.ipynb #a1c0e002
 PAPER_READERS = {  # each paper's reader as the paper names it: model, published size ('' if none), where it says so
     "LoRE": dict(reader="T5-large", model="", size="770M",
                  source="LoRE Table 1 and Sections 3.2.2 and 4.1.2 ('T5 Large'; 'just 770M' parameters)"),
     "EoR": dict(reader="ChatGPT", model="gpt-3.5-turbo-instruct", size="",
-                source="EoR Section 2.1 (footnote 3) and Table 1, Section 4.4: the claims compare with ChatGPT's numbers "
-                       "(the paper also reads with Llama2-chat 7B and 13B)"),
+                source="EoR Section 2.1 (footnote 3) and Table 1, Section 4.4: the claims compare with ChatGPT's "
+                       "numbers (the paper also reads with Llama2-chat 7B and 13B)"),
     "SuRe": dict(reader="GPT-3.5", model="gpt-3.5-turbo-0301", size="",
-                 source="SuRe Table 1 and Section 4.1 (Implementation details: ChatGPT, gpt-3.5-turbo-0301; Table 2 adds GPT-4 "
-                        "and LLaMA2-chat-70B)"),
+                 source="SuRe Table 1 and Section 4.1 (Implementation details: ChatGPT, gpt-3.5-turbo-0301; Table 2 "
+                        "adds GPT-4 and LLaMA2-chat-70B)"),
     "WITQA": dict(reader="GPT-3.5", model="gpt-3.5-turbo-0613", size="",
-                  source="WITQA Section 4.1 (Models, footnote 6) and Section 4.4 (GPT-3.5 is the model of Figures 7 to 9); "
-                         "Figure 6 reads ten models, Flan-T5-small (60M) to GPT-4"),
+                  source="WITQA Section 4.1 (Models, footnote 6) and Section 4.4 (GPT-3.5 is the model of Figures 7 "
+                         "to 9); Figure 6 reads ten models, Flan-T5-small (60M) to GPT-4"),
 }
 
-_SAID = {"holds": ("holds", "hold"), "reversed": ("is reversed", "are reversed"), EQUIVALENT: ("is equivalent", "are equivalent"),
-         "undecided": ("is undecided", "are undecided"), NOT_RUN: ("had a mechanism that did not act", "had a mechanism that did not act"),
-         NOT_TESTABLE: ("is not testable here", "are not testable here")}  # each outcome as the sentence says it, one claim and several
+# each outcome as the sentence says it, of one claim and of several
+_SAID = {"holds": ("holds", "hold"), "reversed": ("is reversed", "are reversed"),
+         EQUIVALENT: ("is equivalent", "are equivalent"), "undecided": ("is undecided", "are undecided"),
+         NOT_RUN: ("had a mechanism that did not act",) * 2,
+         NOT_TESTABLE: ("is not testable here", "are not testable here")}
 
 def reader_size(identity: str, # a reader identity, e.g. "qwen2.5-coder-0.5b-instruct@1d9614638d18"
                 ) -> str:
@@ -625,25 +644,20 @@ def _ours(readers: list[str]) -> str:
     if len(sizes) == 1: return f"a {sizes[0]} reader" if not sizes[0].startswith("`") else f"the reader {sizes[0]}"
     return f"readers of {', '.join(sizes[:-1])} and {sizes[-1]}"
 
-def _theirs(paper: str) -> str:
-    "The paper's reader in a few words: 'the paper's T5-large (770M)', or that no paper reads these claims."
-    p = PAPER_READERS.get(paper)
-    if p is None: return " (ragkit's own comparison: no paper reads these claims)"
-    return f" against the paper's {p['reader']} ({', '.join(x for x in (p['model'], p['size'] or 'size not published') if x)})"
-
-def _counted(t: dict) -> str:
-    "The outcomes of one paper's tally in words: holds always, every other outcome where a claim has it."
-    parts = [f"{t[d]} {_SAID[d][t[d] != 1]}" for d in TALLY if d == "holds" or t[d]]
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-
 def outcome_sentence(rows: list[dict], # claim_rows of one profile
                      paper: str, # a paper label of the rows (tally's `paper`)
                      ) -> str:
     "One sentence of the paper's outcome: our reader's size against the paper's, then its claims by direction."
     t = next(t for t in tally(rows) if t["paper"] == paper)
     readers = [r["reader"] for r in rows if (r["paper"] or "other") == paper]
-    return (f"With {_ours(readers)}{_theirs(paper)}: of {t['claims']} claim{'s' * (t['claims'] != 1)} ({t['with_paper_number']} with "
-            f"a paper number), after Holm's adjustment {_counted(t)}.")
+    theirs = " (ragkit's own comparison: no paper reads these claims)"
+    if p := PAPER_READERS.get(paper):  # the paper's reader in a few words
+        model = ", ".join(x for x in (p["model"], p["size"] or "size not published") if x)
+        theirs = f" against the paper's {p['reader']} ({model})"
+    parts = [f"{t[d]} {_SAID[d][t[d] != 1]}" for d in TALLY if d == "holds" or t[d]]  # holds, and what a claim has
+    counted = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return (f"With {_ours(readers)}{theirs}: of {t['claims']} claim{'s' * (t['claims'] != 1)} "
+            f"({t['with_paper_number']} with a paper number), after Holm's adjustment {counted}.")
 
 def outcome_lines(rows: list[dict]) -> list[str]:
     "One line per paper of the rows: its name in bold and its outcome sentence."
@@ -655,14 +669,16 @@ def needs_text(r: dict, # a verdict row of results.json, or a scoreboard row
     "'about 1,234 questions (for the paper's +29.1)' for a claim undecided after Holm or gated out; '' otherwise."
     d, k, why = r.get("direction_holm") or r.get("direction"), _number(r.get("n_needed")), r.get("needed_for") or ""
     if k is None or d not in ("undecided", NOT_RUN): return ""
-    if d == NOT_RUN and not why.startswith("the mechanism"): return ""  # a task-level check gated it: more questions of this run would not make it act
-    n = _number(r.get("n"))
-    enough = f"; the {n:,.0f} compared were enough" if n is not None and k <= n and d != NOT_RUN else ""  # the run was powered for it, and it did not show
+    # a task-level check gated it: more questions of this run would not make it act
+    if d == NOT_RUN and not why.startswith("the mechanism"): return ""
+    n = _number(r.get("n"))  # enough: the run was powered for it, and it did not show
+    enough = f"; the {n:,.0f} compared were enough" if n is not None and k <= n and d != NOT_RUN else ""
     return f"about {k:,.0f} questions" + (f" (for {why}{enough})" if why else "")
 
 # %% ../nbs/95_report.ipynb #37fed804
 SCREEN = TALLY_HEADS  # the screen's columns: the tally's, under the names README's table and the site's cards give them
-LEGEND = "Every claim is counted by its direction after Holm's adjustment within its run; the sentences are the committed runs'."
+LEGEND = ("Every claim is counted by its direction after Holm's adjustment within its run; the sentences are the "
+          "committed runs'.")
 WHERE = "Every claim with its interval: ragkit report scoreboard --all, make site (_site/index.html), outputs/paper/."
 
 def _two_lines(name: str) -> tuple[str, str]:
@@ -684,38 +700,37 @@ def scoreboard_screen(root: Path, # the project root
     "Per paper, the committed tally with this clone's `profile` tally under it, the outcome, a legend, and where."
     committed = claim_rows(root)
     decided = tally(claim_rows(root, "decide"))  # the committed runs sized by power, under the reference runs
-    runs = [("committed", tally(committed))] + ([("decide", decided)] if decided and profile != "decide" else []) + \
-           ([(profile, tally(claim_rows(root, profile)))] if profile != "paper" else [])
-    byp = [(label, {t["paper"]: t for t in ts}) for i, (label, ts) in enumerate(runs) if ts or i == 0]  # a profile not run yet: a note, not rows
+    runs = [("committed", tally(committed))] + ([("decide", decided)] if decided and profile != "decide" else [])
+    runs += [(profile, tally(claim_rows(root, profile)))] if profile != "paper" else []
+    # a profile not run yet: a note, not rows
+    byp = [(label, {t["paper"]: t for t in ts}) for i, (label, ts) in enumerate(runs) if ts or i == 0]
     papers = list(dict.fromkeys(p for _, ts in byp for p in ts))
     mine = f" beside this clone's {profile} runs (outputs/{profile}/)" if profile != "paper" else ""
-    out = [f"Claims per paper: the committed reference runs (outputs/paper/){' and decide runs (outputs/decide/)' if decided else ''}{mine}.", ""]
+    dec = " and decide runs (outputs/decide/)" if decided else ""
+    out = [f"Claims per paper: the committed reference runs (outputs/paper/){dec}{mine}.", ""]
     w = (max(map(len, papers + ["paper"])), max(len(l) for l, _ in byp + [("runs", 0)]))
     out += [_screen_row("", "", [h[0] for h in _HEADS], w), _screen_row("paper", "runs", [h[1] for h in _HEADS], w)]
-    out += [_screen_row("" if i else p, label, [str(ts[p][k]) for k in SCREEN] if p in ts else None, w) for p in papers for i, (label, ts) in enumerate(byp)]
+    out += [_screen_row("" if i else p, label, [str(ts[p][k]) for k in SCREEN] if p in ts else None, w)
+            for p in papers for i, (label, ts) in enumerate(byp)]
     if not papers: out.append("(no claim yet: ragkit reproduce --profile paper writes the reference runs)")
-    if mine and len(byp) == 1 + bool(decided and profile != "decide"): out.append(f"(no {profile} run yet: ragkit reproduce --profile {profile})")
+    if mine and len(byp) == 1 + bool(decided and profile != "decide"):
+        out.append(f"(no {profile} run yet: ragkit reproduce --profile {profile})")
     if committed: out += [""] + [f"{t['paper']}: {outcome_sentence(committed, t['paper'])}" for t in tally(committed)]
     return "\n".join(out + ["", LEGEND, WHERE])
 
 # %% ../nbs/95_report.ipynb #fec57061
-def reference_folders(root: Path) -> list[Path]:
-    "The committed reference runs: every folder under root/outputs/paper/ with a results.json, in notebook order."
-    return sorted(p for p in (Path(root) / "outputs" / "paper").glob("*") if (p / "results.json").is_file())
-
 def _run_line(root: Path, # the project root
               folder: Path, # a reference run's folder
               brief: bool = False, # README's few words (claims, reader, answering time), not the reference's line
               ) -> str:
     "One reference run in a line: its notebook and paper, reader, time, verdict count and folder."
-    r, nb = load_run(folder), Path(root) / "nbs" / f"{folder.name}.ipynb"
-    res, paper = r["results"], paper_label(nb) if nb.is_file() else ""
+    r, paper = load_run(folder), paper_of(folder.name, root)
+    res, where = r["results"], f"(`outputs/paper/{folder.name}/`)"
     n = len(res.get("verdict") or [])
-    head, claims = f"- **{folder.name}**{f' ({paper})' if paper else ''}: ", f"{n} claims" if n else "no claim of its own"
-    if brief: return head + f"{claims}; {reader_of(folder, r)}; {took_briefly(res, r['run'])} (`outputs/paper/{folder.name}/`)"
-    return head + f"{reader_of(folder, r)}; {took(res, r['run'])}; {claims} (`outputs/paper/{folder.name}/`)"
-
-NO_RUN = "No reference run is committed yet (`outputs/paper/` is empty).\n"
+    head = f"- **{folder.name}**{f' ({paper})' if paper else ''}: "
+    claims = f"{n} claims" if n else "no claim of its own"
+    if brief: return head + f"{claims}; {reader_of(folder, r)}; {took(res, r['run'], brief=True)} {where}"
+    return head + f"{reader_of(folder, r)}; {took(res, r['run'])}; {claims} {where}"
 
 RUNS_HEAD = "The reference runs behind them:"  # the line between the papers' sentences and the runs' lines in README
 
@@ -734,21 +749,19 @@ def render_runs(root: Path) -> str:
 # %% ../nbs/95_report.ipynb #85587f53
 def notebook_description(nb: Path) -> str:
     "The notebook's description: the `> ` lines of its first markdown cell, joined into one line."
-    first = next((c for c in json.loads(Path(nb).read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "markdown"), None)
+    cells = json.loads(Path(nb).read_text(encoding="utf-8"))["cells"]
+    first = next((c for c in cells if c["cell_type"] == "markdown"), None)
     lines = "".join(first["source"]).splitlines() if first else []
     return " ".join(l[1:].strip() for l in lines if l.startswith(">"))
 
-def _map_row(nb: Path) -> str:
-    "One notebook's row of the map: its name, its module and its description."
-    from ragkit.notebooks import exported_module
-    m = exported_module(nb)
-    desc = notebook_description(nb).replace("|", "\\|")
-    return f"| `{nb.stem}` | {f'`ragkit.{m}`' if m else ''} | {desc} |"
-
+# %% ../nbs/95_report.ipynb #85587f53s1
 def render_map(root: Path) -> str:
     "The notebook map: one row per numbered notebook, its module and its description."
-    rows = [_map_row(nb) for nb in sorted((Path(root) / "nbs").glob("[0-9]*.ipynb"))]
-    return "\n".join(["| notebook | module | what it is |", "|---|---|---|", *rows]) + "\n"
+    rows = ["| notebook | module | what it is |", "|---|---|---|"]
+    for nb in sorted((Path(root) / "nbs").glob("[0-9]*.ipynb")):
+        m, desc = exported_module(nb), notebook_description(nb).replace("|", "\\|")
+        rows.append(f"| `{nb.stem}` | {f'`ragkit.{m}`' if m else ''} | {desc} |")
+    return "\n".join(rows) + "\n"
 
 # %% ../nbs/95_report.ipynb #ae417904
 README, REFERENCE = "README.md", "docs/REFERENCE.md"  # the files with generated blocks, relative to the project root
@@ -761,8 +774,8 @@ def markers(name: str, # a block of BLOCKS, e.g. summary or timings
 BLOCKS = {  # each generated block: the file it lives in, and what renders it (the site shows render_headlines in full)
     "summary": (README, render_summary), "reproduce": (README, render_reproduce), "runs": (REFERENCE, render_runs),
     "timings": (REFERENCE, render_timings), "bench": (REFERENCE, render_bench), "readers": (REFERENCE, render_readers),
-    "gpu": (README, render_gpu), "speed": (README, render_speed), "decide": (README, render_decide), "decide_gpu": (README, render_decide_gpu),
-    "map": (REFERENCE, render_map)}
+    "gpu": (README, render_gpu), "speed": (README, render_speed), "decide": (README, render_decide),
+    "decide_gpu": (README, render_decide_gpu), "map": (REFERENCE, render_map)}
 
 def splice(text: str, # the file's text
            block: str, # the new text of the block
@@ -780,8 +793,10 @@ def render_doc(text: str, # the text of `doc`
                ) -> str:
     "The text of `doc` with each of its blocks rendered; a ValueError when it holds a block that lives in another file."
     for name, (where, _) in BLOCKS.items():
-        if where != doc and markers(name)[0] in text: raise ValueError(f"{doc} holds the block {name!r}, which lives in {where}: move its markers there")
-    for name, (where, render) in BLOCKS.items(): text = splice(text, render(root), *markers(name), doc) if where == doc else text
+        if where != doc and markers(name)[0] in text:
+            raise ValueError(f"{doc} holds the block {name!r}, which lives in {where}: move its markers there")
+    for name, (where, render) in BLOCKS.items():
+        if where == doc: text = splice(text, render(root), *markers(name), doc)
     return text
 
 def render_readme(root: Path) -> dict[str, tuple[str, str]]:
@@ -789,7 +804,9 @@ def render_readme(root: Path) -> dict[str, tuple[str, str]]:
     out = {}
     for doc in dict.fromkeys(where for where, _ in BLOCKS.values()):
         f = Path(root) / doc
-        if not f.is_file(): raise FileNotFoundError(f"{f} not found: it holds the generated blocks {', '.join(n for n, (w, _) in BLOCKS.items() if w == doc)}")
+        if not f.is_file():
+            names = ", ".join(n for n, (w, _) in BLOCKS.items() if w == doc)
+            raise FileNotFoundError(f"{f} not found: it holds the generated blocks {names}")
         old = f.read_text(encoding="utf-8")
         out[doc] = (old, render_doc(old, root, doc))
     return out
@@ -799,18 +816,22 @@ def anchor(heading: str) -> str:
     "The anchor GitHub gives a markdown heading: lower case, punctuation dropped, spaces as hyphens."
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
+# %% ../nbs/95_report.ipynb #122d021bs1
 def _text(root: Path, doc: str) -> str:
     "The text of one of the files, '' when it is missing."
     f = Path(root) / doc
     return f.read_text(encoding="utf-8") if f.is_file() else ""
 
+# %% ../nbs/95_report.ipynb #122d021bs2
 def broken_links(root: Path) -> list[str]:
     "Each link from README.md to a section of docs/REFERENCE.md, or within it, that no heading there gives."
     ref = _text(root, REFERENCE)
     heads = {anchor(m) for m in re.findall(r"^#+ (.+)$", ref, re.M)}
-    links = [(README, f"{REFERENCE}#{a}", a) for a in re.findall(r"\]\(docs/REFERENCE\.md#([^)\s]+)\)", _text(root, README))]
+    links = [(README, f"{REFERENCE}#{a}", a)
+             for a in re.findall(r"\]\(docs/REFERENCE\.md#([^)\s]+)\)", _text(root, README))]
     links += [(REFERENCE, f"#{a}", a) for a in re.findall(r"\]\(#([^)\s]+)\)", ref)]
-    return [f"{doc}: a link to {target}, a section {REFERENCE} does not have" for doc, target, a in links if a not in heads]
+    return [f"{doc}: a link to {target}, a section {REFERENCE} does not have"
+            for doc, target, a in links if a not in heads]
 
 # %% ../nbs/95_report.ipynb #b8b8d5a6
 from .eval.evaluate import latest_rows
@@ -822,29 +843,25 @@ def rows_of(folder: Path) -> dict:
     for f in sorted(Path(folder).glob("*/*/*/examples.jsonl")):
         key = (f.parts[-4], f.parts[-3])
         if key in out: raise ValueError(f"{folder}: two row files for {key}; compare folders that each hold one run")
-        rows = latest_rows([json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()], f)  # a retried row wins
+        lines = f.read_text(encoding="utf-8").splitlines()
+        rows = latest_rows([json.loads(l) for l in lines if l.strip()], f)  # a retried row wins
         out[key] = {r["qid"]: r for r in rows if not r.get("error")}
     return out
 
-def metric_means(a: dict, b: dict, # qid -> row of the reference and of the other run
-                 qs: list, m: str, # the common questions and the metric
-                 ) -> dict | None:
-    "The metric's mean over `qs` in both runs and the difference, or None when a row lacks it."
-    if not all(m in a[q] and m in b[q] for q in qs): return None
-    ma, mb = (sum(float(x[q][m]) for q in qs) / len(qs) for x in (a, b))
-    return dict(reference=round(ma, 4), other=round(mb, 4), difference=round(mb - ma, 4))
-
-def _system_record(key: tuple, a: dict, b: dict, qs: list) -> dict:
-    "The record of (dataset, system) `key` over the common questions `qs`: identical predictions, each metric's means."
-    rec = dict(dataset=key[0], system=key[1], n=len(qs),
-               same_prediction=round(sum(a[q]["prediction"] == b[q]["prediction"] for q in qs) / len(qs), 4))
-    return rec | {m: v for m in METRICS if (v := metric_means(a, b, qs, m)) is not None}
-
 def compare(ref: Path, other: Path) -> list[dict]:
-    "One record per (dataset, system) with common questions in both folders."
-    a, b = rows_of(ref), rows_of(other)
-    common = {key: sorted(set(a[key]) & set(b[key])) for key in sorted(set(a) & set(b))}
-    return [_system_record(key, a[key], b[key], qs) for key, qs in common.items() if qs]
+    "One record per (dataset, system) with common questions in both folders: same predictions, each metric's means."
+    a, b, out = rows_of(ref), rows_of(other), []
+    for key in sorted(set(a) & set(b)):
+        x, y = a[key], b[key]
+        if not (qs := sorted(set(x) & set(y))): continue
+        rec = dict(dataset=key[0], system=key[1], n=len(qs),
+                   same_prediction=round(sum(x[q]["prediction"] == y[q]["prediction"] for q in qs) / len(qs), 4))
+        for m in METRICS:  # each metric's mean over qs in both runs, and the difference, where every row has it
+            if all(m in x[q] and m in y[q] for q in qs):
+                ma, mb = (sum(float(z[q][m]) for q in qs) / len(qs) for z in (x, y))
+                rec[m] = dict(reference=round(ma, 4), other=round(mb, 4), difference=round(mb - ma, 4))
+        out.append(rec)
+    return out
 
 # %% ../nbs/95_report.ipynb #9ae08497
 def _is_record(out: Path, kind: str) -> bool:
@@ -860,32 +877,19 @@ def check_record_target(out: Path | str, # where a record is to be written (--ou
                         ) -> Path:
     "`out` as a Path, or a one-line ValueError for a directory, a device, a path under a file, or another file."
     out, eg = Path(out), f"outputs/bench/{kind}-NAME.json"
-    if out.is_dir(): raise ValueError(f"--out {out} is a directory; give a JSON file path, e.g. {out / (kind + '.json')}")
-    if out.exists() and not out.is_file(): raise ValueError(f"--out {out} is not a regular file (a device or a pipe); give a JSON file path, e.g. {eg}")
+    if out.is_dir():
+        raise ValueError(f"--out {out} is a directory; give a JSON file path, e.g. {out / (kind + '.json')}")
+    if out.exists() and not out.is_file():
+        raise ValueError(f"--out {out} is not a regular file (a device or a pipe); give a JSON file path, e.g. {eg}")
     up = next((q for q in out.parents if q.exists()), None)
-    if up is not None and not up.is_dir(): raise ValueError(f"--out {out}: {up} is a file, not a folder; give a path such as {eg}")
+    if up is not None and not up.is_dir():
+        raise ValueError(f"--out {out}: {up} is a file, not a folder; give a path such as {eg}")
     if out.is_file() and not _is_record(out, kind):
         raise ValueError(f"--out {out} exists and is not a ragkit {kind} record; refusing to overwrite it: "
                          f"give another path (e.g. {eg}) or delete that file yourself")
     return out
 
 # %% ../nbs/95_report.ipynb #2bbd7a97
-def _check_run_folders(*folders: Path) -> None:
-    "Fail unless every folder holds the run.json that `ragkit run --out` writes, and they are not one folder."
-    for d in folders:
-        if not (d / "run.json").is_file():
-            raise ValueError(f"{d}: no run.json; give two folders `ragkit run --out` wrote")
-    if len({Path(d).resolve() for d in folders}) < len(folders):
-        raise ValueError(f"{folders[0]} is compared with itself; give the reference run and another run of the same notebook")
-
-def _same_notebook(runs: dict) -> str:
-    "The notebook both runs ran, or a ValueError naming the two."
-    names = {k: r.get("notebook") for k, r in runs.items()}
-    if len(set(names.values())) > 1:
-        raise ValueError(f"the folders hold runs of different notebooks ({names['reference']} and {names['other']}); "
-                         "compare two runs of one notebook (e.g. its fp32 and bf16 runs)")
-    return names["reference"]
-
 def _write_record(out: Path, doc: dict) -> None:
     "Write `doc` to `out` as indented JSON, creating its folder; the file is replaced whole (never half-written)."
     Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -899,14 +903,22 @@ def compare_runs(ref: Path, # the reference run folder (e.g. the fp32 run)
                  ) -> dict:
     "Compare two run folders of one notebook and write the record to `out`; return it."
     ref, other, out = Path(ref), Path(other), check_record_target(out, "compare")
-    _check_run_folders(ref, other)
+    for d in (ref, other):  # each holds the run.json that `ragkit run --out` writes, and they are not one folder
+        if not (d / "run.json").is_file():
+            raise ValueError(f"{d}: no run.json; give two folders `ragkit run --out` wrote")
+    if ref.resolve() == other.resolve():
+        raise ValueError(f"{ref} is compared with itself; give the reference run and another run of the same notebook")
     runs = {k: read_json(d / "run.json") for k, d in (("reference", ref), ("other", other))}
-    notebook = _same_notebook(runs)
+    names = {k: r.get("notebook") for k, r in runs.items()}
+    if len(set(names.values())) > 1:
+        raise ValueError(f"the folders hold runs of different notebooks ({names['reference']} and {names['other']}); "
+                         "compare two runs of one notebook (e.g. its fp32 and bf16 runs)")
     readers = {k: read_json(d / "results.json").get("reader") for k, d in (("reference", ref), ("other", other))}
     recs = compare(ref, other)
     if not recs: raise ValueError("the two folders share no (dataset, system) with common questions")
-    doc = dict(notebook=notebook, readers=readers, git={k: r["git"]["commit"] for k, r in runs.items()}, systems=recs,
-               same_prediction_overall=round(sum(r["same_prediction"] * r["n"] for r in recs) / sum(r["n"] for r in recs), 4))
+    same = round(sum(r["same_prediction"] * r["n"] for r in recs) / sum(r["n"] for r in recs), 4)
+    doc = dict(notebook=names["reference"], readers=readers, git={k: r["git"]["commit"] for k, r in runs.items()},
+               systems=recs, same_prediction_overall=same)
     _write_record(out, doc)
     return doc
 
@@ -915,17 +927,20 @@ def describe(folder: Path) -> dict:
     "One run folder: notebook, reader, profile, overrides, parameters, status, seconds, git, start, answering time."
     r, res, params = read_json(Path(folder) / "run.json"), Path(folder) / "results.json", Path(folder) / "params.json"
     doc = read_json(res) if res.is_file() else {}
-    return {"notebook": r["notebook"], "reader": doc.get("reader"), "profile": r.get("profile"), "overrides": r.get("overrides") or {},
-            "params": read_json(params) if params.is_file() else None,
-            "status": r["status"], "seconds": round(r.get("seconds") or 0, 1), "git": r["git"]["commit"], "dirty": r["git"].get("dirty"),
-            "started": r.get("started"), "evaluations": [{"system": e.get("method"), "n": e.get("n"), "resumed": e.get("resumed"),
-                                                           "seconds": round(e.get("seconds") or 0, 1)} for e in doc.get("summaries", [])]}
+    evals = [{"system": e.get("method"), "n": e.get("n"), "resumed": e.get("resumed"),
+              "seconds": round(e.get("seconds") or 0, 1)} for e in doc.get("summaries", [])]
+    return {"notebook": r["notebook"], "reader": doc.get("reader"), "profile": r.get("profile"),
+            "overrides": r.get("overrides") or {}, "params": read_json(params) if params.is_file() else None,
+            "status": r["status"], "seconds": round(r.get("seconds") or 0, 1), "git": r["git"]["commit"],
+            "dirty": r["git"].get("dirty"), "started": r.get("started"), "evaluations": evals}
 
+# %% ../nbs/95_report.ipynb #82e4bb8es1
 def collect(outputs: Path, profile: str) -> list[dict]:
     "Every profile run folder of outputs/<profile>/ (override folders excluded), in the order they ran."
     rows = [describe(f.parent) for f in sorted((Path(outputs) / profile).glob("*/run.json"))]
     return sorted((r for r in rows if not r["overrides"]), key=lambda x: x["started"] or "")
 
+# %% ../nbs/95_report.ipynb #82e4bb8es2
 def save_key(out: Path, key: str, value: dict) -> None:
     "Set `key` of the JSON object in `out` (created if missing), keeping its other keys."
     out = check_record_target(out, "times")
@@ -938,10 +953,13 @@ def record_run(folder: Path, # a run folder `ragkit run` wrote
                out: Path, # the JSON file, e.g. outputs/bench/paper-prefix.json
                ) -> dict:
     "Record one finished run under the key '<notebook> <reader>' (or the notebook alone) of `out`; return its record."
-    if not (Path(folder) / "run.json").is_file(): raise ValueError(f"{folder}: no run.json here; give the folder `ragkit run --out` wrote")
+    if not (Path(folder) / "run.json").is_file():
+        raise ValueError(f"{folder}: no run.json here; give the folder `ragkit run --out` wrote")
     row = describe(folder)
-    if row["status"] != "ok": raise ValueError(f"{folder}: the run is {row['status']!r}, not ok; rerun it to the end first")
-    save_key(out, f"{row['notebook']} {row['reader']}" if row["reader"] else row["notebook"], row)  # one record per notebook and reader
+    if row["status"] != "ok":
+        raise ValueError(f"{folder}: the run is {row['status']!r}, not ok; rerun it to the end first")
+    # one record per notebook and reader
+    save_key(out, f"{row['notebook']} {row['reader']}" if row["reader"] else row["notebook"], row)
     return row
 
 def record_profile(outputs: Path, # the outputs folder of the clone that ran
@@ -952,7 +970,8 @@ def record_profile(outputs: Path, # the outputs folder of the clone that ran
                    ) -> dict:
     "Record every run of `profile` as key `label` of `out`: the runs, their total and the setup; return the record."
     rows = collect(outputs, profile)
-    if not rows: raise ValueError(f"no run folder with a run.json under {Path(outputs) / profile}: run `make reproduce` first")
+    if not rows:
+        raise ValueError(f"no run folder with a run.json under {Path(outputs) / profile}: run `make reproduce` first")
     bad = [r["notebook"] for r in rows if r["status"] != "ok"]
     if bad: raise ValueError(f"not every run is ok ({', '.join(bad)}): `ragkit status --profile {profile}` says why")
     notebooks = sum(r["seconds"] for r in rows)

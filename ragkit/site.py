@@ -12,15 +12,17 @@ import html, json, re, shutil, subprocess, sys
 from html.parser import HTMLParser
 from pathlib import Path
 from .evidence import claim_anchor, evidence_markdown
-from .report import (DECIDE, TALLY, TALLY_HEADS, claim_rows, needs_text, outcome_lines, outcome_sentence, read_json, render_bench,
-                           profile_dir, render_headlines, render_readers, render_timings, tally, tally_text)
+from .notebooks import exported_module
+from .report import (DECIDE, TALLY, TALLY_HEADS, claim_rows, needs_text, outcome_lines, outcome_sentence,
+                           read_json, render_bench, profile_dir, render_headlines, render_readers, render_timings,
+                           tally, tally_text)
 
 # %% auto #0
-__all__ = ['VERDICT_CLASS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_markdown', 'scoreboard_text', 'badge',
-           'paper_card', 'card_html', 'cards', 'grouped_scoreboard', 'tidy_frame_html', 'page_cell', 'module_notebooks',
-           'doc_name', 'module_page', 'paper_pages', 'verdict_section', 'verdict_first', 'evidence_link',
-           'evidence_pages', 'decide_section', 'index_page', 'runs_page', 'write_sources', 'markdown_twin',
-           'build_site', 'check_links', 'raw_math', 'site_main', 'scoreboard_main']
+__all__ = ['VERDICT_CLASS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_text', 'badge', 'paper_card', 'card_html',
+           'cards', 'grouped_scoreboard', 'tidy_frame_html', 'page_cell', 'module_notebooks', 'doc_name', 'module_page',
+           'paper_pages', 'verdict_section', 'verdict_first', 'evidence_link', 'evidence_pages', 'decide_section',
+           'index_page', 'runs_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links', 'raw_math',
+           'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
@@ -35,94 +37,73 @@ def _cell(text: str) -> str:
     "Text safe inside a markdown table cell."
     return str(text).replace("|", "\\|").replace("\n", " ")
 
-def _direction(r: dict) -> str:
-    "The direction, and the Holm-adjusted one where it differs: 'holds (Holm: undecided)'."
-    holm = r.get("direction_holm", r["direction"])
-    return r["direction"] if holm == r["direction"] else f"{r['direction']} (Holm: {holm})"
-
-def _board_row(r: dict, link: str) -> str:
-    "One claim's row of the markdown scoreboard, the claim linked to `link` filled in from the row ('' for no link)."
-    claim = f"[{_cell(r['claim'])}]({link.format(**r)})" if link else _cell(r["claim"])
-    return (f"| {r['paper']} | {claim} | {r['dataset']} | {_num(r['paper_effect'], r['unit'])} | {ours_text(r)} | "
-            f"{_direction(r)} | {r['size']} | {r['n'] if r['n'] is not None else ''} | {_cell(needs_text(r))} | {r['reader'].split('@')[0]} |")
-
-def scoreboard_markdown(rows: list[dict], # claim_rows
-                        link: str = "papers/{notebook}.ipynb#what-reproduces", # each row's link ('' for none)
-                        ) -> str:
-    "The scoreboard as a markdown table, one row per claim, with what an undecided claim would need (needs_text)."
-    out = ["| paper | claim | task | paper's effect | ours (95% CI) | direction | size | n | needs | reader |",
-           "|---|---|---|---:|---|---|---|---:|---|---|"]
-    return "\n".join(out + [_board_row(r, link) for r in rows])
-
-def _text_row(r: dict, width: int) -> str:
-    "One claim's line of the terminal scoreboard, the claim cut to `width`."
-    c = r["claim"] if len(r["claim"]) <= width else r["claim"][:width - 1] + "…"
-    return (f"{r['paper']:6} {c:{width}} {r['dataset'][:14]:14} {ours_text(r):26} "
-            f"{_num(r['paper_effect'], r['unit']):>7}  {_direction(r)} / {r['size']}" + (f"; needs {n}" if (n := needs_text(r)) else ""))
-
 def scoreboard_text(rows: list[dict], width: int = 72) -> str:
     "The scoreboard for a terminal: paper, claim (cut to `width`), task, ours, paper's, verdicts, what it needs."
-    head = f"{'paper':6} {'claim':{width}} {'task':14} {'ours (95% CI)':26} {'paper':>7}  verdict"
-    return "\n".join([head] + [_text_row(r, width) for r in rows])
+    out = [f"{'paper':6} {'claim':{width}} {'task':14} {'ours (95% CI)':26} {'paper':>7}  verdict"]
+    for r in rows:
+        c = r["claim"] if len(r["claim"]) <= width else r["claim"][:width - 1] + "…"
+        h = r.get("direction_holm", r["direction"])
+        holm = "" if h == r["direction"] else f" (Holm: {h})"  # the Holm-adjusted direction where it differs
+        out.append(f"{r['paper']:6} {c:{width}} {r['dataset'][:14]:14} {ours_text(r):26} "
+                   f"{_num(r['paper_effect'], r['unit']):>7}  {r['direction']}{holm} / {r['size']}"
+                   + (f"; needs {n}" if (n := needs_text(r)) else ""))
+    return "\n".join(out)
 
 # %% ../nbs/96_site.ipynb #ea310ed2
 from .eval.mechanism import EQUIVALENT, NOT_RUN, NOT_TESTABLE
 
-VERDICT_CLASS = {"holds": "v-holds", "reversed": "v-reversed", EQUIVALENT: "v-equivalent", "undecided": "v-undecided", NOT_RUN: "v-notrun",
-                 NOT_TESTABLE: "v-untestable"}  # direction -> CSS class
+VERDICT_CLASS = {"holds": "v-holds", "reversed": "v-reversed", EQUIVALENT: "v-equivalent", "undecided": "v-undecided",
+                 NOT_RUN: "v-notrun", NOT_TESTABLE: "v-untestable"}  # direction -> CSS class
 
 def badge(direction: str) -> str:
     "A verdict as its word in a coloured span (the word is always there: colour is never alone)."
     return f'<span class="verdict {VERDICT_CLASS.get(direction, "v-undecided")}">{direction}</span>'
 
+# %% ../nbs/96_site.ipynb #ea310ed2s1
 def paper_card(paper: str, rows: list[dict]) -> dict:
     "One paper's card: its tally (as README counts it), its outcome sentence, readers and question counts."
     mine = [r for r in rows if r["paper"] == paper]
     t = tally(mine)[0]
     ns = sorted({int(r["n"]) for r in mine if r.get("n") is not None})
-    return dict(paper=paper, claims=t["claims"], with_paper_number=t["with_paper_number"], counts={d: t[d] for d in TALLY},
-                sentence=outcome_sentence(mine, t["paper"]), readers=sorted({r["reader"].split("@")[0] for r in mine if r["reader"]}),
+    return dict(paper=paper, claims=t["claims"], with_paper_number=t["with_paper_number"],
+                counts={d: t[d] for d in TALLY}, sentence=outcome_sentence(mine, t["paper"]),
+                readers=sorted({r["reader"].split("@")[0] for r in mine if r["reader"]}),
                 questions=(ns[0], ns[-1]) if ns else None)
 
 # %% ../nbs/96_site.ipynb #4a4fe013
 def card_html(card: dict) -> str:
     "The card as an HTML block for the landing page: the outcome sentence, then the tally under README's columns."
     qs = card["questions"]
-    n = "" if not qs else f"{qs[0]} questions per claim" if qs[0] == qs[1] else f"{qs[0]} to {qs[1]} questions per claim"
+    n = "" if not qs else f"{qs[0]}" + (f" to {qs[1]}" if qs[0] != qs[1] else "") + " questions per claim"
     lines = "".join(f"<li>{card[k]} {TALLY_HEADS[k]}</li>" for k in ("claims", "with_paper_number"))
     lines += "".join(f"<li>{c} {badge(d)}</li>" for d, c in card["counts"].items())
-    return (f'<div class="card"><h3>{card["paper"]}</h3><p class="card-outcome">{html.escape(card["sentence"], quote=False)}</p>'
-            f"<ul>{lines}</ul><p class=\"card-note\">{', '.join(card['readers']) or 'no reader recorded'}; {n}</p></div>")
+    return (f'<div class="card"><h3>{card["paper"]}</h3>'
+            f'<p class="card-outcome">{html.escape(card["sentence"], quote=False)}</p><ul>{lines}</ul>'
+            f"<p class=\"card-note\">{', '.join(card['readers']) or 'no reader recorded'}; {n}</p></div>")
 
+# %% ../nbs/96_site.ipynb #4a4fe013s1
 def cards(rows: list[dict]) -> str:
     "Every paper's card in order of appearance, in one flexible row (the benchmark's last)."
-    papers = list(dict.fromkeys(r["paper"] for r in rows))
-    papers = [p for p in papers if p != "Benchmark"] + [p for p in papers if p == "Benchmark"]
+    papers = sorted(dict.fromkeys(r["paper"] for r in rows), key=lambda p: p == "Benchmark")  # stable: order kept
     return '<div class="cards">' + "".join(card_html(paper_card(p, rows)) for p in papers) + "</div>"
 
 # %% ../nbs/96_site.ipynb #0f8e726f
-def _direction_cell(r: dict) -> str:
-    "The Holm-adjusted direction as a badge, and the unadjusted one beside it where they differ."
-    holm = r.get("direction_holm", r["direction"])
-    return badge(holm) + ("" if holm == r["direction"] else f" (before Holm: {r['direction']})")
-
-def _grouped_row(r: dict, link) -> str:
-    "One claim's row of the grouped scoreboard."
-    claim = f"[{_cell(r['claim'])}]({link(r)})" if link(r) else _cell(r["claim"])
-    n = r["n"] if r["n"] is not None else ""
-    return (f"| {claim} | {_direction_cell(r)} | {r['size']} | {r['dataset']} | {ours_text(r)} | {_num(r['paper_effect'], r['unit'])} | {n} "
-            f"| {_cell(needs_text(r))} |")
-
 def grouped_scoreboard(rows: list[dict], # claim_rows
                        link, # row -> the claim's link ('' for none)
                        ) -> str:
     "The scoreboard as one markdown table per paper, each wrapped for the stylesheet's narrow-screen rule."
-    head = "| claim | verdict | size | task | ours (95% CI) | paper's effect | n | needs |\n|---|---|---|---|---|---:|---:|---|"
-    out = []
-    for p in dict.fromkeys(r["paper"] for r in rows):
-        body = "\n".join(_grouped_row(r, link) for r in rows if r["paper"] == p)
-        out.append(f'### {p}\n\n<div class="scoreboard">\n\n{head}\n{body}\n\n</div>')
-    return "\n\n".join(out)
+    head = ("| claim | verdict | size | task | ours (95% CI) | paper's effect | n | needs |\n"
+            "|---|---|---|---|---|---:|---:|---|")
+    def row(r: dict) -> str:  # the verdict: the Holm-adjusted direction's badge, the unadjusted one where they differ
+        holm = r.get("direction_holm", r["direction"])
+        verdict = badge(holm) + ("" if holm == r["direction"] else f" (before Holm: {r['direction']})")
+        claim = f"[{_cell(r['claim'])}]({link(r)})" if link(r) else _cell(r["claim"])
+        n = r["n"] if r["n"] is not None else ""
+        return (f"| {claim} | {verdict} | {r['size']} | {r['dataset']} | {ours_text(r)} | "
+                f"{_num(r['paper_effect'], r['unit'])} | {n} | {_cell(needs_text(r))} |")
+    body = lambda p: "\n".join(row(r) for r in rows if r["paper"] == p)
+    return "\n\n".join(f'### {p}\n\n<div class="scoreboard">\n\n{head}\n{body(p)}\n\n</div>'
+                       for p in dict.fromkeys(r["paper"] for r in rows))
 
 # %% ../nbs/96_site.ipynb #a57c8ca2
 _FRAME = re.compile(r'(<table border="1" class="dataframe">)(.*?)(</table>)', re.S)
@@ -136,38 +117,31 @@ def _tidy_frame(m: re.Match) -> str:
         head, rows = head.replace("<th></th>", "", 1), re.sub(r"(<tr[^>]*>)\s*<th>\d+</th>", r"\1", rows)
     return m[1] + head + sep + rows + m[3]
 
+# %% ../nbs/96_site.ipynb #a57c8ca2s1
 def tidy_frame_html(html: str) -> str:
     "Every pandas table in `html` as a reader wants it: no plain row-number index, a dash for a missing value."
     return _FRAME.sub(_tidy_frame, html)
 
-def _tidy_outputs(outputs: list[dict]) -> list[dict]:
-    "A code cell's outputs with each displayed pandas table tidied (tidy_frame_html)."
-    def one(o: dict) -> dict:
-        h = o.get("data", {}).get("text/html")
-        if h is None: return o
-        return {**o, "data": {**o["data"], "text/html": tidy_frame_html("".join(h) if isinstance(h, list) else h)}}
-    return [one(o) for o in outputs]
+# %% ../nbs/96_site.ipynb #a57c8ca2s2
+def _tidy_output(o: dict) -> dict:
+    "A code cell's output with its displayed pandas table tidied (tidy_frame_html)."
+    h = o.get("data", {}).get("text/html")
+    if h is None: return o
+    return {**o, "data": {**o["data"], "text/html": tidy_frame_html("".join(h) if isinstance(h, list) else h)}}
 
 # %% ../nbs/96_site.ipynb #ed780eff
 _DIRECTIVE = re.compile(r"^#\|\s*([\w-]+)(.*)$")
 HIDDEN = {"hide", "default_exp", "exporti"}  # directives whose cell a reader does not need to see
 
-def _split_directives(source: str) -> tuple[list[str], str]:
-    "The names of the nbdev directives in a cell's `source`, and the source without their lines."
-    lines = source.split("\n")
-    names = [m[1] for l in lines if (m := _DIRECTIVE.match(l.strip()))]
-    return names, "\n".join(l for l in lines if not _DIRECTIVE.match(l.strip())).strip("\n")
-
-def _page_tags(cell: dict, names: list[str]) -> list[str]:
-    "The cell's tags, plus remove-cell when one of its directives `names` hides it."
-    return list(cell.get("metadata", {}).get("tags", [])) + (["remove-cell"] if HIDDEN & set(names) else [])
-
 def page_cell(cell: dict) -> dict:
     "A notebook cell for the site: nbdev directive lines removed, a hidden cell tagged remove-cell, its tables tidied."
     if cell.get("cell_type") != "code": return cell
-    names, source = _split_directives("".join(cell.get("source", [])))
-    out = {**cell, "source": source, "metadata": {**cell.get("metadata", {}), "tags": _page_tags(cell, names)}}
-    return {**out, "outputs": _tidy_outputs(cell["outputs"])} if cell.get("outputs") else out
+    lines = "".join(cell.get("source", [])).split("\n")
+    names = {m[1] for l in lines if (m := _DIRECTIVE.match(l.strip()))}  # its nbdev directives
+    source = "\n".join(l for l in lines if not _DIRECTIVE.match(l.strip())).strip("\n")
+    tags = list(cell.get("metadata", {}).get("tags", [])) + (["remove-cell"] if HIDDEN & names else [])
+    out = {**cell, "source": source, "metadata": {**cell.get("metadata", {}), "tags": tags}}
+    return {**out, "outputs": [_tidy_output(o) for o in cell["outputs"]]} if cell.get("outputs") else out
 
 # %% ../nbs/96_site.ipynb #da5728ae
 CONF = '''# Written by `ragkit report site`; do not edit.
@@ -182,8 +156,9 @@ html_title = "ragkit: executable papers"
 html_static_path = ["_static"]
 html_css_files = ["ragkit.css"]
 html_js_files = ["ragkit.js"]  # a figure opens full size on a click
+# no secondary sidebar on the landing page: the scoreboard gets its width
 html_theme_options = {"use_download_button": False, "use_fullscreen_button": False, "navigation_with_keys": False,
-                      "secondary_sidebar_items": {"**": ["page-toc"], "index": []}}  # the scoreboard gets the landing page's width
+                      "secondary_sidebar_items": {"**": ["page-toc"], "index": []}}
 html_context = {"default_mode": "light"}  # the theme reads its colour mode from here; unset, it logs a console error
 html_show_sourcelink = False
 html_copy_source = False
@@ -192,7 +167,7 @@ suppress_warnings = ["mystnb.unknown_mime_type"]
 '''
 
 # %% ../nbs/96_site.ipynb #963b0d73
-CSS = """/* Written by `ragkit report site`: wide tables (the scoreboard, Table 1) in a smaller type, the page at full width. */
+CSS = """/* Written by `ragkit report site`: wide tables (scoreboard, Table 1) in small type, the page at full width. */
 .bd-page-width { max-width: 100%; }
 .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
 table.table { font-size: 0.8em; }
@@ -202,29 +177,23 @@ table.table { font-size: 0.8em; }
 .v-equivalent { background: #dbeafe; color: #1e3a8a; } .v-untestable { background: #ede9fe; color: #4c1d95; }
 .cards { display: flex; flex-wrap: wrap; gap: 0.8em; margin: 0.5em 0 1.5em; }
 .card { flex: 1 1 15em; max-width: 100%; border: 1px solid #d1d5db; border-radius: 0.5em; padding: 0.2em 0.9em; }
-.card ul { padding-left: 1.1em; margin: 0.2em 0; } .card h3 { margin-top: 0.4em; } .card-note { font-size: 0.85em; color: #4b5563; }
-.card-outcome { font-size: 0.92em; }
+.card ul { padding-left: 1.1em; margin: 0.2em 0; } .card h3 { margin-top: 0.4em; }
+.card-note { font-size: 0.85em; color: #4b5563; } .card-outcome { font-size: 0.92em; }
 .cell_output, .cell_input, pre { max-width: 100%; } pre { white-space: pre-wrap; word-break: break-word; }
 .cell_output img { max-width: 100%; height: auto; }
-table { display: block !important; max-width: 100% !important; overflow-x: auto !important; }  /* a wide table scrolls inside itself */
-code.literal, code.literal span.pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }  /* a long name breaks, not the page */
+table { display: block !important; max-width: 100% !important; overflow-x: auto !important; }  /* it scrolls */
+code.literal, code.literal span.pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }  /* names break */
 .prev-next-area a, .prev-next-info { min-width: 0; max-width: 100%; overflow-wrap: anywhere; }
-.bd-article h1, .bd-article h2, .bd-article h3, .bd-article p, .bd-article li { overflow-wrap: anywhere; }  /* a run's name or a path wraps */
+/* a run's name or a path wraps */
+.bd-article h1, .bd-article h2, .bd-article h3, .bd-article p, .bd-article li { overflow-wrap: anywhere; }
 @media (max-width: 700px) {  /* a phone: the scoreboard keeps claim, verdict and size; no page scrolls sideways */
   .scoreboard table th:nth-child(n+4), .scoreboard table td:nth-child(n+4) { display: none; }
 }
 """
 
-def _default_exp(nb: Path) -> str | None:
-    "The module named by the default_exp in the notebook's first cell that mentions one, or None."
-    sources = ("".join(c["source"]) for c in json.loads(nb.read_text(encoding="utf-8"))["cells"])
-    m = re.search(r"#\|\s*default_exp\s+(\S+)", next((s for s in sources if "default_exp" in s), ""))
-    return m[1] if m else None
-
 def module_notebooks(root: Path) -> dict[str, Path]:
     "Module name (its default_exp) -> lesson notebook, for every notebook under nbs/ that exports one."
-    found = {nb: _default_exp(nb) for nb in sorted((Path(root) / "nbs").glob("[0-9]*.ipynb"))}
-    return {m: nb for nb, m in found.items() if m}
+    return {m: nb for nb in sorted((Path(root) / "nbs").glob("[0-9]*.ipynb")) if (m := exported_module(nb))}
 
 def doc_name(nb: Path) -> str:
     "A lesson notebook's page name as `Lessons:` lines give it: its name without the number ('papers.sure')."
@@ -265,18 +234,22 @@ def _records_table(rows: list[dict], limit: int = 15) -> str:
     "A results.json table as markdown: no index, a dash for a missing value, at most `limit` rows (the rest counted)."
     if not rows: return ""
     cols = list(rows[0])
-    fmt = lambda v: "–" if v is None or (isinstance(v, float) and v != v) else f"{v:.4g}" if isinstance(v, float) else _cell(v)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)] + ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in rows[:limit]]
+    fmt = lambda v: ("–" if v is None or (isinstance(v, float) and v != v)
+                     else f"{v:.4g}" if isinstance(v, float) else _cell(v))
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in rows[:limit]]
     return "\n".join(lines) + (f"\n\n({len(rows) - limit} more rows in `results.json`)" if len(rows) > limit else "")
 
 def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
     "The first section of a run's page: claims, computed paragraph, headline table and figure, rerun command."
     res = read_json(run / "results.json")
     rows = [r for r in claim_rows(root, profile) if r["notebook"] == run.name]
-    parts = ["## The verdict", f"```\nragkit run {run.name} --profile {profile}\n```\nregenerates this page's run from its committed rows."]
+    cmd = f"```\nragkit run {run.name} --profile {profile}\n```\n"
+    parts = ["## The verdict", cmd + "regenerates this page's run from its committed rows."]
     if rows: parts.append(grouped_scoreboard(rows, lambda r: evidence_link(r, "")).split("\n\n", 1)[1])
     if res.get("what_reproduces"): parts.append(res["what_reproduces"])
-    if (h := res.get("headline")) and res.get(h): parts.append(f"**{h}** (the run's headline table)\n\n" + _records_table(res[h]))
+    if (h := res.get("headline")) and res.get(h):
+        parts.append(f"**{h}** (the run's headline table)\n\n" + _records_table(res[h]))
     if figs := res.get("figures"):
         shutil.copy(run / figs[0], page_dir / figs[0]); parts.append(f"![{figs[0]}]({figs[0]})")
     return "\n\n".join(parts)
@@ -286,8 +259,10 @@ def verdict_first(page: Path, root: Path, run: Path, profile: str) -> Path:
     d = json.loads(page.read_text(encoding="utf-8"))
     for c in d["cells"]:
         tags = c.get("metadata", {}).get("tags", [])
-        if c["cell_type"] == "code" and "remove-cell" not in tags: c.setdefault("metadata", {})["tags"] = tags + ["hide-input"]
-    d["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": verdict_section(root, run, profile, page.parent)})
+        if c["cell_type"] == "code" and "remove-cell" not in tags:
+            c.setdefault("metadata", {})["tags"] = tags + ["hide-input"]
+    section = verdict_section(root, run, profile, page.parent)
+    d["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": section})
     page.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
     return page
 
@@ -310,17 +285,13 @@ def _toc(caption: str, items) -> str:
     "A hidden MyST table of contents of `items` under `caption`."
     return "\n".join(["```{toctree}", ":hidden:", f":caption: {caption}", ""] + list(items) + ["```"])
 
-def _pages_list(papers: list[str], modules: dict[str, Path]) -> str:
-    "The landing page's list of pages: each reference run, then each module with its notebook."
-    return "## Pages\n\n" + "\n".join([f"- [{p}](papers/{p}.ipynb)" for p in papers] +
-                                      [f"- [{m}]({doc_name(nb)}.ipynb) — from `nbs/{nb.name}`" for m, nb in modules.items()])
-
 def decide_section(root: Path, decided: list[str]) -> list[str]:
     "The landing page's part on the power-sized decide runs: their claims beside the reference runs', and their pages."
     if not decided: return []
     rows = claim_rows(root, DECIDE)
-    return [f"## The decide runs\n\nRuns sized by what each core claim needs at 80% power (`outputs/{DECIDE}/`), beside the reference "
-            f"runs above: {len(rows)} claims, each linked to the questions that decided it.", grouped_scoreboard(rows, lambda r: evidence_link(r, f"{DECIDE}/")),
+    return [f"## The decide runs\n\nRuns sized by what each core claim needs at 80% power (`outputs/{DECIDE}/`), "
+            f"beside the reference runs above: {len(rows)} claims, each linked to the questions that decided it.",
+            grouped_scoreboard(rows, lambda r: evidence_link(r, f"{DECIDE}/")),
             _toc("Decide runs", [f"{DECIDE}/{p}" for p in decided])]
 
 def index_page(root: Path, papers: list[str], modules: dict[str, Path],
@@ -328,40 +299,38 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path],
                ) -> str:
     "The landing page's MyST markdown: a card per paper, the claims grouped by paper, and the tables of contents."
     rows = claim_rows(root)
+    pages = [f"- [{p}](papers/{p}.ipynb)" for p in papers if not p.endswith(".evidence")]
+    pages += [f"- [{m}]({doc_name(nb)}.ipynb) — from `nbs/{nb.name}`" for m, nb in modules.items()]  # and its notebook
     return "\n\n".join([
         "# ragkit: executable papers",
-        "Four retrieval-augmented QA papers — EoR, SuRe, WITQA and LoRE — reproduced on one toolkit, and a benchmark that sets "
-        "their methods side by side. Every number comes from a committed reference run (`outputs/paper/`); each claim links "
-        "to the questions that decided it, and each run's page opens with its verdict.",
-        "## At a glance\n\nPer paper, its outcome in one sentence, then every claim counted by its direction after Holm's adjustment "
-        "within its run — the counts and column names of README's table and `ragkit report scoreboard`: *holds* (our 95% interval "
-        "lies above 0), *reversed* (below 0), *equivalent* (inside the claim's equivalence margin, ±3 points for a difference of scores), "
-        "*undecided*, *mechanism did not run* (the mechanism the claim is about acted on too few of the questions it judges) or "
-        "*not testable here* (the setting lacks what the claim needs, e.g. a reader of the paper's scale); how many claims carry "
-        "a paper number is a line of its own. Each claim that holds is also sized against the paper's effect (the table below).",
+        "Four retrieval-augmented QA papers — EoR, SuRe, WITQA and LoRE — reproduced on one toolkit, and a benchmark "
+        "that sets their methods side by side. Every number comes from a committed reference run (`outputs/paper/`); "
+        "each claim links to the questions that decided it, and each run's page opens with its verdict.",
+        "## At a glance\n\nPer paper, its outcome in one sentence, then every claim counted by its direction after "
+        "Holm's adjustment within its run — the counts and column names of README's table and `ragkit report "
+        "scoreboard`: *holds* (our 95% interval lies above 0), *reversed* (below 0), *equivalent* (inside the "
+        "claim's equivalence margin, ±3 points for a difference of scores), *undecided*, *mechanism did not run* "
+        "(the mechanism the claim is about acted on too few of the questions it judges) or *not testable here* (the "
+        "setting lacks what the claim needs, e.g. a reader of the paper's scale); how many claims carry a paper "
+        "number is a line of its own. Each claim that holds is also sized against the paper's effect (the table "
+        "below).",
         cards(rows),
-        f"## Every claim\n\n{len(rows)} claims: our estimate with its 95% interval, the paper's own effect, the direction (after Holm), "
-        "the size (*consistent* when the paper's effect lies in our interval) and, for a claim left undecided, the questions a run "
-        "would need to decide it at 80% power.",
+        f"## Every claim\n\n{len(rows)} claims: our estimate with its 95% interval, the paper's own effect, the "
+        "direction (after Holm), the size (*consistent* when the paper's effect lies in our interval) and, for a "
+        "claim left undecided, the questions a run would need to decide it at 80% power.",
         grouped_scoreboard(rows, evidence_link),
         "The reference runs' paragraphs, what each costs and how fast the readers are: [Runs and speed](runs.md).",
-        _pages_list([p for p in papers if not p.endswith(".evidence")], modules),
-        *decide_section(root, decided),
-        _toc("Reference runs", [f"papers/{p}" for p in papers] + ["runs"]), _toc("Modules", [doc_name(nb) for nb in modules.values()])])
+        "## Pages\n\n" + "\n".join(pages), *decide_section(root, decided),
+        _toc("Reference runs", [f"papers/{p}" for p in papers] + ["runs"]),
+        _toc("Modules", [doc_name(nb) for nb in modules.values()])])
 
 
 # %% ../nbs/96_site.ipynb #a1fb55s1
 def runs_page(root: Path) -> str:
     "The runs page: each reference run's paragraph and tables (README's headline blocks), timings and reader speed."
     return "\n\n".join(["# Runs and speed", "## The reference runs\n\n" + render_headlines(root),
-                         "## What it costs to run\n\n" + render_timings(root), "## Reader speed\n\n" + render_bench(root) + "\n\n" + render_readers(root)])
-
-def _write_conf(src: Path) -> None:
-    "Write conf.py, the stylesheet and the figure script into the (new) sources folder `src`."
-    (src / "conf.py").write_text(CONF, encoding="utf-8")
-    (src / "_static").mkdir()
-    (src / "_static" / "ragkit.css").write_text(CSS, encoding="utf-8")
-    (src / "_static" / "ragkit.js").write_text(JS, encoding="utf-8")
+                         "## What it costs to run\n\n" + render_timings(root),
+                         "## Reader speed\n\n" + render_bench(root) + "\n\n" + render_readers(root)])
 
 def _sync(new: Path, src: Path) -> None:
     "Make `src` hold exactly `new`'s files, touching only those that changed (so Sphinx rebuilds only what changed)."
@@ -369,7 +338,8 @@ def _sync(new: Path, src: Path) -> None:
     for rel in want:
         if not (src / rel).is_file() or (src / rel).read_bytes() != (new / rel).read_bytes():
             (src / rel).parent.mkdir(parents=True, exist_ok=True); shutil.copy2(new / rel, src / rel)
-    for p in [p for p in src.rglob("*") if p.is_file() and p.relative_to(src) not in want and "jupyter_execute" not in p.parts]: p.unlink()
+    for p in [p for p in src.rglob("*") if p.is_file() and p.relative_to(src) not in want]:
+        if "jupyter_execute" not in p.parts: p.unlink()
     shutil.rmtree(new)
 
 def write_sources(root: Path, # the project root
@@ -378,12 +348,14 @@ def write_sources(root: Path, # the project root
     "The site's Sphinx sources from the committed files: conf.py, index.md, the paper runs and the module lessons."
     src, final = Path(src).with_name(Path(src).name + ".new"), Path(src)
     if src.exists(): shutil.rmtree(src)
-    src.mkdir(parents=True)
-    _write_conf(src)
+    (src / "_static").mkdir(parents=True)
+    for f, text in (("conf.py", CONF), ("_static/ragkit.css", CSS), ("_static/ragkit.js", JS)):
+        (src / f).write_text(text, encoding="utf-8")  # the configuration, the stylesheet and the figure script
     papers, modules = paper_pages(root, src), module_notebooks(root)
     papers += evidence_pages(root, src)
-    decided = paper_pages(root, src, DECIDE, DECIDE) + evidence_pages(root, src, DECIDE, DECIDE)  # none until a decide run finishes
-    for nb in modules.values(): module_page(nb, src / f"{doc_name(nb)}.ipynb")  # named as the module docstrings name them
+    # the decide runs' pages: none until a decide run finishes
+    decided = paper_pages(root, src, DECIDE, DECIDE) + evidence_pages(root, src, DECIDE, DECIDE)
+    for nb in modules.values(): module_page(nb, src / f"{doc_name(nb)}.ipynb")  # as module docstrings name it
     (src / "index.md").write_text(index_page(root, papers, modules, decided), encoding="utf-8")
     (src / "runs.md").write_text(runs_page(root), encoding="utf-8")
     final.mkdir(parents=True, exist_ok=True)
@@ -392,16 +364,14 @@ def write_sources(root: Path, # the project root
 
 
 # %% ../nbs/96_site.ipynb #2a93b109
-def _twin_part(c: dict) -> str | None:
-    "A page cell (page_cell) in the markdown twin: its prose, its visible code fenced, or None when hidden or empty."
-    s = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-    if c["cell_type"] == "markdown": return s
-    return f"```python\n{s}\n```" if "remove-cell" not in c["metadata"].get("tags", []) and s.strip() else None
-
 def markdown_twin(nb: Path) -> str:
-    "A lesson notebook as plain markdown: its prose, and its visible code in fenced blocks."
-    cells = [page_cell(c) for c in json.loads(Path(nb).read_text(encoding="utf-8"))["cells"]]
-    return "\n\n".join(p for c in cells if (p := _twin_part(c)) is not None) + "\n"
+    "A lesson notebook as plain markdown: its prose, and its visible code in fenced blocks (hidden or empty: left out)."
+    out = []
+    for c in (page_cell(c) for c in json.loads(Path(nb).read_text(encoding="utf-8"))["cells"]):
+        s = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        if c["cell_type"] == "markdown": out.append(s)
+        elif "remove-cell" not in c["metadata"].get("tags", []) and s.strip(): out.append(f"```python\n{s}\n```")
+    return "\n\n".join(out) + "\n"
 
 def build_site(root: Path, # the project root
                out: Path, # where the HTML goes (e.g. _site)
@@ -410,53 +380,40 @@ def build_site(root: Path, # the project root
                ) -> Path:
     "Write the sources, build the HTML with warnings as errors, add each module page's .html.md twin; the landing page."
     src = write_sources(root, Path(src) if src else Path(root) / "_build" / "site")
-    r = subprocess.run([str(sphinx_build), "-W", "--keep-going", "-q", "-b", "html", str(src), str(Path(out).resolve())], capture_output=True,
-                       text=True, cwd=src)  # MyST-NB writes its jupyter_execute/ beside the sources, not in the caller's folder
-    if r.returncode: raise RuntimeError(f"sphinx-build failed ({r.returncode}):\n{r.stderr[-3000:] or r.stdout[-3000:]}")
-    for nb in module_notebooks(root).values(): (Path(out) / f"{doc_name(nb)}.html.md").write_text(markdown_twin(nb), encoding="utf-8")
+    # cwd: MyST-NB writes its jupyter_execute/ beside the sources, not in the caller's folder
+    cmd = [str(sphinx_build), "-W", "--keep-going", "-q", "-b", "html", str(src), str(Path(out).resolve())]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=src)
+    if r.returncode:
+        raise RuntimeError(f"sphinx-build failed ({r.returncode}):\n{r.stderr[-3000:] or r.stdout[-3000:]}")
+    for nb in module_notebooks(root).values():
+        (Path(out) / f"{doc_name(nb)}.html.md").write_text(markdown_twin(nb), encoding="utf-8")
     return Path(out) / "index.html"
 
 # %% ../nbs/96_site.ipynb #a58ae8ea
 _TAG = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)\b([^>]*)>")
 _ATTR = re.compile(r'\b(id|href|src)="([^"]*)"')
 
-class _Refs:
-    "The hrefs, image sources and element ids of one HTML page, read with two regular expressions (fast)."
-    def __init__(self, text: str):
-        self.refs, self.ids = [], set()
-        for m in _TAG.finditer(text):
-            tag = m[1].lower()
-            for k, v in _ATTR.findall(m[2]):
-                if k == "id": self.ids.add(html.unescape(v))
-                elif k == "src" or tag in ("a", "img", "link", "script"): self.refs.append((tag, v))
+_PARSED: dict = {}  # (page, its modification time) -> its (refs, ids): each page is read once per check
 
-_PARSED: dict = {}  # (page, its modification time) -> its _Refs: each page is read once per check
-
-def _refs(page: Path) -> _Refs:
-    "The parsed references of `page`."
+def _refs(page: Path) -> tuple[list[str], set[str]]:
+    "The hrefs and image sources of `page`, and its element ids, read with two regular expressions (fast)."
     key = (page, page.stat().st_mtime_ns)
-    if key not in _PARSED: _PARSED[key] = _Refs(page.read_text(encoding="utf-8"))
+    if key not in _PARSED:
+        refs, ids = [], set()
+        for m in _TAG.finditer(page.read_text(encoding="utf-8")):
+            for k, v in _ATTR.findall(m[2]):
+                if k == "id": ids.add(html.unescape(v))
+                elif k == "src" or m[1].lower() in ("a", "img", "link", "script"): refs.append(v)
+        _PARSED[key] = refs, ids
     return _PARSED[key]
 
-def _target(page: Path, ref: str) -> tuple[Path, str]:
-    "The file that a reference of `page` points to, and its anchor ('' for none)."
-    path, _, anchor = html.unescape(ref).partition("#")
-    return (page.parent / path.split("?")[0]).resolve() if path else page, anchor
-
-def _missing_anchor(target: Path, anchor: str, ids: dict) -> bool:
-    "True if `anchor` names no element of the HTML page `target` (`ids` caches each page's element ids)."
-    return bool(anchor) and target.suffix == ".html" and anchor not in ids.setdefault(target, _refs(target).ids)
-
-def _broken(site: Path, page: Path, ref: str, ids: dict) -> str | None:
+def _broken(site: Path, page: Path, ref: str) -> str | None:
     "'page: ref (why)' when the internal reference `ref` of `page` names a missing file or anchor, else None."
-    target, anchor = _target(page, ref)
+    path, _, anchor = html.unescape(ref).partition("#")
+    target = (page.parent / path.split("?")[0]).resolve() if path else page
     if not target.exists(): return f"{page.relative_to(site)}: {ref} (no such file)"
-    if _missing_anchor(target, anchor, ids): return f"{page.relative_to(site)}: {ref} (no element has id {anchor!r})"
-
-def _page_problems(site: Path, page: Path, ids: dict) -> list[str]:
-    "The internal links and images of `page` that do not resolve, as _broken describes them."
-    return [b for _, ref in _refs(page).refs
-            if not re.match(r"^(https?:|mailto:|data:|javascript:)", ref) and (b := _broken(site, page, ref, ids))]
+    if anchor and target.suffix == ".html" and anchor not in _refs(target)[1]:
+        return f"{page.relative_to(site)}: {ref} (no element has id {anchor!r})"
 
 def _pages(site: Path) -> list[Path]:
     "The site's HTML pages, in order, leaving out _static (it holds theme templates)."
@@ -464,8 +421,9 @@ def _pages(site: Path) -> list[Path]:
 
 def check_links(site: Path) -> list[str]:
     "Every internal link or image of the site's pages that does not resolve (a missing file or anchor), as 'page: ref'."
-    site, ids = Path(site), {}
-    return [b for page in _pages(site) for b in _page_problems(site, page, ids)]
+    site = Path(site)
+    return [b for page in _pages(site) for ref in _refs(page)[0]
+            if not re.match(r"^(https?:|mailto:|data:|javascript:)", ref) and (b := _broken(site, page, ref))]
 
 # %% ../nbs/96_site.ipynb #145efe58
 class _Visible(HTMLParser):
@@ -489,7 +447,8 @@ def raw_math(site: Path) -> list[str]:
     bad = []
     for page in _pages(Path(site)):
         v = _Visible(); v.feed(page.read_text(encoding="utf-8")); text = " ".join(v.text)
-        if m := _RAW.search(text): bad.append(f"{page.relative_to(site)}: ...{text[max(0, m.start() - 40):m.end() + 20]!r}")
+        if m := _RAW.search(text):
+            bad.append(f"{page.relative_to(site)}: ...{text[max(0, m.start() - 40):m.end() + 20]!r}")
     return bad
 
 # %% ../nbs/96_site.ipynb #2a462fb8
@@ -498,17 +457,17 @@ def site_main(root: Path, out: Path, sphinx_build: str, check: bool = True) -> i
     index = build_site(root, out, sphinx_build)
     bad = check_links(out) + [f"raw formula on {m}" for m in raw_math(out)] if check else []
     for b in bad: print(f"broken: {b}", file=sys.stderr)
-    print(f"site: {index} ({len(list(Path(out).rglob('*.html')))} pages{'' if bad else ', every internal link and image resolves'})")
+    pages = len(list(Path(out).rglob('*.html')))
+    print(f"site: {index} ({pages} pages{'' if bad else ', every internal link and image resolves'})")
     return 1 if bad else 0
 
-def _print_claims(root: Path, label: str, prof: str) -> None:
-    "Print the claims of the `prof` runs under the heading `label`, or that there are none yet."
-    rows = claim_rows(root, prof)
-    print(f"\nClaims of {label}: {len(rows)}" + ("" if rows else f" — none yet (ragkit reproduce --profile {prof})"))
-    if rows: print(tally_text(rows) + "\n\n" + "\n".join(l.replace("**", "") for l in outcome_lines(rows)) + "\n\n" + scoreboard_text(rows))
-
+# %% ../nbs/96_site.ipynb #2a462fb8s1
 def scoreboard_main(root: Path, profile: str = "demo") -> int:
     "`ragkit report scoreboard`: the committed paper runs' claims, then this clone's `profile` runs' claims, labelled."
-    for label, prof in (("the committed reference runs (outputs/paper/)", "paper"), (f"this clone's {profile} runs (outputs/{profile}/)", profile)):
-        _print_claims(root, label, prof)
+    for label, prof in (("the committed reference runs (outputs/paper/)", "paper"),
+                        (f"this clone's {profile} runs (outputs/{profile}/)", profile)):
+        rows = claim_rows(root, prof)
+        print(f"\nClaims of {label}: {len(rows)}" + (f" — none yet (ragkit reproduce --profile {prof})" * (not rows)))
+        if rows: print(tally_text(rows) + "\n\n" + "\n".join(l.replace("**", "") for l in outcome_lines(rows)) + "\n\n"
+                       + scoreboard_text(rows))
     return 0
