@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Sequence
 from ..config import load_settings
-from ..core import stable_hash
+from ..core import Parses, stable_hash
 from .base import TransformersLM, resolve_device, resolve_dtype
 from .cache import CachedLM
 from .models import resolve_model
@@ -34,13 +34,15 @@ class ReaderSpec:
     "What a `reader` parameter names: a local model, or a model served over an OpenAI-compatible API."
     kind: str  # "local" or "openai"
     model: str  # registry name, local path or hub id; or the served model's name
-    base_url: str | None = field(default=None, repr=False)  # openai only: the endpoint; None: $RAGKIT_OPENAI_BASE_URL, $OPENAI_BASE_URL, OpenAI's
+    # openai only: the endpoint; None: $RAGKIT_OPENAI_BASE_URL, $OPENAI_BASE_URL, OpenAI's
+    base_url: str | None = field(default=None, repr=False)
     revision: str = ""  # openai only: what the served weights are, part of the identity
 
     def __str__(self) -> str:
         "The spec as a record may hold it: the base URL as spec_url shows it (scheme, host, port, API prefix)."
         if self.kind == "local": return self.model
-        return f"openai:{self.model}" + (f"#{self.revision}" if self.revision else "") + (f"@{spec_url(self.base_url)}" if self.base_url else "")
+        return (f"openai:{self.model}" + (f"#{self.revision}" if self.revision else "")
+                + (f"@{spec_url(self.base_url)}" if self.base_url else ""))
 
     def __repr__(self) -> str: return f"ReaderSpec({str(self)!r})"
 
@@ -48,36 +50,32 @@ OPENAI_SPEC = re.compile(r"openai:(?P<model>[^#@\s]+)(?:#(?P<revision>[^@\s]+))?
 EXAMPLE_SPEC = "openai:qwen2.5-coder-0.5b-instruct@http://127.0.0.1:8000/v1"
 READER_SPECS = "RAGKIT_READER_SPECS"  # environment variable: JSON {spec as stored: spec as given}, for a run's kernel
 
-def _carries_credential(url: str) -> bool:
-    "Whether a base URL carries a credential: a secret-looking query value, or user info before its host."
-    return bool(url_secrets(url)) or "@" in url.split("//", 1)[-1].split("/", 1)[0]
-
 def _check_url(spec: str, url: str) -> None:
-    "A ValueError unless `url` is an http(s) base URL without credentials or fragment."
-    if _carries_credential(url):
-        raise ValueError(f"reader {redact(spec, [])!r}: the base URL carries a credential; give the URL without it and put the "
-                         f"key in $OPENAI_API_KEY, which is read from the environment only")
+    "A ValueError unless `url` is an http(s) base URL without credentials (a secret-looking query value, user info)."
+    if url_secrets(url) or "@" in url.split("//", 1)[-1].split("/", 1)[0]:
+        raise ValueError(f"reader {redact(spec, [])!r}: the base URL carries a credential; give the URL without it and "
+                         f"put the key in $OPENAI_API_KEY, which is read from the environment only")
     if "#" in url:
-        raise ValueError(f"reader {redact(spec, [])!r}: the base URL has a fragment (#...), which no server reads and no record may "
-                         f"keep; remove it")
+        raise ValueError(f"reader {redact(spec, [])!r}: the base URL has a fragment (#...), which no server reads "
+                         f"and no record may keep; remove it")
     resolve_base_url(url)  # an http(s) URL with a host, or a ValueError saying so
-
-def _as_given(spec: str) -> str:
-    "The spec a run was given, when `spec` is its stored form ($RAGKIT_READER_SPECS); else `spec`."
-    try: given = json.loads(os.environ.get(READER_SPECS) or "{}")
-    except ValueError: given = {}
-    return given.get(spec, spec) if isinstance(given, dict) else spec
 
 def parse_reader(reader: str = "", # '' (settings.reader), a model, or openai:<served model>[#<revision>][@<base url>]
                  ) -> ReaderSpec:
     "The ReaderSpec of `reader`; a clear error for a bad server spec, a URL with a credential or an unknown model."
-    spec = _as_given(str(reader or load_settings().reader).strip())
+    spec = str(reader or load_settings().reader).strip()
+    try: given = json.loads(os.environ.get(READER_SPECS) or "{}")  # the spec a run was given, for its stored form
+    except ValueError: given = {}
+    spec = given.get(spec, spec) if isinstance(given, dict) else spec
     if spec.startswith("openai:"):
         m = OPENAI_SPEC.fullmatch(spec)
-        if not m: raise ValueError(f"reader {redact(spec, [])!r}: write openai:<served model>[#<revision>][@<base url>], e.g. {EXAMPLE_SPEC}")
-        if m["url"]:
-            if "***" in m["url"]: raise ValueError(f"reader {spec!r} is a stored spec with its URL masked; give the whole spec (-p reader ...)")
-            _check_url(spec, m["url"])
+        if not m:
+            raise ValueError(f"reader {redact(spec, [])!r}: write openai:<served model>[#<revision>][@<base url>], "
+                             f"e.g. {EXAMPLE_SPEC}")
+        if m["url"] and "***" in m["url"]:
+            raise ValueError(f"reader {spec!r} is a stored spec with its URL masked; give the whole spec "
+                             "(-p reader ...)")
+        if m["url"]: _check_url(spec, m["url"])
         return ReaderSpec("openai", m["model"], m["url"], m["revision"] or "")
     resolve_model(spec)  # KeyError listing the registry names for an unknown one
     return ReaderSpec("local", spec)
@@ -89,10 +87,8 @@ def hide_spec(reader: str, # a spec as given
     return shown, ({READER_SPECS: json.dumps({shown: str(reader).strip()})} if shown != str(reader).strip() else {})
 
 # %% ../../nbs/15_lm.backends.ipynb #3cfb48ae
-from ..core import Parses
-
-READER_RULE = Parses(parse_reader, "a registry name, local path or hub id, or openai:<served model>[#<revision>]@<base url>; empty "
-                     "means settings.reader", secret=True, here=True)
+READER_RULE = Parses(parse_reader, "a registry name, local path or hub id, or openai:<served model>[#<revision>]@<base "
+                     "url>; empty means settings.reader", secret=True, here=True)
 
 # %% ../../nbs/15_lm.backends.ipynb #ff7b255e
 CANARY_TOL = 0.02  # nats: how far a canary token's log-prob may move on the same weights before it counts as others
@@ -106,18 +102,17 @@ def server_fingerprint(info: dict | None, # the model's GET /models entry, or No
     fp["canary"] = {c["endpoint"]: dict(text=c["text"], logprobs=c["logprobs"]) for c in canaries}
     return fp | {"revision": stable_hash(json.dumps(fp, sort_keys=True), n=12)}
 
-def _moved(was: list, now: list) -> bool:
-    "Whether two canaries' log-probs differ by more than CANARY_TOL anywhere (compared only when both have them)."
-    return len(was) == len(now) and any(abs(a - b) > CANARY_TOL for a, b in zip(was, now))
-
 def fingerprint_differs(was: dict, now: dict) -> str | None:
     "Why fingerprint `now` differs from the recorded `was` (/models, a canary's answer or log-probs); else None."
     for k in SERVED:
         if k in was and k in now and was[k] != now[k]: return f"GET /models reports {k} {now[k]!r}, recorded {was[k]!r}"
     for ep, c in now["canary"].items():
-        w = was.get("canary", {}).get(ep)
-        if w and w["text"] != c["text"]: return f"it answers the canary question on {ep} {c['text']!r}, recorded {w['text']!r}"
-        if w and _moved(w["logprobs"], c["logprobs"]): return f"its canary log-probs on {ep} are {c['logprobs']}, recorded {w['logprobs']}"
+        if not (w := was.get("canary", {}).get(ep)): continue
+        if w["text"] != c["text"]:
+            return f"it answers the canary question on {ep} {c['text']!r}, recorded {w['text']!r}"
+        a, b = w["logprobs"], c["logprobs"]  # compared only when both have them: do they differ by over CANARY_TOL?
+        if len(a) == len(b) and any(abs(x - y) > CANARY_TOL for x, y in zip(a, b)):
+            return f"its canary log-probs on {ep} are {b}, recorded {a}"
     return None
 
 # %% ../../nbs/15_lm.backends.ipynb #a70c4c82
@@ -126,8 +121,8 @@ def _served_entry(lm: OpenAILM, s: ReaderSpec, timeout: float) -> dict | None:
     info = lm.served_model_info(timeout)
     served = None if info is None else [m["id"] for m in info]
     if served is not None and s.model not in served:
-        raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} serves {served}, not {s.model!r}; "
-                         f"name one of those (openai:<name>@...), or start the server with --served-model-name {s.model}")
+        raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} serves {served}, not {s.model!r}; name one "
+                         f"of those (openai:<name>@...), or start the server with --served-model-name {s.model}")
     return next((m for m in info or [] if m["id"] == s.model), None)
 
 def server_registry(cache: str | Path | None = None, # an LM cache (name or file); None: the named caches' folder
@@ -135,40 +130,43 @@ def server_registry(cache: str | Path | None = None, # an LM cache (name or file
     "The file that records each server identity's first fingerprint: servers.json beside the LM cache."
     return (cache_path(cache).parent if cache is not None else load_settings().cache_dir / "lm") / "servers.json"
 
-def _write(path: Path, reg: dict) -> None:
-    "Write the registry atomically."
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(reg, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-
 def verify_server(identity: str, # the reader's identity (its cache rows are filed under it)
                   fp: dict, # its server_fingerprint now
                   registry: Path, # servers.json
                   ) -> dict:
     "Record `fp` as `identity`'s fingerprint if it has none; a ValueError naming the fix if it differs."
-    try: reg = json.loads(Path(registry).read_text())
+    registry = Path(registry)
+    try: reg = json.loads(registry.read_text())
     except FileNotFoundError: reg = {}
-    except ValueError as e: raise ValueError(f"{registry} is not JSON ({e}); delete it to record every server afresh") from None
+    except ValueError as e:
+        raise ValueError(f"{registry} is not JSON ({e}); delete it to record every server afresh") from None
     was = reg.get(identity)
     if was and (why := fingerprint_differs(was, fp)):
-        raise ValueError(f"reader {identity}: this server is not the one whose answers are cached under that identity: {why} "
-                         f"(recorded {was.get('recorded', '?')} in {registry}). If its weights changed, give them a revision "
-                         f"(openai:<model>#<revision>@<url>) so their answers are cached apart; if it is the same model, delete the "
-                         f"entry {identity!r} from {registry} to accept its answers as they are now")
-    merged = (was or {"recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}) | {k: fp[k] for k in SERVED if k in fp}
+        raise ValueError(f"reader {identity}: this server is not the one whose answers are cached under that identity: "
+                         f"{why} (recorded {was.get('recorded', '?')} in {registry}). If its weights changed, give "
+                         f"them a revision (openai:<model>#<revision>@<url>) so their answers are cached apart; if it "
+                         f"is the same model, delete the entry {identity!r} from {registry} to accept its answers as "
+                         f"they are now")
+    merged = was or {"recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    merged = merged | {k: fp[k] for k in SERVED if k in fp}
     merged["canary"] = fp["canary"] | (was or {}).get("canary", {})
-    if merged != was: _write(Path(registry), reg | {identity: merged})
+    if merged != was:  # written atomically
+        registry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = registry.with_name(f".{registry.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(reg | {identity: merged}, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, registry)
     return merged
 
 # %% ../../nbs/15_lm.backends.ipynb #74d7eeec
 def cache_path(cache: str | Path) -> Path:
     "The LM cache file a notebook names: 'lore' is <cache_dir>/lm/lore.sqlite; a path is itself."
     c = str(cache)
-    return Path(cache) if isinstance(cache, Path) or "/" in c or c.endswith(".sqlite") else load_settings().cache_dir / "lm" / f"{c}.sqlite"
+    if isinstance(cache, Path) or "/" in c or c.endswith(".sqlite"): return Path(cache)
+    return load_settings().cache_dir / "lm" / f"{c}.sqlite"
 
-def build_reader(reader: str = "", # '' (settings.reader), a registry name, local path or hub id, or openai:<model>[#<revision>][@<url>]
-                 cache: str | Path | None = None, # the LM cache: a name ('lore': <cache_dir>/lm/lore.sqlite) or a file; None: uncached
+def build_reader(reader: str = "", # '' (settings.reader), a registry name, local path or hub id, or openai:<model>...
+                 # the LM cache: a name ('lore': <cache_dir>/lm/lore.sqlite) or a file; None: uncached
+                 cache: str | Path | None = None,
                  device: str = "cpu", # local models: cpu, cuda, cuda:N, mps or auto
                  dtype: str = "float32", # local models: float32, bfloat16, float16 or int8-dynamic
                  max_length: int = 2048, # local models: the limit on prompt plus answer tokens
@@ -178,10 +176,13 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
                  ):
     "The reader `reader` names, built on `device` in `dtype` (or over its server), inside the LM cache `cache`."
     s = parse_reader(reader)
-    if s.kind == "openai":
-        lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, concurrency=concurrency, timeout=timeout, revision=s.revision)
-        if cache is not None: verify_server(lm.identity, server_fingerprint(_served_entry(lm, s, 30.0), [lm.canary()]), server_registry(cache))
-    else: lm = TransformersLM(s.model, device=device, dtype=dtype, max_length=max_length)
+    if s.kind == "local": lm = TransformersLM(s.model, device=device, dtype=dtype, max_length=max_length)
+    else:
+        lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
+                      revision=s.revision)
+        if cache is not None:
+            fp = server_fingerprint(_served_entry(lm, s, 30.0), [lm.canary()])
+            verify_server(lm.identity, fp, server_registry(cache))
     return lm if cache is None else CachedLM(lm, cache_path(cache))
 
 # %% ../../nbs/15_lm.backends.ipynb #d887cac3
@@ -217,40 +218,29 @@ def _checked(line: str, record: dict, env: dict) -> ReaderCheck:
     c.record, c.env = record, env
     return c
 
-def _fix(base: str, status: int | None) -> str:
-    "What to change after a failed completion at base URL `base` (as shown) with HTTP `status`."
-    parts = base.split("?", 1)
-    if status == 404 and not API_SEGMENT.fullmatch(parts[0].rstrip("/").rsplit("/", 1)[-1]):
-        return f"the base URL must end with the API prefix: try {parts[0].rstrip('/')}/v1" + (f"?{parts[1]}" if len(parts) > 1 else "")
-    if status == 404: return "check the base URL's path: vLLM, llama.cpp's server and Ollama serve /v1/chat/completions and /v1/completions"
-    return "check that the server is up and serves this model, and the key in $OPENAI_API_KEY"
-
 def _prove(lm: OpenAILM, s: ReaderSpec, chat: bool) -> dict:
-    "One short completion on one endpoint (the canary); a ValueError with the URL tried and the fix."
+    "One short completion on one endpoint (the canary); a ValueError with the URL tried and what to change."
     try: return lm.canary(chat)
     except OpenAIError as e:
-        tried = lm.base_url.split("?", 1)[0] + ("/chat/completions" if chat else "/completions")
-        raise ValueError(f"reader {str(s)!r}: a short completion at {tried} failed ({e}); {_fix(lm.base_url, e.status)}") from None
+        base, *query = lm.base_url.split("?", 1)
+        tried, try_ = base + ("/chat/completions" if chat else "/completions"), base.rstrip("/") + "/v1"
+        if e.status == 404 and not API_SEGMENT.fullmatch(base.rstrip("/").rsplit("/", 1)[-1]):
+            fix = f"the base URL must end with the API prefix: try {try_}" + "".join("?" + q for q in query)
+        elif e.status == 404:
+            fix = ("check the base URL's path: vLLM, llama.cpp's server and Ollama serve /v1/chat/completions and "
+                   "/v1/completions")
+        else: fix = "check that the server is up and serves this model, and the key in $OPENAI_API_KEY"
+        raise ValueError(f"reader {str(s)!r}: a short completion at {tried} failed ({e}); {fix}") from None
 
 # %% ../../nbs/15_lm.backends.ipynb #b2c2c5e7
-def _local_line(model: str, device: str, dtype: str) -> str:
-    "The line naming a local reader, once its device and precision are checked."
-    dev = resolve_device(device)
-    return f"{model} on {dev} in {resolve_dtype(dtype, dev)}"
-
 def local_decoding(device: str = "cpu") -> str:
     "How the local reader splits its work on `device`: shared prefixes read once, rows decoded together."
     import torch
     from ragkit.lm.base import DEVICE_BATCH, DEVICE_DECODE
     kind = torch.device(resolve_device(device)).type
     rows = DEVICE_DECODE.get(kind, DEVICE_BATCH.get(kind, (64,))[0])
-    return f"a prefix shared by a call's prompts is read once; up to {rows} prompts are decoded together after their prefills"
-
-def _no_logprobs(s: ReaderSpec, lm: OpenAILM) -> ValueError:
-    "The error for a server that returns no per-token log-probs to a notebook whose systems rank by them."
-    return ValueError(f"reader {str(s)!r}: the server at {lm.base_url} returned no per-token log-probabilities, and this notebook's "
-                      f"systems rank answers by them (LoRE); serve the model with vLLM or llama.cpp's server (both return them when "
-                      f"asked), or read locally")
+    return (f"a prefix shared by a call's prompts is read once; up to {rows} prompts are decoded together after their "
+            "prefills")
 
 def check_reader(reader: str = "", # the spec, as build_reader takes it
                  device: str = "cpu", # local models: the device asked for
@@ -263,18 +253,25 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
     "The line naming the reader (and the record a run keeps), or an error saying why it cannot serve."
     s = parse_reader(reader)
     shown, env = hide_spec(reader)
-    if s.kind == "local":
-        return _checked(_local_line(s.model, device, dtype), dict(reader=reader, tokens_from="token ids", decoding=local_decoding(device)), {})  # a local spec is kept as given
-    lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, max_retries=0, timeout=max(timeout, 30.0), revision=s.revision)
+    if s.kind == "local":  # its device and precision checked; a local spec is kept as given
+        dev = resolve_device(device)
+        record = dict(reader=reader, tokens_from="token ids", decoding=local_decoding(device))
+        return _checked(f"{s.model} on {dev} in {resolve_dtype(dtype, dev)}", record, {})
+    lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, max_retries=0, timeout=max(timeout, 30.0),
+                  revision=s.revision)
     with lm:
         info = _served_entry(lm, s, timeout)
         chats = [e == "chat" for e in ("chat", "completions") if e in needs] or [True]  # every server reader proves one
         canaries = [_prove(lm, s, chat) for chat in chats]
-        if "logprobs" in needs and not canaries[0]["logprobs"]: raise _no_logprobs(s, lm)
+        if "logprobs" in needs and not canaries[0]["logprobs"]:  # the notebook's systems rank answers by them
+            raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} returned no per-token log-probabilities, "
+                             f"and this notebook's systems rank answers by them (LoRE); serve the model with vLLM or "
+                             f"llama.cpp's server (both return them when asked), or read locally")
         fp = server_fingerprint(info, canaries)
         verify_server(lm.identity, fp, registry or server_registry())
     proved = [c["endpoint"].strip("/") for c in canaries] + (["logprobs"] if "logprobs" in needs else [])
-    record = dict(reader=shown, identity=lm.identity, base_url=lm.base_url, needs=list(needs), server=fp, tokens_from=canaries[0]["tokens_from"])
+    record = dict(reader=shown, identity=lm.identity, base_url=lm.base_url, needs=list(needs), server=fp,
+                  tokens_from=canaries[0]["tokens_from"])
     from ragkit.lm.serve import launch_record
     if launched := launch_record(reader): record["launched_by_ragkit_serve"] = launched  # its threads and their cores
     return _checked(f"{lm.identity} served at {lm.base_url} ({', '.join(proved)} checked)", record, env)

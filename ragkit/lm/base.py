@@ -7,7 +7,7 @@ Lessons: `nbs/11_lm.base.ipynb`; on the site (`make site`): `lm.base.html`."""
 
 # %% ../../nbs/11_lm.base.ipynb #e37fc7a7
 from __future__ import annotations
-import dataclasses, functools, json, math, os, re, sys
+import functools, json, math, os, re, sys
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Sequence
@@ -43,8 +43,8 @@ class Completion:
     @property
     def cost(self) -> Cost:
         "What this completion cost: one call, prompt and generated tokens, why it stopped."
-        return Cost(1, self.prompt_tokens, max(len(self.token_ids), len(self.tokens)) or (self.usage_tokens or 0), int(self.cached),
-                    ((self.finish_reason, 1),) if self.finish_reason else ())
+        out, why = max(len(self.token_ids), len(self.tokens)) or (self.usage_tokens or 0), self.finish_reason
+        return Cost(1, self.prompt_tokens, out, int(self.cached), ((why, 1),) if why else ())
 
     def to_dict(self) -> dict:
         "A JSON-ready dict, with mean_prob."
@@ -82,12 +82,13 @@ class LM:
 # %% ../../nbs/11_lm.base.ipynb #5aac08f6
 def check_prompts(prompts, continuations=None) -> list[str]:
     "`prompts` as a list of strings; a clear error for a bare string or mismatched lengths."
-    if isinstance(prompts, str): raise TypeError("prompts must be a list of strings; wrap a single prompt in a list: [prompt]")
+    if isinstance(prompts, str):
+        raise TypeError("prompts must be a list of strings; wrap a single prompt in a list: [prompt]")
     prompts = list(prompts)
     bad = [i for i, p in enumerate(prompts) if not isinstance(p, str)]
     if bad: raise TypeError(f"prompt {bad[0]} is a {type(prompts[bad[0]]).__name__}, not a string")
     if continuations is not None and len(continuations) != len(prompts):
-        raise ValueError(f"{len(prompts)} prompts but {len(continuations)} continuations; pass one continuation per prompt")
+        raise ValueError(f"{len(prompts)} prompts but {len(continuations)} continuations; pass one per prompt")
     return prompts
 
 # %% ../../nbs/11_lm.base.ipynb #b8bf51fe
@@ -102,9 +103,9 @@ class FakeLM(LM):
     @property
     def identity(self) -> str:
         "fake:<name>@<logprob>, then `#` and a hash of the canned answers and the default, if any."
-        base = f"fake:{self.name}@{self.logprob}"
-        if not self.answers and not self.default: return base
-        canned = callable_fingerprint(self.answers) if callable(self.answers) else json.dumps(plain(self.answers), sort_keys=True)
+        base, a = f"fake:{self.name}@{self.logprob}", self.answers
+        if not a and not self.default: return base
+        canned = callable_fingerprint(a) if callable(a) else json.dumps(plain(a), sort_keys=True)
         return f"{base}#{stable_hash(canned, self.default, n=8)}"
 
     def answer(self, prompt: str) -> str:
@@ -113,19 +114,17 @@ class FakeLM(LM):
 
     def generate(self, prompts, max_new_tokens=32, stop=None, temperature=0.0, seed=0, chat=True):
         "Canned completions for `prompts`."
-        return [dataclasses.replace(_fake_completion(self.answer(p), max_new_tokens, stop, self.logprob), prompt_tokens=len(p.split()))
+        return [_fake_completion(self.answer(p), max_new_tokens, stop, self.logprob, len(p.split()))
                 for p in check_prompts(prompts)]
 
     def score_batch(self, prompts, continuations, chat=True):
         "High score for continuations the canned answer starts with, low otherwise."
-        out = []
-        for p, c in zip(check_prompts(prompts, continuations), continuations):
-            n, good = len(c.split()), bool(c.strip()) and self.answer(p).strip().startswith(c.strip())
-            out.append(n * (self.logprob if good else -5.0))
-        return out
+        good = lambda p, c: bool(c.strip()) and self.answer(p).strip().startswith(c.strip())
+        pairs = zip(check_prompts(prompts, continuations), continuations)
+        return [len(c.split()) * (self.logprob if good(p, c) else -5.0) for p, c in pairs]
 
 # %% ../../nbs/11_lm.base.ipynb #6057a71f
-def _fake_completion(text: str, max_new_tokens: int, stop, logprob: float) -> Completion:
+def _fake_completion(text: str, max_new_tokens: int, stop, logprob: float, prompt_tokens: int = 0) -> Completion:
     "A Completion of `text` split into whitespace tokens, cut like the real backend."
     toks = re.findall(r"\s*\S+", text)
     reason = "length" if len(toks) > max_new_tokens else "eos"
@@ -135,26 +134,31 @@ def _fake_completion(text: str, max_new_tokens: int, stop, logprob: float) -> Co
     if cut is not None:
         lens = [len("".join(toks[:k + 1])) for k in range(len(toks))]
         toks, full, reason = toks[:tokens_covering(lens, cut)], full[:cut], "stop"
-    return Completion(full, toks, [int(stable_hash(t, n=6), 16) for t in toks], [logprob] * len(toks), reason)
+    ids = [int(stable_hash(t, n=6), 16) for t in toks]
+    return Completion(full, toks, ids, [logprob] * len(toks), reason, prompt_tokens)
 
 # %% ../../nbs/11_lm.base.ipynb #694c24fa
 DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}  # short name -> torch dtype name
-DEVICE_BATCH = {"cpu": (8, 1024)}  # device type -> (rows, padded prompt tokens) per pass; other devices: 64 rows, capped by memory
-DEVICE_DECODE = {"cpu": 32}  # device type -> rows decoded together after their prefills: per generated token, 32 rows were the fastest of 1-32 for both readers here (scripts/bench_paths.py, outputs/bench/speed.json "rows"); other devices: their prefill rows
+DEVICE_BATCH = {"cpu": (8, 1024)}  # device -> (rows, padded prompt tokens) per pass; else: 64 rows, memory-capped
+# device -> rows decoded together after their prefills (else: their prefill rows); 32 was the fastest of 1-32 on a CPU
+DEVICE_DECODE = {"cpu": 32}  # for both readers here (scripts/bench_paths.py, outputs/bench/speed.json "rows")
 
 def resolve_device(device: str = "cpu") -> str:
     "A torch device name for `device` (cpu, cuda, cuda:N, mps or auto); a clear error for one this machine lacks."
     d = str(device).strip().lower()
     if d == "auto": return "cuda" if torch.cuda.is_available() else "cpu"
-    try: kind = torch.device(d).type
-    except RuntimeError: raise ValueError(f"device {device!r} is not a torch device; use cpu, cuda, cuda:N or auto") from None
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r}: torch {torch.__version__} sees no CUDA GPU here; use device='cpu' (or 'auto', "
-                         f"which picks the GPU when there is one), or install a CUDA build of torch")
-    if kind == "cuda" and torch.device(d).index is not None and torch.device(d).index >= torch.cuda.device_count():
-        raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s), numbered from 0")
-    if kind == "mps" and not torch.backends.mps.is_available(): raise ValueError(f"device {device!r}: torch sees no Apple GPU (MPS) here")
-    if kind not in ("cpu", "cuda", "mps"): raise ValueError(f"device {device!r}: ragkit reads on cpu, cuda or mps")
+    try: dev = torch.device(d)
+    except RuntimeError:
+        raise ValueError(f"device {device!r} is not a torch device; use cpu, cuda, cuda:N or auto") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r}: torch {torch.__version__} sees no CUDA GPU here; use device='cpu' (or "
+                         f"'auto', which picks the GPU when there is one), or install a CUDA build of torch")
+    if dev.type == "cuda" and (dev.index or 0) >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                         "numbered from 0")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device {device!r}: torch sees no Apple GPU (MPS) here")
+    if dev.type not in ("cpu", "cuda", "mps"): raise ValueError(f"device {device!r}: ragkit reads on cpu, cuda or mps")
     return d
 
 def resolve_dtype(dtype: str = "float32", # a torch dtype name, a short name (fp32, bf16, fp16) or "int8-dynamic"
@@ -164,52 +168,63 @@ def resolve_dtype(dtype: str = "float32", # a torch dtype name, a short name (fp
     dtype = DTYPE_ALIASES.get(dtype, dtype)
     if dtype != "int8-dynamic" and not isinstance(getattr(torch, dtype, None), torch.dtype):
         raise ValueError(f"dtype {dtype!r} is neither a torch dtype (float32, bfloat16, float16) nor 'int8-dynamic'")
-    if dtype == "int8-dynamic" and not device.startswith("cpu"): raise ValueError("dtype 'int8-dynamic' runs on the CPU only; use bfloat16 on a GPU")
+    if dtype == "int8-dynamic" and not device.startswith("cpu"):
+        raise ValueError("dtype 'int8-dynamic' runs on the CPU only; use bfloat16 on a GPU")
     return dtype
 
 # %% ../../nbs/11_lm.base.ipynb #a2df2b7b
-DEVICE_RULE = Parses(resolve_device, "cpu, cuda, cuda:N, mps or auto, one this machine has (with a server reader the embedder still runs "
-                     "there)", here=True)
-MODEL_RULE = Parses(resolve_model, "a registry name, local folder or hub id; empty means the default", optional=True, here=True)
+DEVICE_RULE = Parses(resolve_device, "cpu, cuda, cuda:N, mps or auto, one this machine has (with a server reader the "
+                     "embedder still runs there)", here=True)
+MODEL_RULE = Parses(resolve_model, "a registry name, local folder or hub id; empty means the default", optional=True,
+                    here=True)
 
 # %% ../../nbs/11_lm.base.ipynb #5b3c31c5
 class TransformersLM(LM):
     "A local transformers model (causal or seq2seq; GGUF via ragkit.lm.models) behind the LM interface."
     def __init__(self, name_or_path: str | Path = "smollm2-135m-instruct",  # registry name, local path or hub id
                  batch_size: int | None = None,  # prompts per forward pass; default: 8 on a CPU, 64 on a GPU
-                 max_batch_tokens: int | None | str = "auto",  # and padded tokens per pass (rows × longest); auto: 1,024 on a CPU, what memory holds on a GPU; None: no cap
+                 # and padded tokens per pass (rows × longest); auto: 1,024 on a CPU, what memory holds on a GPU;
+                 # None: no cap
+                 max_batch_tokens: int | None | str = "auto",
                  max_length: int = 2048,  # prompt + new tokens must fit; longer prompts are an error
                  device: str = "cpu",  # cpu, cuda, cuda:N, mps, or auto (the GPU when there is one)
                  dtype: str = "float32",  # torch dtype of the weights, or "int8-dynamic" (int8 Linear layers)
                  threads: int | None = None,  # torch threads; default: the cores this process may use
                  share_prefix: int = 64,  # prompts sharing this many leading tokens (and half) compute them once
-                 decode_rows: int | None | str = "auto",  # rows decoded together, each prompt prefilled within the token cap first; auto: DEVICE_DECODE; None: decode each prefill batch alone (the path before issue 49)
+                 # rows decoded together, each prompt prefilled within the token cap first; auto: DEVICE_DECODE;
+                 # None: decode each prefill batch alone (the path before issue 49)
+                 decode_rows: int | None | str = "auto",
                  cache_dir: Path | str | None = None):  # where the dequantised GGUF copy lives; default: settings
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
         torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
         device = resolve_device(device)
-        dtype = resolve_dtype(dtype, device)
-        rows, cap = DEVICE_BATCH.get(torch.device(device).type, (64, "memory"))
+        dtype, kind = resolve_dtype(dtype, device), torch.device(device).type
+        rows, cap = DEVICE_BATCH.get(kind, (64, "memory"))
         self.resolved, self.max_length, self.device, self.dtype = resolve_model(name_or_path), max_length, device, dtype
-        self.batch_size, self.max_batch_tokens = batch_size or rows, (cap if max_batch_tokens == "auto" else max_batch_tokens)
-        self.share_prefix = share_prefix
-        self.decode_rows = DEVICE_DECODE.get(torch.device(device).type, rows) if decode_rows == "auto" else decode_rows
+        self.batch_size, self.share_prefix = batch_size or rows, share_prefix
+        self.max_batch_tokens = cap if max_batch_tokens == "auto" else max_batch_tokens
+        self.decode_rows = DEVICE_DECODE.get(kind, rows) if decode_rows == "auto" else decode_rows
         src = reader_dir(name_or_path, cache_dir)
         self.seq2seq = bool(getattr(AutoConfig.from_pretrained(src), "is_encoder_decoder", False))
-        self._src, self._auto, self._model = src, (AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM), None
+        self._src, self._model = src, None
+        self._auto = AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM
         self.tok = AutoTokenizer.from_pretrained(src)
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else self.tok.eos_token_id
-        self._fingerprint = self._weights_fingerprint(cache_dir)
+        r = self.resolved  # the weights' sha256 (the GGUF file itself for GGUF models)
+        snap = hub_snapshot(str(r.path)) if r.kind == "hub" else r.path
+        self._fingerprint = model_fingerprint(snap, cache_dir) if snap else "unpinned-" + stable_hash(str(r.path))
 
-    def __repr__(self) -> str: return (f"TransformersLM({self.identity!r}, {'seq2seq' if self.seq2seq else 'causal'}, batch_size={self.batch_size}, "
-                                       f"decode_rows={self.decode_rows}, share_prefix={self.share_prefix})")
+    def __repr__(self) -> str:
+        return (f"TransformersLM({self.identity!r}, {'seq2seq' if self.seq2seq else 'causal'}, "
+                f"batch_size={self.batch_size}, decode_rows={self.decode_rows}, share_prefix={self.share_prefix})")
 
     @property
     def model(self):
         "The weights, loaded on first use: a run answered wholly from the LM cache never loads them."
         if self._model is None:
-            if self.dtype == "int8-dynamic": self._model = int8_dynamic(self._auto.from_pretrained(self._src, dtype=torch.float32).eval())
-            else: self._model = self._auto.from_pretrained(self._src, dtype=getattr(torch, self.dtype)).to(self.device).eval()
+            load = lambda dt: self._auto.from_pretrained(self._src, dtype=dt)
+            if self.dtype == "int8-dynamic": self._model = int8_dynamic(load(torch.float32).eval())
+            else: self._model = load(getattr(torch, self.dtype)).to(self.device).eval()
         return self._model
 
 def int8_dynamic(model):
@@ -218,47 +233,37 @@ def int8_dynamic(model):
     return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8)
 
 # %% ../../nbs/11_lm.base.ipynb #ff128bb9
-@patch
-def _weights_fingerprint(self: TransformersLM, cache_dir=None) -> str:
-    "sha256 of the weights this model was loaded from (the GGUF file itself for GGUF models)."
-    r = self.resolved
-    if r.kind == "hub":
-        snap = hub_snapshot(str(r.path))
-        return model_fingerprint(snap, cache_dir) if snap else "unpinned-" + stable_hash(str(r.path))
-    return model_fingerprint(r.path, cache_dir)
-
 @patch(as_prop=True)
 def identity(self: TransformersLM) -> str:
     "Model name and weights fingerprint, with precision and device when not CPU float32: a cache key's model part."
     kind = torch.device(self.device).type
-    return f"{self.resolved.spec.name}@{self._fingerprint[:12]}" + ("" if self.dtype == "float32" else f":{self.dtype}") + ("" if kind == "cpu" else f":{kind}")
+    marks = ("" if self.dtype == "float32" else f":{self.dtype}") + ("" if kind == "cpu" else f":{kind}")
+    return f"{self.resolved.spec.name}@{self._fingerprint[:12]}{marks}"
 
 # %% ../../nbs/11_lm.base.ipynb #188af544
 @patch
-def _encode(self: TransformersLM, prompt: str, chat: bool) -> list[int]:
-    "Token ids of `prompt`, chat-formatted when asked and possible."
-    if chat and getattr(self.tok, "chat_template", None) and not self.seq2seq:
-        text = self.tok.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True)
-        return self.tok(text, add_special_tokens=False).input_ids
-    ids = self.tok(prompt).input_ids
-    if not ids and self.tok.bos_token_id is not None: ids = [self.tok.bos_token_id]
-    if not ids: raise ValueError("empty prompt and the tokenizer has no BOS token to condition on; pass a non-empty prompt")
-    return ids
-
-@patch
-def _encode_all(self: TransformersLM, prompts: list[str], chat: bool, extra: int) -> list[list[int]]:
+def _encode_all(self: TransformersLM, prompts: list[str], chat: bool, extra: int | None) -> list[list[int]]:
     "Token ids of every prompt in one batched call; an error naming the first that leaves no room for `extra`."
     if not prompts: return []
     if chat and getattr(self.tok, "chat_template", None) and not self.seq2seq:
-        texts = self.tok.apply_chat_template([[{"role": "user", "content": p}] for p in prompts], tokenize=False, add_generation_prompt=True)
+        msgs = [[{"role": "user", "content": p}] for p in prompts]
+        texts = self.tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
         ids = self.tok(texts, add_special_tokens=False).input_ids
-    else: ids = self.tok(list(prompts)).input_ids
-    ids = [x if x else self._encode(p, chat) for x, p in zip(ids, prompts)]  # an empty prompt: BOS, or the clear error
+    else:
+        ids, bos = self.tok(list(prompts)).input_ids, self.tok.bos_token_id
+        if bos is None and not all(ids):
+            raise ValueError("empty prompt and the tokenizer has no BOS token to condition on; pass a non-empty prompt")
+        ids = [x or [bos] for x in ids]  # an empty prompt conditions on BOS
     for i, x in enumerate(ids):
-        if len(x) + extra > self.max_length:
-            raise ValueError(f"prompt {i} has {len(x)} tokens; with {extra} more it exceeds max_length={self.max_length}: "
-                             f"shorten the prompt or pass a larger max_length")
+        if extra is not None and len(x) + extra > self.max_length:
+            raise ValueError(f"prompt {i} has {len(x)} tokens; with {extra} more it exceeds "
+                             f"max_length={self.max_length}: shorten the prompt or pass a larger max_length")
     return ids
+
+@patch
+def _encode(self: TransformersLM, prompt: str, chat: bool) -> list[int]:
+    "Token ids of `prompt`, chat-formatted when asked and possible."
+    return self._encode_all([prompt], chat, None)[0]
 
 # %% ../../nbs/11_lm.base.ipynb #38a1ca36
 def length_batches(lengths: Sequence[int], # token count of each prompt
@@ -269,7 +274,8 @@ def length_batches(lengths: Sequence[int], # token count of each prompt
     order, out = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i)), []
     for i in order:  # the first index of a batch is its longest, so a batch's padded size is rows × lengths[first]
         b = out[-1] if out else None
-        if b and len(b) < batch_size and (max_tokens is None or (len(b) + 1) * lengths[b[0]] <= max_tokens): b.append(i)
+        if b and len(b) < batch_size and (max_tokens is None or (len(b) + 1) * lengths[b[0]] <= max_tokens):
+            b.append(i)
         else: out.append([i])
     return out
 
@@ -285,7 +291,8 @@ def pick_tokens(logits, temperature: float = 0.0, generator=None):
     "Chosen token per row and its log-prob under the raw logits."
     logits = logits.float()
     lp = torch.log_softmax(logits, -1)
-    if temperature > 0: nxt = torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=generator).squeeze(1)
+    if temperature > 0:
+        nxt = torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=generator).squeeze(1)
     else: nxt = logits.argmax(-1)
     return nxt, lp.gather(1, nxt[:, None]).squeeze(1)
 
@@ -309,18 +316,11 @@ def _step(self: TransformersLM, nxt, past, state):
         return out.logits[:, -1], out.past_key_values, state
     mask = torch.cat([state["attention_mask"], torch.ones_like(nxt)[:, None]], 1)
     pos = state["position_ids"] + 1
-    out = self.model(input_ids=nxt[:, None], attention_mask=mask, position_ids=pos, past_key_values=past, use_cache=True)
+    out = self.model(input_ids=nxt[:, None], attention_mask=mask, position_ids=pos, past_key_values=past,
+                     use_cache=True)
     return out.logits[:, -1], out.past_key_values, dict(attention_mask=mask, position_ids=pos)
 
 # %% ../../nbs/11_lm.base.ipynb #f3795a22
-@patch
-def _eos_ids(self: TransformersLM) -> set[int]:
-    "Token ids that end a sequence (tokenizer and generation config)."
-    ids = {self.tok.eos_token_id}
-    g = getattr(self.model.generation_config, "eos_token_id", None)
-    ids |= set(g) if isinstance(g, (list, tuple)) else {g}
-    return {i for i in ids if i is not None}
-
 @patch
 def _holds_stop(self: TransformersLM, ids: list[int], stop: Sequence[str]) -> bool:
     "Whether the decoded `ids` hold a stop string: a short tail decoded each step, the whole text to confirm."
@@ -329,24 +329,15 @@ def _holds_stop(self: TransformersLM, ids: list[int], stop: Sequence[str]) -> bo
         tail = self.tok.decode(ids[-w:], skip_special_tokens=True)
         if w >= len(ids) or len(tail) >= longest + 8: break
         w *= 2
-    return find_stop(tail, stop) is not None and find_stop(self.tok.decode(ids, skip_special_tokens=True), stop) is not None
-
-def _batch_rows(steps: list, ended, stopped: list[bool]) -> list[tuple[list[int], list[float], str]]:
-    "Each row's kept token ids (a prefix: once stopped a row stays stopped), their log-probs and its finish reason."
-    toks, lps, kept = (torch.stack(x, 1).tolist() for x in zip(*steps))  # one copy to the host per batch
-    return [(t[:m], l[:m], "eos" if e else "stop" if s else "length")
-            for t, l, m, e, s in zip(toks, lps, map(sum, kept), ended.tolist(), stopped)]
-
-@patch
-def _decode_batch(self: TransformersLM, seqs, max_new_tokens, stop, temperature, generator):
-    "Token ids, log-probs and finish reason per row of one batch."
-    logits, past, state = self._prefill(*left_pad(seqs, self.pad_id, self.model.device))
-    return self._decode_loop(logits, past, state, len(seqs), max_new_tokens, stop, temperature, generator)
+    if find_stop(tail, stop) is None: return False
+    return find_stop(self.tok.decode(ids, skip_special_tokens=True), stop) is not None
 
 @patch
 def _decode_loop(self: TransformersLM, logits, past, state, n, max_new_tokens, stop, temperature, generator):
     "Decode `n` prefilled rows (first logits, cache, state) until each stops: ids, log-probs, finish reason."
-    dev, eos = self.model.device, torch.tensor(sorted(self._eos_ids()), device=self.model.device)
+    g, dev = getattr(self.model.generation_config, "eos_token_id", None), self.model.device
+    eos = {self.tok.eos_token_id} | (set(g) if isinstance(g, (list, tuple)) else {g})  # tokenizer's and config's
+    eos = torch.tensor(sorted(i for i in eos if i is not None), device=dev)
     done = torch.zeros(n, dtype=torch.bool, device=dev)  # rows that stopped: fed padding, later outputs ignored
     ended = torch.zeros_like(done)  # rows that stopped at an end-of-sequence token (not kept)
     steps, ids = [], [[] for _ in range(n)] if stop else None  # ids: host copies of kept tokens, only for stop strings
@@ -366,12 +357,14 @@ def _decode_loop(self: TransformersLM, logits, past, state, n, max_new_tokens, s
             if any(stopped): done = done | torch.tensor(stopped, device=dev)
         if step == max_new_tokens - 1 or bool(done.all()): break
         logits, past, state = self._step(torch.where(done, self.pad_id, nxt), past, state)
-    return _batch_rows(steps, ended, stopped)
-
+    toks, lps, kept = (torch.stack(x, 1).tolist() for x in zip(*steps))  # one copy to the host per batch
+    return [(t[:m], l[:m], "eos" if e else "stop" if s else "length")  # kept: a prefix (a stopped row stays stopped)
+            for t, l, m, e, s in zip(toks, lps, map(sum, kept), ended.tolist(), stopped)]
 
 # %% ../../nbs/11_lm.base.ipynb #cd8cfe36
 @patch
-def _completion(self: TransformersLM, ids: list[int], lps: list[float], reason: str, stop) -> Completion:
+def _completion(self: TransformersLM, ids: list[int], lps: list[float], reason: str, stop,
+                prompt_tokens: int = 0) -> Completion:
     "The Completion of one row, cut at its first stop string."
     text = self.tok.decode(ids, skip_special_tokens=True)
     cut = find_stop(text, stop)
@@ -379,7 +372,7 @@ def _completion(self: TransformersLM, ids: list[int], lps: list[float], reason: 
         lens = [len(self.tok.decode(ids[:k + 1], skip_special_tokens=True)) for k in range(len(ids))]
         k = tokens_covering(lens, cut)
         ids, lps, text, reason = ids[:k], lps[:k], text[:cut], "stop"
-    return Completion(text, [self.tok.decode([t]) for t in ids], list(ids), list(lps), reason)
+    return Completion(text, [self.tok.decode([t]) for t in ids], list(ids), list(lps), reason, prompt_tokens)
 
 # %% ../../nbs/11_lm.base.ipynb #6f019c85
 @patch
@@ -387,10 +380,12 @@ def _token_cap(self: TransformersLM) -> int | None:
     "Padded tokens per pass: the cap set, or on a GPU what half its free memory holds."
     if self.max_batch_tokens != "memory": return self.max_batch_tokens
     c = self.model.config
-    pick = lambda *names: next(v for n in names if (v := getattr(c, n, None)))
-    hidden, layers, heads = pick("hidden_size", "d_model"), pick("num_hidden_layers", "num_layers"), pick("num_attention_heads", "num_heads")
-    kv_dim = (getattr(c, "num_key_value_heads", None) or heads) * (getattr(c, "head_dim", None) or getattr(c, "d_kv", None) or hidden // heads)
-    per_token = self.model.dtype.itemsize * (2 * layers * kv_dim + 6 * hidden + 3 * (getattr(c, "intermediate_size", None) or getattr(c, "d_ff", None) or 4 * hidden))
+    pick = lambda *names, default=None: next((v for n in names if (v := getattr(c, n, None))), default)  # first set
+    hidden, layers = pick("hidden_size", "d_model"), pick("num_hidden_layers", "num_layers")
+    heads = pick("num_attention_heads", "num_heads")
+    kv_dim = pick("num_key_value_heads", default=heads) * pick("head_dim", "d_kv", default=hidden // heads)
+    ffn = pick("intermediate_size", "d_ff", default=4 * hidden)
+    per_token = self.model.dtype.itemsize * (2 * layers * kv_dim + 6 * hidden + 3 * ffn)
     dev = torch.device(self.device)
     free = torch.cuda.mem_get_info(dev)[0] if dev.type == "cuda" else 8 * 2**30  # mps reports no free memory: 8 GiB
     return max(int(0.5 * free / per_token), self.max_length)
@@ -405,12 +400,15 @@ def generate(self: TransformersLM, prompts: list[str], max_new_tokens: int = 32,
     gen = torch.Generator(device=self.model.device).manual_seed(seed) if temperature > 0 else None
     out: list[Completion | None] = [None] * len(prompts)
     apart = self.decode_rows is None or self.seq2seq  # each prefill batch decoded on its own (the path before issue 49)
-    batches = length_batches([len(s) for s in seqs], self.batch_size, self._token_cap()) if apart else self._decode_plan(seqs)
+    if apart: batches = length_batches([len(s) for s in seqs], self.batch_size, self._token_cap())
+    else: batches = self._decode_plan(seqs)
     with torch.no_grad():
         for b in tqdm(batches, desc="generate", disable=len(batches) <= 1, leave=False):
-            if apart: rows = self._decode_batch([seqs[i] for i in b], max_new_tokens, stop, temperature, gen)
+            if apart:
+                first = self._prefill(*left_pad([seqs[i] for i in b], self.pad_id, self.model.device))
+                rows = self._decode_loop(*first, len(b), max_new_tokens, stop, temperature, gen)
             else: b, rows = self._decode_shared(seqs, b, max_new_tokens, stop, temperature, gen)
-            for i, (ids, lps, reason) in zip(b, rows): out[i] = dataclasses.replace(self._completion(ids, lps, reason, stop), prompt_tokens=len(seqs[i]))
+            for i, (ids, lps, reason) in zip(b, rows): out[i] = self._completion(ids, lps, reason, stop, len(seqs[i]))
     return out
 
 # %% ../../nbs/11_lm.base.ipynb #a49p0002
@@ -428,13 +426,13 @@ def prefix_groups(seqs: list[list[int]], # token ids of each prompt
         if out and min_shared > 0:
             shared, members = out[-1]
             lcp = common_prefix(seqs[members[-1]], seqs[i])
-            width = min(lcp, shared if len(members) > 1 else lcp, min(len(seqs[j]) for j in members + [i]) - 1)  # every member keeps a token to read
+            # every member keeps a token to read
+            width = min(lcp, shared if len(members) > 1 else lcp, min(len(seqs[j]) for j in members + [i]) - 1)
             if width >= max(min_shared, min(len(seqs[members[-1]]), len(seqs[i])) // 2):
                 out[-1] = (width, members + [i])
                 continue
         out.append((0, [i]))
     return out
-
 
 # %% ../../nbs/11_lm.base.ipynb #a49p0005
 def _rows_of(past) -> list[tuple]:
@@ -463,55 +461,53 @@ def _roomy_layer():
             return self.keys, self.values
     return RoomyLayer
 
-
 # %% ../../nbs/11_lm.base.ipynb #a49p00s1
 def merge_rows(parts: list[tuple], # (logits, per-layer (keys, values), mask, last position ids) of some rows each
                room: int = 0, # tokens each row may still add: the cache keeps room for them
                ) -> tuple:
     "One decoding batch from rows prefilled apart: caches and masks left-padded, logits and positions stacked."
+    from transformers import DynamicCache
     width = max(m.shape[1] for _, _, m, _ in parts)
     pad = lambda t, n: torch.nn.functional.pad(t, (0, 0, n, 0)) if n else t  # zeros before shorter rows' keys/values
     layers = [tuple(torch.cat([pad(kv[l][w], width - m.shape[1]) for _, kv, m, _ in parts]) for w in (0, 1))
               for l in range(len(parts[0][1]))]
     mask = torch.cat([torch.nn.functional.pad(m, (width - m.shape[1], 0)) for _, _, m, _ in parts])
-    from transformers import DynamicCache
-    past = DynamicCache(ddp_cache_data=[(k[:, :, :1], v[:, :, :1]) for k, v in layers])  # the layers' kind, then their tensors with room
+    # the layers' kind, then their tensors with room
+    past = DynamicCache(ddp_cache_data=[(k[:, :, :1], v[:, :, :1]) for k, v in layers])
     past.layers = [_roomy_layer()(k, v, room) for k, v in layers]
-    return (torch.cat([x for x, _, _, _ in parts]), past, dict(attention_mask=mask, position_ids=torch.cat([p for _, _, _, p in parts])))
-
-@patch
-def _prefill_rows(self: TransformersLM, seqs: list[list[int]]) -> tuple:
-    "Prefill prompts that share nothing, left-padded in one pass: the parts `merge_rows` takes."
-    logits, past, state = self._prefill(*left_pad(seqs, self.pad_id, self.model.device))
-    return logits, _rows_of(past), state["attention_mask"], state["position_ids"]
+    pos = torch.cat([p for _, _, _, p in parts])
+    return torch.cat([x for x, _, _, _ in parts]), past, dict(attention_mask=mask, position_ids=pos)
 
 @patch
 def _prefill_shared(self: TransformersLM, seqs: list[list[int]], shared: int) -> tuple:
     "Prefill prompts sharing their first `shared` tokens: those once, then each one's own from a cache copy."
+    from transformers import DynamicCache
     dev, n = self.model.device, len(seqs)
     head = torch.tensor([seqs[0][:shared]], device=dev)
-    out = self.model(input_ids=head, position_ids=torch.arange(shared, device=dev)[None], use_cache=True, logits_to_keep=1)
-    from transformers import DynamicCache
-    past = DynamicCache(ddp_cache_data=[(k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1)) for k, v in _rows_of(out.past_key_values)])
+    out = self.model(input_ids=head, position_ids=torch.arange(shared, device=dev)[None], use_cache=True,
+                     logits_to_keep=1)
+    past = DynamicCache(ddp_cache_data=[(k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1))
+                                        for k, v in _rows_of(out.past_key_values)])
     ids, tail_mask, tail_pos = left_pad([s[shared:] for s in seqs], self.pad_id, dev)  # padding sits before each tail
-    mask = torch.cat([torch.ones(n, shared, dtype=tail_mask.dtype, device=dev), tail_mask], 1)
-    out = self.model(input_ids=ids, attention_mask=mask, position_ids=tail_pos + shared, past_key_values=past, use_cache=True, logits_to_keep=1)
-    return out.logits[:, -1], _rows_of(out.past_key_values), mask, (tail_pos + shared)[:, -1:]
-
+    mask, pos = torch.cat([torch.ones(n, shared, dtype=tail_mask.dtype, device=dev), tail_mask], 1), tail_pos + shared
+    out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=past, use_cache=True,
+                     logits_to_keep=1)
+    return out.logits[:, -1], _rows_of(out.past_key_values), mask, pos[:, -1:]
 
 # %% ../../nbs/11_lm.base.ipynb #a49p00s2
 @patch
 def _decode_plan(self: TransformersLM, seqs: list[list[int]]) -> list[list[tuple[int, list[int]]]]:
     "Decoding batches of at most `decode_rows` rows, each a list of (shared tokens, indices), longest first."
-    units = []
-    for shared, idx in prefix_groups(seqs, self.share_prefix):  # a large group is split: each part computes its shared tokens once
-        units += [(shared, idx[k:k + self.decode_rows]) for k in range(0, len(idx), self.decode_rows)]
+    units, step = [], self.decode_rows
+    # a large group is split: each part computes its shared tokens once
+    for shared, idx in prefix_groups(seqs, self.share_prefix):
+        units += [(shared, idx[k:k + step]) for k in range(0, len(idx), step)]
     longest = lambda u: max(len(seqs[i]) for i in u[1])
     units.sort(key=lambda u: (-longest(u), u[1][0]))
     cap = self._token_cap() if self.max_batch_tokens == "memory" else None  # a GPU's batch also fits its memory
     out, rows = [], 0
     for u in units:  # longest first, so a batch's first unit holds its longest prompt
-        if out and rows + len(u[1]) <= self.decode_rows and (cap is None or (rows + len(u[1])) * longest(out[-1][0]) <= cap):
+        if out and rows + len(u[1]) <= step and (cap is None or (rows + len(u[1])) * longest(out[-1][0]) <= cap):
             out[-1].append(u); rows += len(u[1])
         else: out.append([u]); rows = len(u[1])
     return out
@@ -521,7 +517,8 @@ def _decode_shared(self: TransformersLM, seqs, units, max_new_tokens, stop, temp
     "Token ids, log-probs and finish reason per row of one decoding batch whose prompts were prefilled in units."
     parts, order, singles = [], [], [i for shared, idx in units if not shared for i in idx]
     for b in length_batches([len(seqs[i]) for i in singles], self.batch_size, self._token_cap()):  # within the cap
-        parts.append(self._prefill_rows([seqs[singles[k]] for k in b]))
+        logits, past, state = self._prefill(*left_pad([seqs[singles[k]] for k in b], self.pad_id, self.model.device))
+        parts.append((logits, _rows_of(past), state["attention_mask"], state["position_ids"]))
         order += [singles[k] for k in b]
     for shared, idx in units:
         if shared:
@@ -529,7 +526,6 @@ def _decode_shared(self: TransformersLM, seqs, units, max_new_tokens, stop, temp
             order += idx
     logits, past, state = merge_rows(parts, max_new_tokens)
     return order, self._decode_loop(logits, past, state, len(order), max_new_tokens, stop, temperature, generator)
-
 
 # %% ../../nbs/11_lm.base.ipynb #acf2ad91
 def continuation_logprobs(logits, # (rows, positions, vocab): the positions that predict each row's continuation
@@ -539,32 +535,31 @@ def continuation_logprobs(logits, # (rows, positions, vocab): the positions that
     "Summed log-prob of each row's continuation tokens, gathered on the logits' device and copied to the host once."
     lp, width = torch.log_softmax(logits.float(), -1), logits.shape[1]
     pad = lambda c: [0] * (width - len(c)) + c if right_aligned else c + [0] * (width - len(c))
-    got = lp.gather(-1, torch.tensor([pad(c) for c in conts], dtype=torch.long, device=logits.device)[..., None]).squeeze(-1).tolist()
+    idx = torch.tensor([pad(c) for c in conts], dtype=torch.long, device=logits.device)
+    got = lp.gather(-1, idx[..., None]).squeeze(-1).tolist()
     return [sum(g[width - len(c):] if right_aligned else g[:len(c)]) for g, c in zip(got, conts)]
 
 @patch
 def _teacher_forced(self: TransformersLM, pairs: list[tuple[list[int], list[int]]]) -> list[float]:
     "Summed continuation log-probs for (prompt ids, continuation ids) pairs in one batch."
-    dev = self.model.device
+    dev, conts = self.model.device, [c for _, c in pairs]
     if self.seq2seq:
         enc_ids, enc_mask, _ = left_pad([p for p, _ in pairs], self.pad_id, dev)
-        start = self.model.config.decoder_start_token_id
-        dec = [[start] + c for _, c in pairs]
+        dec = [[self.model.config.decoder_start_token_id] + c for c in conts]
         dec_ids = torch.tensor([d + [self.pad_id] * (max(map(len, dec)) - len(d)) for d in dec], device=dev)
         logits = self.model(input_ids=enc_ids, attention_mask=enc_mask, decoder_input_ids=dec_ids).logits
-        return continuation_logprobs(logits, [c for _, c in pairs], right_aligned=False)
+        return continuation_logprobs(logits, conts, right_aligned=False)
     ids, mask, pos = left_pad([p + c for p, c in pairs], self.pad_id, dev)
-    keep = 1 + max(len(c) for _, c in pairs)  # only the positions that predict continuation tokens (right-aligned)
+    keep = 1 + max(map(len, conts))  # only the positions that predict continuation tokens (right-aligned)
     logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=keep).logits
-    return continuation_logprobs(logits[:, :-1], [c for _, c in pairs], right_aligned=True)
+    return continuation_logprobs(logits[:, :-1], conts, right_aligned=True)
 
 @patch
 def score_batch(self: TransformersLM, prompts: list[str], continuations: list[str], chat: bool = True) -> list[float]:
     "Sum of token log-probs of each continuation given its prompt."
     prompts = check_prompts(prompts, continuations)
     conts = [self.tok(c, add_special_tokens=False).input_ids for c in continuations]
-    pairs = [(p, c) for p, c in zip(self._encode_all(prompts, chat, 0), conts)]
-    out = [0.0] * len(pairs)
+    pairs, out = list(zip(self._encode_all(prompts, chat, 0), conts)), [0.0] * len(prompts)
     with torch.no_grad():
         for b in length_batches([len(p) + len(c) for p, c in pairs], self.batch_size, self._token_cap()):
             for i, s in zip(b, self._teacher_forced([pairs[i] for i in b])): out[i] = s
@@ -573,8 +568,8 @@ def score_batch(self: TransformersLM, prompts: list[str], continuations: list[st
 # %% ../../nbs/11_lm.base.ipynb #5294ad00
 class HostTensorWatch(torch.overrides.TorchFunctionMode):
     "Records each tensor code under `prefix` creates with a factory and no `device=` (it would land on the CPU)."
-    FACTORIES = {torch.tensor, torch.as_tensor, torch.zeros, torch.ones, torch.full, torch.empty, torch.arange, torch.rand,
-                 torch.randn, torch.randint, torch.eye, torch.linspace}
+    FACTORIES = {torch.tensor, torch.as_tensor, torch.zeros, torch.ones, torch.full, torch.empty, torch.arange,
+                 torch.rand, torch.randn, torch.randint, torch.eye, torch.linspace}
     def __init__(self, prefix: str | tuple = "ragkit"):  # module names watched (a notebook's own cells run in __main__)
         super().__init__()
         self.prefix, self.seen = prefix, []
@@ -583,5 +578,6 @@ class HostTensorWatch(torch.overrides.TorchFunctionMode):
         kwargs = kwargs or {}
         if func in self.FACTORIES and kwargs.get("device") is None:
             f = sys._getframe(1)
-            if f.f_globals.get("__name__", "").startswith(self.prefix): self.seen.append(f"{f.f_globals['__name__']}:{f.f_lineno} {func.__name__}")
+            name = f.f_globals.get("__name__", "")
+            if name.startswith(self.prefix): self.seen.append(f"{name}:{f.f_lineno} {func.__name__}")
         return func(*args, **kwargs)

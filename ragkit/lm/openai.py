@@ -27,7 +27,7 @@ log = logging.getLogger("ragkit.lm.openai")
 # %% auto #0
 __all__ = ['log', 'DEFAULT_BASE_URL', 'FAKE_ROUTES', 'CANARY', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'OpenAIError',
            'server_message', 'backoff_wait', 'retry_after', 'parse_logprobs', 'map_finish', 'to_completion',
-           'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM', 'usage_prompt_tokens', 'usage_completion_tokens',
+           'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM', 'usage_completion_tokens', 'usage_prompt_tokens',
            'echo_logprob', 'chatml', 'llama_cpp_server']
 
 # %% ../../nbs/13_lm.openai.ipynb #592a2660
@@ -103,7 +103,8 @@ def map_finish(reason: str | None, stop: Sequence[str] | None) -> str:
 def to_completion(choice: dict, chat: bool, stop: Sequence[str] | None = None) -> Completion:
     "The Completion of one reply choice (chat or completions shape)."
     text = (choice.get("message") or {}).get("content") if chat else choice.get("text")
-    if not isinstance(text, str): raise OpenAIError(f"reply choice has no {'message.content' if chat else 'text'}: {json.dumps(choice)[:200]}")
+    if not isinstance(text, str):
+        raise OpenAIError(f"reply choice has no {'message.content' if chat else 'text'}: {json.dumps(choice)[:200]}")
     toks, ids, lps = parse_logprobs(choice.get("logprobs"))
     if any(l is None for l in lps): raise OpenAIError("reply gives a null log-prob for a generated token")
     reason = map_finish(choice.get("finish_reason"), stop)
@@ -137,34 +138,29 @@ class FakeRequest:
     body: dict | str  # parsed JSON, or the raw text when it was not JSON
 
 # %% ../../nbs/13_lm.openai.ipynb #edbc9ada
-def _split(text: str) -> list[str]:
-    "Whitespace tokens of `text` (each keeps its leading spaces) that join back to `text`."
-    return re.findall(r"\s*\S+|\s+$", text)
-
-def _fake_usage(req: dict, chat: bool, generated: int) -> dict:
-    "The `usage` block of a fake reply: prompt tokens counted as whitespace words."
-    text = " ".join(str(m.get("content", "")) for m in req.get("messages") or [] if isinstance(m, dict)) if chat else str(req.get("prompt", ""))
-    n = len(text.split())
-    return {"prompt_tokens": n, "completion_tokens": generated, "total_tokens": n + generated}
-
 def _fake_reply(req: dict, chat: bool, answer: str, logprob: float, echo: bool) -> dict:
-    "The OpenAI-shaped reply of FakeOpenAIServer to one request."
+    "The OpenAI-shaped reply of FakeOpenAIServer to one request; its prompt tokens counted as whitespace words."
     c = _fake_completion(answer, int(req.get("max_tokens") or 16), req.get("stop"), logprob)
-    finish, usage = "length" if c.finish_reason == "length" else "stop", _fake_usage(req, chat, len(c.tokens))
+    said = [str(m.get("content", "")) for m in req.get("messages") or [] if isinstance(m, dict)] if chat else []
+    n, g = len((" ".join(said) if chat else str(req.get("prompt", ""))).split()), len(c.tokens)
+    usage = {"prompt_tokens": n, "completion_tokens": g, "total_tokens": n + g}
+    finish = "length" if c.finish_reason == "length" else "stop"
     if chat:
         lp = {"content": [{"token": t, "logprob": l, "bytes": list(t.encode())} for t, l in zip(c.tokens, c.logprobs)]}
         choice = {"index": 0, "message": {"role": "assistant", "content": c.text}, "finish_reason": finish,
                   "logprobs": lp if req.get("logprobs") else None}
-        return {"id": "fake", "object": "chat.completion", "model": req.get("model"), "choices": [choice], "usage": usage}
+        return {"id": "fake", "object": "chat.completion", "model": req.get("model"), "choices": [choice],
+                "usage": usage}
     text, toks, lps = c.text, list(c.tokens), list(c.logprobs)
     if echo and req.get("echo"):
-        ptoks = _split(req.get("prompt", ""))
+        ptoks = re.findall(r"\s*\S+|\s+$", req.get("prompt", ""))  # whitespace tokens that join back to the prompt
         if req.get("max_tokens") == 0: text, toks, lps = "", [], []
         text, toks = req.get("prompt", "") + text, ptoks + toks
         lps = [None] + [-0.1 * len(t.strip()) for t in ptoks[1:]] + lps
     offs = [len("".join(toks[:i])) for i in range(len(toks))]
     lp = {"tokens": toks, "token_logprobs": lps, "top_logprobs": [None] * len(toks), "text_offset": offs}
-    choice = {"index": 0, "text": text, "finish_reason": finish, "logprobs": lp if req.get("logprobs") is not None else None}
+    choice = {"index": 0, "text": text, "finish_reason": finish,
+              "logprobs": lp if req.get("logprobs") is not None else None}
     return {"id": "fake", "object": "text_completion", "model": req.get("model"), "choices": [choice], "usage": usage}
 
 # %% ../../nbs/13_lm.openai.ipynb #fea8484e
@@ -177,9 +173,11 @@ class FakeOpenAIServer:
                  delay: Callable[[str], float] | None = None,  # seconds to wait before answering a prompt
                  models: Sequence[str] | None = ("fake",),  # ids listed by GET /models; None: that route answers 404
                  logprobs: bool = True,  # send per-token log-probs when asked (False: a server that never does)
-                 model_info: dict | None = None):  # more fields of every GET /models entry, e.g. vLLM's {"root": ..., "max_model_len": ...}
+                 # more fields of every GET /models entry, e.g. vLLM's {"root": ..., "max_model_len": ...}
+                 model_info: dict | None = None):
         self.answers, self.default, self.logprob, self.echo, self.delay = answers or {}, default, logprob, echo, delay
-        self.models, self.logprobs, self.model_info = (list(models) if models is not None else None), logprobs, dict(model_info or {})
+        self.models = list(models) if models is not None else None
+        self.logprobs, self.model_info = logprobs, dict(model_info or {})
         self.replies: deque[FakeReply] = deque()
         self.requests: list[FakeRequest] = []
         self.active = self.max_active = 0
@@ -197,13 +195,14 @@ class FakeOpenAIServer:
     @property
     def base_url(self) -> str: return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
-    def __repr__(self): return f"FakeOpenAIServer({self.base_url if self._httpd else 'stopped'}, {len(self.requests)} requests)"
+    def __repr__(self):
+        return f"FakeOpenAIServer({self.base_url if self._httpd else 'stopped'}, {len(self.requests)} requests)"
 
     def __enter__(self) -> FakeOpenAIServer: return self.start()  # a `with` block: started (or ready) on entry
     def __exit__(self, *exc) -> None: self.stop()  # ... and stopped (closed) on leaving it
 
 # %% ../../nbs/13_lm.openai.ipynb #175cac6b
-FAKE_ROUTES = ("/v1/chat/completions", "/v1/completions")  # the fake's routes, as vLLM's, llama.cpp's and Ollama's: under /v1
+FAKE_ROUTES = ("/v1/chat/completions", "/v1/completions")  # the fake's routes, as vLLM's, llama.cpp's, Ollama's
 
 def _prompt_of(body) -> str:
     "The prompt of a request body: the last message's content, or `prompt`."
@@ -211,55 +210,43 @@ def _prompt_of(body) -> str:
     msgs = body.get("messages") or [{}]
     return msgs[-1].get("content", "") if "messages" in body else str(body.get("prompt", ""))
 
+def _send(h: BaseHTTPRequestHandler, status: int, out: dict | str, headers: dict | None = None) -> None:
+    "Send one reply: `out` as JSON (a dict) or as text, with `headers`."
+    data = (out if isinstance(out, str) else json.dumps(out)).encode()
+    h.send_response(status)
+    h.send_header("Content-Type", "application/json" if isinstance(out, dict) else "text/html")
+    h.send_header("Content-Length", str(len(data)))
+    for k, v in (headers or {}).items(): h.send_header(k, str(v))
+    h.end_headers()
+    h.wfile.write(data)
+
 def _list_models(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
     "Answer GET /models with the fake's model ids (404 when it lists none)."
     with fake._lock: fake.requests.append(FakeRequest("GET", h.path, dict(h.headers.items()), ""))
     ok = fake.models is not None and urlsplit(h.path).path.endswith("/v1/models")
     entries = [{"id": m, "object": "model", "owned_by": "fake", **fake.model_info} for m in fake.models] if ok else []
-    out = {"object": "list", "data": entries} if ok else {"error": {"message": "not found"}}
-    data = json.dumps(out).encode()
-    h.send_response(200 if ok else 404)
-    h.send_header("Content-Type", "application/json")
-    h.send_header("Content-Length", str(len(data)))
-    h.end_headers()
-    h.wfile.write(data)
-
-def _read_body(h: BaseHTTPRequestHandler) -> dict | str:
-    "The request's body: parsed JSON, or the raw text when it is not JSON."
-    raw = h.rfile.read(int(h.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
-    try: return json.loads(raw)
-    except ValueError: return raw
-
-def _answer(fake: FakeOpenAIServer, body: dict, prompt: str, chat: bool) -> dict:
-    "The fake's own reply to a JSON request (without log-probs when it sends none)."
-    out = _fake_reply(body, chat, fake.answer(prompt), fake.logprob, fake.echo)
-    if not fake.logprobs: out["choices"][0]["logprobs"] = None
-    return out
+    _send(h, 200 if ok else 404, {"object": "list", "data": entries} if ok else {"error": {"message": "not found"}})
 
 def _serve(fake: FakeOpenAIServer, h: BaseHTTPRequestHandler) -> None:
     "Handle one POST on behalf of `fake`."
-    body = _read_body(h)
+    raw = h.rfile.read(int(h.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
+    try: body = json.loads(raw)
+    except ValueError: body = raw  # the raw text when it is not JSON
     with fake._lock:
         fake.requests.append(FakeRequest("POST", h.path, dict(h.headers.items()), body))
         reply = fake.replies.popleft() if fake.replies else FakeReply()
         fake.active += 1
         fake.max_active = max(fake.max_active, fake.active)
     try:
-        prompt = _prompt_of(body)
+        prompt, out, path = _prompt_of(body), reply.body, urlsplit(h.path).path
         if (wait := reply.delay + (fake.delay(prompt) if fake.delay else 0.0)) > 0: time.sleep(wait)
-        out = reply.body
-        if out is None:
-            if not urlsplit(h.path).path.endswith(FAKE_ROUTES): out, reply = {"detail": "Not Found"}, FakeReply(404)  # as vLLM answers
-            elif not isinstance(body, dict): out, reply = {"error": {"message": "body is not JSON"}}, FakeReply(400)
-            else:
-                out = _answer(fake, body, prompt, urlsplit(h.path).path.endswith("/chat/completions"))
-        data = (out if isinstance(out, str) else json.dumps(out)).encode()
-        h.send_response(reply.status)
-        h.send_header("Content-Type", "application/json" if isinstance(out, dict) else "text/html")
-        h.send_header("Content-Length", str(len(data)))
-        for k, v in reply.headers.items(): h.send_header(k, str(v))
-        h.end_headers()
-        h.wfile.write(data)
+        if out is None and not path.endswith(FAKE_ROUTES): out, reply = {"detail": "Not Found"}, FakeReply(404)
+        elif out is None and not isinstance(body, dict):
+            out, reply = {"error": {"message": "body is not JSON"}}, FakeReply(400)
+        elif out is None:  # the fake's own answer (without log-probs when it sends none)
+            out = _fake_reply(body, path.endswith("/chat/completions"), fake.answer(prompt), fake.logprob, fake.echo)
+            if not fake.logprobs: out["choices"][0]["logprobs"] = None
+        _send(h, reply.status, out, reply.headers)
     except (BrokenPipeError, ConnectionResetError): pass  # the client gave up (timeout)
     finally:
         with fake._lock: fake.active -= 1
@@ -294,7 +281,8 @@ class OpenAILM(LM):
     "ragkit's LM interface over an OpenAI-compatible HTTP endpoint (vLLM, llama.cpp server, Ollama, OpenAI)."
     def __init__(self, model: str,  # model name sent in every request (a local server may ignore it)
                  base_url: str | None = None,  # e.g. http://127.0.0.1:8000/v1; default: $RAGKIT_OPENAI_BASE_URL, OpenAI
-                 api_key_env: str | None = "OPENAI_API_KEY",  # environment variable holding the key, read per request; None: never send one
+                 # environment variable holding the key, read per request; None: never send one
+                 api_key_env: str | None = "OPENAI_API_KEY",
                  concurrency: int = 4,  # requests in flight at once
                  timeout: float = 60.0,  # seconds for connect, read and write of one request
                  max_retries: int = 5,  # retries after the first on 429, 5xx, timeouts, connection errors, bad replies
@@ -305,14 +293,17 @@ class OpenAILM(LM):
                  chat_format: Callable[[str], str] | None = None,  # renders a prompt as chat text, for score(chat=True)
                  extra_body: dict | None = None,  # extra JSON fields merged into every request (e.g. {"top_p": 1})
                  revision: str = ""):  # what the served weights are (commit, fingerprint, date): part of `identity`
-        if not isinstance(model, str) or not model: raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
+        if not isinstance(model, str) or not model:
+            raise ValueError("model must be a non-empty model name, e.g. 'gpt-4o-mini'")
         if concurrency < 1 or max_retries < 0 or timeout <= 0:
-            raise ValueError(f"need concurrency >= 1, max_retries >= 0, timeout > 0; got {concurrency}, {max_retries}, {timeout}")
+            raise ValueError(f"need concurrency >= 1, max_retries >= 0, timeout > 0; got {concurrency}, {max_retries}, "
+                             f"{timeout}")
+        if revision and not re.fullmatch(r"[\w.:+-]+", revision):
+            raise ValueError(f"revision {revision!r}: use letters, digits and . _ : + - only")
         self.model, self._url, self.api_key_env = model, resolve_base_url(base_url), api_key_env
-        self.concurrency, self.timeout, self.max_retries, self.backoff, self.max_wait = concurrency, timeout, max_retries, backoff, max_wait
-        self.chat, self.logprobs, self.chat_format, self.extra_body = chat, logprobs, chat_format, dict(extra_body or {})
-        if revision and not re.fullmatch(r"[\w.:+-]+", revision): raise ValueError(f"revision {revision!r}: use letters, digits and . _ : + - only")
-        self.revision = revision
+        self.concurrency, self.timeout, self.max_retries = concurrency, timeout, max_retries
+        self.backoff, self.max_wait, self.chat, self.logprobs = backoff, max_wait, chat, logprobs
+        self.chat_format, self.extra_body, self.revision = chat_format, dict(extra_body or {}), revision
         self.requests = self.retries = 0
         self._client, self._lock = None, threading.Lock()
         guard_secrets(self)
@@ -331,7 +322,8 @@ class OpenAILM(LM):
         return f"openai:{self.model}" + (f"#{self.revision}" if self.revision else "") + "".join(":" + m for m in marks)
 
     def __repr__(self) -> str:
-        return f"OpenAILM({self.model!r}, {self.base_url!r}, concurrency={self.concurrency}, key from ${self.api_key_env})"
+        return (f"OpenAILM({self.model!r}, {self.base_url!r}, concurrency={self.concurrency}, "
+                f"key from ${self.api_key_env})")
 
     def __enter__(self) -> OpenAILM: return self  # a `with` block: started (or ready) on entry
     def __exit__(self, *exc) -> None: self.close()  # ... and stopped (closed) on leaving it
@@ -361,8 +353,9 @@ def _client_(self: OpenAILM) -> httpx.Client:
     "The shared, thread-safe HTTP client, created on first use."
     with self._lock:
         if self._client is None:
+            n = self.concurrency
             self._client = httpx.Client(timeout=httpx.Timeout(self.timeout),
-                                        limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency))
+                                        limits=httpx.Limits(max_connections=n, max_keepalive_connections=n))
         return self._client
 
 @patch
@@ -412,13 +405,16 @@ def _post(self: OpenAILM, path: str, body: dict) -> dict:
             if 200 <= status < 300:
                 try: return mask_json(_check_reply(r), secrets)
                 except ValueError as e: err, status = f"malformed reply: {e}", None
-            elif status == 429 or status >= 500: err, wait = f"HTTP {status}: {server_message(r.text)}", retry_after(r.headers)
+            elif status == 429 or status >= 500:
+                err, wait = f"HTTP {status}: {server_message(r.text)}", retry_after(r.headers)
             else:
                 msg = f"POST {path} failed with HTTP {status}: {server_message(r.text)}" + self._hint(status)
                 raise OpenAIError(redact(msg, secrets), status, path, attempt + 1)
         if attempt == self.max_retries:
-            raise OpenAIError(redact(f"POST {path} failed after {attempt + 1} attempts; last error: {err}", secrets), status, path, attempt + 1)
-        wait = min(wait, self.max_wait) if wait is not None else backoff_wait(attempt, self.backoff, seed_key, self.max_wait)
+            msg = f"POST {path} failed after {attempt + 1} attempts; last error: {err}"
+            raise OpenAIError(redact(msg, secrets), status, path, attempt + 1)
+        cap = self.max_wait
+        wait = backoff_wait(attempt, self.backoff, seed_key, cap) if wait is None else min(wait, cap)
         log.warning(redact(f"POST {path}: {err}; retry {attempt + 1}/{self.max_retries} in {wait:.2f} s", secrets))
         with self._lock: self.retries += 1
         time.sleep(wait)
@@ -428,15 +424,16 @@ def _post(self: OpenAILM, path: str, body: dict) -> dict:
 def served_model_info(self: OpenAILM, timeout: float = 1.0) -> list[dict] | None:
     "What GET /models says of each served model (id; vLLM adds root, max_model_len) within `timeout` s; or None."
     key = self._api_key()
-    secrets = [key, *self._secrets()]
-    try: r = self._client_().get(endpoint(self._url, "/models"), headers={"Authorization": f"Bearer {key}"} if key else {}, timeout=timeout)
+    secrets, auth = [key, *self._secrets()], {"Authorization": f"Bearer {key}"} if key else {}
+    try: r = self._client_().get(endpoint(self._url, "/models"), headers=auth, timeout=timeout)
     except httpx.TransportError as e:
-        raise OpenAIError(redact(f"cannot reach {self.base_url} ({type(e).__name__}: {str(e) or 'no reply'}); start the server, "
-                                 f"or fix the base URL", secrets), None, "/models") from None
+        why = f"{type(e).__name__}: {str(e) or 'no reply'}"
+        msg = f"cannot reach {self.base_url} ({why}); start the server, or fix the base URL"
+        raise OpenAIError(redact(msg, secrets), None, "/models") from None
     if r.status_code == 404: return None
     if r.status_code != 200:
-        raise OpenAIError(redact(f"GET /models at {self.base_url} failed with HTTP {r.status_code}: {server_message(r.text)}"
-                                 + self._hint(r.status_code), secrets), r.status_code, "/models")
+        msg = f"GET /models at {self.base_url} failed with HTTP {r.status_code}: {server_message(r.text)}"
+        raise OpenAIError(redact(msg + self._hint(r.status_code), secrets), r.status_code, "/models")
     try: data = r.json().get("data")
     except (ValueError, AttributeError): data = None
     return [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(data, list) else None
@@ -449,7 +446,8 @@ def served_models(self: OpenAILM, timeout: float = 1.0) -> list[str] | None:
 
 # %% ../../nbs/13_lm.openai.ipynb #88db40f4
 @patch
-def _gen_request(self: OpenAILM, prompt: str, max_new_tokens: int, stop, temperature: float, seed: int, chat: bool) -> tuple[str, dict]:
+def _gen_request(self: OpenAILM, prompt: str, max_new_tokens: int, stop, temperature: float, seed: int,
+                 chat: bool) -> tuple[str, dict]:
     "Endpoint path and JSON body of one generation request."
     body = {"model": self.model, "max_tokens": max_new_tokens, "temperature": temperature, "seed": seed}
     if stop: body["stop"] = list(stop)
@@ -473,15 +471,14 @@ def _map(self: OpenAILM, fn: Callable, items: list) -> list:
             for f in futs: f.cancel()
             raise
 
+def usage_completion_tokens(reply: dict, key: str = "completion_tokens") -> int | None:
+    "The generated tokens (or another `key`) a reply's `usage` block reports; None when it reports none."
+    n = reply["usage"].get(key) if isinstance(reply.get("usage"), dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
 def usage_prompt_tokens(reply: dict) -> int:
     "The prompt tokens a reply's `usage` block reports; 0 when it has none."
-    n = reply.get("usage", {}).get("prompt_tokens") if isinstance(reply.get("usage"), dict) else None
-    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0
-
-def usage_completion_tokens(reply: dict) -> int | None:
-    "The generated tokens a reply's `usage` block reports; None when it reports none."
-    n = reply.get("usage", {}).get("completion_tokens") if isinstance(reply.get("usage"), dict) else None
-    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+    return usage_completion_tokens(reply, "prompt_tokens") or 0
 
 @patch
 def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop: Sequence[str] | None = None,
@@ -490,21 +487,19 @@ def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop:
     prompts, stop = check_prompts(prompts), [stop] if isinstance(stop, str) else stop
     chat = self.chat if chat is None else chat
     def one(p):
-        path, body = self._gen_request(p, max_new_tokens, stop, temperature, seed, chat)
-        reply = self._post(path, body)
-        return dataclasses.replace(to_completion(reply["choices"][0], chat, stop), prompt_tokens=usage_prompt_tokens(reply),
-                                   usage_tokens=usage_completion_tokens(reply))
+        reply = self._post(*self._gen_request(p, max_new_tokens, stop, temperature, seed, chat))
+        c = to_completion(reply["choices"][0], chat, stop)
+        used = usage_completion_tokens(reply)
+        return dataclasses.replace(c, prompt_tokens=usage_prompt_tokens(reply), usage_tokens=used)
     return self._map(one, prompts)
 
 # %% ../../nbs/13_lm.openai.ipynb #8aafcf3b
-CANARY = "Complete the sentence: The capital of France is"  # the health check's greedy question; its answer fingerprints the weights
-
-def _tokens_from(c: Completion, used: int | None) -> str:
-    "Which source counts a reply's generated tokens: its log-prob tokens, else its usage block, else none."
-    return "log-prob tokens" if c.tokens else ("usage.completion_tokens" if used is not None else "none")
+# the health check's greedy question; its answer fingerprints the weights
+CANARY = "Complete the sentence: The capital of France is"
 
 @patch
-def canary(self: OpenAILM, chat: bool | None = None, # the endpoint: chat (True) or completions (False); default: the LM's
+def canary(self: OpenAILM,
+           chat: bool | None = None, # the endpoint: chat (True) or completions (False); default: the LM's
            max_new_tokens: int = 8, # the answer's budget
            ) -> dict:
     "The served model's greedy answer to CANARY on one endpoint, its log-probs (4 decimals) and token count."
@@ -512,7 +507,9 @@ def canary(self: OpenAILM, chat: bool | None = None, # the endpoint: chat (True)
     path, body = self._gen_request(CANARY, max_new_tokens, None, 0.0, 0, chat)
     reply = self._post(path, body)
     c, used = to_completion(reply["choices"][0], chat), usage_completion_tokens(reply)
-    return dict(endpoint=path, text=c.text, logprobs=[round(l, 4) for l in c.logprobs], tokens_from=_tokens_from(c, used))
+    # which source counts the generated tokens: the log-prob tokens, else the usage block, else none
+    src = "log-prob tokens" if c.tokens else ("usage.completion_tokens" if used is not None else "none")
+    return dict(endpoint=path, text=c.text, logprobs=[round(l, 4) for l in c.logprobs], tokens_from=src)
 
 # %% ../../nbs/13_lm.openai.ipynb #03a74718
 def echo_logprob(choice: dict, prompt: str, continuation: str) -> float:
@@ -520,9 +517,11 @@ def echo_logprob(choice: dict, prompt: str, continuation: str) -> float:
     lp, full = choice.get("logprobs") or {}, prompt + continuation
     toks, _, lps = parse_logprobs(lp)
     offs = lp.get("text_offset") or [len("".join(toks[:i])) for i in range(len(toks))]
-    if not str(choice.get("text", "")).startswith(full) or not toks or len(offs) != len(toks) or offs[-1] + len(toks[-1]) < len(full):
-        raise NotImplementedError("the server did not echo the prompt's log-probs (echo=true with logprobs on /completions); "
-                                  "score() needs a server that does, such as vLLM. Use TransformersLM to score locally.")
+    ok = str(choice.get("text", "")).startswith(full) and toks and len(offs) == len(toks)
+    if not ok or offs[-1] + len(toks[-1]) < len(full):
+        raise NotImplementedError("the server did not echo the prompt's log-probs (echo=true with logprobs on "
+                                  "/completions); score() needs a server that does, such as vLLM. Use TransformersLM "
+                                  "to score locally.")
     sel = [l for o, t, l in zip(offs, toks, lps) if o + len(t) > len(prompt) and o < len(full)]
     if any(l is None for l in sel):
         raise ValueError("the continuation starts at the first token, which has no log-prob; give a non-empty prompt")
@@ -541,7 +540,8 @@ def score_batch(self: OpenAILM, prompts: list[str], continuations: list[str], ch
     if (self.chat if chat is None else chat):
         if self.chat_format is None:
             raise NotImplementedError("chat endpoints cannot score a continuation; pass chat=False, or give OpenAILM a "
-                                      "chat_format (e.g. ragkit.lm.openai.chatml) that renders the prompt as the model's chat text")
+                                      "chat_format (e.g. ragkit.lm.openai.chatml) that renders the prompt as the "
+                                      "model's chat text")
         prompts = [self.chat_format(p) for p in prompts]
     def one(pc):
         p, c = pc
@@ -558,12 +558,6 @@ def score(self: OpenAILM, prompt: str, continuation: str, chat: bool | None = No
 # %% ../../nbs/13_lm.openai.ipynb #f847b742
 LLAMA_CPP_PIP = "pip install xllamacpp==2026.10.11549"
 
-def _xllamacpp():
-    "The xllamacpp module, or an ImportError saying how to install it when it is missing."
-    try: import xllamacpp as xlc
-    except ImportError: raise ImportError(f"llama_cpp_server needs the xllamacpp wheel: {LLAMA_CPP_PIP}") from None
-    return xlc
-
 @contextmanager
 def llama_cpp_server(model: str = "smollm2-135m-instruct",  # a registry name or path of a GGUF file
                      port: int = 0,  # 0: any free port
@@ -573,13 +567,15 @@ def llama_cpp_server(model: str = "smollm2-135m-instruct",  # a registry name or
                      api_key: str | None = None,  # if given, the server refuses requests without this key
                      alias: str | None = None):  # the model id the server lists (default: `model` as given)
     "Serve a GGUF with llama.cpp's OpenAI-compatible server on 127.0.0.1 (xllamacpp); yields the base URL."
-    xlc = _xllamacpp()
+    try: import xllamacpp as xlc
+    except ImportError: raise ImportError(f"llama_cpp_server needs the xllamacpp wheel: {LLAMA_CPP_PIP}") from None
+    from ragkit.config import load_settings
     from ragkit.lm.models import resolve_model
     r = resolve_model(model)
-    if r.kind != "gguf": raise ValueError(f"{model!r} resolves to a {r.kind}, not a GGUF file; llama.cpp serves GGUF files only")
+    if r.kind != "gguf":
+        raise ValueError(f"{model!r} resolves to a {r.kind}, not a GGUF file; llama.cpp serves GGUF files only")
     p = xlc.CommonParams()
     p.model.path, p.n_ctx, p.n_parallel, p.hostnames, p.port = str(r.path), n_ctx, parallel, ["127.0.0.1"], port
-    from ragkit.config import load_settings
     p.cpuparams.n_threads = p.cpuparams_batch.n_threads = threads or load_settings().llama_threads
     p.verbosity, p.warmup = -1, False
     if api_key: p.api_keys = [api_key]

