@@ -102,6 +102,7 @@ def server_fingerprint(info: dict | None, # the model's GET /models entry, or No
     fp["canary"] = {c["endpoint"]: dict(text=c["text"], logprobs=c["logprobs"]) for c in canaries}
     return fp | {"revision": stable_hash(json.dumps(fp, sort_keys=True), n=12)}
 
+# %% ../../nbs/15_lm.backends.ipynb #ff7b255es1
 def fingerprint_differs(was: dict, now: dict) -> str | None:
     "Why fingerprint `now` differs from the recorded `was` (/models, a canary's answer or log-probs); else None."
     for k in SERVED:
@@ -196,11 +197,13 @@ def system_needs(system) -> set[str]:
         needs.add("chat" if chat else "completions")
     return needs
 
+# %% ../../nbs/15_lm.backends.ipynb #d887cac3s1
 def systems_needs(systems: Iterable) -> tuple[str, ...]:
     "What a notebook's systems need of their reader together, in NEEDS order."
     found = set().union(*(system_needs(s) for s in systems))
     return tuple(n for n in NEEDS if n in found)
 
+# %% ../../nbs/15_lm.backends.ipynb #d887cac3s2
 class StandIn:
     "A stand-in retriever or reader, to read what a notebook's systems need: a name and nothing else."
     def __init__(self, name: str = "stand-in"): self.name = name

@@ -308,6 +308,7 @@ def _prefill(self: TransformersLM, ids, mask, pos):
     out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1)
     return out.logits[:, -1], out.past_key_values, dict(attention_mask=mask, position_ids=pos[:, -1:])
 
+# %% ../../nbs/11_lm.base.ipynb #a869808fs1
 @patch
 def _step(self: TransformersLM, nxt, past, state):
     "One decoding step on the chosen tokens `nxt`; returns logits, cache and updated state."

@@ -33,6 +33,7 @@ def _is_damage(e: sqlite3.DatabaseError) -> bool:
     name, msg = getattr(e, "sqlite_errorname", ""), str(e)
     return name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in msg or "malformed" in msg
 
+# %% ../../nbs/12_lm.cache.ipynb #6435941bs1
 def _wal(db: sqlite3.Connection, wait: float = 60.0) -> None:
     "Put the file in WAL mode, retrying while another process holds it (SQLite answers 'locked' at once)."
     deadline = time.monotonic() + wait

@@ -163,6 +163,7 @@ def _write_json_atomic(p: Path, obj) -> None:
     with os.fdopen(fd, "w") as f: json.dump(obj, f, indent=1, sort_keys=True)
     os.replace(tmp, p)
 
+# %% ../../nbs/10_lm.models.ipynb #338c45b8s1
 def _cached_sha(p: Path, memo: dict) -> str:
     "sha256 of `p`, from `memo` when its size and mtime are unchanged (updates `memo`)."
     st, key = p.stat(), str(p.resolve())

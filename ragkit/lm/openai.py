@@ -42,6 +42,7 @@ def resolve_base_url(base_url: str | None = None, env: dict | None = None) -> st
         raise ValueError(f"base URL {public_url(url)!r} is not an http(s) URL; pass e.g. 'http://127.0.0.1:8000/v1'")
     return urlunsplit((p.scheme, p.netloc, p.path.rstrip("/"), p.query, ""))
 
+# %% ../../nbs/13_lm.openai.ipynb #592a2660s1
 def endpoint(base_url: str, path: str) -> str:
     "The URL of `path` (e.g. '/completions') under `base_url`, keeping its query string (Azure's ?api-version=...)."
     p = urlsplit(base_url)
@@ -54,6 +55,7 @@ class OpenAIError(RuntimeError):
         super().__init__(message)
         self.status, self.path, self.attempts = status, path, attempts
 
+# %% ../../nbs/13_lm.openai.ipynb #1f740970s1
 def server_message(body: str, limit: int = 300) -> str:
     "The human-readable reason in an error reply, whatever its shape, cut to `limit` characters."
     try: j = json.loads(body)
@@ -71,6 +73,7 @@ def backoff_wait(attempt: int, backoff: float, key: str = "", max_wait: float = 
     jitter = random.Random(f"{key}:{attempt}").random() * 0.25
     return min(backoff * 2 ** attempt * (1 + jitter), max_wait)
 
+# %% ../../nbs/13_lm.openai.ipynb #775154e9s1
 def retry_after(headers) -> float | None:
     "The wait a server asks for in `Retry-After` / `retry-after-ms`, in seconds; None if absent or unreadable."
     if (ms := headers.get("retry-after-ms")) is not None:
@@ -260,6 +263,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self): _list_models(self.fake, self)
     def log_message(self, *a): pass  # quiet
 
+# %% ../../nbs/13_lm.openai.ipynb #70d792aas1
 @patch
 def start(self: FakeOpenAIServer) -> FakeOpenAIServer:
     "Start serving on a free port of 127.0.0.1."
@@ -269,6 +273,7 @@ def start(self: FakeOpenAIServer) -> FakeOpenAIServer:
     threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return self
 
+# %% ../../nbs/13_lm.openai.ipynb #70d792aas2
 @patch
 def stop(self: FakeOpenAIServer) -> None:
     "Stop serving and free the port."
@@ -376,6 +381,7 @@ def _hint(self: OpenAILM, status: int) -> str:
     hint = _HINTS.get(status, "").replace("{env}", str(self.api_key_env))
     return f" ({hint})" if hint else ""
 
+# %% ../../nbs/13_lm.openai.ipynb #c1dd1c53s1
 def _check_reply(r: httpx.Response) -> dict:
     "The reply's JSON; ValueError saying what is malformed otherwise."
     try: j = r.json()
@@ -385,7 +391,6 @@ def _check_reply(r: httpx.Response) -> dict:
         why = f"error {server_message(r.text)!r}" if "error" in j else f"keys {sorted(j)[:8]}"
         raise ValueError(f"reply has no 'choices' ({why})")
     return j
-
 
 # %% ../../nbs/13_lm.openai.ipynb #f4fa45cd
 @patch

@@ -153,6 +153,7 @@ def clean_line(line: str) -> str:
     line = line.strip().strip(_QUOTES).strip()
     return line[:-1].strip().strip(_QUOTES).strip() if line.endswith(".") and not _ABBREV.search(line) else line
 
+# %% ../../nbs/14_lm.reader.ipynb #9fc66c66s1
 def postprocess(raw: str) -> str:
     "The answer in a raw output: its first line that is not empty once cleaned."
     return next((a for l in raw.splitlines() if (a := clean_line(l))), "")
@@ -180,6 +181,7 @@ def _doc_text(document) -> str:
     if isinstance(document, str): return document
     return document.text if hasattr(document, "chunks") else format_passages(document, "plain")
 
+# %% ../../nbs/14_lm.reader.ipynb #42ee8c09s1
 def prompt_fields(t: Template, question: str, document=None, **fields) -> dict:
     "The fields for `t` from a question, a document and extra fields."
     out, docs = {"question": question, **fields}, () if document is None else document
