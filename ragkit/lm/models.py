@@ -11,7 +11,7 @@ import hashlib, importlib.util, json, os, re, shutil, sys, tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from ..config import load_settings
-from ..data.demo import sha256_file
+from ..core import sha256_file
 
 # %% auto #0
 __all__ = ['MODELS', 'HUB_ID', 'WEIGHT_SUFFIXES', 'ModelSpec', 'package_dir', 'ResolvedModel', 'hub_offline', 'hub_snapshot',
