@@ -8,8 +8,10 @@ Lessons: `nbs/00_core.ipynb`; on the site (`make site`): `core.html`."""
 
 # %% ../nbs/00_core.ipynb #4d40c6c9
 from __future__ import annotations
-import hashlib, json, math, numbers
+import functools, gzip, hashlib, inspect, io, json, math, numbers, re, types, zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field, asdict
+from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 from tqdm.auto import tqdm
 
@@ -159,8 +161,6 @@ class Prediction:
         return Cost(self.lm_calls, self.prompt_tokens, self.tokens, self.cached_calls, finish)
 
 # %% ../nbs/00_core.ipynb #5674378d
-import inspect
-
 def plain(v):
     "`v` as JSON-ready data for a config: primitives as they are, objects by their `config`, `identity` or `id`."
     if v is None or isinstance(v, (bool, int, float, str)): return v
@@ -186,8 +186,6 @@ def init_settings(cls: type) -> dict[str, inspect.Parameter]:
     return out
 
 # %% ../nbs/00_core.ipynb #94098e09
-import functools, re, types
-
 def _code_text(c: types.CodeType) -> str:
     "A code object's bytecode, constants (nested code by its own text) and the names it reads."
     consts = [_code_text(k) if isinstance(k, types.CodeType) else repr(k) for k in c.co_consts]
@@ -360,11 +358,13 @@ class Retriever(Fingerprinted):
                                 "name": "a label: it never changes a ranking", "progress": "a progress bar"}
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
-        "The top-`k` hits for `query`, best first."
-        raise NotImplementedError
+        "The top-`k` hits for `query`, best first: `batch_search` of the one query, unless a retriever defines it."
+        return self.batch_search([query], k, progress=False)[0]
 
     def batch_search(self, queries: Sequence[str], k: int = 10, progress: bool = True) -> list[list[Hit]]:
-        "`search` for each query, in order."
+        "`search` for each query, in order (a retriever defines one of the two)."
+        if type(self).search is Retriever.search:
+            raise NotImplementedError(f"{type(self).__name__} defines neither `search` nor `batch_search`")
         return [self.search(q, k) for q in tqdm(queries, desc=self.name, disable=not progress or len(queries) < 2)]
 
     def passages(self, hits: Iterable[Hit]):
@@ -378,10 +378,6 @@ class Retriever(Fingerprinted):
         return dict(type=type(self).__name__, corpus=corpus, **self.fingerprint())
 
 # %% ../nbs/00_core.ipynb #03487bba
-import gzip, io, zlib
-from contextlib import contextmanager
-from pathlib import Path
-
 class DataError(ValueError):
     "A data file is missing or malformed; the message names the file, the line and the fix."
 
@@ -455,7 +451,6 @@ def row_error(path: Path | str, line: int, what: str) -> DataError:
 def sha256_file(path: Path | str) -> str:
     "Hex sha256 of a file's bytes, streamed by `hashlib.file_digest`."
     with open(path, "rb") as f: return hashlib.file_digest(f, "sha256").hexdigest()
-
 
 # %% ../nbs/00_core.ipynb #c709f108
 @dataclass(frozen=True)

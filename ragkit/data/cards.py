@@ -7,10 +7,10 @@ Lessons: `nbs/06_data.cards.ipynb`; on the site (`make site`): `data.cards.html`
 
 # %% ../../nbs/06_data.cards.ipynb #46252ebe
 from __future__ import annotations
-import math
 import numpy as np, pandas as pd
 import matplotlib.pyplot as plt
 import seaborn as sns
+from ..config import check_data_dir
 from ..core import Example
 
 # %% auto #0
@@ -32,17 +32,14 @@ POPULARITY_FIELDS = ("s_pop", "o_pop", "sr_count", "s_count")  # the popularity 
 
 # %% ../../nbs/06_data.cards.ipynb #fc0268d6
 def example_frame(examples: list[Example], dataset: str, split: str) -> pd.DataFrame:
-    "Per-example lengths, gold count, relation and popularity fields of one dataset split."
+    "Per-example lengths, gold count, relation and popularity fields (floats, NaN when absent) of one dataset split."
     rows = [dict(dataset=dataset, split=split, qid=e.qid, question_words=n_words(e.question),
                  answer_words=answer_words(e.answers), n_golds=len(e.answers), relation=e.meta.get("relation"),
-                 **{f: _num(e.meta.get(f)) for f in POPULARITY_FIELDS}) for e in examples]
-    return pd.DataFrame(rows, columns=["dataset", "split", "qid", "question_words", "answer_words", "n_golds",
-                                       "relation", *POPULARITY_FIELDS])
-
-def _num(v) -> float:
-    "A popularity value as float; NaN when absent or not a number."
-    try: return float(v)
-    except (TypeError, ValueError): return math.nan
+                 **{f: e.meta.get(f) for f in POPULARITY_FIELDS}) for e in examples]
+    df = pd.DataFrame(rows, columns=["dataset", "split", "qid", "question_words", "answer_words", "n_golds",
+                                     "relation", *POPULARITY_FIELDS])
+    pops = list(POPULARITY_FIELDS)  # a value that is not a number counts as absent
+    return df.assign(**df[pops].apply(pd.to_numeric, errors="coerce").astype(float))
 
 # %% ../../nbs/06_data.cards.ipynb #b38b96cb
 def card_row(df: pd.DataFrame) -> dict:
@@ -73,12 +70,11 @@ def plot_lengths(frame: pd.DataFrame):
 # %% ../../nbs/06_data.cards.ipynb #6d5f0326
 def plot_popularity(frame: pd.DataFrame):
     "Histograms (log-x) of every popularity field present, one panel per dataset split and field; None if none."
-    panels = [(n, f) for n, g in frame.assign(name=frame.dataset + ":" + frame.split).groupby("name", sort=False)
-              for f in POPULARITY_FIELDS if g[f].notna().any()]
+    panels = [(n, f, g[f].dropna()) for n, g in frame.assign(name=frame.dataset + ":" + frame.split).groupby(
+              "name", sort=False) for f in POPULARITY_FIELDS if g[f].notna().any()]
     if not panels: return None
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3), squeeze=False)
-    for ax, (name, fld) in zip(axes[0], panels):
-        v = frame.loc[(frame.dataset + ":" + frame.split == name), fld].dropna()
+    for ax, (name, fld, v) in zip(axes[0], panels):
         v = v[v > 0]
         bins = np.logspace(0, np.log10(max(v.max(), 10)), 30)
         ax.hist(v, bins=bins, color="#6a9f6a")
@@ -91,13 +87,9 @@ def plot_popularity(frame: pd.DataFrame):
 def card_pairs(spec: str) -> list[tuple[str, str | None]]:
     "The (dataset, split) pairs `spec` names: `auto` (every split present), or names checked by parse_datasets."
     from ragkit.data.registry import available
-    from ragkit.data.tasks import TASKS, parse_datasets, _check_data_dir
+    from ragkit.data.tasks import TASKS, parse_datasets
     if spec.strip() == "auto":
-        _check_data_dir()
+        check_data_dir()
         return available()
-    out = []
-    for item in parse_datasets(spec):
-        name, _, split = item.partition(":")
-        t = TASKS.get(item) if not split else None
-        out.append((t.dataset, t.split) if t else (name, split or None))
-    return out
+    pairs = [(TASKS[i].dataset, TASKS[i].split) if i in TASKS else i.partition(":")[::2] for i in parse_datasets(spec)]
+    return [(name, split or None) for name, split in pairs]  # a bare dataset name: its default split

@@ -10,18 +10,19 @@ Lessons: `nbs/03_data.corpora.ipynb`; on the site (`make site`): `data.corpora.h
 from __future__ import annotations
 import statistics
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 from ..core import (Corpus, DamagedFile, DataError, Passage, missing_file, passage_id, read_json, read_jsonl,
                          row_error)
-from ..config import load_settings, require_data_dir
-from .registry import DATASETS
+from ..config import require_data_dir
+from .registry import DATASETS, context_dict, gold_passage_meta
 
 # %% auto #0
 __all__ = ['CORPORA', 'UNION', 'chunk_words', 'chunk_document', 'SourceDoc', 'passages_of', 'gold_chunks', 'build_corpus',
-           'read_squad', 'read_nq_gold', 'read_nq_long', 'read_hotpot', 'read_retrievalqa', 'read_narrativeqa',
-           'CorpusSpec', 'get_corpus_spec', 'resolve_data_dir', 'load_with_gold', 'load_corpus', 'gold_pids',
-           'corpus_stats', 'restrict_corpus', 'cap_words']
+           'read_squad', 'read_nq_gold', 'read_hotpot', 'read_retrievalqa', 'read_narrativeqa', 'CorpusSpec',
+           'get_corpus_spec', 'load_with_gold', 'load_corpus', 'gold_pids', 'corpus_stats', 'restrict_corpus',
+           'cap_words']
 
 # %% ../../nbs/03_data.corpora.ipynb #347b2ce1
 def chunk_words(text: str,  # the document body
@@ -111,26 +112,24 @@ def read_squad(path: Path) -> Iterator[SourceDoc]:
             yield SourceDoc(str(art.get("title", "")).replace("_", " "), par["context"], gold)
 
 # %% ../../nbs/03_data.corpora.ipynb #01a5b1bc
-def read_nq_gold(path: Path) -> Iterator[SourceDoc]:
-    "The gold passage of every row of nq-open-oracle.jsonl(.gz)."
+def read_nq_gold(path: Path,
+                 long: bool = False,  # the row's NQ-annotated long answer (a Wikipedia paragraph), not its gold passage
+                 ) -> Iterator[SourceDoc]:
+    "The gold passage (or with `long` the NQ-annotated long answer) of every row of nq-open-oracle.jsonl(.gz)."
     for i, (n, row) in enumerate(read_jsonl(path)):
-        try: gold = [c for c in row["ctxs"] if c.get("isgold")]
-        except (KeyError, TypeError, AttributeError) as e:
-            raise row_error(path, n, f"missing or malformed field {e}") from None
-        if len(gold) != 1: raise row_error(path, n, f"'ctxs' should hold exactly one isgold passage, found {len(gold)}")
-        qs = ((f"nq-gold/dev/{i}", row.get("answers") or []),)
-        yield SourceDoc(gold[0].get("title") or "", gold[0].get("text") or "", qs)
-
-# %% ../../nbs/03_data.corpora.ipynb #ec5d287e
-def read_nq_long(path: Path) -> Iterator[SourceDoc]:
-    "The NQ-annotated long answer (a Wikipedia paragraph) of every row of nq-open-oracle.jsonl(.gz)."
-    for i, (n, row) in enumerate(read_jsonl(path)):
-        ann = row.get("nq_annotated_gold") if isinstance(row, dict) else None
-        if not isinstance(ann, dict):
-            raise row_error(path, n, "missing or malformed field 'nq_annotated_gold' (an object)")
-        text = ann.get("long_answer") or ""
-        if not isinstance(text, str): raise row_error(path, n, "'nq_annotated_gold.long_answer' should be a string")
-        yield SourceDoc(str(ann.get("title") or ""), text, ((f"nq-gold/dev/{i}", row.get("answers") or []),))
+        if long:
+            doc = row.get("nq_annotated_gold") if isinstance(row, dict) else None
+            if not isinstance(doc, dict):
+                raise row_error(path, n, "missing or malformed field 'nq_annotated_gold' (an object)")
+            text = doc.get("long_answer") or ""
+            if not isinstance(text, str): raise row_error(path, n, "'nq_annotated_gold.long_answer' should be a string")
+        else:
+            try: doc = gold_passage_meta(row)["gold_passage"]  # the one ctx flagged isgold, as dataset nq-gold reads it
+            except (KeyError, TypeError, AttributeError) as e:
+                raise row_error(path, n, f"missing or malformed field {e}") from None
+            except ValueError as e: raise row_error(path, n, str(e)) from None  # not exactly one isgold ctx
+            text = doc["text"] or ""
+        yield SourceDoc(str(doc.get("title") or ""), text, ((f"nq-gold/dev/{i}", row.get("answers") or []),))
 
 # %% ../../nbs/03_data.corpora.ipynb #0b4984b4
 def read_hotpot(path: Path) -> Iterator[SourceDoc]:
@@ -146,21 +145,16 @@ def read_hotpot(path: Path) -> Iterator[SourceDoc]:
             raise row_error(path, f"[{i}]", f"missing or malformed field {e}") from None
         yield from (SourceDoc(t, x, ((qid, [answer]),) if t in sup else ()) for t, x in pars)
 
-# %% ../../nbs/03_data.corpora.ipynb #4d9740a4
-def _context(c, path: Path, n: int) -> SourceDoc:
-    "A RetrievalQA context (a {title, text} dict or a bare string) as a SourceDoc."
-    if isinstance(c, str): return SourceDoc("", c)
-    if isinstance(c, dict): return SourceDoc(str(c.get("title") or ""), str(c.get("text") or ""))
-    raise row_error(path, n, f"a context should be an object or a string, got {type(c).__name__}")
-
 # %% ../../nbs/03_data.corpora.ipynb #4d9740a4s1
 def read_retrievalqa(path: Path) -> Iterator[SourceDoc]:
-    "Every context of every row of retrievalqa_gpt4.jsonl, in file order."
+    "Every context of every row of retrievalqa_gpt4.jsonl, in file order (a bare string is an untitled context)."
     for n, row in read_jsonl(path):
         ctxs = row.get("context") if isinstance(row, dict) else None
         if not isinstance(ctxs, list):
             raise row_error(path, n, "missing or malformed field 'context' (a list of contexts)")
-        yield from (_context(c, path, n) for c in ctxs)
+        if bad := [c for c in ctxs if not isinstance(c, (str, dict))]:
+            raise row_error(path, n, f"a context should be an object or a string, got {type(bad[0]).__name__}")
+        yield from (SourceDoc(str(d["title"]), str(d["text"])) for d in map(context_dict, ctxs))
 
 # %% ../../nbs/03_data.corpora.ipynb #66810aba
 def read_narrativeqa(path: Path) -> list[SourceDoc]:
@@ -202,8 +196,8 @@ CORPORA: dict[str, CorpusSpec] = {s.name: s for s in [
           "the 2,067 paragraphs of the 48 SQuAD v1.1 dev articles, one passage each (the corpus LoRE retrieves over)"),
     _read("nq-gold", "nq", read_nq_gold, "nq-gold", "dev", _LITM,
           "the distinct gold ~100-word Wikipedia passages of 2,655 NQ-open dev questions"),
-    _read("nq-long", "nqlong", read_nq_long, "nq-gold", "dev", _LITM, "the distinct NQ-annotated long answers (whole "
-          "Wikipedia paragraphs of the NQ release) of 2,655 NQ-open dev questions"),
+    _read("nq-long", "nqlong", partial(read_nq_gold, long=True), "nq-gold", "dev", _LITM, "the distinct NQ-annotated "
+          "long answers (whole Wikipedia paragraphs of the NQ release) of 2,655 NQ-open dev questions"),
     _read("hotpotqa", "hotpot", read_hotpot, "hotpotqa", "dev-distractor",
           "HotpotQA CC BY-SA 4.0 (not verified); host repo has no LICENSE",
           "the distinct Wikipedia paragraphs (gold and distractor) of the first 103 HotpotQA dev distractor items"),
@@ -232,11 +226,6 @@ def get_corpus_spec(name: str) -> CorpusSpec:
     if name not in CORPORA: raise ValueError(f"unknown corpus {name!r}; known corpora: {', '.join(CORPORA)}")
     return CORPORA[name]
 
-def resolve_data_dir(data_dir: Path | str | None = None) -> Path:
-    "`data_dir` if given, else the configured data dir (a clear error if none is set)."
-    if data_dir is not None: return Path(data_dir)
-    return require_data_dir(load_settings())
-
 # %% ../../nbs/03_data.corpora.ipynb #2e1b2b13
 def _words(spec: CorpusSpec, words: int | None) -> int | None:
     "The chunk size in force: the corpus default for None, no chunking for 0."
@@ -248,7 +237,8 @@ def _words(spec: CorpusSpec, words: int | None) -> int | None:
 # %% ../../nbs/03_data.corpora.ipynb #2e1b2b13s1
 def _load_file(spec: CorpusSpec, data_dir, words, min_tail) -> tuple[Corpus, dict]:
     "Corpus and gold map of a corpus read from one file."
-    path, see = resolve_data_dir(data_dir) / spec.path, "(see the data dir's PROVENANCE.md)"
+    root = Path(data_dir) if data_dir is not None else require_data_dir()  # the argument, else the configured one
+    path, see = root / spec.path, "(see the data dir's PROVENANCE.md)"
     if not path.is_file(): raise missing_file(path, f"download {spec.source} to {path} {see}")
     try: return build_corpus(spec.reader(path), spec.name, spec.prefix, _words(spec, words), min_tail)
     except DamagedFile as e: raise DamagedFile(e.path, e.why, f"download {spec.source} again to {path} {see}") from None

@@ -7,11 +7,11 @@ Lessons: `nbs/02_data.registry.ipynb`; on the site (`make site`): `data.registry
 
 # %% ../../nbs/02_data.registry.ipynb #ec3b3580
 from __future__ import annotations
-import ast, csv, difflib, json, re
+import ast, csv, difflib, json, random, re, warnings
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 from ..core import Example, DamagedFile, DataError, missing_file, open_text, read_json, read_jsonl, row_error
 from ..config import load_settings, require_data_dir
 
@@ -45,7 +45,6 @@ def drop_repeats(exs: list[Example], # examples whose qids are row numbers
                  path: Path | str, # the file they came from, named in the warning
                  ) -> list[Example]:
     "`exs` without rows repeating an earlier row (question, answers, fields), with a warning; kept rows keep qids."
-    import warnings
     seen, out, gone = set(), [], []
     for e in exs:
         key = json.dumps([e.question, e.answers, e.meta], sort_keys=True, default=str)
@@ -529,13 +528,10 @@ def load_dataset(name: str,  # a key of `DATASETS`, e.g. "nq-open"
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
         raise ValueError(f"limit must be a non-negative int (0 or None: all), got {limit!r}")
     spec = get_spec(name)
-    split = resolve_split(spec, split)
-    if split is None:  # only `demo` has no default split: all of them
-        exs = spec.parser(None, name)
-        check_loaded(exs, f"{name}/{split}", None, "")
-        return exs[:limit] if limit else exs
-    path, source = None if spec.splits[split] is None else data_path(spec, split, data_dir), spec.source_for(split)
-    try: exs = spec.parser_for(split)(path, f"{name}/{split}")
+    split = resolve_split(spec, split)  # None only for `demo`: all of its splits
+    path = None if split is None or spec.splits[split] is None else data_path(spec, split, data_dir)
+    source = spec.source_for(split) if split else ""
+    try: exs = spec.parser_for(split)(path, f"{name}/{split}" if split else name)
     except DamagedFile as e:
         if path is None: raise
         raise DamagedFile(e.path, e.why, f"download it again from {source} (dataset {name!r}, split {split!r}) "
@@ -577,11 +573,7 @@ def dataset_table(data_dir: Path | str | None = None):
     return pd.DataFrame(rows)
 
 # %% ../../nbs/02_data.registry.ipynb #35dab1aa
-import random
-from typing import Sequence
-
 def sample_examples(examples: Sequence[Example], n: int, seed: int = 0) -> list[Example]:
     "A seeded sample of `n` examples in their original order (all of them when n is 0 or too large)."
     if not n or n >= len(examples): return list(examples)
-    keep = set(random.Random(seed).sample(range(len(examples)), n))
-    return [e for i, e in enumerate(examples) if i in keep]
+    return [examples[i] for i in sorted(random.Random(seed).sample(range(len(examples)), n))]

@@ -11,7 +11,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
+from ..config import check_data_dir
 from ..core import Corpus, Example, Passage
+from .registry import DATASETS, available, load_dataset, sample_examples
+from .corpora import cap_words, load_with_gold, restrict_corpus
 
 # %% auto #0
 __all__ = ['TASKS', 'Task', 'parse_datasets', 'TaskChoice', 'task_limits', 'Prepared', 'task_of', 'prepare', 'given_contexts']
@@ -30,7 +33,6 @@ class Task:
 
     def present(self) -> bool:
         "True when the task's questions can be loaded here (the demo always)."
-        from ragkit.data.registry import available
         return (self.dataset, self.split) in set(available()) or self.dataset == "demo"
 
 TASKS: dict[str, Task] = {t.name: t for t in [
@@ -54,17 +56,8 @@ TASKS: dict[str, Task] = {t.name: t for t in [
 ]}
 
 # %% ../../nbs/05_data.tasks.ipynb #6bb38445
-def _check_data_dir() -> None:
-    "Fail if a data directory is configured but missing."
-    from ragkit.config import load_settings
-    s = load_settings()
-    if s.data_dir is not None and not s.data_dir.is_dir():
-        raise ValueError(f"the data directory {s.data_dir} (from {s.source}) does not exist: fix RAGKIT_DATA_DIR / "
-                         "data_dir, or unset it to run on the built-in demo data only")
-
 def _check_known(names: list[str], allowed: list[str]) -> None:
     "Fail on the names that are neither `allowed` tasks nor (when every task is allowed) registry datasets or pairs."
-    from ragkit.data.registry import DATASETS
     every = allowed == list(TASKS)  # then a registry dataset or dataset:split pair is allowed too
     known = {*DATASETS, *(f"{d}:{s}" for d, spec in DATASETS.items() for s in spec.splits)} if every else set()
     bad = [n for n in names if n not in allowed and n not in known]
@@ -81,7 +74,7 @@ def parse_datasets(spec: str, # "auto", or comma-separated task names / dataset:
         raise TypeError(f"datasets must be a string like 'demo,squad' or 'auto', got {spec!r}")
     allowed = list(allowed or TASKS)
     if spec.strip() == "auto":  # the tasks whose data is present (the demo always), once the data directory is checked
-        _check_data_dir()
+        check_data_dir()
         return [t for t in (auto or allowed) if t == "demo" or TASKS[t].present()]
     names = [s.strip() for s in spec.split(",") if s.strip()]
     if not names: raise ValueError(f"datasets={spec!r} names no dataset; choose from {', '.join(allowed)} or 'auto'")
@@ -153,7 +146,6 @@ def prepare(name: str, # a task name (see TASKS) or dataset:split
             corpus: Corpus | None = None, # answer over this corpus, not the task's (e.g. WITQA's pooled passages)
             ) -> Prepared:
     "The sampled questions and the prepared corpus of task `name`."
-    from ragkit.data.registry import load_dataset, sample_examples
     for p, v in dict(limit=limit, max_passages=max_passages, context_words=context_words, seed=seed).items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise ValueError(f"{p} must be a non-negative integer, got {v!r}")
@@ -165,7 +157,6 @@ def prepare(name: str, # a task name (see TASKS) or dataset:split
     if corpus is not None: return Prepared(t, exs, corpus)
     if t.contexts: return dataclasses.replace(given_contexts(t, every if where else exs, context_words), examples=exs)
     if t.corpus is None: return Prepared(t, exs, None)
-    from ragkit.data.corpora import load_with_gold, restrict_corpus, cap_words
     full, golds = load_with_gold(t.corpus)  # one parse of the corpus file gives both
     if t.gold != "corpus":  # the sample's gold pids come from the examples' meta, the corpus file or nowhere
         golds = {e.qid: e.meta.get("gold_pids", []) for e in exs} if t.gold == "meta" else {}
@@ -175,7 +166,6 @@ def prepare(name: str, # a task name (see TASKS) or dataset:split
 # %% ../../nbs/05_data.tasks.ipynb #ac90bc1c
 def given_contexts(t: Task, exs: list[Example], context_words: int = 0) -> Prepared:
     "The Prepared of a given-context task: the sample's own passages as the corpus, and question -> pids."
-    from ragkit.data.corpora import cap_words
     own, given = [], {}  # each question's own passages, pid `<qid>#<i>`; question -> their pids
     for e in exs:
         ctxs = e.meta.get(t.contexts)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json, math, os, pickle, re, shutil, tempfile, time, warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 import numpy as np
 from fastcore.basics import patch
 from tqdm.auto import tqdm
@@ -79,7 +79,6 @@ class RankBM25Backend:
         return np.stack([self.model.get_scores(q) for q in queries])
 
 # %% ../../nbs/21_retrieve.bm25.ipynb #dcd9f433
-from typing import TYPE_CHECKING
 if TYPE_CHECKING: import scipy.sparse  # named by `_matrix`'s annotation only; scipy loads when a matrix is built
 
 class BM25sBackend:
@@ -116,11 +115,8 @@ class BM25sBackend:
         "BM25 scores `[len(queries), n_docs]` by one sparse product."
         from scipy.sparse import csr_matrix
         mt, vocab = self._matrix(), self.model.vocab_dict
-        rows, cols = [], []
-        for i, q in enumerate(queries):
-            ids = [vocab[t] for t in q if t in vocab]
-            rows += [i] * len(ids)
-            cols += ids
+        hits = [(i, vocab[t]) for i, q in enumerate(queries) for t in q if t in vocab]  # (query, term id), repeats kept
+        rows, cols = zip(*hits) if hits else ((), ())
         qm = csr_matrix((np.ones(len(rows), mt.dtype), (rows, cols)), shape=(len(queries), mt.shape[0]))
         return (qm @ mt).toarray()
 
@@ -254,12 +250,6 @@ def batch_search(self: BM25Retriever, queries: Sequence[str], k: int = 10, progr
     for i in tqdm(range(0, len(queries), step), desc=self.name, disable=not progress or len(queries) <= step):
         out += [top_hits(row, pids, k) for row in self.scores(queries[i:i + step])]
     return out
-
-# %% ../../nbs/21_retrieve.bm25.ipynb #0ce1fd0es2
-@patch
-def search(self: BM25Retriever, query: str, k: int = 10) -> list[Hit]:
-    "Top-`k` hits for `query`."
-    return self.batch_search([query], k, progress=False)[0]
 
 # %% ../../nbs/21_retrieve.bm25.ipynb #25e87f60
 class GivenContexts(Retriever):

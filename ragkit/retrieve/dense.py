@@ -7,7 +7,7 @@ Lessons: `nbs/20_retrieve.dense.ipynb`; on the site (`make site`): `retrieve.den
 
 # %% ../../nbs/20_retrieve.dense.ipynb #b0388523
 from __future__ import annotations
-import hashlib, json, os, re, shutil, time, warnings
+import hashlib, json, os, re, shutil, tempfile, time, warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
@@ -107,10 +107,10 @@ def embedding_path(corpus: Corpus, embedder, cache_dir: Path | str | None = None
     "Where the embeddings of `corpus` by `embedder` are stored."
     return Path(cache_dir or load_settings().cache_dir) / "embeddings" / f"{corpus.hash[:16]}-{embedder.id}.npy"
 
-def _save_npy(path: Path, a: np.ndarray) -> None:
-    "Write `a` to `path` via a temporary file and a rename."
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.npy")
-    np.save(tmp, a)
+def _write_atomically(path: Path, write) -> None:
+    "Write `path` by `write(tmp)` into a temporary sibling (same suffix), then rename it into place."
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}{path.suffix}")
+    write(tmp)
     os.replace(tmp, path)
 
 # %% ../../nbs/20_retrieve.dense.ipynb #54638e39
@@ -150,7 +150,7 @@ def _embed_shards(corpus: Corpus, embedder, parts: Path, shard_size: int, progre
                 raise ValueError(f"embedder {getattr(embedder, 'id', type(embedder).__name__)} gave {len(bad)} zero or "
                                  f"non-finite vector(s) (passages {[ps[start + i].pid for i in bad[:3]]}); check the "
                                  "model and its device, then run again")
-            _save_npy(f, v)
+            _write_atomically(f, lambda tmp: np.save(tmp, v))
         else: bar.update(n)
         files.append(f)
     bar.close()
@@ -203,12 +203,11 @@ def _embed_and_store(corpus: Corpus, embedder, path: Path, meta_file: Path, shar
     "Embed `corpus` shard by shard, join the shards into `path` and write its sidecar (under the store's lock)."
     t0, parts = time.perf_counter(), path.with_suffix(".parts")
     files = _embed_shards(corpus, embedder, parts, shard_size, progress)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.npy")
-    out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(corpus), embedder.dim))
-    for i, f in enumerate(files): out[i * shard_size:i * shard_size + shard_size] = np.load(f)
-    out.flush()
-    del out
-    os.replace(tmp, path)
+    def join(tmp: Path):  # the shards, in order, into one memory-mapped array
+        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(corpus), embedder.dim))
+        for i, f in enumerate(files): out[i * shard_size:i * shard_size + shard_size] = np.load(f)
+        out.flush()
+    _write_atomically(path, join)
     meta = dict(corpus=corpus.name, corpus_hash=corpus.hash, model=embedder.id, dims=embedder.dim, n=len(corpus),
                 seconds=round(time.perf_counter() - t0, 2), passage_input="title + ' ' + text", pids=corpus.pids)
     meta_file.write_text(json.dumps(meta, indent=1))
@@ -251,7 +250,6 @@ class DenseRetriever(Retriever):
     @classmethod
     def fingerprint_example(cls):
         "A flat index of hashed vectors over the toy corpus, in a fresh temporary folder."
-        import tempfile
         return cls(toy_corpus(), HashingEmbedder(16), cache_dir=tempfile.mkdtemp(prefix="ragkit-fp-"), progress=False)
 
     def __init__(self, corpus: Corpus, embedder=None,  # an Embedder (default: settings.embedder) or a test double
@@ -299,9 +297,7 @@ def _open_index(self: DenseRetriever, threads: int = 2):
     index = fill_index(new_index(self.embeddings.shape[1], self.spec, self.metric), self.embeddings, self.spec)
     if not flat:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        faiss.write_index(index, str(tmp))
-        os.replace(tmp, path)
+        _write_atomically(path, lambda tmp: faiss.write_index(index, str(tmp)))
     return index
 
 # %% ../../nbs/20_retrieve.dense.ipynb #ec035e69
@@ -328,8 +324,3 @@ def batch_search(self: DenseRetriever, queries: Sequence[str], k: int = 10, prog
         if depth >= n or not any(len(d) > k and ids[-1] >= 0 and d[k - 1] == d[-1] for d, ids in zip(D, I)):
             return self._rank(D, I, k)
         depth = min(n, depth * 4)
-
-@patch
-def search(self: DenseRetriever, query: str, k: int = 10) -> list[Hit]:
-    "Top-`k` hits for `query`."
-    return self.batch_search([query], k, progress=False)[0]

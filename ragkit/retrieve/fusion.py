@@ -55,12 +55,8 @@ class FusedRetriever(Retriever):
         self.corpus = self.retrievers[0].corpus
         self.name = name or "+".join(r.name for r in self.retrievers)
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
-        "The top-`k` fused hits."
-        return rrf([r.search(query, self.depth) for r in self.retrievers], self.rrf_k)[:k]
-
     def batch_search(self, queries, k=10, progress=True):
-        "Fused hits of each query, from each retriever's own batched search."
+        "The top-`k` fused hits of each query, from each retriever's own batched search (`search`: of one query)."
         runs = [r.batch_search(queries, self.depth, progress) for r in self.retrievers]
         return [rrf([run[i] for run in runs], self.rrf_k)[:k] for i in range(len(queries))]
 

@@ -75,10 +75,8 @@ def parse_rankgpt(raw: str, # the reader's ranking, e.g. "[2] > [1] > [3]"
 def sliding_window(order: list[int], # current ranking (passage indices), best first
                    window: int = 5, step: int = 3) -> list[int]:
     "The window starts RankGPT visits, from the back of the list to the front (SuRe's notebook: window 5, step 3)."
-    n = len(order)
-    if n <= window: return [0]
-    starts = list(range(n - window, 0, -step))
-    return starts + [0] if starts[-1] != 0 else starts
+    if len(order) <= window: return [0]
+    return [*range(len(order) - window, 0, -step), 0]  # the range stops short of 0: the front window comes last
 
 # %% ../../nbs/23_retrieve.rerank.ipynb #rr000016
 def rankgpt_orders(generate: Callable, # prompts, max_new_tokens, stop= -> completions: one batched call of the reader
