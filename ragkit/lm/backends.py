@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Iterable, Sequence
 from ..config import load_settings
 from ..core import Parses, stable_hash
-from .base import TransformersLM, resolve_device, resolve_dtype
+from .base import DEVICE_BATCH, DEVICE_DECODE, TransformersLM, resolve_device, resolve_dtype
 from .cache import CachedLM
-from .models import resolve_model
+from .models import atomic_file, resolve_model
 from .openai import OpenAIError, OpenAILM, resolve_base_url
 from .reader import get_template
 from ..secrets import API_SEGMENT, redact, spec_url, url_secrets
@@ -25,8 +25,7 @@ from ..secrets import API_SEGMENT, redact, spec_url, url_secrets
 # %% auto #0
 __all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_SPECS', 'READER_RULE', 'CANARY_TOL', 'SERVED', 'NEEDS', 'ReaderSpec',
            'parse_reader', 'hide_spec', 'server_fingerprint', 'fingerprint_differs', 'server_registry', 'verify_server',
-           'cache_path', 'build_reader', 'system_needs', 'systems_needs', 'StandIn', 'ReaderCheck', 'local_decoding',
-           'check_reader']
+           'cache_path', 'build_reader', 'systems_needs', 'StandIn', 'ReaderCheck', 'local_decoding', 'check_reader']
 
 # %% ../../nbs/15_lm.backends.ipynb #002f101b
 @dataclass(frozen=True)
@@ -120,8 +119,7 @@ def fingerprint_differs(was: dict, now: dict) -> str | None:
 def _served_entry(lm: OpenAILM, s: ReaderSpec, timeout: float) -> dict | None:
     "The /models entry of the spec's model (None if the server has no /models); a ValueError if it serves others only."
     info = lm.served_model_info(timeout)
-    served = None if info is None else [m["id"] for m in info]
-    if served is not None and s.model not in served:
+    if info is not None and s.model not in (served := [m["id"] for m in info]):
         raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} serves {served}, not {s.model!r}; name one "
                          f"of those (openai:<name>@...), or start the server with --served-model-name {s.model}")
     return next((m for m in info or [] if m["id"] == s.model), None)
@@ -151,11 +149,8 @@ def verify_server(identity: str, # the reader's identity (its cache rows are fil
     merged = was or {"recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     merged = merged | {k: fp[k] for k in SERVED if k in fp}
     merged["canary"] = fp["canary"] | (was or {}).get("canary", {})
-    if merged != was:  # written atomically
-        registry.parent.mkdir(parents=True, exist_ok=True)
-        tmp = registry.with_name(f".{registry.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(reg | {identity: merged}, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, registry)
+    if merged != was:
+        with atomic_file(registry) as f: f.write(json.dumps(reg | {identity: merged}, indent=1, sort_keys=True) + "\n")
     return merged
 
 # %% ../../nbs/15_lm.backends.ipynb #74d7eeec
@@ -189,18 +184,14 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
 # %% ../../nbs/15_lm.backends.ipynb #d887cac3
 NEEDS = ("chat", "completions", "logprobs")  # what a system may need of its reader: an endpoint, per-token log-probs
 
-def system_needs(system) -> set[str]:
-    "What one system needs of its reader: what its class declares and the endpoint its `chat` flag picks."
-    needs = set(getattr(system, "reader_needs", ()))
-    if hasattr(system, "chat"):  # a system that reads: chat None means its template's own flag
-        chat = system.chat if system.chat is not None else get_template(getattr(system, "template", "eor-rag")).chat
-        needs.add("chat" if chat else "completions")
-    return needs
-
-# %% ../../nbs/15_lm.backends.ipynb #d887cac3s1
 def systems_needs(systems: Iterable) -> tuple[str, ...]:
-    "What a notebook's systems need of their reader together, in NEEDS order."
-    found = set().union(*(system_needs(s) for s in systems))
+    "What a notebook's systems need of their reader together, in NEEDS order: what each declares, and its endpoint."
+    found = set()
+    for system in systems:
+        found |= set(getattr(system, "reader_needs", ()))
+        if hasattr(system, "chat"):  # a system that reads: chat None means its template's own flag
+            chat = system.chat if system.chat is not None else get_template(getattr(system, "template", "eor-rag")).chat
+            found.add("chat" if chat else "completions")
     return tuple(n for n in NEEDS if n in found)
 
 # %% ../../nbs/15_lm.backends.ipynb #d887cac3s2
@@ -212,14 +203,10 @@ class StandIn:
 # %% ../../nbs/15_lm.backends.ipynb #8f5a39c8
 class ReaderCheck(str):
     "The line naming a checked reader; `record` is what run.json keeps, `env` what the kernel needs."
-    record: dict
-    env: dict
-
-def _checked(line: str, record: dict, env: dict) -> ReaderCheck:
-    "A ReaderCheck of `line` carrying `record` and `env`."
-    c = ReaderCheck(line)
-    c.record, c.env = record, env
-    return c
+    def __new__(cls, line: str, record: dict | None = None, env: dict | None = None):
+        c = super().__new__(cls, line)
+        c.record, c.env = record, env
+        return c
 
 def _prove(lm: OpenAILM, s: ReaderSpec, chat: bool) -> dict:
     "One short completion on one endpoint (the canary); a ValueError with the URL tried and what to change."
@@ -238,9 +225,7 @@ def _prove(lm: OpenAILM, s: ReaderSpec, chat: bool) -> dict:
 # %% ../../nbs/15_lm.backends.ipynb #b2c2c5e7
 def local_decoding(device: str = "cpu") -> str:
     "How the local reader splits its work on `device`: shared prefixes read once, rows decoded together."
-    import torch
-    from ragkit.lm.base import DEVICE_BATCH, DEVICE_DECODE
-    kind = torch.device(resolve_device(device)).type
+    kind = resolve_device(device).split(":")[0]  # cpu, cuda or mps
     rows = DEVICE_DECODE.get(kind, DEVICE_BATCH.get(kind, (64,))[0])
     return (f"a prefix shared by a call's prompts is read once; up to {rows} prompts are decoded together after their "
             "prefills")
@@ -259,7 +244,7 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
     if s.kind == "local":  # its device and precision checked; a local spec is kept as given
         dev = resolve_device(device)
         record = dict(reader=reader, tokens_from="token ids", decoding=local_decoding(device))
-        return _checked(f"{s.model} on {dev} in {resolve_dtype(dtype, dev)}", record, {})
+        return ReaderCheck(f"{s.model} on {dev} in {resolve_dtype(dtype, dev)}", record, {})
     lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, max_retries=0, timeout=max(timeout, 30.0),
                   revision=s.revision)
     with lm:
@@ -277,4 +262,4 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
                   tokens_from=canaries[0]["tokens_from"])
     from ragkit.lm.serve import launch_record
     if launched := launch_record(reader): record["launched_by_ragkit_serve"] = launched  # its threads and their cores
-    return _checked(f"{lm.identity} served at {lm.base_url} ({', '.join(proved)} checked)", record, env)
+    return ReaderCheck(f"{lm.identity} served at {lm.base_url} ({', '.join(proved)} checked)", record, env)

