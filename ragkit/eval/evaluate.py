@@ -204,7 +204,7 @@ def append_rows(path: Path, rows: list[dict]) -> None:
 def read_rows(path: Path) -> list[dict]:
     "Rows of a results JSONL file; a torn last line (from a killed run) is dropped and cut from the file."
     if not path.is_file(): return []
-    lines, rows, good = path.read_bytes().split(b"\n"), [], 0
+    lines, rows = path.read_bytes().split(b"\n"), []
     for i, line in enumerate(lines):
         try:
             if line.strip(): rows.append(json.loads(line))
@@ -213,8 +213,7 @@ def read_rows(path: Path) -> list[dict]:
                 raise row_error(path, i + 1, "malformed JSON line; delete the file or pass resume=False to start over"
                                 ) from None
             warnings.warn(f"{path}:{i + 1}: dropped a half-written last line (the run was interrupted while writing)")
-            with open(path, "r+b") as f: f.truncate(good)
-        else: good += len(line) + 1
+            with open(path, "r+b") as f: f.truncate(sum(len(x) + 1 for x in lines[:i]))  # keep the lines before it
     return rows
 
 def latest_rows(rows: list[dict], # rows of one results file, in file order
@@ -234,8 +233,7 @@ def read_latest(path: Path) -> list[dict]:
 
 def compact_rows(path: Path) -> int:
     "Rewrite `path` with one row per question (the last), atomically; how many rows were dropped."
-    if not path.is_file(): return 0
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # no file: no rows, nothing to drop
         warnings.simplefilter("ignore")
         rows = read_rows(path)
         keep = latest_rows(rows)
@@ -441,17 +439,6 @@ def _write_key(folder: Path, key: dict, method=None):
                              "away to answer afresh, or pass the old values to reuse its rows.")
     f.write_text(dumps(rec) + "\n", encoding="utf-8")
 
-# %% ../../nbs/31_eval.evaluate.ipynb #7c0894s1
-def _retry(method, failed: list[Example], ms: dict, batch_size: int, path: Path | None, retries: int) -> dict:
-    "qid -> the newest row of each failed example after up to `retries` more attempts (it stops at the first success)."
-    out = {}
-    for _ in range(retries):
-        if not failed: break
-        with tqdm(total=len(failed), disable=True) as bar:
-            out |= {r["qid"]: r for r in _run(method, failed, ms, batch_size, path, bar)}
-        failed = [ex for ex in failed if out[ex.qid]["error"]]
-    return out
-
 # %% ../../nbs/31_eval.evaluate.ipynb #7c0894s2
 def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), or a function question -> str
              examples: Sequence[Example], # the questions with their golds (the method sees only the questions)
@@ -488,21 +475,18 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     if retries < 0: raise ValueError(f"retries must be >= 0, got {retries}")
     with tqdm(total=len(exs), initial=len(done), desc=name, unit="ex", disable=not progress, mininterval=0.5) as bar:
         new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, bar)}
-    new |= _retry(method, [ex for ex in todo if new[ex.qid]["error"]], ms, batch_size, path, retries)
+    for _ in range(retries):  # a failed question is asked again, up to `retries` times (it stops at its first success)
+        if not (failed := [ex for ex in todo if new[ex.qid]["error"]]): break
+        with tqdm(total=len(failed), disable=True) as quiet:
+            new |= {r["qid"]: r for r in _run(method, failed, ms, batch_size, path, quiet)}
     if path: compact_rows(path)  # a retried row replaces its error row in the file too
     # every example's row, in order: its stored row re-scored against its current golds, else its new row
     rows = [score_row(done[ex.qid] | dict(golds=list(ex.answers)), ms) if ex.qid in done else new[ex.qid] for ex in exs]
-    return _finish(method, name, _table(rows, list(ms)), folder, n_boot, seed, len(done), before, key["fingerprint"])
-
-# %% ../../nbs/31_eval.evaluate.ipynb #14163700
-def _finish(method, name: str, table: pd.DataFrame, folder: Path | None, n_boot: int, seed: int, resumed: int,
-            before: dict, fingerprint: str = "") -> Evaluation:
-    "The Evaluation of a finished run, with summary.json written to `folder`."
-    after = lm_counters(method)
-    extra = dict(resumed=resumed, fingerprint=fingerprint)
+    table, after = _table(rows, list(ms)), lm_counters(method)
+    extra = dict(resumed=len(done), fingerprint=key["fingerprint"])
     if getattr(method, "backends", None) is not None: extra["backends"] = method.backends
     if after: extra["lm_counters"] = {k: after[k] - before.get(k, 0) for k in after}
-    summary = summarize(table, [c for c in table.columns if c not in COLUMNS + TAIL], name, n_boot, seed, **extra)
+    summary = summarize(table, list(ms), name, n_boot, seed, **extra)
     if folder: (folder / "summary.json").write_text(dumps(summary) + "\n", encoding="utf-8")
     return Evaluation(name, table, summary, folder)
 

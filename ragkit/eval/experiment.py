@@ -25,24 +25,17 @@ from .mechanism import (EQUIVALENT, EXACT_BELOW, NOT_RUN, NOT_TESTABLE, Gate, ad
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['PaperTable', 'PAPER_COLUMNS', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'SIZES', 'CLAIM_COLUMNS', 'VERDICT_COLUMNS',
-           'SAMPLING', 'READING', 'VERDICT_SHOWN', 'SystemFailed', 'failed_line', 'run_systems', 'restrict', 'ci',
-           'paper_table', 'cost_table', 'paper_difference', 'paper_file', 'paper_numbers', 'paper_cells', 'Statistic',
-           'contrast', 'Claim', 'paper_claims', 'direction', 'no_difference_bound', 'size', 'within_margin',
-           'verdict_sentence', 'verdict_row', 'with_needs', 'compared', 'gate_columns', 'verdict', 'with_gates',
-           'judged', 'with_notes', 'decisive_claim', 'simulated_claims', 'calibration', 'power_size', 'pilot_sizes',
-           'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers', 'output_dir', 'save_figure',
-           'Experiment']
+__all__ = ['PaperTable', 'PAPER_COLUMNS', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'CLAIM_COLUMNS', 'VERDICT_COLUMNS', 'SAMPLING',
+           'READING', 'VERDICT_SHOWN', 'SystemFailed', 'run_systems', 'restrict', 'ci', 'paper_table', 'cost_table',
+           'paper_difference', 'paper_file', 'paper_numbers', 'paper_cells', 'Statistic', 'contrast', 'Claim',
+           'paper_claims', 'direction', 'no_difference_bound', 'size', 'within_margin', 'verdict_row', 'with_needs',
+           'compared', 'with_gates', 'verdict', 'judged', 'with_notes', 'decisive_claim', 'simulated_claims',
+           'calibration', 'pilot_sizes', 'what_reproduces', 'cost_saving', 'reader_scale', 'beside_readers',
+           'output_dir', 'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 class SystemFailed(RuntimeError):
     "A system with failed rows after its retries: the run fails, naming the system and its first failure."
-
-def failed_line(task: str, name: str, ev: Evaluation) -> str:
-    "One line: which system failed on how many of the task's questions, and its first error."
-    f = ev.failed
-    return (f"{task}: {name} failed on {f['rows']} of {f['of']} questions after retries; "
-            f"the first ({f['qid']}): {f['first_error'][:600]}")
 
 def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval.evaluate)
                 prepared: Prepared, # the task they answer
@@ -64,7 +57,9 @@ def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval
         if not ev.failed:
             runs[task, name] = ev
             continue
-        line = failed_line(task, name, ev)
+        f = ev.failed  # one line: which system failed on how many of the task's questions, and its first error
+        line = (f"{task}: {name} failed on {f['rows']} of {f['of']} questions after retries; "
+                f"the first ({f['qid']}): {f['first_error'][:600]}")
         if on_error == "raise":
             where = f" Its rows are kept in {ev.path}:" if ev.path else ""
             raise SystemFailed(f"{line}.{where} fix the cause and run again (answered rows resume, failed ones are "
@@ -202,9 +197,8 @@ class Statistic:
             est = float(self.fn(np.arange(self.n)))
             boots = np.array([self.fn(ix) for ix in self.draws(n_boot, seed)], dtype=float) * self.scale
         boots = boots[~np.isnan(boots)]
-        lo, hi = np.quantile(boots, [0.025, 0.975]) if len(boots) else (np.nan, np.nan)
-        p = float((boots <= 0).mean()) if len(boots) else np.nan
-        return dict(ours=est * self.scale, lo=float(lo), hi=float(hi), n=self.n, p_value=p,
+        lo, hi, p = (*np.quantile(boots, [0.025, 0.975]), (boots <= 0).mean()) if len(boots) else (np.nan,) * 3
+        return dict(ours=est * self.scale, lo=float(lo), hi=float(hi), n=self.n, p_value=float(p),
                     **({} if self.rests_on is None else {"rests_on": int(self.rests_on)}))
 
 def contrast(scores: Sequence[float], # a score per question (0/1 correctness, or any number)
@@ -246,7 +240,6 @@ class Claim:
 MIN_N = 10  # fewer questions than this decide nothing; fewer differing questions than this size nothing
 MARGIN = {"points": 3.0}  # the equivalence margin by unit: inside ±3 points of EM or F1 is "no effect beyond it"
 DIRECTIONS = ("holds", "reversed", EQUIVALENT, "undecided", NOT_RUN, NOT_TESTABLE)  # every outcome, in tally order
-SIZES = ("consistent", "smaller", "larger", "n/a")
 
 # %% ../../nbs/33_eval.experiment.ipynb #pc000002
 import itertools, string
@@ -372,21 +365,12 @@ def _count(n: int, word: str) -> str:
     "'1 claim' / '2 claims'."
     return f"{n} {word}{'s' * (n != 1)}"
 
-def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 95% interval
-                     paper: float | None = None, # the paper's difference
-                     n: int | None = None, # questions compared
-                     unit: str = "points", # the unit of all four numbers
-                     exact: Mapping | None = None, # the sign test (discordant, wins, losses, p_exact) where it decides
-                     bound: str = "", # "at least" / "at most": the paper's number is a bound
-                     discordant: int | None = None, # questions whose scores differ (a size rests on at least MIN_N)
-                     margin: float | None = None, # the equivalence margin
-                     ) -> str:
-    "Both verdicts in words, with the numbers they rest on."
-    s, iv, p = size(lo, hi, paper, n, bound, discordant), _interval(ours, lo, hi, unit), _pts(paper, unit)
+def _sentence(ours, lo, hi, paper, n, unit: str, exact: Mapping | None, bound: str, discordant, margin,
+              raw: str, s: str) -> str:
+    "`verdict_row`'s verdicts in words (`raw`: the direction before equivalence, `s`: the size), with their numbers."
+    iv, p = _interval(ours, lo, hi, unit), _pts(paper, unit)
     if _too_few(n):
         return f"Undecided: {_count(n, 'question')}, fewer than the {MIN_N} a verdict needs, so no test decides ({iv})."
-    raw = (exact_direction(exact["wins"], exact["losses"], exact["p_exact"]) if exact is not None
-           else direction(lo, hi, n))
     if raw == "undecided" and within_margin(lo, hi, n, margin):
         head = f"Equivalent: {iv} lies inside the stated margin of ±{margin:.1f}, so there is no effect beyond it" + (
             f" (no direction: {exact['wins']} to {exact['losses']} over the {exact['discordant']} differing questions)"
@@ -397,8 +381,8 @@ def verdict_sentence(ours: float, lo: float, hi: float, # our estimate and its 9
         head = (f"The direction is undecided: no question's score differs ({iv})" if m == 0 else
                 f"The direction {said} by the exact sign test over the {_count(m, 'question')} where the two differ "
                 f"({w} to {l}, p = {pe:.3g}; fewer than {EXACT_BELOW}, so not the bootstrap): {iv}")
-    elif (d := direction(lo, hi, n)) != "undecided":
-        head = f"The direction holds: {iv}, above 0" if d == "holds" else f"The direction is reversed: {iv}, below 0"
+    elif raw != "undecided":  # the bootstrap's direction
+        head = f"The direction holds: {iv}, above 0" if raw == "holds" else f"The direction is reversed: {iv}, below 0"
     elif lo == hi == 0:
         head = f"The direction is undecided: {iv}, the same score on every question" + (
             f" (by the rule of three, within ±{no_difference_bound(n):.1f} at 95%)" if n else "")
@@ -431,17 +415,17 @@ def verdict_row(claim: str, dataset: str, # the claim in words, and where it is 
     if _missing(margin := extra.pop("margin", None)): margin = MARGIN.get(unit)
     available, rests, pb = extra.pop("available", None), extra.get("rests_on"), extra.get("p_value")
     if _missing(disc): disc = rests  # a statistic's stated denominator
-    d = exact_direction(ex["wins"], ex["losses"], ex["p_exact"]) if ex and not few else direction(lo, hi, n)
+    d = exact_direction(ex["wins"], ex["losses"], ex["p_exact"]) if ex else direction(lo, hi, n)
     within = within_margin(lo, hi, n if _missing(rests) else min(n, rests), margin)  # a ratio over 1: no equivalence
     # a bootstrap's two-sided p: twice the smaller tail at or below 0 (1 if all 0)
     boot = 1.0 if lo == hi == 0 else float("nan") if _missing(pb) else float(min(1.0, 2 * min(pb, 1 - pb)))
     test, p_two = ("none", float("nan")) if few else ("exact sign test", ex["p_exact"]) if ex else ("bootstrap", boot)
+    s = size(lo, hi, paper, n, bound, disc)
+    text = prefix + _sentence(estimate, lo, hi, paper, n, unit, ex, bound, disc, margin, d, s)
     if d == "undecided" and within: d, test = EQUIVALENT, f"interval inside ±{margin:g}"  # no effect beyond the margin
-    text = prefix + verdict_sentence(estimate, lo, hi, paper, n, unit, ex, bound, disc, margin)
-    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=d,
-                size=size(lo, hi, paper, n, bound, disc), verdict=text, unit=unit, source=source, test=test,
-                p_two=p_two, margin=margin, within_margin=within, n_needed=float("nan"), needed_for="",
-                available=available, **extra)
+    return dict(claim=claim, dataset=dataset, ours=estimate, lo=lo, hi=hi, paper=paper, direction=d, size=s,
+                verdict=text, unit=unit, source=source, test=test, p_two=p_two, margin=margin, within_margin=within,
+                n_needed=float("nan"), needed_for="", available=available, **extra)
 
 # %% ../../nbs/33_eval.experiment.ipynb #78f0e1s3
 def _needed(paper, lo, hi, n, unit: str, bound: str, margin, ours=None) -> tuple[float, str]:
@@ -505,14 +489,14 @@ def compared(c: Claim, # a claim without a statistic: a beats b on c.metric
                 **sign_test(a.values, rival[a.index].values), right=(a.sum(), rival.sum()), qids=list(a.index))
 
 # %% ../../nbs/33_eval.experiment.ipynb #10b8ffs1
-def gate_columns(c: Claim, # a claim with gates
-                 qids: Sequence, # the questions it judges
-                 ) -> dict:
-    "Each gate of `c` on the judged questions: the fewest it acted on, whether all reached their minimum, in words."
-    counts = [(who, g, *gate_count(g, qids)) for who, g in c.gates]
-    return dict(acted=min(k for *_, k, _ in counts), acted_of=len(list(qids)),
-                gate_ok=all(k >= g.minimum for _, g, k, _ in counts),
-                gate="; ".join(gate_sentence(who, g, k, n) for who, g, k, n in counts))
+def with_gates(claims: Sequence[Claim], # a paper's claims
+               gates: Mapping[tuple[str, str], Gate], # (task, system) -> that system's Gate on the task
+               ) -> list[Claim]:
+    "Each claim naming a mechanism, with the gate of each of its systems (a and each b) that `gates` has."
+    systems = lambda c: (c.a, *((c.b,) if isinstance(c.b, str) else c.b))
+    gs = [tuple((s, gates[c.dataset, s]) for s in systems(c) if c.mechanism and (c.dataset, s) in gates)
+          for c in claims]
+    return [replace(c, gates=c.gates + g) if g else c for c, g in zip(claims, gs)]
 
 # %% ../../nbs/33_eval.experiment.ipynb #10b8ffs1s1
 def _no_verdict(r: Mapping, why: str, **more) -> dict:
@@ -545,7 +529,10 @@ def _claim_row(c: Claim, runs: Mapping, n_boot: int, seed: int) -> dict | None:
     if not c.gates: return row
     qids = r.get("qids")  # a statistic's: every question of its gates
     if qids is None: qids = list(dict.fromkeys(q for _, g in c.gates for q in g.acted.index))
-    row |= gate_columns(c, qids)
+    acted = [(who, g, *gate_count(g, qids)) for who, g in c.gates]  # each gate on the judged questions, in words
+    row |= dict(acted=min(k for *_, k, _ in acted), acted_of=len(qids),
+                gate_ok=all(k >= g.minimum for _, g, k, _ in acted),
+                gate="; ".join(gate_sentence(who, g, k, n) for who, g, k, n in acted))
     if row["gate_ok"]: return row
     k, need = row["acted"], max(g.minimum for _, g in c.gates)  # acted on too few judged questions: how many it needs
     return _no_verdict(row, f"did not act on enough of the questions this claim judges ({row['gate']})",
@@ -568,17 +555,6 @@ def verdict(claims: Sequence[Claim], # the paper's claims
     v = judged(pd.DataFrame([r for _, r in pairs], columns=VERDICT_COLUMNS), health)
     again = _ruled_out(claims, v)  # a claim that rests on another's outcome: judged again with it declared
     return verdict(again, runs, n_boot, seed, health, subsets) if again else with_notes(v, [c for c, _ in pairs])
-
-def with_gates(claims: Sequence[Claim], # a paper's claims
-               gates: Mapping[tuple[str, str], Gate], # (task, system) -> that system's Gate on the task
-               ) -> list[Claim]:
-    "Each claim naming a mechanism, with the gate of each of its systems (a and each b) that `gates` has."
-    out = []
-    for c in claims:
-        bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
-        gs = tuple((s, gates[c.dataset, s]) for s in (c.a, *bs) if c.mechanism and (c.dataset, s) in gates)
-        out.append(replace(c, gates=c.gates + gs) if gs else c)
-    return out
 
 # %% ../../nbs/33_eval.experiment.ipynb #b2d0e002
 def judged(v: pd.DataFrame, # a verdict table (rows of verdict_row)
@@ -712,33 +688,29 @@ def calibration(n_claims: int, n: int, differ: float = 0.3, effect: float = 0.0,
                 **{d: float(shares.get(d, 0.0)) for d in DIRECTIONS})
 
 # %% ../../nbs/33_eval.experiment.ipynb #ps000002
-def power_size(row: Mapping, # a pilot's verdict row: claim, dataset, n, lo, hi, unit; `decisive` marks a decisive claim
-               asked: int, # the questions the pilot asked of the row's task (a decisive claim judges a share of them)
-               margin: float | None = None, # the smallest effect that matters over all questions (default: MARGIN's)
-               power: float = 0.8) -> dict:
-    "Questions a run needs for the pilot's claim to end holds or reversed at the margin's effect, equivalent at none."
-    n, unit = int(row["n"]), row.get("unit") or "points"
-    share = n / asked if row.get("decisive") and asked else 1.0
-    m = (MARGIN.get(unit) if margin is None else margin) / share if share else float("nan")
-    sd = spread(row["lo"], row["hi"], n, 100.0 if unit == "points" else max(abs(row["lo"]), abs(row["hi"]), 1.0))
-    k_effect, k_equivalent = questions_needed(m, sd, power=power), questions_needed(None, sd, m, power=power)
-    judged = max(k_effect, k_equivalent)
-    return dict(claim=row["claim"], dataset=row["dataset"], pilot_n=n, pilot_asked=asked, share=share, sd=sd, margin=m,
-                n_effect=k_effect, n_equivalent=k_equivalent, judged=judged,
-                run=float(math.ceil(judged / share)) if share else float("nan"))
-
 def pilot_sizes(pilot: Mapping, # a pilot run's results.json, read
                 pick: Callable[[Mapping], bool], # which of its verdict rows size the run
-                margin: float | None = None, power: float = 0.8) -> pd.DataFrame:
-    "`power_size` of each picked verdict row of `pilot`, with the questions the pilot asked of its task."
-    asked = {d: len(q) for d, q in (pilot.get("questions") or {}).items()}
-    for r in pilot["verdict"]: asked.setdefault(r["dataset"], 0)
-    # a task without its questions: its largest claim's n
-    asked = {d: k or max(int(r["n"] or 0) for r in pilot["verdict"] if r["dataset"] == d) for d, k in asked.items()}
+                margin: float | None = None, # the smallest effect that matters over all questions (default: MARGIN's)
+                power: float = 0.8) -> pd.DataFrame:
+    "Per picked pilot row: questions a run needs to end holds or reversed at the margin's effect, equivalent at none."
     if not (rows := [r for r in pilot["verdict"] if pick(r)]):
         raise ValueError("no verdict row of the pilot matches: name the claims that size the run "
                          "(their text is in the pilot's results.json)")
-    return pd.DataFrame([power_size(r, asked[r["dataset"]], margin, power) for r in rows])
+    qs, out = pilot.get("questions") or {}, []
+    for r in rows:
+        n, unit, d = int(r["n"]), r.get("unit") or "points", r["dataset"]
+        # the questions asked of its task (without them: its largest claim's n); a decisive claim judges a share
+        asked = len(qs.get(d) or ()) or max(int(x["n"] or 0) for x in pilot["verdict"] if x["dataset"] == d)
+        share = n / asked if r.get("decisive") and asked else 1.0
+        m = (MARGIN.get(unit) if margin is None else margin) / share if share else float("nan")
+        sd = spread(r["lo"], r["hi"], n, 100.0 if unit == "points" else max(abs(r["lo"]), abs(r["hi"]), 1.0))
+        k_effect, k_equivalent = questions_needed(m, sd, power=power), questions_needed(None, sd, m, power=power)
+        judged = max(k_effect, k_equivalent)
+        out.append(dict(claim=r["claim"], dataset=d, pilot_n=n, pilot_asked=asked, share=share, sd=sd, margin=m,
+                        n_effect=k_effect, n_equivalent=k_equivalent, judged=judged,
+                        run=float(math.ceil(judged / share)) if share else float("nan")))
+    return pd.DataFrame(out)
+
 
 # %% ../../nbs/33_eval.experiment.ipynb #6f55b40f
 def what_reproduces(v: pd.DataFrame, # a verdict table

@@ -59,8 +59,7 @@ def adjusted_direction(direction: str, # the raw direction
                        within: bool = False, # whether the claim's interval lies inside its equivalence margin
                        ) -> str:
     "The raw direction where it survives Holm; where not, equivalent inside the margin, else undecided."
-    if direction not in ("holds", "reversed"): return direction
-    if not math.isnan(p_adjusted) and p_adjusted < alpha: return direction
+    if direction not in ("holds", "reversed") or p_adjusted < alpha: return direction  # a NaN p is never below alpha
     return "equivalent" if within else "undecided"
 
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e013
@@ -93,12 +92,8 @@ def health(m: Mechanism, # the mechanism and its checks
            ) -> list[dict]:
     "Each check of `m` counted over `rows`: one health_row per check that applies (one no row counts is left out)."
     rows = [dict(r, trace=r.get("trace") or {}) for r in rows]
-    out = []
-    for c in m.checks:
-        counted = [s for s in (c.shows(r) for r in rows) if s is not None]
-        if counted:
-            out.append(health_row(m.name, dataset, system, c.what, sum(map(bool, counted)), len(counted), c.minimum))
-    return out
+    counted = [(c, [s for s in map(c.shows, rows) if s is not None]) for c in m.checks]
+    return [health_row(m.name, dataset, system, c.what, sum(map(bool, k)), len(k), c.minimum) for c, k in counted if k]
 
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e015
 def failing(rows: Iterable[Mapping], # health rows of a run
@@ -151,8 +146,7 @@ def pair_gate(a: Mapping[str, str], b: Mapping[str, str], # per qid: two systems
               ) -> Gate:
     "The Gate of a comparison: acted where the two systems' answers differ (on the questions both answered)."
     same = same or (lambda x, y: x == y)
-    qs = [q for q in a if q in b]
-    return Gate(pd.Series({q: not same(a[q], b[q]) for q in qs}, dtype=bool), what, minimum)
+    return Gate(pd.Series({q: not same(a[q], b[q]) for q in a if q in b}, dtype=bool), what, minimum)
 
 def gate_count(g: Gate, # a gate
                qids: Iterable, # the questions a claim judges

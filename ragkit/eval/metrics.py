@@ -37,29 +37,25 @@ def normalize_answer(s: str) -> str:
     "The official SQuAD v1.1 normaliser: lower-case, drop ASCII punctuation and the articles a/an/the, collapse spaces."
     return _normalize(s)
 
-# %% ../../nbs/30_eval.metrics.ipynb #40979c3e
-def _bad_golds(t) -> str:
-    "The message for gold answers that are not all str."
-    return f"golds must be a str or a list of str, got {t!r:.80}"
-
 # %% ../../nbs/30_eval.metrics.ipynb #40979c3es1
 @lru_cache(maxsize=1 << 16)
 def _checked(t: tuple) -> tuple[str, ...]:
-    "`t` itself if every gold is a str."
+    "`t` itself if every gold is a str, else a TypeError (`as_golds` words it)."
     if all(isinstance(g, str) for g in t): return t
-    raise TypeError(_bad_golds(t))
+    raise TypeError
+
 
 # %% ../../nbs/30_eval.metrics.ipynb #40979c3es2
 def as_golds(golds: str | Iterable[str]) -> tuple[str, ...]:
     "`golds` as a non-empty tuple of str; a bare str is a single gold answer."
     if isinstance(golds, str): return (golds,)
-    try: t = tuple(golds)
-    except TypeError: raise TypeError(_bad_golds(golds)) from None
-    if not t:
-        raise ValueError("golds is empty: a metric needs at least one gold answer "
-                         "(pass a list of accepted answers or one str)")
-    try: return _checked(t)
-    except TypeError: raise TypeError(_bad_golds(t)) from None
+    t = golds
+    try:
+        if t := tuple(golds): return _checked(t)
+    except TypeError: raise TypeError(f"golds must be a str or a list of str, got {t!r:.80}") from None
+    raise ValueError("golds is empty: a metric needs at least one gold answer "
+                     "(pass a list of accepted answers or one str)")
+
 
 # %% ../../nbs/30_eval.metrics.ipynb #b6dd3d5e
 @lru_cache(maxsize=1 << 16)
@@ -145,9 +141,8 @@ def rouge_l(
     use_stemmer: bool = False,  # Porter-stem tokens longer than 3 characters (rouge_score's option)
 ) -> float:
     "ROUGE-L F-measure (rouge_score's tokeniser) of the prediction against the best-matching gold."
-    golds = as_golds(golds)
+    golds, scorer = as_golds(golds), _rouge_scorer(bool(use_stemmer))
     if not _pred(prediction).strip(): return 0.0
-    scorer = _rouge_scorer(bool(use_stemmer))
     return float(max(scorer.score(g, prediction)["rougeL"].fmeasure for g in golds))
 
 # %% ../../nbs/30_eval.metrics.ipynb #a27055d6
@@ -168,11 +163,8 @@ def regex_match(
     "1.0 if a gold regex is found in the prediction (or matches all of it, with `full`), else 0.0."
     golds = as_golds(golds)
     text = unicodedata.normalize("NFC", _pred(prediction)).strip()
-    if not text: return 0.0
-    for g in golds:
-        r = _regex(g)
-        if (r.fullmatch(text) if full else r.search(text)): return 1.0
-    return 0.0
+    found = lambda r: r.fullmatch(text) if full else r.search(text)
+    return 1.0 if text and any(found(_regex(g)) for g in golds) else 0.0
 
 # %% ../../nbs/30_eval.metrics.ipynb #14413821
 METRICS: dict[str, Callable[..., float]] = dict(
@@ -243,12 +235,18 @@ def _scores(values: Iterable[float], name: str = "values") -> np.ndarray:
     return v
 
 # %% ../../nbs/30_eval.metrics.ipynb #2fe2b537s1
-def _resample(m: int, n: int, seed: int) -> np.ndarray:
-    "An (n, m) matrix of example indices drawn with replacement."
+def _boot(v: np.ndarray, n: int, alpha: float, seed: int) -> tuple[np.ndarray, float, float]:
+    "The means of `n` resamples of `v` (drawn with replacement) and their percentile interval at level `alpha`."
+    if not 0 < alpha < 1: raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if n < 1: raise ValueError(f"n (number of bootstrap resamples) must be >= 1, got {n}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer (it seeds numpy's generator), got {seed!r}")
-    return np.random.default_rng(seed).integers(0, m, size=(n, m), dtype=np.int32 if m < 2**31 else np.int64)
+    m = len(v)
+    ix = np.random.default_rng(seed).integers(0, m, size=(n, m), dtype=np.int32 if m < 2**31 else np.int64)
+    means = v[ix].mean(axis=1)
+    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return means, float(lo), float(hi)
+
 
 # %% ../../nbs/30_eval.metrics.ipynb #2fe2b537s2
 def bootstrap_ci(
@@ -258,11 +256,9 @@ def bootstrap_ci(
     seed: int = 0,  # seed of the resampling
 ) -> tuple[float, float, float]:
     "(mean, lo, hi): the mean of `values` and its percentile bootstrap interval."
-    if not 0 < alpha < 1: raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     v = _scores(values)
-    means = v[_resample(len(v), n, seed)].mean(axis=1)
-    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    return float(v.mean()), float(lo), float(hi)
+    return float(v.mean()), *_boot(v, n, alpha, seed)[1:]
+
 
 # %% ../../nbs/30_eval.metrics.ipynb #36a1b150
 def paired_bootstrap(
@@ -276,8 +272,6 @@ def paired_bootstrap(
     a, b = _scores(a, "a"), _scores(b, "b")
     if len(a) != len(b):
         raise ValueError(f"a and b must score the same examples in the same order; got {len(a)} and {len(b)} scores")
-    if not 0 < alpha < 1: raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    d = a - b
-    deltas = d[_resample(len(d), n, seed)].mean(axis=1)
-    lo, hi = np.quantile(deltas, [alpha / 2, 1 - alpha / 2])
-    return dict(delta=float(d.mean()), lo=float(lo), hi=float(hi), p_value=float((deltas <= 0).mean()), n=n)
+    deltas, lo, hi = _boot(d := a - b, n, alpha, seed)
+    return dict(delta=float(d.mean()), lo=lo, hi=hi, p_value=float((deltas <= 0).mean()), n=n)
+

@@ -16,9 +16,8 @@ from ..lm.models import HUB_ID, MODELS, resolve_model
 
 # %% auto #0
 __all__ = ['LEXICAL', 'SYMMETRISE', 'MATCHERS', 'Matcher', 'check_pairs', 'PairMatcher', 'LexicalMatcher', 'model_label',
-           'BERTScoreMatcher', 'EmbeddingMatcher', 'score_table', 'markdown_table', 'label_index', 'ClassifierMatcher',
-           'NLIMatcher', 'BEMMatcher', 'pairwise', 'pairwise_f1', 'pairwise_contains', 'as_metric',
-           'available_matchers']
+           'BERTScoreMatcher', 'EmbeddingMatcher', 'label_index', 'ClassifierMatcher', 'NLIMatcher', 'BEMMatcher',
+           'pairwise', 'pairwise_f1', 'pairwise_contains', 'as_metric', 'available_matchers']
 
 # %% ../../nbs/32_eval.semantic.ipynb #a874f2ff
 @runtime_checkable
@@ -194,18 +193,6 @@ class EmbeddingMatcher(PairMatcher):
         a, b = E[[pos[c] for c in cands]], E[[pos[r] for r in refs]]
         return np.clip((a * b).sum(1), -1.0, 1.0)
 
-# %% ../../nbs/32_eval.semantic.ipynb #d32b4e84
-def score_table(matchers: list, pairs: list[tuple[str, list[str]]], question: str | None = None) -> list[dict]:
-    "One row per (prediction, golds) pair with each matcher's `similarity`, keyed by matcher name."
-    return [{"prediction": p, "golds": " | ".join(g), **{m.name: round(m.similarity(p, g, question), 3)
-                                                         for m in matchers}} for p, g in pairs]
-
-def markdown_table(rows: list[dict]) -> str:
-    "Rows of dicts as a markdown table."
-    cols = list(rows[0])
-    return "\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)] +
-                     ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows])
-
 # %% ../../nbs/32_eval.semantic.ipynb #d9578195
 def label_index(id2label: dict, wanted: str) -> int:
     "Index of the class whose name starts with `wanted` (case-insensitive) in a config's id2label."
@@ -341,15 +328,12 @@ MATCHERS = {"em": LexicalMatcher, "contains": LexicalMatcher, "f1": LexicalMatch
 _NEEDS = {"bertscore": ("bert_score", "minilm-l6"), "embed-cos": ("sentence_transformers", "minilm-l6"),
           "nli": ("transformers", "deberta-large-mnli"), "bem": ("transformers", "bem")}
 
-def _why_not(backend: str) -> str | None:
-    "None if `backend` can run with its default model, else the reason."
-    if backend not in _NEEDS: return None
-    pkg, model = _NEEDS[backend]
-    if importlib.util.find_spec(pkg) is None: return f"package {pkg} is not installed"
-    try: resolve_model(model)
-    except (FileNotFoundError, KeyError, ValueError) as e: return str(e)
-    return None
-
 def available_matchers() -> dict[str, str | None]:
     "Each backend mapped to None if it can run here with its default model, else the reason it cannot."
-    return {b: _why_not(b) for b in MATCHERS}
+    out = dict.fromkeys(MATCHERS)  # the lexical ones need nothing
+    for b, (pkg, model) in _NEEDS.items():
+        if importlib.util.find_spec(pkg) is None: out[b] = f"package {pkg} is not installed"
+        else:
+            try: resolve_model(model)
+            except (FileNotFoundError, KeyError, ValueError) as e: out[b] = str(e)
+    return out
