@@ -207,4 +207,3 @@ class Pipeline:
         docs = ["\n\n".join(c.text for c in cs) for cs in got]  # @CP: the compressor's summary of each document
         out = [[s if isinstance(s, Chunk) else Chunk(s, "", "CP")] for s in self.compressor(qs, docs)]
         return _traced(costs, trace, out, "CP")
-

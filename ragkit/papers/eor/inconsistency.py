@@ -17,12 +17,11 @@ import seaborn as sns
 from ...eval.metrics import has_answer, normalize_answer
 
 # %% auto #0
-__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PARAMETER_RULES', 'PAPER_PAIR', 'SOURCES', 'PAPER_NUMBERS', 'PAPER_ER_PAIRS', 'ER_SRC',
-           'PAPER_RWR', 'PICKED_SRC', 'rwr', 'mrwr', 'mrlr', 'error_indicators', 'answer_in_doc', 'doc_indicators',
-           'long_answer_mask', 'error_condition', 'error_rwr', 'decomposition_table', 'pool_oracle',
-           'upper_bound_table', 'plot_rwr', 'plot_mrlr', 'plot_accuracy', 'plot_upper_bound', 'question_grid',
-           'inconsistency_report', 'summary_frame', 'report_record', 'source_health', 'held_matrix', 'rwr_wins',
-           'inconsistency_claims']
+__all__ = ['ERRORS', 'REPORT_COLUMNS', 'PARAMETER_RULES', 'PAPER_PAIR', 'SOURCES', 'PAPER_ER_PAIRS', 'ER_SRC', 'PAPER_RWR',
+           'PICKED_SRC', 'rwr', 'mrwr', 'mrlr', 'error_indicators', 'answer_in_doc', 'doc_indicators',
+           'long_answer_mask', 'error_rwr', 'decomposition_table', 'pool_oracle', 'upper_bound_table', 'plot_rwr',
+           'plot_mrlr', 'plot_accuracy', 'plot_upper_bound', 'question_grid', 'inconsistency_report', 'summary_frame',
+           'report_record', 'source_health', 'rwr_wins', 'inconsistency_claims']
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #c3260491
 def _binary(x, name: str = "correct", min_rows: int = 2) -> np.ndarray:
@@ -48,11 +47,13 @@ def _win_ratio(win: np.ndarray, lose: np.ndarray, cond: np.ndarray | None = None
     "R[i,j] = Σ_n win[i,n]·lose[j,n]·c[i,n]·c[j,n] / Σ_n lose[j,n]·c[i,n]·c[j,n]; `undefined` where that is 0/0."
     c = np.ones_like(lose) if cond is None else cond
     lc = lose * c
-    num, den = (win * c) @ lc.T, c @ lc.T  # exact: integer counts well below 2**53
-    out = np.full(num.shape, float(undefined))
-    np.divide(num, den, out=out, where=den > 0)
+    out = _ratio((win * c) @ lc.T, c @ lc.T, undefined)  # exact: integer counts well below 2**53
     np.fill_diagonal(out, np.nan)
     return out
+
+def _ratio(num: np.ndarray, den: np.ndarray, undefined: float = np.nan) -> np.ndarray:
+    "num / den elementwise, `undefined` where den is 0."
+    return np.divide(num, den, out=np.full(num.shape, float(undefined)), where=den > 0)
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #fd096d16
 def rwr(correct) -> np.ndarray:
@@ -104,9 +105,8 @@ def doc_indicators(answers, golds: Sequence, documents) -> dict[str, np.ndarray]
     if ans.ndim != 2 or ans.shape != docs.shape or len(golds) != ans.shape[1]:
         raise ValueError(f"answers and documents must both be [M, N] and golds have N entries; got answers "
                          f"{ans.shape}, documents {docs.shape}, {len(golds)} golds")
-    M, N = ans.shape
-    gold = np.array([[has_answer(docs[m, n], golds[n]) for n in range(N)] for m in range(M)])
-    inside = np.array([[answer_in_doc(ans[m, n], docs[m, n]) for n in range(N)] for m in range(M)])
+    gold = np.array([[has_answer(d, g) for d, g in zip(row, golds)] for row in docs])
+    inside = np.array([[answer_in_doc(a, d) for a, d in zip(ra, rd)] for ra, rd in zip(ans, docs)])
     return dict(gold_in_doc=gold.astype(float), answer_in_doc=inside.astype(float))
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #5854c2c2
@@ -130,25 +130,16 @@ def _check_ind(ind: dict, min_rows: int = 2) -> dict[str, np.ndarray]:
         raise ValueError(f"indicator arrays differ in shape: { {k: v.shape for k, v in out.items()} }")
     return out
 
-# %% ../../../nbs/63_papers.eor.inconsistency.ipynb #7d761bb7s1
-def error_condition(ind: dict, error: str) -> np.ndarray | None:
-    "The factor c[m, n] of Appendix B's condition I*_E = c_i·c_j: 1 − I_Er for Ee, I_Er·I_Eh for Eluck, None otherwise."
-    return {"Ee": lambda: 1 - ind["Er"], "Eluck": lambda: ind["Er"] * ind["Eh"]}.get(error, lambda: None)()
-
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #7d761bb7s2
 def error_rwr(ind: dict, error: str, conditioned: bool = True) -> np.ndarray:
     "RWR_E(i, j) for `error` (eq. 5; Appendix B's form for Ee and Eluck); −1 where r_j is free of it, NaN diagonal."
     if error not in ERRORS: raise ValueError(f"unknown error {error!r}; choose one of {', '.join(ERRORS)}")
     ind = _check_ind(ind)
-    e = ind[error]
-    return _win_ratio(1 - e, e, error_condition(ind, error) if conditioned else None, undefined=-1.0)
+    # Appendix B's condition I*_E = c_i·c_j, by its factor c[m, n]: 1 − I_Er for Ee, I_Er·I_Eh for Eluck
+    c = {"Ee": 1 - ind["Er"], "Eluck": ind["Er"] * ind["Eh"]}.get(error) if conditioned else None
+    return _win_ratio(1 - ind[error], ind[error], c, undefined=-1.0)
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #96d61d22
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    "num / den per row, NaN where den is 0."
-    out = np.full(num.shape, np.nan)
-    return np.divide(num, den, out=out, where=den > 0)
-
 def decomposition_table(ind: dict, names: Sequence[str] | None = None) -> pd.DataFrame:
     "Per retriever: error rates, failure = 1 − accuracy, its eq. 4 decomposition (footnote 11), the irregular share."
     i = _check_ind(ind, min_rows=1)
@@ -201,12 +192,9 @@ def upper_bound_table(correct, names: Sequence[str] | None = None, max_pools: in
     c = _binary(correct, min_rows=1)
     names = list(names) if names is not None else [f"r{m}" for m in range(len(c))]
     if len(names) != len(c): raise ValueError(f"{len(names)} names for {len(c)} retrievers")
-    rows = []
-    for size in range(1, len(c) + 1):
-        o = pool_oracle(c, size, max_pools, seed)
-        rows += [dict(size=size, pool="+".join(names[k] for k in p), accuracy=acc, exact=o["exact"])
-                 for p, acc in zip(o["pools"], o["accuracy"])]
-    return pd.DataFrame(rows)
+    oracles = [pool_oracle(c, size, max_pools, seed) for size in range(1, len(c) + 1)]
+    return pd.DataFrame([dict(size=o["size"], pool="+".join(names[k] for k in p), accuracy=acc, exact=o["exact"])
+                         for o in oracles for p, acc in zip(o["pools"], o["accuracy"])])
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #e1bbf1f3
 def plot_rwr(matrix, names: Sequence[str] | None = None, title: str | None = None, cmap: str = "Blues",
@@ -407,7 +395,6 @@ def _on_questions(c: np.ndarray, # a [M, N] 0/1 matrix: retrievers x questions
     "`stat` of the matrix's columns, as a statistic of question indices (bootstrapped over questions)."
     return Statistic(lambda ix: stat(c[:, ix]), c.shape[1], rests_on=rests_on)
 
-
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #de893da7
 PAPER_PAIR = ("SE@1", "Wiki@10")  # EoR Section 2.2: the lowest-ranked and the top retriever on NQ with ChatGPT
 SOURCES = "EoR's two sources"  # the paper's mechanism for RWR(SE@1, Wiki@10): SE holds knowledge that Wiki lacks
@@ -426,16 +413,9 @@ def source_health(frame: pd.DataFrame, # a response grid with `gold_in_doc` (62_
                               int((se & ~wiki[se.index]).sum()), len(se)))
     return out
 
-def held_matrix(g: pd.DataFrame, # one dataset's rows of a response grid, with `gold_in_doc`
-                names: Sequence[str], # its retrievers, in question_grid's order
-                ) -> np.ndarray:
-    "[M, N] 0/1: whether retriever m's document held a gold answer on question n (1 − App. B's Er)."
-    qids = list(dict.fromkeys(g.qid))
-    return g.pivot(index="retriever", columns="qid", values="gold_in_doc").loc[list(names), qids].to_numpy(float)
-
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #243dccff
-from ...eval.experiment import paper_cells, paper_numbers
-PAPER_NUMBERS = paper_numbers("ragkit.papers.eor")  # the EoR paper's numbers: ragkit/papers/eor/paper.csv
+from ...eval.experiment import paper_cells
+from .runs import PAPER_NUMBERS, grid_matrix
 # EoR Section 3.2 (Figure 4 text): "0.62/0.36 for Wiki@10 versus PK"
 PAPER_ER_PAIRS = {tuple(row.split(" vs ")): c["ER"] for (_, row), c in paper_cells(PAPER_NUMBERS, "Figure 4").items()}
 ER_SRC = "EoR Section 3.2, Figure 4 (NQ, ChatGPT): bidirectional RWR_Er between retrievers of different sources"
@@ -443,7 +423,7 @@ ER_SRC = "EoR Section 3.2, Figure 4 (NQ, ChatGPT): bidirectional RWR_Er between 
 def _er_claims(d: str, g: pd.DataFrame, names: list[str]) -> list[Claim]:
     "The sources' own mechanism, both ways: RWR_Er(i, j) > 0 for (Wiki@10, SE@1) and (Wiki@10, PK), no reader."
     if "gold_in_doc" not in g or g.gold_in_doc.isna().any(): return []
-    held = held_matrix(g, names)
+    held = grid_matrix(g, "gold_in_doc")[0].to_numpy(float)  # [M, N] in question_grid's order, as `names`
     pairs = [(a, b) for x, y in (("Wiki@10", "SE@1"), ("Wiki@10", "PK")) if {x, y} <= set(names)
              for a, b in ((x, y), (y, x))]
     stat = lambda i, j: _on_questions(held, _pair_rwr(i, j), _fails(held, j))

@@ -16,16 +16,15 @@ from ...eval.metrics import contains_match
 from ...eval.semantic import BERTScoreMatcher, EmbeddingMatcher, LexicalMatcher, Matcher
 
 # %% auto #0
-__all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'VOTERS', 'PARAMETER_RULES', 'PAPER_NAME',
-           'PAPER_NUMBERS', 'PAPER_TABLE1', 'PAPER_SYSTEM', 'POOL_DISAGREES', 'EOR_VOTE', 'EOR_TRAINING', 'ANCHOR',
-           'ANCHORED', 'DECISIVE', 'VOTE_SRC', 'TRAINING_SRC', 'CHOICE', 'TRAINED', 'STATISTIC', 'WHY_OTHER',
-           'PAPER_TRAIN', 'sim_weights_of', 'retriever_weights_of', 'vote', 'vote_batch', 'metric_key', 'check_answers',
-           'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex', 'EoRFit', 'SearchSpace',
-           'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen', 'train_masks', 'cross_fit',
-           'start_fit', 'uniform_fit', 'held_out', 'EoRData', 'eor_data', 'system_mrlr', 'reads', 'eor_systems',
-           'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_health', 'held_out_table',
-           'held_out_note', 'eor_claims', 'mrlr_claims', 'eor_decisive_claims', 'eor_choices', 'choice_gate',
-           'pair_gated', 'training_lacks', 'with_training_lacks']
+__all__ = ['TIE', 'VOTE_S', 'POOLINGS', 'SYMMETRISE_BY', 'SIM_METRICS', 'VOTERS', 'PARAMETER_RULES', 'PAPER_NAME', 'PAPER_SYSTEM',
+           'POOL_DISAGREES', 'EOR_VOTE', 'EOR_TRAINING', 'ANCHOR', 'DECISIVE', 'VOTE_SRC', 'TRAINING_SRC', 'CHOICE',
+           'TRAINED', 'STATISTIC', 'WHY_OTHER', 'PAPER_TRAIN', 'sim_weights_of', 'retriever_weights_of', 'vote',
+           'vote_batch', 'check_answers', 'similarity_tensor', 'correct_matrix', 'EoRObjective', 'initial_simplex',
+           'EoRFit', 'SearchSpace', 'search_space', 'restarted', 'train_eor', 'eor_predict', 'top_r', 'chosen',
+           'train_masks', 'cross_fit', 'start_fit', 'uniform_fit', 'held_out', 'EoRData', 'eor_data', 'system_mrlr',
+           'eor_systems', 'system_evaluation', 'paper_row', 'eor_table1', 'table2_rows', 'cost_rows', 'eor_health',
+           'held_out_table', 'held_out_note', 'eor_claims', 'mrlr_claims', 'eor_decisive_claims', 'eor_choices',
+           'choice_gate', 'pair_gated', 'training_lacks', 'with_training_lacks']
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c1229ae6
 TIE = 1e-12  # scores within this of the best count as tied (ties go to the first candidate)
@@ -97,7 +96,6 @@ def vote(
     best = max(score.values())
     return next(i for i in kept if score[i] >= best - TIE)  # ties (and the all-zero case): the first kept candidate
 
-
 # %% ../../../nbs/64_papers.eor.method.ipynb #e158f4f4
 def _pool(X: np.ndarray, keep: np.ndarray, pooling: str, s: float) -> np.ndarray:
     "Appendix C.4 pooling of combined similarities X [N, M, M] (overwritten) over the kept others j != i -> [N, M]."
@@ -147,12 +145,6 @@ def _default_matcher(metric: str) -> Matcher:
     if metric == "embed-cos": return EmbeddingMatcher(threshold=None)
     raise ValueError(f"no default matcher for {metric!r}")
 
-# %% ../../../nbs/64_papers.eor.method.ipynb #fd8e4e9fs1
-def metric_key(name: str) -> str:
-    "The metric of a slice name: 'bertscore:minilm-l6@L6' -> 'bertscore'."
-    return name.split(":", 1)[0]
-
-
 # %% ../../../nbs/64_papers.eor.method.ipynb #d99ace48
 def check_answers(answers) -> list[list[str]]:
     "`answers` as N lists of M str, with an error naming the first bad row."
@@ -175,7 +167,6 @@ def _codes(rows: list[list[str]]) -> tuple[np.ndarray, list[str]]:
     codes = np.array([[vocab.setdefault(a, len(vocab)) for a in r] for r in rows], dtype=np.int64)
     return codes, list(vocab)
 
-
 # %% ../../../nbs/64_papers.eor.method.ipynb #5fc1870b
 def _pair_scores(codes: np.ndarray, texts: list[str], matcher: Matcher, combine) -> np.ndarray:
     "Symmetric similarity [N, P] of the unordered pairs (triu order) of every row of codes, one matcher call."
@@ -193,7 +184,6 @@ def _pair_scores(codes: np.ndarray, texts: list[str], matcher: Matcher, combine)
         both = np.asarray(matcher.score_pairs(A + B, B + A), dtype=float)
         vals[live] = combine(both[:len(A)], both[len(A):])
     return vals[inv.reshape(-1)].reshape(N, len(ii))
-
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #dd5108fe
 def _slice(metric: str, m: Matcher | None, nli: Matcher | None, rows: list[list[str]], query, codes, texts) -> tuple:
@@ -237,7 +227,6 @@ def similarity_tensor(
         S[:, ii, jj, k] = S[:, jj, ii, k] = v
         names.append(name)
     return S, names
-
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #6f9469b5
 def correct_matrix(
@@ -321,7 +310,6 @@ def initial_simplex(x0: np.ndarray, n_sim: int, start: int | None, lo: np.ndarra
         v[d] = f
         verts.append(v)
     return np.clip(np.array(verts), lo, hi)
-
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #085f3441
 @dataclass
@@ -429,7 +417,6 @@ def _nelder_mead(obj: EoRObjective, sp: SearchSpace, n_free: int, start: int | N
     return lambda x: minimize(lambda v: -obj.accuracy(*sp.unpack(v)), x, method="Nelder-Mead",
                               bounds=list(zip(sp.lo, sp.hi)), options=opts(x))
 
-
 # %% ../../../nbs/64_papers.eor.method.ipynb #c64e0a04
 def _names(names, n: int, what: str, prefix: str) -> list[str]:
     "`names` as n str, or generated ones."
@@ -468,7 +455,7 @@ def train_eor(
     free = [k for k, m in enumerate(metrics) if not m.endswith(":none")]  # the slices that were computed
     if not free:
         raise ValueError(f"every similarity slice is unavailable ({metrics}): compute one with similarity_tensor")
-    keys, obj = [metric_key(metrics[k]) for k in free], EoRObjective(S, correct, pooling, s, t)
+    keys, obj = [metrics[k].split(":", 1)[0] for k in free], EoRObjective(S, correct, pooling, s, t)  # their metrics
     sp = search_space(keys, free, K, M, em_floor, sim_bounds, retriever_bounds, threshold_bounds, threshold,
                       search_threshold)
     start, x0 = _start_point(keys, start_metric, obj, sp)
@@ -478,7 +465,7 @@ def train_eor(
     ws, wr, thr = sp.unpack(np.clip(res.x, sp.lo, sp.hi))
     x0w = sp.unpack(x0)
     if not (wr > t).any(): ws, wr, thr = x0w  # a flat search that left no retriever above the filter keeps its start
-    return EoRFit(metrics, retrievers, ws / ws.sum() if ws.sum() > 0 else ws, wr.copy(), float(thr), pooling, s, t,
+    return EoRFit(metrics, retrievers, _normalised(ws), wr.copy(), float(thr), pooling, s, t,
                   train_accuracy=obj.accuracy(ws, wr, thr), start_accuracy=obj.accuracy(*x0w), n_evals=int(nfev),
                   seconds=time.perf_counter() - t0, converged=bool(res.success), message=str(res.message),
                   start_weights=x0w[1].copy(), start_sim_weights=_normalised(x0w[0]),
@@ -492,9 +479,7 @@ def eor_predict(S: np.ndarray, fit: EoRFit) -> np.ndarray:
         raise ValueError(f"S has M={S.shape[1]} responses and K={S.shape[3]} metrics but the fit was trained on "
                          f"M={len(fit.retrievers)} ({fit.retrievers[0]}…) and K={len(fit.metrics)} ({fit.metrics})")
     if not np.any(fit.sim_weights):  # every metric weight 0 (possible without an em slice): every score is 0
-        keep = np.flatnonzero(np.asarray(fit.retriever_weights) > fit.t)  # so the first retriever above t
-        if not len(keep): raise ValueError(f"every retriever weight is <= t={fit.t}: no candidate is left")
-        return np.full(S.shape[0], keep[0])
+        return np.full(S.shape[0], np.argmax(_kept_mask(np.asarray(fit.retriever_weights), fit.t)))  # the first kept
     return vote_batch(S, fit.sim_weights, fit.retriever_weights, fit.pooling, fit.threshold, fit.s, fit.t)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #830f163es1
@@ -511,7 +496,6 @@ def chosen(correct: np.ndarray, choice: np.ndarray) -> np.ndarray:
     if choice.shape != (correct.shape[0],):
         raise ValueError(f"choice needs one index per question: {correct.shape[0]} expected, got shape {choice.shape}")
     return correct[np.arange(len(choice)), choice]
-
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #60d9c075
 def train_masks(
@@ -532,14 +516,18 @@ def train_masks(
         raise ValueError(f"folds={folds} needs at least {folds} questions, got {n}: lower `folds` (0 means one split)")
     return [~np.isin(np.arange(n), part) for part in np.array_split(perm, folds)]
 
-def _fold(m, f: int, N: int, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    "Train mask f as bool [N] (checked to train on a question) and the questions it tests (checked to be new)."
-    m = np.asarray(m, dtype=bool)
-    if m.shape != (N,) or not m.any():
-        raise ValueError(f"train mask {f} must be bool [{N}] with at least one train question")
-    te = ~m if (~m).any() else m  # a one-question smoke run tests on its train question
-    if not (tested[te] >= 0).any(): return m, te
-    raise ValueError(f"train mask {f} tests questions an earlier mask tested: the test parts must not overlap")
+def _folds(masks: Sequence[np.ndarray], N: int):
+    "Per train mask: (f, the mask as bool [N], checked to train on a question, the questions it tests, checked new)."
+    tested = np.zeros(N, bool)
+    for f, m in enumerate(masks):
+        m = np.asarray(m, dtype=bool)
+        if m.shape != (N,) or not m.any():
+            raise ValueError(f"train mask {f} must be bool [{N}] with at least one train question")
+        te = ~m if (~m).any() else m  # a one-question smoke run tests on its train question
+        if tested[te].any():
+            raise ValueError(f"train mask {f} tests questions an earlier mask tested: the test parts must not overlap")
+        tested |= te
+        yield f, m, te
 
 def cross_fit(
     S: np.ndarray,  # [N, M, M, K] similarity tensor of all questions
@@ -550,14 +538,11 @@ def cross_fit(
     "One fit per train mask, each choosing on its held-out questions: (fits, EoR choice, Top-R choice), -1 untested."
     S = _check_S(S)
     correct = _check_correct(correct, S.shape)
-    N = S.shape[0]
-    pick, top, fits = np.full(N, -1), np.full(N, -1), []
-    for f, m in enumerate(masks):
-        m, te = _fold(m, f, N, pick)
+    pick, top, fits = np.full(S.shape[0], -1), np.full(S.shape[0], -1), []
+    for _, m, te in _folds(masks, S.shape[0]):
         fits.append(train_eor(S[m], correct[m], **train_kw))
         pick[te], top[te] = eor_predict(S[te], fits[-1]), top_r(correct[m])
     return fits, pick, top
-
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #e0d36002
 import pandas as pd
@@ -589,8 +574,7 @@ def held_out(S: np.ndarray, correct: np.ndarray, # the similarity tensor and cor
     S, N = _check_S(S), len(correct)
     correct, fold = _check_correct(correct, S.shape), np.full(N, -1)
     pick = {v: np.full(N, -1) for v in VOTERS}
-    for f, (m, fit) in enumerate(zip(masks, fits)):
-        te = _fold(m, f, N, fold)[1]
+    for (f, _, te), fit in zip(_folds(masks, N), fits):
         fold[te] = f + 1
         for v, make in VOTERS.items(): pick[v][te] = eor_predict(S[te], make(fit))
     te, c = fold > 0, correct[fold > 0]
@@ -643,12 +627,6 @@ def system_mrlr(correct_te: np.ndarray, # bool [N, M]: the retrievers' correctne
     if not len(others): return float("nan")  # every retriever answers as the system does: no other to lose to
     return float(mrlr(np.vstack([others, row[None]]))[-1])
 
-def reads(correct_te: np.ndarray, # bool [N, M] on the test questions
-          idx: np.ndarray, # [N]: the retriever each test question reads
-          ) -> np.ndarray:
-    "The system's correctness per test question: retriever idx[n]'s on question n."
-    return correct_te[np.arange(len(idx)), idx]
-
 # %% ../../../nbs/64_papers.eor.method.ipynb #b91d254f
 def eor_systems(d: EoRData, # the dataset
                 masks: Sequence[np.ndarray], # the train masks of cross_fit
@@ -670,33 +648,23 @@ def system_evaluation(d: EoRData, # the dataset
                       sem, # the semantic matcher (a ragkit.eval.semantic Matcher)
                       n_boot: int = 1000, seed: int = 0) -> Evaluation:
     "The system on the test questions as an Evaluation: accuracy, EM and the semantic match per question, and its MRLR."
-    rows, ok = np.flatnonzero(te), reads(d.correct[te], idx)
+    rows, ok = np.flatnonzero(te), chosen(d.correct[te], idx)
     sm = [float(sem.match(d.answers[r][i], d.golds[r])) for r, i in zip(rows, idx)]
     t = pd.DataFrame(dict(qid=[d.qids[r] for r in rows], accuracy=ok.astype(float),
-                          EM=reads(d.em[te], idx).astype(float), **{sem.name: sm}, error=None, seconds=0.0))
+                          EM=chosen(d.em[te], idx).astype(float), **{sem.name: sm}, error=None, seconds=0.0))
     return Evaluation(label, t, summarize(t, ["accuracy", "EM", sem.name], label, n_boot, seed, dataset=d.dataset,
                                           MRLR=system_mrlr(d.correct[te], ok)))
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #d604b5f5
-from ...eval.experiment import paper_numbers, paper_table
+from ...eval.experiment import paper_cells, paper_table
+from .runs import PAPER_NUMBERS
 
 PAPER_NAME = {"nq": "NQ", "webq": "WebQ", "triviaqa": "TriviaQA"}  # our task -> the paper's column
-PAPER_NUMBERS = paper_numbers("ragkit.papers.eor")  # the EoR paper's numbers: ragkit/papers/eor/paper.csv
-def _as_laid_out(numbers: Sequence[Mapping]) -> dict:
-    "EoR's Table 1 as the paper lays it out: (base model, system) -> {the paper's dataset: (BEM, EM, MRLR)}."
-    out: dict = {}
-    for r in numbers:
-        if r["table"] != "Table 1": continue
-        out.setdefault((r["reader"], r["row"]), {}).setdefault(PAPER_NAME[r["task"]], {})[r["column"]] = r["value"]
-    return {k: {d: (c["BEM"], c["EM"], c["MRLR"]) for d, c in per.items()} for k, per in out.items()}
-
-PAPER_TABLE1 = _as_laid_out(PAPER_NUMBERS)
 PAPER_SYSTEM = {"ReFree": "ReFree", "Top-R": "Top R", "Top-R on test": "Top R", "EoR": "EoR"}  # ours -> the paper's row
 
 def paper_row(d: str, s: str, model: str = "ChatGPT") -> dict:
     "The paper's Table 1 numbers for our (task, system) as {BEM, EM, MRLR}; {} off the paper's tasks."
-    if d not in PAPER_NAME: return {}
-    return dict(zip(("BEM", "EM", "MRLR"), PAPER_TABLE1[model, PAPER_SYSTEM[s]][PAPER_NAME[d]]))
+    return paper_cells(PAPER_NUMBERS, "Table 1", model)[d, PAPER_SYSTEM[s]] if d in PAPER_NAME else {}
 
 def eor_table1(runs: Mapping[tuple[str, str], Evaluation], # (task, system) -> system_evaluation
                sem_name: str, # the semantic match's metric name
@@ -722,7 +690,7 @@ def table2_rows(d: EoRData, fits: Sequence[EoRFit], masks: Sequence[np.ndarray],
                  test=c[te][:, j].mean(), weight=np.mean([f.retriever_weights[j] for f in fits]),
                  kept=np.mean([nm in f.kept for f in fits])) for j, nm in enumerate(d.names)]
     return rows + [dict(dataset=d.dataset, retriever="EoR", train=np.mean([f.train_accuracy for f in fits]),
-                        test=float(reads(c[te], eor_idx).mean()), weight=np.nan, kept=1.0)]
+                        test=float(chosen(c[te], eor_idx).mean()), weight=np.nan, kept=1.0)]
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #b3a20a75s1
 def cost_rows(frame: pd.DataFrame, # one dataset's rows of a response grid
@@ -780,12 +748,9 @@ def held_out_note(ds: str, h: pd.DataFrame, # the dataset and its held_out table
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c912c88b
 from ...eval.experiment import Claim, Statistic, paper_claims, paper_difference
-from ...eval.mechanism import Gate
+from ...eval.mechanism import Gate, pair_gate
 
 ANCHOR = "ChatGPT"  # the paper reader whose Table 1 anchors the claims (claims.csv names it too)
-
-# the anchor's Table 1 as (task, system) -> {BEM, EM, MRLR}
-ANCHORED = {(d, s): paper_row(d, s, ANCHOR) for d in PAPER_NAME for s in PAPER_SYSTEM}
 
 def eor_claims(datasets: Sequence[str]) -> list[Claim]:
     "EoR > Top-R (the paper's, on test; ours, cross-fitted) and EoR > ReFree, anchored on Table 1's ChatGPT EM."
@@ -799,7 +764,7 @@ def mrlr_claims(d: str, # the dataset
     "'EoR reduces MRLR' against both Top-Rs: MRLR(Top-R) − MRLR(EoR) in points, a statistic of the test questions."
     mr = lambda s, ix: system_mrlr(correct_te[ix], rows[s][ix])
     diff = lambda top: lambda ix: mr(top, ix) - mr("EoR", ix)
-    paper = paper_difference(ANCHORED, d, "Top-R", "EoR", "MRLR")
+    paper = paper_difference(paper_cells(PAPER_NUMBERS, "Table 1", ANCHOR), d, "Top R", "EoR", "MRLR")  # its row names
     return [Claim(f"EoR reduces MRLR against {top} ({label})", d, "EoR", top, "MRLR", paper,
                   "EoR Table 1, Section 4.4 (ChatGPT, MRLR)", statistic=Statistic(diff(top), len(rows["EoR"])),
                   mechanism=EOR_VOTE.name)
@@ -810,7 +775,6 @@ from ...eval.experiment import decisive_claim
 DECISIVE = "the pool disagrees: some retriever right, some wrong"  # the decisive questions of eor_decisive_claims
 VOTE_SRC = "EoR Section 4.1 (the vote); ragkit's decisive questions"
 TRAINING_SRC = "EoR Section 4.2 (the trained weights); ragkit's ablation"
-
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #c912c8s1
 def eor_decisive_claims(ds: str, # the dataset
@@ -840,9 +804,7 @@ def choice_gate(right_a: pd.Series, right_b: pd.Series, # per qid: whether each 
                 what: str, # the comparison in words
                 ) -> Gate:
     "A comparison's Gate: it acted where the two choices differ in correctness (elsewhere they score the same)."
-    common = right_a.index[right_a.index.isin(right_b.index)]  # the questions both answered
-    differ = right_a[common].astype(bool).to_numpy() != right_b[common].astype(bool).to_numpy()
-    return Gate(pd.Series(differ, index=common, dtype=bool), what)
+    return pair_gate(right_a.astype(bool).to_dict(), right_b.astype(bool).to_dict(), what)  # where both answered
 
 TRAINED = ("EoR", "EoR from its start weights")  # the pair whose differences are what the training changed
 
@@ -866,7 +828,6 @@ def pair_gated(claims: Sequence[Claim], # claims (any dataset's)
     return [replace(c, gates=c.gates + gates(c), pair_words=STATISTIC.get(c.metric, c.metric),
                     why_other=WHY_OTHER.get(c.metric, "")) for c in claims]
 
-
 # %% ../../../nbs/64_papers.eor.method.ipynb #tr000002
 PAPER_TRAIN = 500  # EoR §2.1, §4.1: ChatGPT's weights are searched on 500 sampled dev questions (Llama-2's: all)
 
@@ -878,9 +839,8 @@ def training_lacks(n_train: int, # the questions each weight search here trains 
     "What this setting lacks for a claim about EoR's training, in words ('' when it has what the paper had)."
     lacks = []
     if n_train < PAPER_TRAIN:
-        hours = (PAPER_TRAIN - n_train) * seconds / 3600 if seconds == seconds else float("nan")
-        more = (f": the {PAPER_TRAIN - n_train} more would take about {hours:.1f} reader hours here"
-                if hours == hours else "")
+        more = (f": the {PAPER_TRAIN - n_train} more would take about {(PAPER_TRAIN - n_train) * seconds / 3600:.1f} "
+                "reader hours here" if seconds == seconds else "")  # NaN seconds: unknown
         lacks.append(f"a training split of the paper's smallest size ({PAPER_TRAIN} questions, each read through all "
                      f"{retrievers} retrievers; each weight search here trains on {n_train})" + more)
     if not nli: lacks.append("an NLI model among the similarities (the paper weighs NLI and BEM; none can be had "
@@ -892,4 +852,3 @@ def with_training_lacks(claims: Sequence[Claim], # claims (any of this notebook'
                         ) -> list[Claim]:
     "The claims on EoR's training declared not testable where the setting lacks what it needs (gates kept)."
     return [replace(c, untestable=lacks) if lacks and c.mechanism == EOR_TRAINING.name else c for c in claims]
-

@@ -391,10 +391,7 @@ def retriever_claims(datasets: Sequence[str], # the grid's datasets
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #c62d0002
 from ...eval.mechanism import health_row
-
-def _words(t: str) -> str:
-    "Text with white space collapsed."
-    return " ".join(t.split())
+from .sources import _norm_text as _words  # text with white space collapsed
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #c62d0002s1
 def source_overlap(wiki: Corpus, # Wiki's passages (the task's corpus)

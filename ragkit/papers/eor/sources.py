@@ -24,10 +24,10 @@ from ...secrets import basic_auth, guard_secrets, mask_json, redact, redact_url,
 log = logging.getLogger("ragkit.papers.eor.sources")
 
 # %% auto #0
-__all__ = ['log', 'EOR_TEMPLATES', 'Pages', 'pages_from_corpus', 'se_words', 'PageChunk', 'chunk_pids', 'page_head', 'SESource',
-           'passage_chunk', 'WikiSource', 'PKSource', 'HBSource', 'OracleSource', 'EmbeddingScorer', 'Compressor',
-           'SerperError', 'SerperClient', 'WebSource', 'FakeSerperServer', 'eor_sources', 'eor_retrievers',
-           'run_retrievers']
+__all__ = ['log', 'EOR_TEMPLATES', 'Pages', 'pages_from_corpus', 'se_words', 'PageChunk', 'chunk_pids', 'page_head',
+           'passage_chunk', 'SESource', 'WikiSource', 'PKSource', 'HBSource', 'OracleSource', 'EmbeddingScorer',
+           'Compressor', 'SerperError', 'SerperClient', 'WebSource', 'FakeSerperServer', 'eor_sources',
+           'eor_retrievers', 'run_retrievers']
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #b707f4cd
 from ...lm.reader import EOR_NOTE, Template, register_templates
@@ -86,11 +86,8 @@ class PageChunk(Chunk):
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #700a4baes1
 def chunk_pids(chunks) -> list[str]:
-    "Corpus pids behind chunks (a Document, or a list): a page chunk's passages, a plain chunk's own pid."
-    chunks = chunks.chunks if isinstance(chunks, Document) else chunks
-    out = []
-    for c in chunks: out += list(c.pids) if isinstance(c, PageChunk) else [c.pid] if c.pid else []
-    return list(dict.fromkeys(out))
+    "Corpus pids behind chunks (a Document, or a list): a page chunk's passages, a plain chunk's own pid, each once."
+    return list(dict.fromkeys((chunks if isinstance(chunks, Document) else Document(list(chunks))).pids))
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #700a4baes2
 def page_head(pages: Pages, pid: str, words: int, source: str = "SE") -> PageChunk:
@@ -103,6 +100,10 @@ def page_head(pages: Pages, pid: str, words: int, source: str = "SE") -> PageChu
     return PageChunk(text, page.title, source, pid, pids=tuple(covered))
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #50c89501
+def passage_chunk(p: Passage, source: str) -> Chunk:
+    "A corpus passage as a chunk of `source`, keeping its pid and title."
+    return Chunk(p.text, p.title, source, p.pid)
+
 class SESource:
     "EoR's `SE` offline: BM25 over whole pages, truncated by EoR's rule (k = 1: 1,000 words; k > 1: 250 words each)."
     def __init__(self, pages: Pages, retriever: Retriever | None = None,  # default: BM25 over `pages`
@@ -114,21 +115,13 @@ class SESource:
         self.retriever = retriever or BM25Retriever(pages, backend, cache_dir=cache_dir, progress=progress,
                                                     name="SE-bm25")
 
-    def whole(self, pid: str) -> list[Chunk]:
-        "Page `pid` as its passages, in order, each keeping its corpus pid."
-        return [Chunk(p.text, p.title, "SE", p.pid) for p in self.pages.parts[pid]]
-
     def __call__(self, queries: list[str], k: int | None) -> list[list[Chunk]]:
         "Per query: the first k pages cut by `se_words(k)`, or the first `depth` pages whole."
         runs = self.retriever.batch_search(list(queries), k or self.depth, progress=False)
-        if k is None: return [[c for h in hits for c in self.whole(h.pid)] for hits in runs]
+        if k is None: return [[passage_chunk(p, "SE") for h in hits for p in self.pages.parts[h.pid]] for hits in runs]
         return [[page_head(self.pages, h.pid, se_words(k, self.one, self.each)) for h in hits] for hits in runs]
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #92bc222f
-def passage_chunk(p: Passage, source: str) -> Chunk:
-    "A corpus passage as a chunk of `source`, keeping its pid and title."
-    return Chunk(p.text, p.title, source, p.pid)
-
 class WikiSource:
     "EoR's `Wiki` offline: the top passages of a retriever over the corpus (MiniLM + FAISS by default)."
     def __init__(self, retriever: Retriever,  # e.g. DenseRetriever(corpus) or BM25Retriever(corpus)
@@ -172,11 +165,8 @@ class HBSource:
     def __call__(self, queries: list[str], k: int | None) -> list[list[Chunk]]:
         "Per query: SE chunks, then PK's, then Wiki's not already present."
         s, p, w = self.se(queries, None), self.pk(queries, None), self.wiki(queries, self.wiki_k)
-        out = []
-        for a, b, c in zip(s, p, w):
-            seen = {x.pid for x in a} if self.dedupe else set()
-            out.append(a + b + [x for x in c if x.pid not in seen])
-        return out
+        return [a + b + [x for x in c if x.pid not in seen] for a, b, c in zip(s, p, w)
+                for seen in [{x.pid for x in a} if self.dedupe else set()]]
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #08fcd4b5
 class OracleSource:
@@ -191,11 +181,10 @@ class OracleSource:
     def from_examples(cls, corpus: Corpus, examples: Sequence,  # ragkit.core.Example objects
                       gold: Mapping[str, Sequence[str]] | None = None):  # qid -> pids; default: meta["gold_pids"]
         "An oracle for `examples`: question text -> the union of its examples' gold pids."
-        golds: dict[str, list[str]] = {}
+        golds: dict[str, dict] = {}  # question -> its pids, in order, each once
         for e in examples:
-            ps = (gold.get(e.qid, []) if gold is not None else e.meta.get("gold_pids", []))
-            have = golds.setdefault(e.question, [])
-            have += [p for p in ps if p not in have]
+            golds.setdefault(e.question, {}).update(dict.fromkeys(gold.get(e.qid, []) if gold is not None
+                                                                  else e.meta.get("gold_pids", [])))
         return cls(corpus, golds)
 
     def __call__(self, queries: list[str], k: int | None) -> list[list[Chunk]]:
@@ -356,12 +345,9 @@ class WebSource:
 
     def __call__(self, queries: list[str], k: int | None) -> list[list[Chunk]]:
         "Per query: the results as chunks (URL as pid), each cut to se_words(k) words."
-        out = []
-        for q in queries:
-            res = self.client.search(q, max(self.num, k or 0))
-            cut = (lambda t: " ".join(t.split()[:se_words(k)])) if k else (lambda t: " ".join(t.split()))
-            out.append([Chunk(cut(f"{r['title']} {r['snippet']}"), r["title"], "Web", r["link"] or None) for r in res])
-        return out
+        cut = lambda t: " ".join(t.split()[:se_words(k) if k else None])
+        return [[Chunk(cut(f"{r['title']} {r['snippet']}"), r["title"], "Web", r["link"] or None)
+                 for r in self.client.search(q, max(self.num, k or 0))] for q in queries]
 
 @patch
 def source(self: SerperClient, num: int = 10) -> WebSource:
@@ -464,8 +450,7 @@ def eor_retrievers(names: Sequence[str] = EOR_RETRIEVERS,  # EoR retriever names
                                                 cache_dir)
     if compressor is None and lm is not None: compressor = Compressor(lm, cp_max_new_tokens)
     sources = dict(sources)  # one dict shared by every pipeline (run_retrievers relies on it)
-    pipes = [Pipeline(n, sources, scorer, compressor) for n in names]
-    return {p.name: p for p in pipes}
+    return {p.name: p for p in (Pipeline(n, sources, scorer, compressor) for n in names)}
 
 # %% ../../../nbs/61_papers.eor.sources.ipynb #2fd380f6
 def run_retrievers(retrievers: Mapping[str, Pipeline], queries: Sequence[str]) -> dict[str, list[Document]]:
