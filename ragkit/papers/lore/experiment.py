@@ -9,11 +9,17 @@ Lessons: `nbs/40_papers.lore.ipynb`; on the site (`make site`): `papers.lore.htm
 from __future__ import annotations
 from typing import Mapping, Sequence
 import numpy as np
-from ...eval.metrics import normalize_answer
+import pandas as pd
+from ...core import AtLeast, Corpus, OneOf, Retriever
+from ...data.tasks import Prepared, TaskChoice
+from ...eval.experiment import (Claim, cost_saving, decisive_claim, paper_cells, paper_claims, paper_numbers,
+                                    with_gates)
+from ...eval.mechanism import Check, Gate, Mechanism, gate, health, pair_gate
+from ...eval.metrics import contains_match, exact_match, f1_score, has_answer, normalize_answer
 from .method import (LLMRerank, LoRE, NaiveRAG, RULES, Rechoose)
 
 # %% auto #0
-__all__ = ['PARAMETER_RULES', 'RETRIEVERS', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'LORE_RANKING', 'RERANK_SOURCE', 'NAIVE_COST_SOURCE',
+__all__ = ['RETRIEVERS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'LORE_RANKING', 'RERANK_SOURCE', 'NAIVE_COST_SOURCE',
            'RERANK', 'LLM_RERANKING', 'lore_retrievers', 'lore_systems', 'lore_ablations', 'lore_rerankers',
            'first_questions', 'reader_needs', 'paper_rows', 'bias_rows', 'lore_health', 'lore_claims', 'rerank_health',
            'lore_cost_claims', 'lore_rerank_claims', 'naive_level', 'level_sentence', 'baseline_note', 'answer_kept',
@@ -21,26 +27,18 @@ __all__ = ['PARAMETER_RULES', 'RETRIEVERS', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'LO
            'lore_gates', 'with_pair_gates', 'gated']
 
 # %% ../../../nbs/40_papers.lore.ipynb #dbd15778
-from ...core import AtLeast, OneOf
-from ...data.tasks import TaskChoice
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 from ...lm.reader import TEMPLATES
+RETRIEVERS = ("BM25", "FAISS", "Ensemble")  # LoRE's retrievers (Section 3.2), in Table 1's order
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(("demo", "squad", "narrativeqa")), limit=AtLeast(0), max_passages=AtLeast(0),
-    n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0), rrf_k=AtLeast(0), depth=AtLeast(1),
-    retrievers=OneOf(("BM25", "FAISS", "Ensemble"), many=True), naive_max_tokens=AtLeast(0),
-    naive_full=OneOf(("BM25", "FAISS", "Ensemble"), many=True), rerank=OneOf(("BM25", "FAISS", "Ensemble"), many=True),
-    rerank_limit=AtLeast(0), merge=OneOf(("best", "none")), template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1),
-    context_words=AtLeast(0), max_length=AtLeast(16), bm25_backend=OneOf(("bm25s", "rank_bm25")),
-    bias_match=OneOf(("contains", "em", "f1")), n_boot=AtLeast(1), seed=AtLeast(0), reader=READER_RULE,
-    device=DEVICE_RULE)
+    datasets=TaskChoice(("demo", "squad", "narrativeqa")), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0),
+    rrf_k=AtLeast(0), depth=AtLeast(1), naive_max_tokens=AtLeast(0), rerank_limit=AtLeast(0), max_length=AtLeast(16),
+    **dict.fromkeys(("retrievers", "naive_full", "rerank"), OneOf(RETRIEVERS, many=True)), reader=READER_RULE,
+    merge=OneOf(("best", "none")), template=OneOf(tuple(TEMPLATES)), bm25_backend=OneOf(("bm25s", "rank_bm25")),
+    bias_match=OneOf(("contains", "em", "f1")), device=DEVICE_RULE)  # limit, n_boot, seed...: notebooks.SHARED_RULES
 
 # %% ../../../nbs/40_papers.lore.ipynb #cdc661c3
-from ...core import Corpus, Retriever
-
-RETRIEVERS = ("BM25", "FAISS", "Ensemble")  # LoRE's retrievers (Section 3.2), in Table 1's order
-
 def lore_retrievers(corpus: Corpus, # the task's corpus
                     device: str = "cpu", # where the dense encoder runs
                     bm25_backend: str = "bm25s", # "bm25s" or "rank_bm25" (identical scores)
@@ -92,7 +90,6 @@ def lore_ablations(runs: Mapping, # (task, system) -> Evaluation, holding the ta
 
 # %% ../../../nbs/40_papers.lore.ipynb #c37e0006
 import dataclasses
-from ...data.tasks import Prepared
 
 def lore_rerankers(retrievers: Sequence[Retriever], # LoRE's retrievers (see lore_retrievers)
                    lm, # the reader: it ranks and answers
@@ -130,7 +127,6 @@ def reader_needs(params: dict, # the notebook's parameters (missing ones take th
     return systems_needs([*systems.values(), *rerank.values()])
 
 # %% ../../../nbs/40_papers.lore.ipynb #b6354659
-from ...eval.experiment import paper_cells, paper_numbers
 PAPER_NUMBERS = paper_numbers("ragkit.papers.lore")  # LoRE's Table 1 (T5-large reader): ragkit/papers/lore/paper.csv
 PAPER_TABLE1 = paper_cells(PAPER_NUMBERS, "Table 1")  # (task, system) -> {metric: % in the paper}
 
@@ -139,9 +135,6 @@ def paper_rows(naive: str = "Naive-512") -> dict:
     return {(d, s.replace("Naive - ", f"{naive} - ")): v for (d, s), v in PAPER_TABLE1.items()}
 
 # %% ../../../nbs/40_papers.lore.ipynb #73dc5ab8
-import pandas as pd
-from ...eval.metrics import exact_match, contains_match, f1_score
-
 def _match_scores(a: str, g: list[str]) -> dict:
     "An answer's EM, containment and F1 against the golds `g` (0 for an empty answer)."
     return dict(em=exact_match(a, g) if a.strip() else 0.0, contains=contains_match(a, g) if a.strip() else 0.0,
@@ -159,8 +152,6 @@ def bias_rows(ev, golds_by_qid: dict[str, list[str]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 # %% ../../../nbs/40_papers.lore.ipynb #7e951149
-from ...eval.mechanism import Check, Mechanism, health
-
 def _differ_in_em(r: Mapping) -> bool | None:
     "Whether a LoRE row's contexts' answers differ in exact match against its golds (None: a row without golds)."
     golds = r.get("golds")
@@ -179,8 +170,6 @@ def lore_health(runs: Mapping) -> list[dict]:
             for h in health(LORE_RANKING, d, s, ev.table.to_dict("records"))]
 
 # %% ../../../nbs/40_papers.lore.ipynb #c40e0a08
-from ...eval.experiment import Claim, paper_claims
-
 _T1_SRC = "LoRE Table 1, Section 4.1.3"
 _ABLATION_SRC = "LoRE Section 3.3.4 (LoR = 0.8 Mean Score + 0.2 / Context Rank); ragkit's ablation"
 
@@ -209,7 +198,6 @@ def rerank_health(runs: Mapping) -> list[dict]:
             if s.startswith(f"{RERANK} - ") for h in health(LLM_RERANKING, d, s, ev.table.to_dict("records"))]
 
 # %% ../../../nbs/40_papers.lore.ipynb #c40e0a0c
-from ...eval.experiment import cost_saving
 from ...eval.evaluate import Evaluation
 
 def lore_cost_claims(runs: Mapping, # (task, system) -> Evaluation
@@ -244,8 +232,6 @@ def lore_rerank_claims(runs: Mapping, metric: str = "f1") -> list[Claim]:
     return out
 
 # %% ../../../nbs/40_papers.lore.ipynb #c37e0009
-from ...eval.metrics import has_answer
-
 def _level(lo: float, hi: float, paper: float) -> str:
     "Where a 95% interval sits against a paper's number: above it, below it, or at its level (the number lies inside)."
     return "above" if lo > paper else "below" if hi < paper else "at"
@@ -273,23 +259,20 @@ def naive_level(runs: Mapping, # (task, system) -> Evaluation
                          source=_T1_SRC))
     return pd.DataFrame(rows)
 
-def _has(l: Mapping, who: str) -> bool:
-    "Whether a naive_level row has `who`'s numbers."
-    return l.get(who) is not None and not (isinstance(l[who], float) and np.isnan(l[who]))
-
 def level_sentence(l: Mapping, naive: str = "Naive-512") -> str:
     "'On squad, our Naive-512-BM25 scores F1 49.3 [..], above the paper's Naive-BM25 (34.78, LoRE Table 1); ...'."
     f = lambda who: f"{l[who]:.1f} [{l[who + '_lo']:.1f}, {l[who + '_hi']:.1f}]"
     r = l["retriever"]
     out = (f"On {l['dataset']}, our {naive}-{r} scores {l['metric'].upper()} {f('naive')}, "
            f"{_AGAINST[l['naive_level']]} Naive-{r} ({l['naive_paper']:.2f}, {l['source']})")
-    if _has(l, "lore"):
+    if pd.notna(l.get("lore")):  # the row has LoRE's numbers
         out += f"; our LoRE-{r} {f('lore')}, {_AGAINST[l['lore_level']]} LoRE-{r} ({l['lore_paper']:.2f})"
     return out + "."
 
 def baseline_note(l: Mapping, naive: str = "Naive-512") -> str:
     "Why LoRE's verdict over `naive` came out smaller: our baseline above the paper's, our LoRE below, or both."
-    strong, weak = l["naive_level"] == "above", _has(l, "lore") and l["lore_level"] == "below"
+    lore = pd.notna(l.get("lore"))  # the row has LoRE's numbers
+    strong, weak = l["naive_level"] == "above", lore and l["lore_level"] == "below"
     why = {(True, True): "due to the baseline and to LoRE: our Naive is stronger than the paper's and our LoRE weaker",
            (True, False): "due to the baseline: our Naive is stronger than the paper's, our LoRE not weaker",
            (False, True): "not due to the baseline (ours is not above the paper's level): "
@@ -298,7 +281,7 @@ def baseline_note(l: Mapping, naive: str = "Naive-512") -> str:
            }[strong, weak]
     gap = l["naive"] - l["naive_paper"]
     parts = f"; of the paper's gap, our Naive's excess over its Naive accounts for {gap:+.1f} points"
-    if _has(l, "lore"): parts += f" and our LoRE's shortfall from its LoRE for {l['lore_paper'] - l['lore']:+.1f}"
+    if lore: parts += f" and our LoRE's shortfall from its LoRE for {l['lore_paper'] - l['lore']:+.1f}"
     return f" The smaller gap is {why}{parts}. {level_sentence(l, naive)}"
 
 # %% ../../../nbs/40_papers.lore.ipynb #c37e000a
@@ -345,8 +328,6 @@ def lore_notes(claims: Sequence[Claim], # LoRE's claims
     return [dataclasses.replace(c, notes=n) if (n := notes(c)) != c.notes else c for c in claims]
 
 # %% ../../../nbs/40_papers.lore.ipynb #c40d0002
-from ...eval.experiment import decisive_claim
-
 def contexts_differ(ev) -> pd.Series:
     "Per qid of a LoRE run: whether its contexts' answers differ in exact match against the golds."
     return pd.Series({r["qid"]: _differ_in_em(r) for r in ev.table.to_dict("records")}, dtype=bool)
@@ -373,9 +354,6 @@ def top_context_right(ev) -> pd.Series:
                      dtype=float)
 
 # %% ../../../nbs/40_papers.lore.ipynb #c40d0008
-from ...eval.mechanism import Gate, gate, pair_gate
-from ...eval.experiment import with_gates
-
 def same_answer(x: str, y: str) -> bool:
     "Whether two answers are the same after `normalize_answer`."
     return normalize_answer(x) == normalize_answer(y)
@@ -396,8 +374,7 @@ def with_pair_gates(claims: Sequence[Claim], # claims; those naming LoRE's ranki
     "Each claim on LoRE's ranking (against Top-1 or MeanProb) with its comparison's gate: where the answers differ."
     out = []
     for c in claims:
-        bs = (c.b,) if isinstance(c.b, str) else tuple(c.b)
-        b = bs[0] if len(bs) == 1 else None  # the one system it compares `a` with (None: several)
+        b = c.b if isinstance(c.b, str) else c.b[0] if len(c.b) == 1 else None  # the one system beside `a` (or None)
         if c.mechanism != LORE_RANKING.name or b is None or not {(c.dataset, c.a), (c.dataset, b)} <= set(runs):
             out.append(c); continue
         what = f"{c.a.split(' - ')[0]} and {b.split(' - ')[0]} answered differently"

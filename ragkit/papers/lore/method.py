@@ -11,14 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass, asdict
 from typing import Sequence
 import numpy as np
-from ...eval.metrics import normalize_answer
+from fastcore.basics import patch, store_attr
+from ...core import Cost, Method, Prediction
+from ...eval.metrics import exact_match as _em, f1_score as _f1, normalize_answer
+from ...lm.base import FakeLM, Completion
+from ...lm.reader import Template, get_template, prompt_fields, read_batch, register_templates, render
+from ...retrieve.fusion import FakeRetriever
 
 # %% auto #0
 __all__ = ['LORE_TEMPLATES', 'RULES', 'lor_score', 'Candidate', 'score_candidates', 'choose', 'LoRE', 'tokenizer_of',
            'fit_document', 'NaiveRAG', 'FakeConfidentLM', 'Rechoose', 'LLMRerank']
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #fe1e6c8a
-from ...lm.reader import Template, register_templates
 _LORE = dict(paper="LoRE", chat=False, verbatim=False,
              where="LoRE Section 3.2.2 (Q ‖ C); form from the Appendix tables' 'Baseline query' column")
 LORE_TEMPLATES = register_templates(
@@ -69,27 +73,19 @@ def choose(cands: Sequence[Candidate], merge: str = "best") -> Candidate | None:
     pool = [c for c in cands if normalize_answer(c.answer)] or list(cands)
     if not pool: return None
     if merge == "best":  # one entry per normalised answer: its best-LoR occurrence (the choice is then the same)
-        best = {}
-        for c in pool:
-            key = normalize_answer(c.answer)
-            if key not in best or (c.lor, -c.context_rank) > (best[key].lor, -best[key].context_rank): best[key] = c
-        pool = [c for c in pool if best[normalize_answer(c.answer)] is c]
+        keys = [normalize_answer(c.answer) for c in pool]
+        best = {k: max((c for c, j in zip(pool, keys) if j == k), key=lambda c: (c.lor, -c.context_rank)) for k in keys}
+        pool = [c for c, k in zip(pool, keys) if best[k] is c]
     order = sorted(range(len(pool)), key=lambda i: (-round(pool[i].lor, 12), pool[i].context_rank, i))
     return pool[order[0]]
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #4221a337
-from fastcore.basics import store_attr
-from ...core import Cost, Method, Prediction
-from ...lm.reader import read_batch
-
 class LoRE(Method):
     "Logit-ranked retriever ensemble: one answer per retrieved context, chosen by LoR (Sanniboina et al., 2024)."
     reader_needs = ("logprobs",)  # what it needs of its reader beyond text: LoR ranks answers by mean token probability
     @classmethod
     def fingerprint_example(cls):
         "Two contexts of the toy corpus, read by a fake reader."
-        from ragkit.lm.base import FakeLM
-        from ragkit.retrieve.fusion import FakeRetriever
         return cls(FakeRetriever.fingerprint_example(), FakeLM(default="Paris"), n_contexts=2)
 
     def __init__(self, retriever, # where the contexts come from (any ragkit.core.Retriever)
@@ -127,7 +123,6 @@ class LoRE(Method):
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #e37e52a6
 import re
-from ...lm.reader import get_template, render, prompt_fields
 
 def tokenizer_of(lm):
     "The Hugging Face tokenizer behind `lm` (through CachedLM and other wrappers), or None (a server, a fake reader)."
@@ -175,8 +170,6 @@ class NaiveRAG(Method):
     @classmethod
     def fingerprint_example(cls):
         "Two contexts of the toy corpus under a 512-token budget, read by a fake reader."
-        from ragkit.lm.base import FakeLM
-        from ragkit.retrieve.fusion import FakeRetriever
         return cls(FakeRetriever.fingerprint_example(), FakeLM(default="Paris"), n_contexts=2, max_input_tokens=512)
 
     def __init__(self, retriever, # where the contexts come from
@@ -210,8 +203,6 @@ class NaiveRAG(Method):
                 for rd, hs, (_, kept) in zip(reads, hits, fitted)]
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #lm000001
-from ...lm.base import FakeLM, Completion
-
 class FakeConfidentLM(FakeLM):
     "A fake reader whose confidence follows the context: sure of 'Paris' from the capital passage, else unsure."
     def generate(self, prompts, max_new_tokens=32, stop=None, temperature=0.0, seed=0, chat=True):
@@ -219,8 +210,6 @@ class FakeConfidentLM(FakeLM):
                 Completion("Lyon", ["Lyon"], [2], [-2.0], "eos", len(p.split())) for p in prompts]
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #51539d43
-from ...eval.metrics import f1_score as _f1, exact_match as _em
-
 RULES = {"top1": "Top-1", "mean_prob": "MeanProb", "oracle": "Best-of-k"}  # rule -> the system name's prefix
 
 class Rechoose(Method):
@@ -272,8 +261,6 @@ class Rechoose(Method):
         return [self._answer(q) for q in questions]
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #51539ds2
-from fastcore.basics import patch
-
 @patch
 def _answer(self: Rechoose, q: str) -> Prediction:
     "The Prediction re-chosen from the candidates of the LoRE run's row of `q`, charged the reads it relies on."
@@ -307,8 +294,6 @@ class LLMRerank(Method):
     @classmethod
     def fingerprint_example(cls):
         "The toy corpus re-ranked by a fake reader."
-        from ragkit.lm.base import FakeLM
-        from ragkit.retrieve.fusion import FakeRetriever
         return cls(FakeRetriever.fingerprint_example(), FakeLM(default="Paris"), n_contexts=2)
 
     def __init__(self, retriever, # where the contexts come from
@@ -324,8 +309,7 @@ class LLMRerank(Method):
                  window: int = 5, step: int = 3, # RankGPT's window and its step back
                  rankgpt_rule: str = "rankgpt", # how a ranking reply is read (ragkit.retrieve.rerank.parse_rankgpt)
                  name: str | None = None): # the system's name (default "LLM-rerank - <retriever>")
-        store_attr("retriever,lm,n_contexts,template,max_new_tokens,rank_words,rank_max_new_tokens,window,step,"
-                   "rankgpt_rule")
+        store_attr(but="chat,stop,name")
         self.chat, self.stop, self.name = bool(chat), tuple(stop or ()), name or f"LLM-rerank - {retriever.name}"
 
     def derived_config(self) -> dict:

@@ -99,4 +99,4 @@ PARAMETER_RULES = dict(  # what 71_papers.sure.decide's parameters accept beyond
     datasets=TaskChoice(("demo", "nq", "hotpotqa")), goal=AtLeast(1), budget_hours=AtLeast(0), block=AtLeast(1),
     n_passages=AtLeast(1), n_candidates=OneOf((2,)), candidate_max_new_tokens=AtLeast(1),
     candidate_stop=OneOf(("", "blank line")), summary_max_new_tokens=AtLeast(1), summary_end=OneOf(("", "space")),
-    max_new_tokens=AtLeast(1), passage_words=AtLeast(1), reader=READER_RULE, device=DEVICE_RULE)
+    passage_words=AtLeast(1), reader=READER_RULE, device=DEVICE_RULE)  # max_new_tokens: SHARED_RULES

@@ -10,7 +10,11 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 import pandas as pd
-from .method import RERANKERS
+from ...eval.experiment import Claim, decisive_claim, paper_cells, paper_claims, paper_numbers
+from ...eval.mechanism import Check, Gate, Mechanism, gate, health
+from ...eval.metrics import exact_match, f1_score, normalize_answer
+from .method import (COMBINES, PROMPTS, RANK_MODES, RERANKERS, RULES, TABLE3_SYSTEMS, Base, Rerank1,
+                                       SuRe, SuReCandidates)
 
 # %% auto #0
 __all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PAPER_SAMPLE',
@@ -23,7 +27,6 @@ from ...core import AtLeast, Flag, OneOf, Parses, WholeNumbers
 from ...data.tasks import TaskChoice, parse_datasets, task_limits
 from ...lm.base import DEVICE_RULE, MODEL_RULE
 from ...lm.backends import READER_RULE
-from .method import COMBINES, PROMPTS, RANK_MODES, RULES
 SURE_TASKS = ("demo", "nq", "hotpotqa", "retrievalqa")  # the tasks this notebook reads with retrieval
 
 def _limits_of_run(limits: str, datasets: str, closed_book: str) -> None:
@@ -32,20 +35,17 @@ def _limits_of_run(limits: str, datasets: str, closed_book: str) -> None:
     task_limits(limits, parse_datasets(datasets, SURE_TASKS) + closed, 0)
 
 PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(SURE_TASKS), closed_book=TaskChoice(optional=True), limit=AtLeast(0), n_passages=AtLeast(1),
+    datasets=TaskChoice(SURE_TASKS), closed_book=TaskChoice(optional=True), n_passages=AtLeast(1),
     n_candidates=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
-    summary_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), passage_words=AtLeast(1), max_passages=AtLeast(0),
-    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), pilot=AtLeast(0),
-    pilot_task=OneOf(("demo", "nq")), parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES), combine=OneOf(COMBINES),
-    prompts=OneOf(tuple(PROMPTS)), summary_end=OneOf(("", "space")), extras_limit=AtLeast(0), n_boot=AtLeast(1),
-    seed=AtLeast(0), reader=READER_RULE, device=DEVICE_RULE, embedder=MODEL_RULE, table3=Flag(), table4=Flag(),
-    oracle_k3=Flag(), n_grid=WholeNumbers(1),  # chat, compare_readers, out_dir: SHARED_RULES
+    summary_max_new_tokens=AtLeast(1), passage_words=AtLeast(1), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")),
+    parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES), combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)),
+    summary_end=OneOf(("", "space")), extras_limit=AtLeast(0), reader=READER_RULE, device=DEVICE_RULE,
+    embedder=MODEL_RULE, table3=Flag(), table4=Flag(), oracle_k3=Flag(), n_grid=WholeNumbers(1),
+    # limit, max_passages, max_new_tokens, dtype, n_boot, seed, chat, compare_readers, out_dir: SHARED_RULES
     limits=Parses(_limits_of_run, "task:n pairs of this run's tasks, comma-separated, e.g. 'nq:50'",
                   given=("datasets", "closed_book"), optional=True))
 
 # %% ../../../nbs/70_papers.sure.ipynb #41010448
-from .method import TABLE3_SYSTEMS, Base, Rerank1, SuRe, SuReCandidates
-
 def sure_retriever(prep, # a prepared task (ragkit.data.tasks.prepare)
                    ):
     "The task's own given passages in their order (GivenContexts), or BM25 over its corpus."
@@ -76,15 +76,12 @@ def sure_extras(sure: SuRe, # Table 1's SuRe: every extra system takes its setti
                     for by, row in RERANKERS.items()} if table4 else {})
 
 # %% ../../../nbs/70_papers.sure.ipynb #6424900b
-from ...eval.experiment import paper_cells, paper_numbers
 PAPER_NUMBERS = paper_numbers("ragkit.papers.sure")  # SuRe's Tables 1, 3, 4 (gpt-3.5-turbo-0301): papers/sure/paper.csv
 PAPER_TABLE1, PAPER_TABLE3, PAPER_TABLE4 = (paper_cells(PAPER_NUMBERS, t) for t in ("Table 1", "Table 3", "Table 4"))
 PAPER_SAMPLE = {r["task"]: r["sample"] for r in PAPER_NUMBERS if r["sample"]}  # the 500-question samples (NQ*, WebQ*)
 _T3_ROWS, _T4_ROWS = (list(dict.fromkeys(s for _, s in t)) for t in (PAPER_TABLE3, PAPER_TABLE4))  # in paper order
 
 # %% ../../../nbs/70_papers.sure.ipynb #d82e2fcb
-from ...eval.metrics import normalize_answer
-
 def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trace column)
                      base_table: pd.DataFrame | None = None, # Base's table on the same questions, to compare answers
                      ) -> dict:
@@ -126,8 +123,6 @@ def conditional(t: dict, # a SuRe row's trace
     return None if s is None else all(test(s) for test in _SUMMARY_TESTS.values())
 
 # %% ../../../nbs/70_papers.sure.ipynb #70a00014
-from ...eval.mechanism import Check, Mechanism, health
-
 def _order_free(t: dict) -> bool | None:
     "Whether some ordered pair was judged the same both ways (one credit 1, its mirror 0); None without a ranking."
     credit = t.get("rank_credit") or {}
@@ -156,8 +151,6 @@ def sure_health(runs: Mapping, # (task, system) -> Evaluation
             for h in health(SURE_SELECTION, d, s, ev.table.to_dict("records"))]
 
 # %% ../../../nbs/70_papers.sure.ipynb #5a0e1002
-from ...eval.mechanism import Gate, gate
-
 # what SuRe's gate counts, read before "on 8 of the 103 questions judged"
 CONDITIONAL = "its summaries were conditional (two distinct candidates; non-empty, different, no passage copy)"
 SUMMARY_RANKED = {"Sent-enc (SuRe)": "SuRe"}  # a system ranking by another's chosen summary -> that system
@@ -178,9 +171,6 @@ def sure_gates(runs: Mapping, # (task, system) -> Evaluation
                   for (d, s) in runs if (by := SUMMARY_RANKED.get(s)) and (d, by) in own}
 
 # %% ../../../nbs/70_papers.sure.ipynb #c70d0005
-from ...eval.experiment import Claim, decisive_claim
-from ...eval.metrics import exact_match
-
 def _first_right(ev) -> pd.Series:
     "Per qid: the exact match of SuRe's first candidate (0 with no candidate)."
     return pd.Series({r.qid: exact_match(((r.trace or {}).get("candidates") or [""])[0], list(r.golds))
@@ -207,8 +197,6 @@ def sure_decisive_claims(runs: Mapping, # (task, system) -> Evaluation
             for (d, s), ev in runs.items() if s == system]
 
 # %% ../../../nbs/70_papers.sure.ipynb #32104d76
-from ...eval.metrics import f1_score
-
 _T6 = {"nq": (43.0, 53.9), "webq": (29.0, 43.9), "2wikimultihopqa:dev-500": (47.6, 54.4),
        "hotpotqa": (41.2, 52.7)}  # SuRe Table 6 (App. B.2), Oracle K=2, EM/F1 %
 _T6_K3 = {"nq": (45.2, 56.0), "webq": (29.8, 47.2), "2wikimultihopqa:dev-500": (48.4, 56.2),
@@ -224,8 +212,6 @@ def oracle(sure_table: pd.DataFrame, golds: dict[str, list[str]]) -> pd.DataFram
     return pd.DataFrame(rows)
 
 # %% ../../../nbs/70_papers.sure.ipynb #49190248
-from ...eval.experiment import paper_claims
-
 def sure_claims(datasets: Sequence[str], # tasks that ran with retrieval
                 table3: bool = False, # add Table 3's ablation claims
                 table4: bool = False, # add Table 4's reranking claims

@@ -11,7 +11,9 @@ import re
 from itertools import permutations, product
 from typing import Sequence
 import numpy as np
-from ...lm.reader import clean_line
+from ...lm.reader import (Template, clean_line, format_choices, format_passages, postprocess, register_passage_style,
+                              register_templates, render)
+from ...retrieve.rerank import RANKGPT_TEMPLATES, cut_passages, rankgpt_orders  # RankGPT: shared with LoRE
 
 # %% auto #0
 __all__ = ['SURE_TEMPLATES', 'SURE_OTHER_TEMPLATES', 'RULES', 'RANK_MODES', 'COMBINES', 'PROMPTS', 'TABLE3_SYSTEMS', 'RERANKERS',
@@ -20,7 +22,6 @@ __all__ = ['SURE_TEMPLATES', 'SURE_OTHER_TEMPLATES', 'RULES', 'RANK_MODES', 'COM
            'SuRe', 'Base', 'SuReSummaries', 'mcq_answer', 'SuReMCQ', 'SumAndPred', 'SuReCandidates', 'Rerank1']
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #134b9991
-from ...lm.reader import Template, register_passage_style, register_templates
 _SURE_BLOCK = ("Passage #1 Title: {Passage #1 Title} Passage #1 Text: {Passage #1 Text} "
                "Passage #N Title: {Passage #N Title} Passage #N Text: {Passage #N Text}")
 _SURE_P = {"question": "{Question}", "passages": _SURE_BLOCK, "n": "N", "choices": "{(a) Choice 1 (b) Choice 2}"}
@@ -137,7 +138,6 @@ _OPENLLM = register_templates(
         _SUO_NOTE + "The code strips '.' from the answer; ragkit's parsers ignore punctuation anyway.", ""))
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69a00009
-from ...retrieve.rerank import RANKGPT_TEMPLATES  # RankGPT's prompt and window layout: shared with LoRE, below both
 SURE_OTHER_TEMPLATES = _CODE + _OWN + _OPENLLM + RANKGPT_TEMPLATES  # every SuRe prompt the paper does not print
 
 def _base_original(parts: list[tuple[str, str]], start: int) -> str:
@@ -174,11 +174,8 @@ def parse_candidates(raw: str, # the reader's answer to the candidate prompt
             pos = nxt + 3
         parts.append(raw[pos:])
     else: parts = clean_line(next((l for l in raw.splitlines() if l.strip()), "")).split(",")  # answer cues dropped
-    out = []
-    for p in parts:
-        p = p.strip().split("\n")[0].strip(_STRIP)
-        if p and p.upper() != "N/A" and p not in out: out.append(p)
-    return out[:k], labelled
+    out = dict.fromkeys(q for p in parts if (q := p.strip().split("\n")[0].strip(_STRIP)) and q.upper() != "N/A")
+    return list(out)[:k], labelled  # the distinct ones, in order
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69a00011
 def _trim(s: str) -> str:
@@ -330,8 +327,6 @@ def k2_cases() -> list[dict]:
 from dataclasses import dataclass, field
 from fastcore.basics import patch, store_attr
 from ...core import Cost, Hit, Method, Passage, Prediction
-from ...lm.reader import render, format_passages, format_choices, postprocess
-from ...retrieve.rerank import cut_passages, rankgpt_orders
 
 def _charge(cost: list[Cost], at: Sequence[int], outs) -> None:
     "Add each completion's cost to its question's in `cost` (`at`: the question of each completion, in order)."
@@ -640,13 +635,10 @@ class _Variant(SuRe):
 
     def _answer_live(self, st: SuReState, prompts: list[str], read, how: str) -> list[str]:
         "One answer call per live question, read by `read(reply, question)`; the rest keep their one candidate."
-        outs = self._gen(prompts, self.answer_max_new_tokens, stop=("\n\n",))
-        got = {}
-        for i, c in zip(st.live, outs):
-            got[i] = read(c.text, i)
-            st.cost[i] += c.cost
-            st.tr[i].update(answer_raw=c.text, decided_by=how)
-        return [got[i] if i in got else self._single(st, i) for i in range(len(st.questions))]
+        outs = dict(zip(st.live, self._gen(prompts, self.answer_max_new_tokens, stop=("\n\n",))))
+        _charge(st.cost, outs, outs.values())
+        for i, c in outs.items(): st.tr[i].update(answer_raw=c.text, decided_by=how)
+        return [read(outs[i].text, i) if i in outs else self._single(st, i) for i in range(len(st.questions))]
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69c00007
 class SuReSummaries(_Variant):
@@ -786,11 +778,8 @@ def _most_similar(self: Rerank1, keys: list[str | None], ps: list[list]) -> list
     out = [0] * len(keys)
     if not todo: return out
     kv = self.embedder.encode([keys[i] for i in todo])
-    pv = self.embedder.encode([p.text for i in todo for p in ps[i]])
-    at = 0
-    for row, i in enumerate(todo):
-        out[i] = int(np.argmax(pv[at:at + len(ps[i])] @ kv[row]))  # the first of equals
-        at += len(ps[i])
+    pv = np.split(self.embedder.encode([p.text for i in todo for p in ps[i]]), np.cumsum([len(ps[i]) for i in todo]))
+    for row, i in enumerate(todo): out[i] = int(np.argmax(pv[row] @ kv[row]))  # the first of equals
     return out
 
 # %% ../../../nbs/69_papers.sure.method.ipynb #69e030b

@@ -12,6 +12,13 @@ import math
 from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
+from ...core import AtLeast, Between, Corpus, OneOf, Parses, Passage
+from ...data.corpora import cap_words, gold_pids, load_corpus
+from ...eval.experiment import Claim, Statistic, contrast, decisive_claim, paper_cells, paper_numbers
+from ...eval.mechanism import MIN_ACTED, Check, Mechanism, health, health_row
+from ...retrieve.bm25 import BM25Retriever, GivenContexts
+from .method import (MATCH_RULES, ROUTES, GenRead, RALM, Vanilla, chance_agreement, corpus_popularity,
+                                        load_retrieved_passages, require_columns)
 
 # %% auto #0
 __all__ = ['WITQA_TASKS', 'UNION_TASKS', 'SUBJECT_FIELD', 'GOLD_KIND', 'TASK_RETRIEVERS', 'PV_BINS', 'COUNTED', 'PAPER_NUMBERS',
@@ -38,10 +45,6 @@ def popqa_views(examples: Sequence) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("qid")
 
 # %% ../../../nbs/80_papers.witqa.ipynb #cd7e31fa
-from ...core import Corpus, Passage
-from ...data.corpora import cap_words, load_corpus
-from .method import corpus_popularity
-
 def passage_pid(e) -> str:
     "The pid of a WITQA question's supporting passage."
     return f"{e.qid}#passage"
@@ -78,9 +81,6 @@ def task_popularity(name: str, prep) -> pd.DataFrame | None:
 
 # %% ../../../nbs/80_papers.witqa.ipynb #843d8055
 from functools import lru_cache
-from ...data.corpora import gold_pids
-from ...retrieve.bm25 import GivenContexts
-from .method import load_retrieved_passages
 
 GOLD_KIND = {"demo": "answer-string passage (the first passage of the question's matched article that holds an answer)",
              "nq": "annotated gold passage (the DPR passage holding NQ's annotated answer, lost-in-the-middle's "
@@ -111,9 +111,6 @@ def file_retriever(path: str, prep) -> GivenContexts:
                          name="File")
 
 # %% ../../../nbs/80_papers.witqa.ipynb #3e05f93c
-from ...retrieve.bm25 import BM25Retriever
-from .method import GenRead, RALM, Vanilla
-
 TASK_RETRIEVERS = {**{d: ("bm25", "dense", "oracle") for d in ("demo", "nq", "witqa")},
                    "witqa-disamb": ("bm25",)}  # no passage for an Oracle; no dense (its corpus lacks the facts: below)
 
@@ -154,14 +151,12 @@ COUNTED = {  # the tasks with two counts: which columns play S-R and S, labels, 
     "witqa": dict(sr="sr_count", s="s_count", by="relation", sr_label="S-R count (WITQA)", s_label="S count (WITQA)")}
 
 # %% ../../../nbs/80_papers.witqa.ipynb #0390dd03
-from ...eval.experiment import paper_cells, paper_numbers
 PAPER_NUMBERS = paper_numbers("ragkit.papers.witqa")  # the WITQA paper's numbers: ragkit/papers/witqa/paper.csv
 PAPER_AGREEMENT = {s: c["agreement"] for (_, s), c in paper_cells(PAPER_NUMBERS, "Figure 8").items()}  # Figure 8 (%)
 PAPER_SYSTEM = {"BM25@1": "BM25", "Oracle": "Oracle"}  # our system -> its name in the paper's Figure 8
 
 # %% ../../../nbs/80_papers.witqa.ipynb #b7d9d167
 from ...eval.metrics import bootstrap_ci
-from .method import require_columns
 # WITQA App. C.1: Table 4, questions per relation in WITQA; Table 5, relation counts in all triples from Wikipedia
 PAPER_TABLE4 = {r: c["questions"] for (_, r), c in paper_cells(PAPER_NUMBERS, "Table 4").items()}
 PAPER_TABLE5 = {r: c["relation_count"] for (_, r), c in paper_cells(PAPER_NUMBERS, "Table 5").items()}
@@ -180,14 +175,10 @@ def relation_table(t: pd.DataFrame, # a popularity table with `relation` and 0/1
             m, lo, hi = bootstrap_ci(sub[s].astype(float).values, n=n_boot, seed=seed)
             row |= {s: m, f"{s} lo": lo, f"{s} hi": hi}
         rows.append(row)
-    out = pd.DataFrame(rows)
-    out = out.sort_values("paper_relation_count", ascending=False, na_position="last", kind="stable")
-    return out.reset_index(drop=True)
+    return (pd.DataFrame(rows).sort_values("paper_relation_count", ascending=False, na_position="last", kind="stable")
+            .reset_index(drop=True))
 
 # %% ../../../nbs/80_papers.witqa.ipynb #91da69b5
-from ...eval.experiment import Claim, Statistic, contrast
-from .method import chance_agreement
-
 def question_means(rows: pd.DataFrame, cols: Sequence[str] = ("selective", "vanilla", "ralm")) -> pd.DataFrame:
     "Per question (row), the mean of each 0/1 column over the splits where it was in the test half."
     return rows[rows.half == "test"].groupby("row")[list(cols)].mean()
@@ -235,9 +226,6 @@ def agreement_ratio_claim(r, # a row of the agreement table
                  statistic=Statistic(lambda ix: (a[ix] == b[ix]).mean() - 0.5, len(a)), mechanism=mechanism)
 
 # %% ../../../nbs/80_papers.witqa.ipynb #24653c00
-from ...eval.experiment import decisive_claim
-from ...eval.mechanism import Check, Mechanism, health
-
 SELECTIVE = Mechanism("WITQA's selective integration", (  # what the routing must show on a task's held-out questions
     Check("it answered from memory (no retrieval)", lambda r: not r["retrieved"]),
     Check("it retrieved", lambda r: bool(r["retrieved"])),
@@ -301,7 +289,6 @@ def no_memory_to_route(claims: Sequence[Claim], # a run's claims, the head-head 
     return [replace(c, unless=u) if (u := unless(c)) else c for c in claims]
 
 # %% ../../../nbs/80_papers.witqa.ipynb #5c2a1f06
-from ...eval.mechanism import health_row, MIN_ACTED
 # WITQA §4.3 (Figure 6): BM25, Contriever, GTR and BGE add "up to 49.2%" for small and medium readers
 PAPER_RETRIEVAL_GAIN = next(r["value"] for r in PAPER_NUMBERS if r["table"] == "Figure 6")
 RETRIEVAL_BOUND = "at most"  # 49.2 is the largest gain over small and medium readers and retrievers: an upper bound
@@ -399,12 +386,10 @@ def witqa_claims(tables: Mapping[str, pd.DataFrame], # task -> popularity table 
 
 # %% ../../../nbs/80_papers.witqa.ipynb #edd9b389
 from pathlib import Path
-from ...core import AtLeast, Between, OneOf, Parses
 from ...data.tasks import TaskChoice, parse_datasets, task_limits
 from ...lm.base import DEVICE_RULE, MODEL_RULE
 from ...lm.backends import READER_RULE
 from ...notebooks import project_root
-from .method import MATCH_RULES, ROUTES
 WITQA_TASK_NAMES = ("demo", "nq", "popqa", "retrievalqa", "witqa-disamb", "witqa")  # the tasks this notebook runs
 
 def _limits_of_run(limits: str, datasets: str) -> None:
@@ -420,11 +405,10 @@ def _retrieved_file(path: str) -> None:
                                 "notebook runs)")
 
 PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(WITQA_TASK_NAMES), limit=AtLeast(0),
-    systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True), match=OneOf(tuple(MATCH_RULES)),
-    max_new_tokens=AtLeast(1), genread_tokens=AtLeast(1), context_words=AtLeast(0), route=OneOf(tuple(ROUTES)),
-    n_seeds=AtLeast(1), train_frac=Between(0, 1, open_lo=True, open_hi=True), mallen_boot=AtLeast(1), n_boot=AtLeast(1),
-    qgen=AtLeast(0), seed=AtLeast(0), reader=READER_RULE, device=DEVICE_RULE, embedder=MODEL_RULE,
+    datasets=TaskChoice(WITQA_TASK_NAMES), systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True),
+    match=OneOf(tuple(MATCH_RULES)), genread_tokens=AtLeast(1), route=OneOf(tuple(ROUTES)), n_seeds=AtLeast(1),
+    train_frac=Between(0, 1, open_lo=True, open_hi=True), mallen_boot=AtLeast(1), qgen=AtLeast(0), reader=READER_RULE,
+    device=DEVICE_RULE, embedder=MODEL_RULE,  # limit, max_new_tokens, context_words, n_boot, seed: SHARED_RULES
     retrieved=Parses(_retrieved_file, "a DPR-style JSONL file of retrieved passages; empty means none", optional=True,
                      here=True),
     limits=Parses(_limits_of_run, "task:n pairs of this run's tasks, comma-separated, e.g. 'nq:150'",

@@ -8,14 +8,16 @@ Lessons: `nbs/79_papers.witqa.method.ipynb`; on the site (`make site`): `papers.
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #8f705835
 from __future__ import annotations
-import json, math, re
+import functools, math, re
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 import numpy as np
 import pandas as pd
-from ...eval.metrics import as_golds, contains_match, bootstrap_ci
+from ...core import Method, Passage, Prediction, read_json, read_jsonl
+from ...eval.metrics import (_normalize, as_golds, bootstrap_ci, contains_match, has_answer,
+                                 normalize_answer)  # _normalize: uncached, for long passages
 
 # %% auto #0
 __all__ = ['WITQA_TEMPLATES', 'MATCH_RULES', 'SR_BINS', 'QGEN_PROMPT', 'FEEDBACK', 'GROUPS', 'ROUTES', 'PRONOUNS',
@@ -166,11 +168,6 @@ def roundtrip_question(lm, # any reader: generate(prompts, max_new_tokens, stop,
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #17bb27be
 from fastcore.basics import store_attr
-from ...core import Method, Prediction
-
-def _context(p) -> str:
-    "A passage as the reader sees it (and passage accuracy scores it): its title on a line of its own, then its text."
-    return f"{p.title}\n{p.text}" if p.title else p.text
 
 class Vanilla(Method):
     "WITQA's closed-book reader (Figure 11)."
@@ -230,7 +227,9 @@ class RALM(Vanilla):
 
     def _contexts(self, questions):
         hits = self.retriever.batch_search(questions, self.n_passages, progress=False)
-        ctx = ["\n\n".join(_context(self.retriever.corpus[h.pid]) for h in hs) for hs in hits]
+        # each passage as the reader sees it (and passage accuracy scores it): its title on a line of its own, its text
+        ctx = ["\n\n".join(f"{p.title}\n{p.text}" if p.title else p.text for p in self.retriever.passages(hs))
+               for hs in hits]
         return ctx, [[h.pid for h in hs] for hs in hits], [None] * len(questions)
 
 class GenRead(Vanilla):
@@ -459,12 +458,6 @@ def mean_std(runs: pd.DataFrame, cols: Sequence[str] = ("vanilla", "ralm", "sele
                          for c in cols}).T
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #0c1f17c2
-def _mallen_group(table: pd.DataFrame, i: np.ndarray, vanilla: str, ralm: str, pop: str, bins: int) -> tuple:
-    "Group rows `i`: log page views, their histogram edges, and whether vanilla and the RALM are right."
-    lp = np.log(table[pop].to_numpy(dtype=float)[i])
-    c, cr = table[vanilla].to_numpy(dtype=bool)[i], table[ralm].to_numpy(dtype=bool)[i]
-    return lp, np.histogram(lp, bins=bins)[1], c, cr
-
 def _bin_counts(g: tuple, sel: np.ndarray) -> tuple[np.ndarray, ...]:
     "Per page-view bin, of group `g`'s rows in `sel`: how many vanilla gets right, how many the RALM does, how many."
     lp, edges, c, cr = g
@@ -520,14 +513,15 @@ def mallen_adaptive(table: pd.DataFrame, # one row per question: page views, rel
     if not 0 < n_train < n: raise ValueError(f"{n} questions leave an empty half at train_frac={train_frac}; Mallen et "
                                              "al.'s split needs more questions")
     idx = table.groupby(by, sort=False).indices.values() if by else [np.arange(n)]
-    groups = [(i, _mallen_group(table, i, vanilla, ralm, pop, bins)) for i in idx]
+    lp, c, cr = np.log(table[pop].to_numpy(dtype=float)), table[vanilla].to_numpy(bool), table[ralm].to_numpy(bool)
+    # each group's rows: log page views, their histogram edges, and whether vanilla and the RALM are right
+    groups = [(i, (lp[i], np.histogram(lp[i], bins=bins)[1], c[i], cr[i])) for i in idx]
     df = pd.DataFrame([_mallen_run(groups, rs, n, n_train, bins) for _ in range(n_boot)])
     return dict(runs=df, test_size=n - n_train, **{k: float(df[k].mean()) for k in df.columns},
                 adaptive_pm=float(2 * df["adaptive"].std(ddof=0) / np.sqrt(n - n_train)))
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #45183048
 from collections import Counter
-from ...eval.metrics import normalize_answer
 
 def subject_of(title: str) -> str:
     "A Wikipedia title without its trailing parenthetical: 'Mercury (planet)' -> 'Mercury'."
@@ -574,7 +568,6 @@ def question_subject(question: str, # the question text
     return "", "none"
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #7abeb71c
-from ...eval.metrics import has_answer, _normalize  # _normalize: uncached, for long passages
 from ...retrieve.bm25 import passage_text
 
 def corpus_popularity(examples: Sequence, # Examples (with meta naming the subject, unless subject="question")
@@ -583,11 +576,10 @@ def corpus_popularity(examples: Sequence, # Examples (with meta naming the subje
                       ) -> pd.DataFrame:
     "Per question (index qid): the subject, how it was found, s_count and so_count (of those, with a gold answer)."
     texts = [f" {_normalize(passage_text(p))} " for p in corpus]
-    found: dict[str, list[int]] = {}
+    @functools.cache
     def hits(key: str) -> list[int]:
         "Passages holding the normalised n-gram `key` (memoised)."
-        if key not in found: found[key] = [i for i, t in enumerate(texts) if f" {key} " in t] if key.strip() else []
-        return found[key]
+        return [i for i, t in enumerate(texts) if f" {key} " in t] if key.strip() else []
     proper = proper_words(corpus) if subject == "question" else frozenset()
     rows = []
     for e in examples:
@@ -601,21 +593,13 @@ def corpus_popularity(examples: Sequence, # Examples (with meta naming the subje
     return pd.DataFrame(rows).set_index("qid")
 
 # %% ../../../nbs/79_papers.witqa.method.ipynb #75181c65
-from ...core import Passage
 _Q_KEYS, _CTX_KEYS = ("question", "query", "input"), ("ctxs", "contexts", "passages", "retrieved_passages", "docs")
 _TEXT_KEYS = ("text", "contents", "content", "passage")
 
 def _rows(path: Path) -> list[tuple[int, object]]:
     "(line, row) pairs of a JSON-lines file, or (item number, row) pairs of a JSON list."
-    text = path.read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        try: return list(enumerate(json.loads(text), 1))
-        except json.JSONDecodeError as e: raise ValueError(f"{path}: not valid JSON ({e})") from None
-    rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        try: rows += [(n, json.loads(line))] if line.strip() else []
-        except json.JSONDecodeError as e: raise ValueError(f"{path}, line {n}: not a JSON object ({e.msg})") from None
-    return rows
+    if path.read_text(encoding="utf-8").lstrip().startswith("["): return list(enumerate(read_json(path), 1))
+    return list(read_jsonl(path))
 
 def _pick(d: dict, keys: tuple[str, ...], what: str, where: str):
     "The value under the first of `keys` present in `d`, or an error naming what was found."
