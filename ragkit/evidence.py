@@ -12,7 +12,10 @@ import json, math, re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
-from .core import stable_hash
+from .core import read_json, stable_hash
+from .eval.evaluate import LABELS, _metric_names
+from .eval.mechanism import NOT_RUN, _nan
+from .report import needs_text
 
 # %% auto #0
 __all__ = ['DERIVED', 'claim_anchor', 'rivals', 'read_jsonl', 'RunRows', 'row_folder', 'system_rows', 'metric_column',
@@ -29,9 +32,6 @@ def claim_anchor(claim_row: Mapping, # a verdict row of results.json, or a score
     parts = ["claim", slug(claim)[:words].strip("-"), slug(dataset), stable_hash(claim, dataset, n=8)]
     return "-".join(p for p in parts if p)
 
-# %% ../nbs/97_evidence.ipynb #cda95b21
-def _missing(v) -> bool: return v is None or (isinstance(v, float) and math.isnan(v))  # a row's number: None or NaN
-
 # %% ../nbs/97_evidence.ipynb #cda95b21s1
 def rivals(b, # a verdict row's `b`: a name, a list or tuple of names, or names joined by ' | '
            ) -> list[str]:
@@ -43,15 +43,11 @@ def rivals(b, # a verdict row's `b`: a name, a list or tuple of names, or names 
 def read_jsonl(path: Path, # a committed examples.jsonl
                ) -> dict[str, dict]:
     "qid -> row of a results file, read only (the last row of a qid wins; a torn last line is skipped)."
-    rows, lines = {}, Path(path).read_text(encoding="utf-8").split("\n")
-    for i, line in enumerate(lines):
-        if not line.strip(): continue
-        try: r = json.loads(line)
-        except ValueError:
-            if i == len(lines) - 1: continue  # a killed run's half-written last line: evaluate drops it too
-            raise
-        rows[r["qid"]] = r
-    return rows
+    *whole, last = Path(path).read_text(encoding="utf-8").split("\n")  # `last`: '' after a final newline
+    rows = [json.loads(l) for l in whole if l.strip()]
+    try: rows += [json.loads(last)] if last.strip() else []
+    except ValueError: pass  # a killed run's half-written last line: evaluate drops it too
+    return {r["qid"]: r for r in rows}
 
 # %% ../nbs/97_evidence.ipynb #815ea844
 @dataclass
@@ -68,11 +64,10 @@ class RunRows:
              ) -> RunRows:
         "The run in `folder`, its row folders indexed, no rows read yet."
         folder = Path(folder)
-        load = lambda n: json.loads((folder / n).read_text(encoding="utf-8")) if (folder / n).is_file() else {}
+        load = lambda n: read_json(folder / n) if (folder / n).is_file() else {}
         folders = {}
-        for c in sorted(folder.glob("*/*/*/config.json")):
-            task = c.parent.parent.parent.name
-            folders.setdefault((task, json.loads(c.read_text(encoding="utf-8")).get("name")), []).append(c.parent)
+        for c in sorted(folder.glob("*/*/*/config.json")):  # each under <task>/<system>/<fingerprint>/
+            folders.setdefault((c.parents[2].name, read_json(c).get("name")), []).append(c.parent)
         return cls(folder, load("results.json"), load("params.json"), folders)
 
     @property
@@ -113,7 +108,6 @@ def metric_column(row: Mapping, # one row of examples.jsonl
                   metric: str, # a verdict row's metric
                   ) -> str | None:
     "The column of a row holding `metric` (`substring` as `substring_match`, `f1_score` as `f1`); None if none."
-    from ragkit.eval.evaluate import _metric_names
     for c in (metric, f"{metric}_match", _metric_names().get(metric)):
         if c and c in row: return c
     return None
@@ -159,7 +153,7 @@ def no_rows_reason(run: RunRows, # the run
         return (f"this run keeps no rows of its own: {nb} computes its claims from the grid of {grid} "
                 f"(outputs/{run.profile}/{grid}/grid.jsonl)")
     if not a or not names: return f"a statistic of the run ({m}), not two systems: {nb} computes it"
-    if _missing(r.get("discordant")):
+    if _nan(r.get("discordant")):
         return f"judged on its own statistic ({m}), not question by question: {nb} computes it"
     if d not in run.tasks:
         task = next((t for t in sorted(run.tasks, key=len, reverse=True) if d.startswith(t + " ")), None)
@@ -199,11 +193,10 @@ def trace_summary(trace, # a row's trace
                   ) -> str:
     "A short account of a row's trace: SuRe's candidates and choice, LoRE's candidates and ranks, else values."
     if not isinstance(trace, Mapping) or not trace: return ""
-    cands = trace.get("candidates")
-    if isinstance(cands, list) and cands and all(isinstance(c, Mapping) for c in cands):  # LoRE: one answer per context
-        s = "; ".join(f"#{c.get('context_rank', '?')} {cut(c.get('answer', ''), 40)}" for c in cands)
-        return cut(f"chosen rank {trace.get('chosen_rank', '?')} of: {s}", width)
-    if isinstance(cands, list) and cands:  # SuRe: candidates, the chosen one and what decided
+    if isinstance(cands := trace.get("candidates"), list) and cands:  # SuRe: candidates, chosen one, what decided
+        if all(isinstance(c, Mapping) for c in cands):  # LoRE: one answer per context
+            s = "; ".join(f"#{c.get('context_rank', '?')} {cut(c.get('answer', ''), 40)}" for c in cands)
+            return cut(f"chosen rank {trace.get('chosen_rank', '?')} of: {s}", width)
         letter = lambda i: f"({chr(ord('a') + i)})" if 0 <= i < 26 else f"({i + 1})"  # (a), (b), ... for index i
         s = "; ".join(f"{letter(i)} {cut(c, 40)}" for i, c in enumerate(cands))
         ch, by = trace.get("chosen"), trace.get("decided_by")
@@ -244,7 +237,7 @@ def _notes(r: Mapping, names: list[str], b: str, n: int, counts: dict, said: dic
                                         "these rows list every one of them where the two differ")
     elif dec: out.append(f"the verdict counts only its decisive questions ({dec}), which the notebook selects; "
                          "these rows list every question where the two differ")
-    if not _missing(r.get("n")) and int(r["n"]) != n:
+    if not _nan(r.get("n")) and int(r["n"]) != n:
         out.append(f"the rows share {n} questions; the verdict compared {int(r['n'])}")
     if said != counts:
         out.append("the rows give {discordant} differing questions ({wins} won, {losses} lost); ".format(**counts)
@@ -259,7 +252,7 @@ def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<no
     "The questions that decide a claim: where a's and b's scores differ in the committed rows; or why none."
     run = run_folder if isinstance(run_folder, RunRows) else RunRows.read(run_folder)
     r, names, where = claim_row, rivals(claim_row.get("b")), f"outputs/{run.profile}/{run.notebook}"
-    said = {k: None if _missing(r.get(k)) else int(r[k]) for k in ("discordant", "wins", "losses")}
+    said = {k: None if _nan(r.get(k)) else int(r[k]) for k in ("discordant", "wins", "losses")}
     out = dict(anchor=claim_anchor(r), claim=r["claim"], dataset=r["dataset"], metric=r["metric"], a=r.get("a") or "",
                b=names, run=where, notebook=f"{where}/{run.notebook}.ipynb", command=run.command, verdict_counts=said)
     if why := no_rows_reason(run, r): return out | dict(reason=why)
@@ -282,19 +275,13 @@ def md_text(text, # any text: an answer, a question, a claim
             width: int | None = 200, # cut to this many characters (None: keep it whole)
             ) -> str:
     "`text` on one line, cut, with markdown's special characters escaped: safe in a table cell or a heading."
-    s = cut(text, width) if width else " ".join(str(text).split())
-    return _MD_SPECIAL.sub(r"\\\1", s)
-
-def _label(column: str) -> str:
-    "A metric column's short label: EM, F1, Contains, or the column itself."
-    from ragkit.eval.evaluate import LABELS
-    return LABELS.get(column, column)
+    return _MD_SPECIAL.sub(r"\\\1", cut(text, width or math.inf))
 
 def questions_table(d: Mapping, # an answer of deciding_questions with rows
                     width: int = 200, # each text cell cut to this many characters
                     ) -> str:
     "The deciding questions as a markdown table: qid, question, golds, a's and b's answers and scores, a's trace."
-    m, t = md_text(_label(d["column"]), 20), lambda x: md_text(x, width)
+    m, t = md_text(LABELS.get(d["column"], d["column"]), 20), lambda x: md_text(x, width)
     score = lambda e, s: f"{round(float(e[f'{s}_score']), 2):g}"  # '1', '0' or '0.67'
     answer = lambda e, s: t(f"(error: {e[f'{s}_error']})" if e.get(f"{s}_error") else e[f"{s}_answer"])  # or its error
     out = [f"| qid | question | golds | a's answer | a {m} | b's answer | b {m} | a's trace |",
@@ -313,11 +300,8 @@ def _counts_text(d: Mapping) -> str:
     shown = (f" Listed: {nw} of the {d['wins']} wins, then {len(d['questions']) - nw} of the {d['losses']} losses."
              if len(d["questions"]) < d["discordant"] else "")
     return (f"a = {md_text(d['a'], None)}, b = {md_text(d['b_compared'], None)}. "
-            f"They differ in {md_text(_label(d['column']), None)} on {d['discordant']} of {d['n']} questions: "
-            f"a scores higher on {d['wins']}, b on {d['losses']}; {same}.{shown}")
-
-from .eval.mechanism import NOT_RUN
-from .report import needs_text
+            f"They differ in {md_text(LABELS.get(d['column'], d['column']), None)} on {d['discordant']} of {d['n']} "
+            f"questions: a scores higher on {d['wins']}, b on {d['losses']}; {same}.{shown}")
 
 def _needs(r: Mapping) -> list[str]:
     "A 'Needs:' line for an undecided or gated-out claim whose sentence does not say what it needs; [] otherwise."

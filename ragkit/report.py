@@ -8,32 +8,30 @@ Lessons: `nbs/95_report.ipynb`; on the site (`make site`): `report.html`."""
 
 # %% ../nbs/95_report.ipynb #cd79bdaf
 from __future__ import annotations
-import json, re
+import json, os, re
 from pathlib import Path
+from .config import find_settings_file, load_settings
+from .core import read_json, read_jsonl
 from .eval.experiment import DIRECTIONS
-from .eval.mechanism import EQUIVALENT, NOT_RUN, NOT_TESTABLE
+from .eval.mechanism import EQUIVALENT, NOT_RUN, NOT_TESTABLE, _nan
 from .notebooks import exported_module, paper_label
+from .portable import settings_dirs, tidy_notebook
 
 # %% auto #0
-__all__ = ['NO_RUN', 'FAITHFUL', 'FASTER', 'WORKLOADS', 'COMMITTED', 'DECIDE', 'TALLY', 'TALLY_HEADS', 'PAPER_READERS', 'SCREEN',
-           'LEGEND', 'WHERE', 'RUNS_HEAD', 'README', 'REFERENCE', 'BLOCKS', 'METRICS', 'read_json', 'load_run',
-           'bench_file', 'reference_folders', 'duration', 'ratio', 'verdict_lines', 'mechanism_lines', 'scale_lines',
-           'system_lines', 'cost_lines', 'headline_table', 'reader_of', 'took', 'scale_block', 'split_block',
-           'run_block', 'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings',
-           'render_reproduce', 'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines',
-           'render_bench', 'server_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines',
-           'anatomy_table', 'render_speed', 'render_decide_gpu', 'outputs_of', 'profile_dir', 'paper_of', 'claim_rows',
-           'render_decide', 'tally', 'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text',
-           'scoreboard_screen', 'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers',
-           'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of', 'compare',
-           'check_record_target', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
-           'clean_notebooks']
+__all__ = ['NO_RUN', 'FAITHFUL', 'FASTER', 'WORKLOADS', 'COMMITTED', 'DECIDE', 'TALLY', 'TALLY_HEADS', 'PAPER_READERS', 'LEGEND',
+           'WHERE', 'RUNS_HEAD', 'README', 'REFERENCE', 'BLOCKS', 'METRICS', 'load_run', 'bench_file',
+           'reference_folders', 'duration', 'ratio', 'verdict_lines', 'mechanism_lines', 'scale_lines', 'system_lines',
+           'cost_lines', 'headline_table', 'reader_of', 'took', 'scale_block', 'split_block', 'run_block',
+           'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings', 'render_reproduce',
+           'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines', 'render_bench',
+           'server_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines', 'anatomy_table',
+           'render_speed', 'render_decide_gpu', 'outputs_of', 'profile_dir', 'paper_of', 'claim_rows', 'render_decide',
+           'tally', 'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen',
+           'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers', 'splice', 'render_doc',
+           'render_readme', 'anchor', 'broken_links', 'rows_of', 'compare', 'check_record_target', 'compare_runs',
+           'describe', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
-def read_json(path: Path) -> dict:
-    "A UTF-8 JSON file, parsed."
-    return json.loads(Path(path).read_text(encoding="utf-8"))
-
 def load_run(folder: Path) -> dict:
     "results.json, params.json and run.json of one run folder, by name."
     return {n: read_json(Path(folder) / f"{n}.json") for n in ("results", "params", "run")}
@@ -229,10 +227,10 @@ def prefix_line(root: Path, # the project root
     nb, n = r["notebook"], max(e["n"] for e in r["evaluations"])
     answering = sum(e["seconds"] for e in r["evaluations"])
     params = root / "outputs" / "paper" / nb / "params.json"
-    now = {k: v for k, v in read_json(params).items() if k not in ("limit", "out_dir")} if params.is_file() else None
-    then = {k: v for k, v in (r.get("params") or {}).items() if k not in ("limit", "out_dir")}
+    drop = lambda p: {k: v for k, v in p.items() if k not in ("limit", "out_dir")}  # a profile's own parameters
+    now = read_json(params) if params.is_file() else None
     # extrapolate only under the same profile
-    full = read_json(params).get("limit") if now is not None and then == now else None
+    full = now.get("limit") if now is not None and drop(now) == drop(r.get("params") or {}) else None
     per = ", ".join(f"{e['system']} {duration(e['seconds'])}" for e in r["evaluations"])
     est = ("; timed under the profile of that commit, which differs from today's (the reference run's own time is in "
            "its block above)")
@@ -363,7 +361,6 @@ def server_lines(srv: dict) -> list[str]:
                    f"{f['identical_answers']:.1%} |")
     return out
 
-
 # %% ../nbs/95_report.ipynb #08eba6s1
 def _gen_row(r: dict) -> str:
     "One row of ragkit's generate against HF's: batch, stop strings, seconds, ratio and token agreement."
@@ -410,7 +407,6 @@ def generate_lines(g: Path) -> list[str]:
                 f"vectors at least {e['cosine_min']:.6f}, the same nearest passage for {e['same_nearest']:.2%}."]
     return out
 
-
 # %% ../nbs/95_report.ipynb #08eba6s2
 def render_gpu(root: Path) -> str:
     "README's line on the GPU: ragkit's generate against HF's at batch 64 on the card, beside the CPU's best."
@@ -437,7 +433,6 @@ def render_readers(root: Path) -> str:
            if srv is None else server_lines(srv))
     for g in sorted((root / "outputs" / "bench").glob("generate-*.json")): out += generate_lines(g)
     return "\n".join(out) + "\n"
-
 
 # %% ../nbs/95_report.ipynb #a49r0002
 def _path_line(name: str, r: dict) -> str:
@@ -515,8 +510,6 @@ def render_decide_gpu(root: Path) -> str:
 # %% ../nbs/95_report.ipynb #oo000002
 def outputs_of(root: Path) -> Path:
     "The project's outputs folder: $RAGKIT_OUTPUTS_DIR, else settings.ini's outputs_dir, else <root>/outputs."
-    import os
-    from ragkit.config import find_settings_file, load_settings
     ini = find_settings_file(root)
     outside = ini is None or not Path(ini).resolve().is_relative_to(Path(root).resolve())  # another project's settings
     if not os.environ.get("RAGKIT_OUTPUTS_DIR") and outside: return Path(root) / "outputs"
@@ -531,7 +524,6 @@ def profile_dir(root: Path, # the project root
     "Where `profile`'s runs are: a committed profile's under root/outputs, any other's where this clone's go."
     return (Path(root) / "outputs" if profile in COMMITTED else outputs_of(root)) / profile
 
-
 # %% ../nbs/95_report.ipynb #046c7b9c
 def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore"
              root: Path, # the project root (its nbs/ holds the notebook)
@@ -542,7 +534,7 @@ def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore
 
 def _number(v) -> float | None:
     "A number of a verdict row, None when absent (None or NaN: a row older than the field, or nothing to say)."
-    return None if v is None or (isinstance(v, float) and v != v) else float(v)
+    return None if _nan(v) else float(v)
 
 def claim_rows(root: Path, # the project root
                profile: str = "paper", # whose runs (see `profile_dir`)
@@ -580,7 +572,7 @@ def render_decide(root: Path) -> str:
             continue
         so_far = []  # an unfinished run's committed rows: per task and system, the questions answered so far
         for f in sorted(folder.glob("*/*/*/examples.jsonl")):
-            with open(f, encoding="utf-8") as fh: n = len({json.loads(l)["qid"] for l in fh if l.strip()})
+            n = len({r["qid"] for _, r in read_jsonl(f)})
             so_far.append(f"{f.parent.parent.parent.name} {f.parent.parent.name.replace('_', ' ')}: {n:,}")
         out += [f"**{folder.name}** ({label}): running; rows committed so far: " + ("; ".join(so_far) or "none")
                 + f" ({where}; `ragkit run {folder.name} --profile {DECIDE}` resumes them). Questions are answered in "
@@ -676,7 +668,6 @@ def needs_text(r: dict, # a verdict row of results.json, or a scoreboard row
     return f"about {k:,.0f} questions" + (f" (for {why}{enough})" if why else "")
 
 # %% ../nbs/95_report.ipynb #37fed804
-SCREEN = TALLY_HEADS  # the screen's columns: the tally's, under the names README's table and the site's cards give them
 LEGEND = ("Every claim is counted by its direction after Holm's adjustment within its run; the sentences are the "
           "committed runs'.")
 WHERE = "Every claim with its interval: ragkit report scoreboard --all, make site (_site/index.html), outputs/paper/."
@@ -686,7 +677,7 @@ def _two_lines(name: str) -> tuple[str, str]:
     cuts = [(name[:i], name[i + 1:]) for i, c in enumerate(name) if c == " "]
     return min(cuts, key=lambda c: max(map(len, c)), default=("", name))
 
-_HEADS = [_two_lines(h) for h in SCREEN.values()]
+_HEADS = [_two_lines(h) for h in TALLY_HEADS.values()]  # the screen's columns: README's, the cards'
 _WIDTHS = [max(map(len, h)) for h in _HEADS]
 
 def _screen_row(paper: str, label: str, cells: list[str] | None, widths: tuple[int, int]) -> str:
@@ -710,11 +701,10 @@ def scoreboard_screen(root: Path, # the project root
     out = [f"Claims per paper: the committed reference runs (outputs/paper/){dec}{mine}.", ""]
     w = (max(map(len, papers + ["paper"])), max(len(l) for l, _ in byp + [("runs", 0)]))
     out += [_screen_row("", "", [h[0] for h in _HEADS], w), _screen_row("paper", "runs", [h[1] for h in _HEADS], w)]
-    out += [_screen_row("" if i else p, label, [str(ts[p][k]) for k in SCREEN] if p in ts else None, w)
+    out += [_screen_row("" if i else p, label, [str(ts[p][k]) for k in TALLY_HEADS] if p in ts else None, w)
             for p in papers for i, (label, ts) in enumerate(byp)]
     if not papers: out.append("(no claim yet: ragkit reproduce --profile paper writes the reference runs)")
-    if mine and len(byp) == 1 + bool(decided and profile != "decide"):
-        out.append(f"(no {profile} run yet: ragkit reproduce --profile {profile})")
+    if mine and not runs[-1][1]: out.append(f"(no {profile} run yet: ragkit reproduce --profile {profile})")
     if committed: out += [""] + [f"{t['paper']}: {outcome_sentence(committed, t['paper'])}" for t in tally(committed)]
     return "\n".join(out + ["", LEGEND, WHERE])
 
@@ -749,10 +739,8 @@ def render_runs(root: Path) -> str:
 # %% ../nbs/95_report.ipynb #85587f53
 def notebook_description(nb: Path) -> str:
     "The notebook's description: the `> ` lines of its first markdown cell, joined into one line."
-    cells = json.loads(Path(nb).read_text(encoding="utf-8"))["cells"]
-    first = next((c for c in cells if c["cell_type"] == "markdown"), None)
-    lines = "".join(first["source"]).splitlines() if first else []
-    return " ".join(l[1:].strip() for l in lines if l.startswith(">"))
+    first = next((c for c in read_json(nb)["cells"] if c["cell_type"] == "markdown"), {"source": []})
+    return " ".join(l[1:].strip() for l in "".join(first["source"]).splitlines() if l.startswith(">"))
 
 # %% ../nbs/95_report.ipynb #85587f53s1
 def render_map(root: Path) -> str:
@@ -843,8 +831,7 @@ def rows_of(folder: Path) -> dict:
     for f in sorted(Path(folder).glob("*/*/*/examples.jsonl")):
         key = (f.parts[-4], f.parts[-3])
         if key in out: raise ValueError(f"{folder}: two row files for {key}; compare folders that each hold one run")
-        lines = f.read_text(encoding="utf-8").splitlines()
-        rows = latest_rows([json.loads(l) for l in lines if l.strip()], f)  # a retried row wins
+        rows = latest_rows([r for _, r in read_jsonl(f)], f)  # a retried row wins
         out[key] = {r["qid"]: r for r in rows if not r.get("error")}
     return out
 
@@ -866,8 +853,8 @@ def compare(ref: Path, other: Path) -> list[dict]:
 # %% ../nbs/95_report.ipynb #9ae08497
 def _is_record(out: Path, kind: str) -> bool:
     "Whether the file `out` holds a ragkit record of `kind` ('compare' or 'times')."
-    try: doc = json.loads(out.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError): return False
+    try: doc = read_json(out)
+    except ValueError: return False  # not JSON, or not UTF-8 text (core's DataError and DamagedFile)
     if not isinstance(doc, dict): return False
     if kind == "compare": return {"notebook", "systems", "same_prediction_overall"} <= set(doc)
     return all(isinstance(v, dict) and ("notebook" in v or "profile" in v) for v in doc.values())
@@ -985,10 +972,7 @@ def clean_notebooks(paths: list[Path], # executed notebooks, or run folders hold
                     root: Path, # the project root the notebooks ran in
                     ) -> list[Path]:
     "Tidy each executed notebook in place (ragkit.portable.tidy_notebook); return those changed."
-    from ragkit.config import load_settings
-    from ragkit.portable import tidy_notebook
-    s = load_settings()
-    dirs = {"data_dir": s.data_dir, "cache_dir": s.cache_dir, "outputs_dir": s.outputs_dir}
+    dirs = settings_dirs(load_settings())
     files = [q for p in map(Path, paths) for q in (sorted(p.glob("*.ipynb")) if p.is_dir() else [p])]
     missing = [str(p) for p in files if not p.is_file()]
     if missing: raise ValueError(f"no such notebook: {', '.join(missing)}")

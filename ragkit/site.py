@@ -11,18 +11,19 @@ from __future__ import annotations
 import html, json, re, shutil, subprocess, sys
 from html.parser import HTMLParser
 from pathlib import Path
-from .evidence import claim_anchor, evidence_markdown
+from .core import read_json
+from .evidence import claim_anchor, cut, evidence_markdown
 from .notebooks import exported_module
 from .report import (DECIDE, TALLY, TALLY_HEADS, claim_rows, needs_text, outcome_lines, outcome_sentence,
-                           read_json, render_bench, profile_dir, render_headlines, render_readers, render_timings,
+                           profile_dir, render_bench, render_headlines, render_readers, render_timings,
                            tally, tally_text)
 
 # %% auto #0
 __all__ = ['VERDICT_CLASS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_text', 'badge', 'paper_card', 'card_html',
            'cards', 'grouped_scoreboard', 'tidy_frame_html', 'page_cell', 'module_notebooks', 'doc_name', 'module_page',
-           'paper_pages', 'verdict_section', 'verdict_first', 'evidence_link', 'evidence_pages', 'decide_section',
-           'index_page', 'runs_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links', 'raw_math',
-           'site_main', 'scoreboard_main']
+           'paper_pages', 'verdict_section', 'evidence_link', 'evidence_pages', 'decide_section', 'index_page',
+           'runs_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links', 'raw_math', 'site_main',
+           'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
@@ -41,16 +42,15 @@ def scoreboard_text(rows: list[dict], width: int = 72) -> str:
     "The scoreboard for a terminal: paper, claim (cut to `width`), task, ours, paper's, verdicts, what it needs."
     out = [f"{'paper':6} {'claim':{width}} {'task':14} {'ours (95% CI)':26} {'paper':>7}  verdict"]
     for r in rows:
-        c = r["claim"] if len(r["claim"]) <= width else r["claim"][:width - 1] + "…"
         h = r.get("direction_holm", r["direction"])
         holm = "" if h == r["direction"] else f" (Holm: {h})"  # the Holm-adjusted direction where it differs
-        out.append(f"{r['paper']:6} {c:{width}} {r['dataset'][:14]:14} {ours_text(r):26} "
+        out.append(f"{r['paper']:6} {cut(r['claim'], width):{width}} {r['dataset'][:14]:14} {ours_text(r):26} "
                    f"{_num(r['paper_effect'], r['unit']):>7}  {r['direction']}{holm} / {r['size']}"
                    + (f"; needs {n}" if (n := needs_text(r)) else ""))
     return "\n".join(out)
 
 # %% ../nbs/96_site.ipynb #ea310ed2
-from .eval.mechanism import EQUIVALENT, NOT_RUN, NOT_TESTABLE
+from .eval.mechanism import EQUIVALENT, NOT_RUN, NOT_TESTABLE, _nan
 
 VERDICT_CLASS = {"holds": "v-holds", "reversed": "v-reversed", EQUIVALENT: "v-equivalent", "undecided": "v-undecided",
                  NOT_RUN: "v-notrun", NOT_TESTABLE: "v-untestable"}  # direction -> CSS class
@@ -199,12 +199,18 @@ def doc_name(nb: Path) -> str:
     "A lesson notebook's page name as `Lessons:` lines give it: its name without the number ('papers.sure')."
     return nb.stem.split("_", 1)[1] if "_" in nb.stem and nb.stem.split("_", 1)[0].isdigit() else nb.stem
 
-
 # %% ../nbs/96_site.ipynb #963b0ds1
-def module_page(nb: Path, dest: Path) -> Path:
+def module_page(nb: Path, # a lesson notebook, or a run's executed notebook
+                dest: Path, # the page to write
+                first: str | None = None, # a run page's verdict section: put after the title, each shown code folded
+                ) -> Path:
     "The lesson notebook as a site page: directives gone, hidden cells tagged, the kernel named for MyST-NB."
     d = json.loads(nb.read_text(encoding="utf-8"))
     d["cells"] = [page_cell(c) for c in d["cells"]]
+    if first is not None:  # each shown code cell folded: MyST-NB's hide-input
+        for t in (c["metadata"]["tags"] for c in d["cells"] if c["cell_type"] == "code"):
+            if "remove-cell" not in t: t.append("hide-input")
+        d["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": first})
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
     return dest
@@ -213,9 +219,10 @@ def paper_pages(root: Path, src: Path, profile: str = "paper",
                 folder: str = "papers", # where the pages go under `src` (the decide runs' share their notebooks' names)
                 ) -> list[str]:
     "The executed notebooks of `profile`'s finished runs as pages under `folder`, verdict first; their names."
-    runs = profile_dir(root, profile)
-    nbs = sorted(nb for nb in runs.glob("*/*.ipynb") if (nb.parent / "results.json").is_file())
-    return [verdict_first(module_page(nb, src / folder / nb.name), root, nb.parent, profile).stem for nb in nbs]
+    nbs = sorted(nb for nb in profile_dir(root, profile).glob("*/*.ipynb") if (nb.parent / "results.json").is_file())
+    if nbs: (src / folder).mkdir(parents=True, exist_ok=True)  # a run's figure is copied beside its page
+    return [module_page(nb, src / folder / nb.name, verdict_section(root, nb.parent, profile, src / folder)).stem
+            for nb in nbs]
 
 JS = """// Written by `ragkit report site`: each figure opens full size in a new tab on a click.
 document.addEventListener("DOMContentLoaded", () => {
@@ -228,14 +235,12 @@ document.addEventListener("DOMContentLoaded", () => {
 });
 """
 
-
 # %% ../nbs/96_site.ipynb #a65e56bb
 def _records_table(rows: list[dict], limit: int = 15) -> str:
     "A results.json table as markdown: no index, a dash for a missing value, at most `limit` rows (the rest counted)."
     if not rows: return ""
     cols = list(rows[0])
-    fmt = lambda v: ("–" if v is None or (isinstance(v, float) and v != v)
-                     else f"{v:.4g}" if isinstance(v, float) else _cell(v))
+    fmt = lambda v: "–" if _nan(v) else f"{v:.4g}" if isinstance(v, float) else _cell(v)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in rows[:limit]]
     return "\n".join(lines) + (f"\n\n({len(rows) - limit} more rows in `results.json`)" if len(rows) > limit else "")
@@ -253,18 +258,6 @@ def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
     if figs := res.get("figures"):
         shutil.copy(run / figs[0], page_dir / figs[0]); parts.append(f"![{figs[0]}]({figs[0]})")
     return "\n\n".join(parts)
-
-def verdict_first(page: Path, root: Path, run: Path, profile: str) -> Path:
-    "The page with the verdict section after its title and every shown code cell folded (MyST-NB's hide-input)."
-    d = json.loads(page.read_text(encoding="utf-8"))
-    for c in d["cells"]:
-        tags = c.get("metadata", {}).get("tags", [])
-        if c["cell_type"] == "code" and "remove-cell" not in tags:
-            c.setdefault("metadata", {})["tags"] = tags + ["hide-input"]
-    section = verdict_section(root, run, profile, page.parent)
-    d["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": section})
-    page.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
-    return page
 
 # %% ../nbs/96_site.ipynb #1f07ddae
 def evidence_link(r: dict, # a scoreboard row
@@ -324,7 +317,6 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path],
         _toc("Reference runs", [f"papers/{p}" for p in papers] + ["runs"]),
         _toc("Modules", [doc_name(nb) for nb in modules.values()])])
 
-
 # %% ../nbs/96_site.ipynb #a1fb55s1
 def runs_page(root: Path) -> str:
     "The runs page: each reference run's paragraph and tables (README's headline blocks), timings and reader speed."
@@ -361,7 +353,6 @@ def write_sources(root: Path, # the project root
     final.mkdir(parents=True, exist_ok=True)
     _sync(src, final)
     return final
-
 
 # %% ../nbs/96_site.ipynb #2a93b109
 def markdown_twin(nb: Path) -> str:
@@ -428,15 +419,15 @@ def check_links(site: Path) -> list[str]:
 # %% ../nbs/96_site.ipynb #145efe58
 class _Visible(HTMLParser):
     "The text a reader sees on a page: outside code, preformatted output, scripts, styles and typeset math."
-    SKIP = {"code", "pre", "script", "style"}
+    SKIP, VOID = {"code", "pre", "script", "style"}, {"br", "img", "hr", "meta", "link", "input"}  # VOID: no end tag
     def __init__(self):
         super().__init__()
         self.stack, self.text = [], []
     def handle_starttag(self, tag, attrs):
-        if tag in ("br", "img", "hr", "meta", "link", "input"): return
+        if tag in self.VOID: return
         self.stack.append(tag in self.SKIP or "math" in (dict(attrs).get("class") or "").split())
     def handle_endtag(self, tag):
-        if self.stack and tag not in ("br", "img", "hr", "meta", "link", "input"): self.stack.pop()
+        if self.stack and tag not in self.VOID: self.stack.pop()
     def handle_data(self, data):
         if not any(self.stack): self.text.append(data)
 
