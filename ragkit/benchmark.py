@@ -10,26 +10,26 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
-from fastcore.basics import store_attr
-from .core import Cost, Method, Prediction
-from .eval.evaluate import Evaluation
-from .eval.experiment import Claim
+from fastcore.basics import patch, store_attr
+from .core import AtLeast, Cost, Example, Flag, Method, OneOf, Prediction, stable_hash
+from .eval.evaluate import ClosedBook, Evaluation, evaluate
+from .eval.experiment import Claim, decisive_claim
 
 # %% auto #0
 __all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'TOP_R', 'BENCH_TASKS', 'PARAMETER_RULES', 'ADAPTIVE_ROUTE',
            'BENCH_EOR_VOTE', 'CLOSED', 'BASELINE', 'MECHANISM_OF', 'example_run', 'example_pool', 'EoRVote', 'TopR',
-           'PopularityRoute', 'benchmark_systems', 'systems_over', 'reader_needs', 'pareto_front', 'bench_table',
-           'front_probability', 'eor_name', 'eor_claims', 'bench_claims', 'top1_systems', 'front_text', 'bench_health',
+           'PopularityRoute', 'benchmark_systems', 'reader_needs', 'pareto_front', 'bench_table', 'front_probability',
+           'eor_name', 'eor_claims', 'bench_claims', 'top1_systems', 'front_text', 'bench_health',
            'bench_decisive_claims', 'bench_gates', 'top1_claims', 'eor_fits', 'eor_versus', 'eor_text']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
 from .eval.semantic import Matcher
-from .papers.eor.method import correct_matrix, cross_fit, similarity_tensor, top_r, train_masks
+from .papers.eor.method import SIM_METRICS, correct_matrix, cross_fit, similarity_tensor, top_r, train_masks
 
-def _charged_row(tables: Mapping[str, pd.DataFrame], name: str, question: str) -> pd.Series:
-    "System `name`'s row for `question` (an error naming the question when it is not one of the pooled runs')."
-    hit = tables[name][tables[name].question == question]
-    if hit.empty: raise KeyError(f"{question!r} is not a question of the pooled runs")
+def _charged_row(table: pd.DataFrame, question: str) -> pd.Series:
+    "A read run's row (`table`, by qid) for `question`; an error naming the question when it is not one of the run's."
+    hit = table[table.question == question]
+    if hit.empty: raise KeyError(f"{question!r} is not a question of the runs this system reads")
     return hit.iloc[0]
 
 def _cost(r: pd.Series) -> Cost:
@@ -44,10 +44,13 @@ def _fingerprints(runs: Mapping[str, Evaluation]) -> dict[str, str | None]:
     "Each finished run's fingerprint, by name: how a method that reads runs names them in its own fingerprint."
     return {n: ev.summary.get("fingerprint") for n, ev in runs.items()}
 
+# %% ../nbs/90_benchmark.ipynb #3690703bs1
+def _each(self, questions: list[str]) -> list[Prediction]:
+    "Each question's answer (`self._answer`), in order: the `answer_batch` of the systems below, which read runs."
+    return [self._answer(q) for q in questions]
+
 # %% ../nbs/90_benchmark.ipynb #bx000002
-from .core import Example
-from .eval.evaluate import ClosedBook, evaluate
-from .lm.base import FakeLM
+from .lm.base import DEVICE_RULE, MODEL_RULE, FakeLM
 _EXAMPLES = [Example(f"q{i}", f"question {i}?", (f"a{i}",)) for i in range(6)]
 
 def example_run(name: str, # the run's name
@@ -67,6 +70,7 @@ def example_pool() -> dict:
 class EoRVote(Method):
     "EoR's cross-fitted weighted vote over finished systems' responses, searched as nb 64 does; charged their cost."
     tag = "EoR-vote"
+    answer_batch = _each  # the chosen system's answer to each question, charged every pooled system's cost on it
     fingerprint_ignore = {**Method.fingerprint_ignore,
         "pool": "in the fingerprint by each member's run fingerprint (`pool`, derived_config)",
         "nli": "in the fingerprint by the name of the slice it gives "
@@ -118,8 +122,6 @@ class EoRVote(Method):
                 {q: int(f) for q, f in zip(qs, fold)})
 
 # %% ../nbs/90_benchmark.ipynb #c90e0a05
-from fastcore.basics import patch
-
 @patch(as_prop=True)
 def described(self: EoRVote) -> str:
     "The slices the vote used (one without a model weighing 0) and its restarts, in words for its name."
@@ -137,14 +139,9 @@ def fit_rows(self: EoRVote) -> list[dict]:
             for f, fit in enumerate(self.fits)]
 
 @patch
-def answer_batch(self: EoRVote, questions: list[str]) -> list[Prediction]:
-    "The chosen system's answer to each question, charged every pooled system's cost on it."
-    return [self._answer(q) for q in questions]
-
-@patch
 def _answer(self: EoRVote, question: str) -> Prediction:
     "One question's answer, its trace naming the vote's and Top-R's members and the question's fold."
-    rows, s = {n: _charged_row(self.tables, n, question) for n in self.names}, self.chosen[question]
+    rows, s = {n: _charged_row(self.tables[n], question) for n in self.names}, self.chosen[question]
     return _charged(rows[s], sum((_cost(r) for r in rows.values()), Cost()), chosen=s, top_r=self.top_r[question],
                     fold=self.fold[question], charged_seconds=sum(float(r.seconds) for r in rows.values()),
                     **({"fallback": self.note} if self.note else {}))
@@ -153,6 +150,7 @@ def _answer(self: EoRVote, question: str) -> Prediction:
 class TopR(Method):
     "EoR's Top-R over an EoRVote's pool: per fold, the member best on the training folds; charged its cost only."
     tag = "EoR-Top-R"
+    answer_batch = _each  # the Top-R member's answer to each question, charged that member's cost
     fingerprint_ignore = {**Method.fingerprint_ignore,  # the vote's own settings cannot change Top-R's choice
         "vote": "in the fingerprint by all Top-R's choice depends on (derived_config): "
                 "its pool's run fingerprints, folds and seed"}
@@ -170,24 +168,19 @@ class TopR(Method):
         "The pool (each system's run fingerprint), the folds, their seed and what counts as right."
         return dict(pool=self.vote.fingerprints, folds=self.vote.folds, seed=self.vote.seed, right="contains_match")
 
-    def answer_batch(self, questions: list[str]) -> list[Prediction]:
-        "The Top-R member's answer to each question, charged that member's cost."
-        return [self._answer(q) for q in questions]
-
     def _answer(self, question: str) -> Prediction:
         "One question's answer."
-        s = self.vote.top_r.get(question)
-        if s is None: raise KeyError(f"{question!r} is not a question of the pooled runs")
-        r = _charged_row(self.vote.tables, s, question)
+        s = self.vote.top_r.get(question, self.vote.names[0])  # a question not pooled: _charged_row names it
+        r = _charged_row(self.vote.tables[s], question)
         return _charged(r, _cost(r), chosen=s, fold=self.vote.fold[question], charged_seconds=float(r.seconds))
 
 # %% ../nbs/90_benchmark.ipynb #d0d15b27
-from .core import stable_hash
-from .papers.witqa.method import fit_thresholds, retrieves
+from .papers.witqa.method import Vanilla, fit_thresholds, retrieves
 
 class PopularityRoute(Method):
     "Adaptive retrieval: closed-book for popular subjects, RAG for rare ones, by an S-count threshold."
     tag = "popularity-route"
+    answer_batch = _each  # the routed run's answer to each question, charged that run's cost
     fingerprint_ignore = {**Method.fingerprint_ignore,
         "closed": "in the fingerprint by its run fingerprint (`runs`, derived_config)",
         "rag": "in the fingerprint by its run fingerprint (`runs`, derived_config)",
@@ -227,43 +220,27 @@ class PopularityRoute(Method):
             out[te] = retrieves(s[te], s[te], th.t_sr, th.t_s)
         return dict(zip(q, out.tolist()))
 
-    def answer_batch(self, questions: list[str]) -> list[Prediction]:
-        "The routed run's answer to each question, charged that run's cost."
-        return [self._answer(q) for q in questions]
-
     def _answer(self, question: str) -> Prediction:
         "One question's answer."
-        hit = self.closed_rows[self.closed_rows.question == question]
-        if hit.empty: raise KeyError(f"{question!r} is not a question of the two runs")
-        qid = hit.index[0]
+        qid = _charged_row(self.closed_rows, question).name
         r = (self.rag_rows if self.retrieve[qid] else self.closed_rows).loc[qid]
         return _charged(r, _cost(r), retrieved=self.retrieve[qid], s_count=self.pop[qid],
                         charged_seconds=float(r.seconds))
 
 # %% ../nbs/90_benchmark.ipynb #8a0154d6
-from .papers.lore.experiment import lore_retrievers, lore_systems
+from .papers.lore.experiment import LORE_RANKING, contexts_differ, lore_systems, same_answer, top_context_right
 from .papers.sure.method import SuRe
-from .papers.witqa.method import Vanilla
 
 RETRIEVER_NAMES = {"BM25": "BM25", "FAISS": "dense", "Ensemble": "RRF"}  # LoRE's retriever names -> the benchmark's
 
-def benchmark_systems(prep, lm, # a prepared task (with a corpus) and the reader
+def benchmark_systems(rets, lm, # BM25, dense and RRF retrievers over a task's corpus (lore_retrievers), the reader
                       n_passages: int = 5, # passages per question for every retrieving system
                       template: str = "lore-short", # the naive RAGs' and LoRE's reader prompt
                       chat: bool = True, # wrap prompts in the reader's chat template (closed-book, naive RAG, LoRE)
                       sure_chat: bool = False, # SuRe's chat flag (Qwen follows its candidate format without it)
                       max_new_tokens: int = 16, # answer budget
-                      device: str = "cpu", # where the dense encoder runs
                       ) -> dict[str, object]:
-    "Name -> answering system of the benchmark on `prep`: closed-book, naive RAG and LoRE per retriever, SuRe."
-    return systems_over(lore_retrievers(prep.corpus, device=device), lm, n_passages, template, chat, sure_chat,
-                        max_new_tokens)
-
-def systems_over(rets, lm, # BM25, dense and RRF retrievers (lore_retrievers), and the reader
-                 n_passages: int = 5, template: str = "lore-short", chat: bool = True, sure_chat: bool = False,
-                 max_new_tokens: int = 16, # as benchmark_systems's
-                 ) -> dict[str, object]:
-    "Name -> answering system of the benchmark over the retrievers `rets` (benchmark_systems without building them)."
+    "Name -> answering system of the benchmark over `rets`: closed-book, naive RAG and LoRE per retriever, SuRe."
     lore = lore_systems(rets, lm, naive_max_tokens=0, n_contexts=n_passages, template=template, chat=chat,
                         max_new_tokens=max_new_tokens)
     def rename(s): return (s.replace("Naive - ", "Naive RAG - ").replace(" - FAISS", " - dense")
@@ -275,12 +252,13 @@ def systems_over(rets, lm, # BM25, dense and RRF retrievers (lore_retrievers), a
 EOR_POOL = ("Closed-book", "Naive RAG - BM25", "Naive RAG - dense", "Naive RAG - RRF")  # the systems EoR votes over
 
 # %% ../nbs/90_benchmark.ipynb #425f4bf7
+from .lm.backends import READER_RULE, StandIn, systems_needs
+
 def reader_needs(params: dict, # the notebook's parameters (missing ones take benchmark_systems's defaults)
                  ) -> tuple[str, ...]:
     "What the benchmark's systems need of their reader under `params`: built with stand-ins, each asked."
-    from ragkit.lm.backends import StandIn, systems_needs
     kw = {k: params[k] for k in ("n_passages", "template", "chat", "sure_chat", "max_new_tokens") if k in params}
-    return systems_needs(systems_over([StandIn(n) for n in RETRIEVER_NAMES], StandIn("reader"), **kw).values())
+    return systems_needs(benchmark_systems([StandIn(n) for n in RETRIEVER_NAMES], StandIn("reader"), **kw).values())
 
 # %% ../nbs/90_benchmark.ipynb #48360184
 def pareto_front(cost: Sequence[float], # per system: reader tokens per question (lower is better)
@@ -361,20 +339,13 @@ def bench_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) ->
             for (d, s) in runs if s != baseline and (d, baseline) in runs]
 
 # %% ../nbs/90_benchmark.ipynb #6411c285
-from .core import AtLeast, Flag, OneOf
-from .lm.base import DEVICE_RULE, MODEL_RULE
-from .lm.backends import READER_RULE
 from .data.tasks import TaskChoice
 from .lm.reader import TEMPLATES
-from .papers.eor.method import SIM_METRICS
 BENCH_TASKS = ("demo", "nq", "squad", "hotpotqa")  # tasks with a corpus every retriever searches
 PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(BENCH_TASKS), limit=AtLeast(0), max_passages=AtLeast(0), context_words=AtLeast(0),
-    n_passages=AtLeast(1), template=OneOf(tuple(TEMPLATES)), max_new_tokens=AtLeast(1), folds=AtLeast(2),
-    eor_restarts=AtLeast(0), eor_sim_upper=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0),
-    dtype=OneOf(("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")), sure_chat=Flag(),
-    eor_metrics=OneOf(SIM_METRICS, many=True), nli_model=MODEL_RULE, reader=READER_RULE,
-    device=DEVICE_RULE)  # chat, out_dir: ragkit.notebooks.SHARED_RULES
+    datasets=TaskChoice(BENCH_TASKS), n_passages=AtLeast(1), template=OneOf(tuple(TEMPLATES)), folds=AtLeast(2),
+    eor_restarts=AtLeast(0), eor_sim_upper=AtLeast(0), sure_chat=Flag(), eor_metrics=OneOf(SIM_METRICS, many=True),
+    nli_model=MODEL_RULE, reader=READER_RULE, device=DEVICE_RULE)  # the rest: ragkit.notebooks.SHARED_RULES
 
 # %% ../nbs/90_benchmark.ipynb #b9e10006
 from .papers.lore.method import Rechoose
@@ -404,9 +375,8 @@ def front_text(table: pd.DataFrame) -> str:
 
 # %% ../nbs/90_benchmark.ipynb #9aa04625
 from collections import Counter
-from .eval.mechanism import Check, Mechanism, health, health_row
-from .papers.lore.experiment import LORE_RANKING
-from .papers.sure.experiment import SURE_SELECTION
+from .eval.mechanism import Check, Gate, Mechanism, gate, health, health_row, pair_gate
+from .papers.sure.experiment import SURE_SELECTION, sure_decisive_claims, sure_gates
 
 ADAPTIVE_ROUTE = Mechanism("adaptive routing", (  # both routes used, checked per row
     Check("it answered from memory (no retrieval)", lambda r: not r["trace"].get("retrieved", True)),
@@ -445,22 +415,16 @@ def bench_health(runs: Mapping[tuple[str, str], Evaluation]) -> list[dict]:
     "Every method's mechanism checks on every task: LoRE's ranking, SuRe's selection, EoR's vote, adaptive routing."
     out = []
     for (d, s), ev in runs.items():
-        if s.startswith("LoRE"): out += health(LORE_RANKING, d, s, ev.table.to_dict("records"))
-        elif s.startswith("SuRe"): out += health(SURE_SELECTION, d, s, ev.table.to_dict("records"))
-        elif s.startswith("Adaptive"):  # both routes used and, where both runs are here, the headroom
-            out += health(ADAPTIVE_ROUTE, d, s, ev.table.to_dict("records"))
-            if (d, CLOSED) not in runs or (d, BASELINE) not in runs: continue
+        m = _prefixed(s, MECHANISM_OF)
+        if m in (LORE_RANKING, SURE_SELECTION, ADAPTIVE_ROUTE): out += health(m, d, s, ev.table.to_dict("records"))
+        if m is ADAPTIVE_ROUTE and (d, CLOSED) in runs and (d, BASELINE) in runs:  # and the headroom, where both ran
             c, r = _right(runs, d, CLOSED), _right(runs, d, BASELINE)
             out.append(health_row(ADAPTIVE_ROUTE.name, d, s, "closed-book was right where naive RAG - BM25 was wrong",
                                   int(((c == 1) & (r[c.index] == 0)).sum()), len(c)))
-        elif s.startswith("EoR") and all((d, m) in runs for m in EOR_POOL): out += _eor_health(runs, d, s)
+        elif m is BENCH_EOR_VOTE and all((d, p) in runs for p in EOR_POOL): out += _eor_health(runs, d, s)
     return out
 
 # %% ../nbs/90_benchmark.ipynb #c90d0002
-from .eval.experiment import decisive_claim
-from .papers.lore.experiment import contexts_differ, top_context_right
-from .papers.sure.experiment import sure_decisive_claims
-
 def bench_decisive_claims(runs: Mapping[tuple[str, str], Evaluation]) -> list[Claim]:
     "Each method's mechanism against what it does without it, on the questions where that can change correctness."
     out = []
@@ -487,10 +451,6 @@ def bench_decisive_claims(runs: Mapping[tuple[str, str], Evaluation]) -> list[Cl
     return out + [c for sure in {s for _, s in runs if s.startswith("SuRe")} for c in sure_decisive_claims(runs, sure)]
 
 # %% ../nbs/90_benchmark.ipynb #b9e10002
-from .eval.mechanism import Gate, gate, pair_gate
-from .papers.lore.experiment import same_answer
-from .papers.sure.experiment import sure_gates
-
 def _answers(ev: Evaluation) -> dict:
     "qid -> the answer of an evaluation's rows."
     return dict(zip(ev.table.qid, ev.table.prediction.fillna("")))
@@ -503,8 +463,7 @@ def bench_gates(runs: Mapping[tuple[str, str], Evaluation]) -> dict[tuple[str, s
             out[d, s] = pair_gate(_answers(ev), _answers(runs[d, _top1(s)]),
                                   "LoRE answered otherwise than its top context", same=same_answer)
         elif s.startswith("Adaptive"):
-            out[d, s] = gate(ev.table.to_dict("records"), lambda r: not r["trace"].get("retrieved", True),
-                             "it answered from memory (no retrieval)")
+            out[d, s] = gate(ev.table.to_dict("records"), ADAPTIVE_ROUTE.checks[0].shows, ADAPTIVE_ROUTE.checks[0].what)
         elif s.startswith("EoR") and all((d, m) in runs for m in EOR_POOL):
             eor, topr = _right(runs, d, s), _top_r_right(runs, d, s)
             out[d, s] = Gate(eor != topr[eor.index], "EoR's choice differed in containment from Top-R's")
@@ -526,13 +485,13 @@ def eor_fits(votes: Mapping[tuple[str, str], "EoRVote"]) -> list[dict]:
 def eor_versus(runs: Mapping[tuple[str, str], Evaluation], votes: Mapping[tuple[str, str], "EoRVote"],
                metric: str = "f1") -> list[dict]:
     "Per task: EoR's, Top-R's and each pool member's mean `metric` (×100), and the best member in hindsight."
+    mean = lambda d, s: float(runs[d, s].scores(metric).mean() * 100)
     out = []
     for d, s in votes:
-        members = {m: float(runs[d, m].scores(metric).mean() * 100) for m in EOR_POOL}
-        best = max(EOR_POOL, key=lambda m: (members[m], -EOR_POOL.index(m)))
-        out.append(dict(task=d, system=s, metric=metric, eor=float(runs[d, s].scores(metric).mean() * 100),
-                        top_r=float(runs[d, TOP_R].scores(metric).mean() * 100) if (d, TOP_R) in runs else None,
-                        best_in_hindsight=best, **{f"member: {m}": v for m, v in members.items()}))
+        members = {m: mean(d, m) for m in EOR_POOL}  # the best in hindsight: the first of the highest
+        out.append(dict(task=d, system=s, metric=metric, eor=mean(d, s), top_r=mean(d, TOP_R) if (d, TOP_R) in runs
+                        else None, best_in_hindsight=max(EOR_POOL, key=members.get),
+                        **{f"member: {m}": v for m, v in members.items()}))
     return out
 
 # %% ../nbs/90_benchmark.ipynb #b32ac01cs2

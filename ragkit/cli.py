@@ -147,10 +147,10 @@ def _readme(a, root: Path) -> int:
     stale = [doc for doc, (old, new) in docs.items() if new != old]
     if a.write:
         for doc in stale: (root / doc).write_text(docs[doc][1], encoding="utf-8")
-    problems = ([] if a.write or not stale else
-                [f"{' and '.join(stale)}: generated blocks are stale: run `ragkit report readme --write`"])
-    for p in problems + broken_links(root): print(p, file=sys.stderr)
-    return 1 if problems or broken_links(root) else 0
+    problems = ([] if a.write or not stale else [f"{' and '.join(stale)}: generated blocks are stale: "
+                                                 "run `ragkit report readme --write`"]) + broken_links(root)
+    for p in problems: print(p, file=sys.stderr)
+    return 1 if problems else 0
 
 def _times(a, root: Path) -> int:
     "`ragkit report times`: record one run folder (--run), or every run of a profile."
@@ -187,10 +187,10 @@ def _clean(a, root: Path) -> int:
 def _site(a, root: Path) -> int:
     "`ragkit report site`: build the site with the site environment's sphinx-build."
     from ragkit.site import site_main
-    sb = Path(a.sphinx_build) if Path(a.sphinx_build).is_absolute() else root / a.sphinx_build
+    sb = root / a.sphinx_build  # an absolute path stays as it is
     if not sb.is_file():
         raise FileNotFoundError(f"{sb} not found: `make site` makes the site environment (.venv-site) first")
-    return site_main(root, a.out if a.out.is_absolute() else root / a.out, str(sb))
+    return site_main(root, root / a.out, str(sb))
 
 # %% ../nbs/99_cli.ipynb #7bb1f7f5s1
 def _scoreboard(a, root: Path) -> int:

@@ -94,7 +94,7 @@ def load_settings(path: Path | str | None = None, env: dict | None = None) -> Se
             raise ValueError(f"${ENV_PREFIX}{k.upper()} is set but no longer read: {REMOVED[k]}. Unset it.")
     for k in ("cache_dir", "outputs_dir", "reader", "embedder"):  # empty would mean the current folder or no model
         if not str(vals[k]).strip():
-            where = f"${ENV_PREFIX}{k.upper()}" if env.get(ENV_PREFIX + k.upper()) is not None else f"`{k}` in {path}"
+            where = f"${ENV_PREFIX}{k.upper()}" if k in keys else f"`{k}` in {path}"
             raise ValueError(f"{where} is set but empty; unset it (the default is {DEFAULTS[k]!r}) or give a value")
     data_dir = _resolve(vals["data_dir"], base["data_dir"]) if vals["data_dir"].strip() else None
     return Settings(data_dir=data_dir, cache_dir=_resolve(vals["cache_dir"], base["cache_dir"]),

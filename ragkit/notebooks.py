@@ -7,7 +7,7 @@ Lessons: `nbs/08_notebooks.ipynb`; on the site (`make site`): `notebooks.html`."
 
 # %% ../nbs/08_notebooks.ipynb #05e5d5c1
 from __future__ import annotations
-import ast, json, re, tomllib
+import ast, importlib, io, json, re, tokenize, tomllib
 from pathlib import Path
 from .core import AtLeast, Flag, OneOf, Parses, Text, plain, rule_problems
 
@@ -101,7 +101,6 @@ def notebook_parameters(nb_path: Path) -> dict:
 
 def parameter_notes(nb_path: Path) -> dict:
     "Name -> the comment on its line in the parameters cell (what the value means), for error messages."
-    import io, tokenize
     src = _parameters_source(nb_path)
     if not src: return {}
     try: toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
@@ -161,17 +160,17 @@ def check_value(nb: str, # the notebook's name, for the message
     return float(value) if isinstance(default, float) else value
 
 # %% ../nbs/08_notebooks.ipynb #cf1da264
-def _absent_data(names: list[str]) -> str:
-    "Why the data of task `names` is not here, and how to fix it ('' when every one is present)."
+def _require_data(names: list[str]) -> None:
+    "Fail, saying why the data of task `names` is not here and how to fix it, unless every one is present."
     from ragkit.config import load_settings
     from ragkit.data.tasks import task_of
     missing = [n for n in names if not task_of(n).present()]
-    if not missing: return ""
+    if not missing: return
     s = load_settings()
     where = (f"the data directory is {s.data_dir}, from {s.source}" if s.data_dir
              else "no data directory is set: RAGKIT_DATA_DIR is unset")
-    return (f"no data for {', '.join(missing)} here ({where}); to fix it, set RAGKIT_DATA_DIR to a folder holding it "
-            f"(docs/REFERENCE.md, \"Data\"), or name only datasets present here (demo always is)")
+    raise ValueError(f"no data for {', '.join(missing)} here ({where}); to fix it, set RAGKIT_DATA_DIR to a folder "
+                     f"holding it (docs/REFERENCE.md, \"Data\"), or name only datasets present here (demo always is)")
 
 def check_datasets(nb: str, # the notebook's name, for the message
                    spec, # the `datasets` value
@@ -183,10 +182,9 @@ def check_datasets(nb: str, # the notebook's name, for the message
     except ImportError: return  # an installation without the experiment module: the notebook will check
     try:
         names = parse_datasets(spec)
-        absent = _absent_data(names) if here else ""
-    except (ValueError, TypeError) as e:
+        if here: _require_data(names)
+    except (ValueError, TypeError) as e:  # an unknown dataset, or absent data
         raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {e}") from None
-    if absent: raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {absent}")
 
 # %% ../nbs/08_notebooks.ipynb #f3356586
 DTYPES = ("float32", "bfloat16", "float16", "int8-dynamic", "fp32", "bf16", "fp16")  # what build_reader reads in
@@ -213,7 +211,6 @@ def exported_module(nb_path: Path) -> str | None:
 
 def notebook_rules(nb_path: Path) -> dict | None:
     "Parameter -> its rule: the shared rules, then its module's PARAMETER_RULES; None if the module does not import."
-    import importlib
     name = exported_module(nb_path)
     try: own = getattr(importlib.import_module(f"ragkit.{name}"), "PARAMETER_RULES", {}) if name else {}
     except ImportError: return None  # a module that does not import: the notebook will say why

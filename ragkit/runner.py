@@ -8,7 +8,7 @@ Lessons: `nbs/98_runner.ipynb`; on the site (`make site`): `runner.html`."""
 
 # %% ../nbs/98_runner.ipynb #6eb81e34
 from __future__ import annotations
-import hashlib, json, logging, os, platform, re, signal, socket, subprocess, sys, threading, time
+import hashlib, importlib, json, logging, os, platform, re, signal, socket, subprocess, sys, threading, time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,7 +28,6 @@ def reader_needs(nb_path: Path, # the notebook
                  params: dict, # its resolved parameters
                  ) -> tuple[str, ...]:
     "What the notebook's systems need of its reader: its module's `reader_needs(params)`, else its `chat` endpoint."
-    import importlib
     mod = exported_module(nb_path)
     try: fn = getattr(importlib.import_module(f"ragkit.{mod}"), "reader_needs", None) if mod else None
     except ImportError: fn = None
@@ -92,8 +91,7 @@ def git_revision(root: Path) -> dict:
 
 def portable_settings(s: Settings, root: Path) -> dict:
     "The settings for a record: folders by portable_path, the settings file named relative to `root`."
-    d = s.to_dict()
-    for k in ("data_dir", "cache_dir", "outputs_dir"): d[k] = portable_path(d[k], root) if d.get(k) else d.get(k)
+    d = s.to_dict() | {k: portable_path(p, root) if p else p for k, p in settings_dirs(s).items()}
     d["source"] = " + ".join(portable_path(x, root) if x.startswith("/") else x for x in s.source.split(" + "))
     return d
 

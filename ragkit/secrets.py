@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit, parse_qsl, quote, quote_plus, unq
 
 # %% auto #0
 __all__ = ['SAFE_PARAMS', 'API_SEGMENT', 'secret_param', 'secret_segment', 'public_url', 'redact_url', 'spec_url', 'basic_auth',
-           'url_secrets', 'mask', 'shown_as', 'redact', 'mask_json', 'live_secrets', 'live_shown', 'redact_record',
+           'url_secrets', 'shown_as', 'mask', 'redact', 'mask_json', 'live_secrets', 'live_shown', 'redact_record',
            'guard_secrets']
 
 # %% ../nbs/07_secrets.ipynb #51b3f8d7
@@ -77,12 +77,6 @@ def url_secrets(url: str) -> list[str]:
     return list(dict.fromkeys([*users, *map(unquote, users), *query, *tokens, *map(unquote, tokens)]))
 
 # %% ../nbs/07_secrets.ipynb #79b6bcdf
-def mask(text: str, secrets: Sequence[str | None]) -> str:
-    "`text` with every secret, as is or URL-encoded, replaced by '***'."
-    forms = {f for s in secrets if s for f in (s, quote(s, safe=""), quote_plus(s))}
-    for s in sorted(forms, key=len, reverse=True): text = text.replace(s, "***")
-    return text
-
 _URL = re.compile(r"https?://[^\s'\"<>]+")
 
 def _safe_url(m: re.Match) -> str:
@@ -94,6 +88,10 @@ def shown_as(text: str, shown: dict[str, str] | None) -> str:
     "`text` with each key of `shown` (a URL as written) replaced by its value (as it may be shown), longest first."
     for k in sorted(shown or {}, key=len, reverse=True): text = text.replace(k, shown[k])
     return text
+
+def mask(text: str, secrets: Sequence[str | None]) -> str:
+    "`text` with every secret, as is or URL-encoded, replaced by '***' (longest first, by shown_as)."
+    return shown_as(text, {f: "***" for s in secrets if s for f in (s, quote(s, safe=""), quote_plus(s))})
 
 def redact(text: str, secrets: Sequence[str | None],
            shown: dict[str, str] | None = None, # URL as written -> as shown (a client's base URL -> its spec_url)
