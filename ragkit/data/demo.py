@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 from ..core import Corpus, DataError, Example, Passage, passage_id, read_json, read_jsonl, sha256_file
 from ..config import load_settings
-from .registry import DEMO_SPLITS  # the seven question splits, named once for both modules
+DEMO_SPLITS = ("nq-dev", "nq-test", "trivia-dev", "trivia-test", "wq-test", "squad-test", "curated-test")  # named once
 
 # %% auto #0
-__all__ = ['DEMO_VERSION', 'ARCHIVES', 'PIP_FLAGS', 'WIKI_MEMBER', 'JAR_PATTERN', 'DROP_LINK_NS', 'TAIL_SECTIONS', 'RULE_VERSION',
-           'MIN_TITLE_CHARS', 'topics_member', 'verify_archive', 'pip_download', 'fetch_archive', 'strip_balanced',
-           'replace_links', 'drop_tail_sections', 'clean_wikitext', 'iter_articles', 'is_disambiguation',
-           'synthetic_dump', 'parse_topic_line', 'parse_topics', 'title_key', 'demo_targets', 'match_question',
-           'read_wiki', 'read_topics', 'synthetic_archives', 'demo_dir', 'build_demo', 'demo_manifest',
-           'load_demo_corpus', 'load_demo_examples', 'demo_counts_table']
+__all__ = ['DEMO_SPLITS', 'DEMO_VERSION', 'ARCHIVES', 'PIP_FLAGS', 'WIKI_MEMBER', 'JAR_PATTERN', 'DROP_LINK_NS', 'TAIL_SECTIONS',
+           'RULE_VERSION', 'MIN_TITLE_CHARS', 'topics_member', 'verify_archive', 'pip_download', 'fetch_archive',
+           'strip_balanced', 'replace_links', 'drop_tail_sections', 'clean_wikitext', 'iter_articles',
+           'is_disambiguation', 'synthetic_dump', 'parse_topic_line', 'parse_topics', 'title_key', 'demo_targets',
+           'match_question', 'read_wiki', 'read_topics', 'synthetic_archives', 'demo_dir', 'build_demo',
+           'demo_manifest', 'load_demo_corpus', 'load_demo_examples', 'demo_counts_table']
 
 # %% ../../nbs/04_data.demo.ipynb #9ca7e41d
 DEMO_VERSION = "v1"  # the cache folder; bump it when the build rule changes

@@ -14,16 +14,17 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 from ..core import Example, DamagedFile, DataError, missing_file, open_text, read_json, read_jsonl, row_error
 from ..config import load_settings, require_data_dir
+from .demo import DEMO_SPLITS
 
 # %% auto #0
-__all__ = ['POPQA_COLUMNS', 'WITQA_COLUMNS', 'EQ_RELATIONS', 'DEMO_SPLITS', 'DATASETS', 'NQ_REPO', 'ANSERINI', 'FLASHRAG',
-           'GENREAD', 'LONGTAIL', 'EQ_REPO', 'R1', 'LITM', 'make_example', 'drop_repeats', 'to_int', 'str_list',
-           'parse_jsonl', 'curated_meta', 'gold_passage_meta', 'context_dict', 'retrievalqa_meta', 'multihop_meta',
-           'dpr_row', 'parse_dpr_tsv', 'parse_squad', 'hotpot_meta', 'parse_hotpot', 'read_table', 'popqa_meta',
-           'parse_popqa_table', 'flashrag_popqa_meta', 'witqa_meta', 'parse_witqa', 'parse_witqa_disamb',
-           'relation_files', 'parse_entityquestions', 'parse_eq_longtail', 'load_demo', 'DatasetSpec', 'register',
-           'github_raw', 'get_spec', 'resolve_split', 'data_path', 'load_dataset', 'check_loaded', 'available',
-           'dataset_table', 'sample_examples']
+__all__ = ['POPQA_COLUMNS', 'WITQA_COLUMNS', 'EQ_RELATIONS', 'DATASETS', 'NQ_REPO', 'ANSERINI', 'FLASHRAG', 'GENREAD', 'LONGTAIL',
+           'EQ_REPO', 'R1', 'LITM', 'make_example', 'drop_repeats', 'to_int', 'str_list', 'parse_jsonl', 'curated_meta',
+           'gold_passage_meta', 'context_dict', 'retrievalqa_meta', 'multihop_meta', 'dpr_row', 'parse_dpr_tsv',
+           'parse_squad', 'hotpot_meta', 'parse_hotpot', 'read_table', 'popqa_meta', 'parse_popqa_table',
+           'flashrag_popqa_meta', 'witqa_meta', 'parse_witqa', 'parse_witqa_disamb', 'relation_files',
+           'parse_entityquestions', 'parse_eq_longtail', 'load_demo', 'DatasetSpec', 'register', 'github_raw',
+           'get_spec', 'resolve_split', 'data_path', 'load_dataset', 'check_loaded', 'available', 'dataset_table',
+           'sample_examples']
 
 # %% ../../nbs/02_data.registry.ipynb #0e113f29
 def make_example(prefix: str,  # "<name>/<split>"
@@ -284,8 +285,6 @@ def parse_eq_longtail(path: Path, prefix: str) -> list[Example]:
     return out
 
 # %% ../../nbs/02_data.registry.ipynb #6e266de4
-DEMO_SPLITS = ("nq-dev", "nq-test", "trivia-dev", "trivia-test", "wq-test", "squad-test", "curated-test")
-
 def load_demo(path: None, prefix: str) -> list[Example]:
     "The demo's examples for the split in `prefix` ('demo' alone: every split)."
     from ragkit.data.demo import load_demo_examples
