@@ -7,7 +7,7 @@ Lessons: `nbs/08_notebooks.ipynb`; on the site (`make site`): `notebooks.html`."
 
 # %% ../nbs/08_notebooks.ipynb #05e5d5c1
 from __future__ import annotations
-import ast, importlib, io, json, re, tokenize, tomllib
+import ast, difflib, importlib, io, json, re, tokenize, tomllib
 from pathlib import Path
 from .core import AtLeast, Flag, OneOf, Parses, Text, plain, rule_problems
 
@@ -34,7 +34,8 @@ def find_notebook(name: str, root: Path | None = None) -> Path:
     p = root / "nbs" / f"{stem}.ipynb"
     if not p.is_file():
         known = sorted(q.stem for q in (root / "nbs").glob("*.ipynb"))
-        raise FileNotFoundError(f"no notebook {stem!r} in {root/'nbs'}; notebooks: {', '.join(known)}")
+        near = "".join(f"did you mean {m!r}? " for m in difflib.get_close_matches(stem, known, n=1))
+        raise FileNotFoundError(f"no notebook {stem!r} in {root/'nbs'}; {near}notebooks: {', '.join(known)}")
     return p
 
 # %% ../nbs/08_notebooks.ipynb #7ae76dbf
