@@ -2139,7 +2139,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                              'ragkit.site._Visible.handle_endtag': ('site.html#_visible.handle_endtag', 'ragkit/site.py'),
                              'ragkit.site._Visible.handle_starttag': ('site.html#_visible.handle_starttag', 'ragkit/site.py'),
                              'ragkit.site._broken': ('site.html#_broken', 'ragkit/site.py'),
-                             'ragkit.site._cell': ('site.html#_cell', 'ragkit/site.py'),
                              'ragkit.site._num': ('site.html#_num', 'ragkit/site.py'),
                              'ragkit.site._pages': ('site.html#_pages', 'ragkit/site.py'),
                              'ragkit.site._records_table': ('site.html#_records_table', 'ragkit/site.py'),

@@ -269,7 +269,7 @@ def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<no
                       questions=[_entry(q, A[q], B[q], col, width) for q in _pick(wins, losses, limit)])
 
 # %% ../nbs/97_evidence.ipynb #a5393180
-_MD_SPECIAL = re.compile(r"([\\`*\[<$|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_MD_SPECIAL = re.compile(r"([\\`*\[<$|&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")  # & too: an entity shows as written
 
 def md_text(text, # any text: an answer, a question, a claim
             width: int | None = 200, # cut to this many characters (None: keep it whole)

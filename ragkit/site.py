@@ -12,7 +12,7 @@ import html, json, re, shutil, subprocess, sys
 from html.parser import HTMLParser
 from pathlib import Path
 from .core import read_json
-from .evidence import claim_anchor, cut, evidence_markdown
+from .evidence import claim_anchor, cut, evidence_markdown, md_text
 from .notebooks import exported_module
 from .report import (DECIDE, TALLY, TALLY_HEADS, claim_rows, needs_text, outcome_lines, outcome_sentence,
                            profile_dir, render_bench, render_headlines, render_readers, render_timings,
@@ -33,10 +33,6 @@ def _num(v, unit: str = "points") -> str:
 def ours_text(r: dict) -> str:
     "'+2.1 [-1.0, +5.3]' in the claim's unit."
     return f"{_num(r['ours'], r['unit'])} [{_num(r['lo'], r['unit'])}, {_num(r['hi'], r['unit'])}]"
-
-def _cell(text: str) -> str:
-    "Text safe inside a markdown table cell."
-    return str(text).replace("|", "\\|").replace("\n", " ")
 
 def scoreboard_text(rows: list[dict], width: int = 72) -> str:
     "The scoreboard for a terminal: paper, claim (cut to `width`), task, ours, paper's, verdicts, what it needs."
@@ -91,16 +87,16 @@ def cards(rows: list[dict]) -> str:
 def grouped_scoreboard(rows: list[dict], # claim_rows
                        link, # row -> the claim's link ('' for none)
                        ) -> str:
-    "The scoreboard as one markdown table per paper, each wrapped for the stylesheet's narrow-screen rule."
+    "The scoreboard as one markdown table per paper, each wrapped for the stylesheet's narrow-screen rule; text escaped."
     head = ("| claim | verdict | size | task | ours (95% CI) | paper's effect | n | needs |\n"
             "|---|---|---|---|---|---:|---:|---|")
     def row(r: dict) -> str:  # the verdict: the Holm-adjusted direction's badge, the unadjusted one where they differ
         holm = r.get("direction_holm", r["direction"])
         verdict = badge(holm) + ("" if holm == r["direction"] else f" (before Holm: {r['direction']})")
-        claim = f"[{_cell(r['claim'])}]({link(r)})" if link(r) else _cell(r["claim"])
+        claim = f"[{md_text(r['claim'], None)}]({link(r)})" if link(r) else md_text(r["claim"], None)
         n = r["n"] if r["n"] is not None else ""
-        return (f"| {claim} | {verdict} | {r['size']} | {r['dataset']} | {ours_text(r)} | "
-                f"{_num(r['paper_effect'], r['unit'])} | {n} | {_cell(needs_text(r))} |")
+        return (f"| {claim} | {verdict} | {r['size']} | {md_text(r['dataset'], None)} | {ours_text(r)} | "
+                f"{_num(r['paper_effect'], r['unit'])} | {n} | {md_text(needs_text(r), None)} |")
     body = lambda p: "\n".join(row(r) for r in rows if r["paper"] == p)
     return "\n\n".join(f'### {p}\n\n<div class="scoreboard">\n\n{head}\n{body(p)}\n\n</div>'
                        for p in dict.fromkeys(r["paper"] for r in rows))
@@ -151,6 +147,7 @@ extensions = ["myst_nb", "sphinx-mathjax-offline", "sphinx_copybutton"]  # a cop
 nb_execution_mode = "off"
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
+smartquotes = False  # text shows as written: "Levi's Stadium", not curly quotes
 html_theme = "sphinx_book_theme"
 html_title = "ragkit: executable papers"
 html_static_path = ["_static"]
@@ -240,7 +237,7 @@ def _records_table(rows: list[dict], limit: int = 15) -> str:
     "A results.json table as markdown: no index, a dash for a missing value, at most `limit` rows (the rest counted)."
     if not rows: return ""
     cols = list(rows[0])
-    fmt = lambda v: "–" if _nan(v) else f"{v:.4g}" if isinstance(v, float) else _cell(v)
+    fmt = lambda v: "–" if _nan(v) else f"{v:.4g}" if isinstance(v, float) else md_text(v, None)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in rows[:limit]]
     return "\n".join(lines) + (f"\n\n({len(rows) - limit} more rows in `results.json`)" if len(rows) > limit else "")
@@ -418,14 +415,15 @@ def check_links(site: Path) -> list[str]:
 
 # %% ../nbs/96_site.ipynb #145efe58
 class _Visible(HTMLParser):
-    "The text a reader sees on a page: outside code, preformatted output, scripts, styles and typeset math."
-    SKIP, VOID = {"code", "pre", "script", "style"}, {"br", "img", "hr", "meta", "link", "input"}  # VOID: no end tag
+    "The project's prose a reader sees on a page: outside code, tables and cell outputs (data), scripts, styles, math."
+    SKIP, VOID = {"code", "pre", "script", "style", "table"}, {"br", "img", "hr", "meta", "link", "input"}  # VOID: no end
+    DATA = {"math", "output", "cell_output"}  # typeset math, and what a cell printed: not prose
     def __init__(self):
         super().__init__()
         self.stack, self.text = [], []
     def handle_starttag(self, tag, attrs):
         if tag in self.VOID: return
-        self.stack.append(tag in self.SKIP or "math" in (dict(attrs).get("class") or "").split())
+        self.stack.append(tag in self.SKIP or bool(self.DATA & set((dict(attrs).get("class") or "").split())))
     def handle_endtag(self, tag):
         if self.stack and tag not in self.VOID: self.stack.pop()
     def handle_data(self, data):

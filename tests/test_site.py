@@ -2,7 +2,7 @@
 internal link and image resolves; every module's docstring names its page, which the build wrote; the landing page holds the
 scoreboard of every committed claim; paper pages show no nbdev directive, no machine path and no raw formula; and,
 where Chromium is installed, a real browser opens the landing page and a paper page without an error."""
-import os, re, shutil, subprocess
+import html, os, re, shutil, subprocess
 from pathlib import Path
 
 import pytest
@@ -111,3 +111,24 @@ def test_a_finished_decide_run_gets_its_own_pages(tmp_path):
     evidence = (src / "decide" / "40_papers.lore.evidence.md").read_text()
     assert anchors and all(f"({a})=" in evidence for a in anchors)  # every claim link lands on its MyST target
     assert "decide/40_papers.lore\n" in section  # in the decide runs' table of contents
+
+
+def test_data_shows_exactly_as_written(site, tmp_path):
+    "Rows holding a formula, quotes, an entity and a tag, and a claim holding a tag, build and show as written (issue 52)."
+    from ragkit.site import build_site
+    root, run = tmp_path / "root", "70_papers.sure"
+    shutil.copytree(ROOT / "outputs" / "paper" / run, root / "outputs" / "paper" / run)
+    qid, odd = "hotpotqa/dev-distractor/5ac23ff0554299636651994d", "Is $x^2$ at Levi's \"Stadium\" &amp; <b>bold</b>?"
+    for f in (root / "outputs").rglob("examples.jsonl"):
+        rows = [json.loads(l) for l in f.read_text().splitlines()]
+        f.write_text("".join(json.dumps(r | ({"question": odd} if r["qid"] == qid else {})) + "\n" for r in rows))
+    res = json.loads((root / "outputs" / "paper" / run / "results.json").read_text())
+    claim = res["verdict"][0]["claim"] = "SuRe <img src=x onerror=alert(1)> &amp; co"  # a claim is the project's prose: no formula
+    (root / "outputs" / "paper" / run / "results.json").write_text(json.dumps(res))
+    out = tmp_path / "site"
+    build_site(root, out, ROOT / ".venv-site" / "bin" / "sphinx-build")
+    shown = lambda page, start: [html.unescape(t) for t in re.findall(rf">({re.escape(start)}[^<]*)<", (out / page).read_text())]
+    assert set(shown(f"papers/{run}.evidence.html", "Is ")) == {odd}  # every listing of the question, exactly
+    for page in ("index.html", f"papers/{run}.html", f"papers/{run}.evidence.html"):
+        assert "<img src=x" not in (out / page).read_text() and claim in "".join(shown(page, "SuRe ")), page
+    assert raw_math(out) == [] and check_links(out) == []
