@@ -48,3 +48,21 @@ Modules:
 - `ragkit.site`: `ragkit report site`: the executed papers and every module's lessons as a static website built offline — a landing page that is the scoreboard of every claim, one page per committed reference run, one page per module — and the checks that every internal link and image of it resolves."""
 
 __version__ = "0.1.0"
+
+# The names README's quickstart uses, importable from `ragkit` itself. Each is imported from its module on first use, so
+# `import ragkit` (and the command line) stays light. This file's docstring is nbdev's; the rest is kept by hand.
+_HOMES = {"core": ("Corpus", "Passage", "Example", "Method", "Prediction"),
+          "retrieve.bm25": ("BM25Retriever",), "retrieve.dense": ("DenseRetriever",),
+          "retrieve.fusion": ("FusedRetriever", "rrf"), "lm.backends": ("build_reader",),
+          "papers.lore.method": ("LoRE", "NaiveRAG"), "papers.sure.method": ("SuRe",),
+          "eval.evaluate": ("evaluate", "compare", "summary_table")}
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
+__all__ = list(_HOME)
+
+def __getattr__(name: str):
+    "A quickstart name (`from ragkit import LoRE`), imported from its module on first use."
+    if name not in _HOME: raise AttributeError(f"module 'ragkit' has no attribute {name!r}")
+    from importlib import import_module
+    return getattr(import_module(f"ragkit.{_HOME[name]}"), name)
+
+def __dir__() -> list[str]: return sorted([*globals(), *__all__])

@@ -2165,6 +2165,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                              'ragkit.site.page_cell': ('site.html#page_cell', 'ragkit/site.py'),
                              'ragkit.site.paper_card': ('site.html#paper_card', 'ragkit/site.py'),
                              'ragkit.site.paper_pages': ('site.html#paper_pages', 'ragkit/site.py'),
+                             'ragkit.site.quickstart_page': ('site.html#quickstart_page', 'ragkit/site.py'),
                              'ragkit.site.raw_math': ('site.html#raw_math', 'ragkit/site.py'),
                              'ragkit.site.runs_page': ('site.html#runs_page', 'ragkit/site.py'),
                              'ragkit.site.scoreboard_main': ('site.html#scoreboard_main', 'ragkit/site.py'),

@@ -22,8 +22,8 @@ from .report import (DECIDE, TALLY, TALLY_HEADS, claim_rows, needs_text, outcome
 __all__ = ['VERDICT_CLASS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_text', 'badge', 'paper_card', 'card_html',
            'cards', 'grouped_scoreboard', 'tidy_frame_html', 'page_cell', 'module_notebooks', 'doc_name', 'module_page',
            'paper_pages', 'verdict_section', 'evidence_link', 'evidence_pages', 'decide_section', 'index_page',
-           'runs_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links', 'raw_math', 'site_main',
-           'scoreboard_main']
+           'runs_page', 'quickstart_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links', 'raw_math',
+           'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
@@ -289,7 +289,8 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path],
                ) -> str:
     "The landing page's MyST markdown: a card per paper, the claims grouped by paper, and the tables of contents."
     rows = claim_rows(root)
-    pages = [f"- [{p}](papers/{p}.ipynb)" for p in papers if not p.endswith(".evidence")]
+    pages = ["- [ragkit from Python](quickstart.md): your passages, retrievers, a reader, LoRE beside naive RAG"] * \
+        (Path(root) / "README.md").is_file() + [f"- [{p}](papers/{p}.ipynb)" for p in papers if not p.endswith(".evidence")]
     pages += [f"- [{m}]({doc_name(nb)}.ipynb) — from `nbs/{nb.name}`" for m, nb in modules.items()]  # and its notebook
     return "\n\n".join([
         "# ragkit: executable papers",
@@ -311,7 +312,7 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path],
         grouped_scoreboard(rows, evidence_link),
         "The reference runs' paragraphs, what each costs and how fast the readers are: [Runs and speed](runs.md).",
         "## Pages\n\n" + "\n".join(pages), *decide_section(root, decided),
-        _toc("Reference runs", [f"papers/{p}" for p in papers] + ["runs"]),
+        _toc("Reference runs", ["quickstart"] * (Path(root) / "README.md").is_file() + [f"papers/{p}" for p in papers] + ["runs"]),
         _toc("Modules", [doc_name(nb) for nb in modules.values()])])
 
 # %% ../nbs/96_site.ipynb #a1fb55s1
@@ -320,6 +321,13 @@ def runs_page(root: Path) -> str:
     return "\n\n".join(["# Runs and speed", "## The reference runs\n\n" + render_headlines(root),
                          "## What it costs to run\n\n" + render_timings(root),
                          "## Reader speed\n\n" + render_bench(root) + "\n\n" + render_readers(root)])
+
+def quickstart_page(root: Path) -> str:
+    "README's 'ragkit from Python' section as a page (its links into docs/ kept as their text); '' without one."
+    readme = Path(root) / "README.md"
+    parts = readme.read_text(encoding="utf-8").split("\n## ragkit from Python\n", 1) if readme.is_file() else []
+    if len(parts) < 2: return ""
+    return "# ragkit from Python\n" + re.sub(r"\[([^\]]+)\]\(docs/[^)]*\)", r"\1", parts[1].split("\n## ", 1)[0])
 
 def _sync(new: Path, src: Path) -> None:
     "Make `src` hold exactly `new`'s files, touching only those that changed (so Sphinx rebuilds only what changed)."
@@ -347,6 +355,7 @@ def write_sources(root: Path, # the project root
     for nb in modules.values(): module_page(nb, src / f"{doc_name(nb)}.ipynb")  # as module docstrings name it
     (src / "index.md").write_text(index_page(root, papers, modules, decided), encoding="utf-8")
     (src / "runs.md").write_text(runs_page(root), encoding="utf-8")
+    if quick := quickstart_page(root): (src / "quickstart.md").write_text(quick, encoding="utf-8")
     final.mkdir(parents=True, exist_ok=True)
     _sync(src, final)
     return final

@@ -113,6 +113,11 @@ def test_a_finished_decide_run_gets_its_own_pages(tmp_path):
     assert "decide/40_papers.lore\n" in section  # in the decide runs' table of contents
 
 
+def test_the_quickstart_is_a_page(site):
+    "README's Python block is a page of the site, linked from the landing page."
+    page = (site / "quickstart.html").read_text(encoding="utf-8")
+    assert re.search(r'from</span>(<span class="w"> </span>| )<span class="nn">ragkit</span>', page) and 'href="quickstart.html"' in (site / "index.html").read_text()
+
 def test_data_shows_exactly_as_written(site, tmp_path):
     "Rows holding a formula, quotes, an entity and a tag, and a claim holding a tag, build and show as written (issue 52)."
     from ragkit.site import build_site
