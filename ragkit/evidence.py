@@ -75,7 +75,7 @@ class RunRows:
     @property
     def profile(self) -> str: return self.folder.parent.name  # e.g. paper
     @property
-    def command(self) -> str: return f"ragkit run {self.notebook} --profile {self.profile}"  # what regenerates the run
+    def command(self) -> str: return f".venv/bin/ragkit run {self.notebook} --profile {self.profile}"  # regenerates the run, as pasted
     @property
     def tasks(self) -> set[str]: return {t for t, _ in self.folders}  # the tasks with row folders
 
@@ -322,7 +322,8 @@ def claim_markdown(d: Mapping, # an answer of deciding_questions
              f"Verdict: {verdict}. {md_text(r.get('verdict', ''), None)}", *_needs(r), f"Regenerate: `{d['command']}`"]
     if d["reason"]: return "\n\n".join(parts + [f"No deciding questions from rows: {md_text(d['reason'], None)}."])
     parts += [_counts_text(d)] + [f"Note: {md_text(n, None)}." for n in d["notes"]]
-    return "\n\n".join(parts + ([questions_table(d, width)] if d["questions"] else []))
+    table = f'<div class="stack">\n\n{questions_table(d, width)}\n\n</div>'  # on a phone: a row per block
+    return "\n\n".join(parts + ([table] if d["questions"] else []))
 
 # %% ../nbs/97_evidence.ipynb #9fe983b2
 def evidence_markdown(run_folder: Path | str, # outputs/<profile>/<notebook>

@@ -575,7 +575,7 @@ def render_decide(root: Path) -> str:
             n = len({r["qid"] for _, r in read_jsonl(f)})
             so_far.append(f"{f.parent.parent.parent.name} {f.parent.parent.name.replace('_', ' ')}: {n:,}")
         out += [f"**{folder.name}** ({label}): running; rows committed so far: " + ("; ".join(so_far) or "none")
-                + f" ({where}; `ragkit run {folder.name} --profile {DECIDE}` resumes them). Questions are answered in "
+                + f" ({where}; `.venv/bin/ragkit run {folder.name} --profile {DECIDE}` resumes them). Questions are answered in "
                 "the data's order, so the rows so far are not a random sample: nothing is judged before the run "
                 "ends.", ""]
     return "\n".join(out).rstrip("\n") + "\n"

@@ -8,7 +8,7 @@ Lessons: `nbs/96_site.ipynb`; on the site (`make site`): `site.html`."""
 
 # %% ../nbs/96_site.ipynb #0a144056
 from __future__ import annotations
-import html, json, re, shutil, subprocess, sys
+import html, json, os, re, shutil, subprocess, sys
 from html.parser import HTMLParser
 from pathlib import Path
 from .core import read_json
@@ -20,10 +20,10 @@ from .report import (DECIDE, TALLY, TALLY_HEADS, claim_rows, needs_text, outcome
 
 # %% auto #0
 __all__ = ['VERDICT_CLASS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_text', 'badge', 'paper_card', 'card_html',
-           'cards', 'grouped_scoreboard', 'tidy_frame_html', 'page_cell', 'module_notebooks', 'doc_name', 'module_page',
-           'paper_pages', 'verdict_section', 'evidence_link', 'evidence_pages', 'decide_section', 'index_page',
-           'runs_page', 'quickstart_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links', 'raw_math',
-           'site_main', 'scoreboard_main']
+           'paper_link', 'cards', 'grouped_scoreboard', 'tidy_frame_html', 'page_cell', 'module_notebooks', 'doc_name',
+           'module_page', 'paper_pages', 'verdict_section', 'evidence_link', 'evidence_pages', 'decide_section',
+           'index_page', 'runs_page', 'quickstart_page', 'write_sources', 'markdown_twin', 'build_site', 'check_links',
+           'raw_math', 'site_main', 'scoreboard_main']
 
 # %% ../nbs/96_site.ipynb #c88cf1d4
 def _num(v, unit: str = "points") -> str:
@@ -73,21 +73,35 @@ def card_html(card: dict) -> str:
     n = "" if not qs else f"{qs[0]}" + (f" to {qs[1]}" if qs[0] != qs[1] else "") + " questions per claim"
     lines = "".join(f"<li>{card[k]} {TALLY_HEADS[k]}</li>" for k in ("claims", "with_paper_number"))
     lines += "".join(f"<li>{c} {badge(d)}</li>" for d, c in card["counts"].items())
-    return (f'<div class="card"><h3>{card["paper"]}</h3>'
+    title = html.escape(card["paper"], quote=False)
+    title = f'<a href="{card["page"]}">{title}</a>' if card.get("page") else title  # the run's page
+    paper = f'; <a href="{card["link"]}">the paper</a>' if card.get("link") else ""
+    readers = html.escape(", ".join(card["readers"]) or "no reader recorded", quote=False)
+    return (f'<div class="card"><h3>{title}</h3>'
             f'<p class="card-outcome">{html.escape(card["sentence"], quote=False)}</p><ul>{lines}</ul>'
-            f"<p class=\"card-note\">{', '.join(card['readers']) or 'no reader recorded'}; {n}</p></div>")
+            f'<p class="card-note">{readers}; {n}{paper}</p></div>')
 
 # %% ../nbs/96_site.ipynb #4a4fe013s1
-def cards(rows: list[dict]) -> str:
-    "Every paper's card in order of appearance, in one flexible row (the benchmark's last)."
+def paper_link(root: Path, notebook: str) -> str:
+    "The paper a notebook's prose links as '[the paper](https://arxiv.org/abs/...)', or ''."
+    nb = Path(root) / "nbs" / f"{notebook}.ipynb"
+    text = nb.read_text(encoding="utf-8") if nb.is_file() else ""
+    m = re.search(r"\[the paper\]\((https://arxiv\.org/abs/[\w.]+)\)", text)
+    return m[1] if m else ""
+
+def cards(rows: list[dict], root: Path | None = None) -> str:
+    "Every paper's card in order of appearance, in one flexible row (the benchmark's last); linked with a `root`."
     papers = sorted(dict.fromkeys(r["paper"] for r in rows), key=lambda p: p == "Benchmark")  # stable: order kept
-    return '<div class="cards">' + "".join(card_html(paper_card(p, rows)) for p in papers) + "</div>"
+    def card(p: str) -> dict:  # its first run's page, and the paper that run's notebook links
+        nb = next(r["notebook"] for r in rows if r["paper"] == p)
+        return paper_card(p, rows) | (dict(page=f"papers/{nb}.html", link=paper_link(root, nb)) if root else {})
+    return '<div class="cards">' + "".join(card_html(card(p)) for p in papers) + "</div>"
 
 # %% ../nbs/96_site.ipynb #0f8e726f
 def grouped_scoreboard(rows: list[dict], # claim_rows
                        link, # row -> the claim's link ('' for none)
                        ) -> str:
-    "The scoreboard as one markdown table per paper, each wrapped for the stylesheet's narrow-screen rule; text escaped."
+    "The scoreboard as one markdown table per paper, wrapped for the narrow-screen rule; text escaped."
     head = ("| claim | verdict | size | task | ours (95% CI) | paper's effect | n | needs |\n"
             "|---|---|---|---|---|---:|---:|---|")
     def row(r: dict) -> str:  # the verdict: the Holm-adjusted direction's badge, the unadjusted one where they differ
@@ -129,6 +143,11 @@ def _tidy_output(o: dict) -> dict:
 _DIRECTIVE = re.compile(r"^#\|\s*([\w-]+)(.*)$")
 HIDDEN = {"hide", "default_exp", "exporti"}  # directives whose cell a reader does not need to see
 
+def _warning(o: dict) -> bool:
+    "Whether a cell output is a library's warning on stderr (`UserWarning: ...`), which the site leaves out."
+    text = "".join(o.get("text", "")) if o.get("output_type") == "stream" and o.get("name") == "stderr" else ""
+    return bool(re.search(r"\b\w*Warning: ", text))
+
 def page_cell(cell: dict) -> dict:
     "A notebook cell for the site: nbdev directive lines removed, a hidden cell tagged remove-cell, its tables tidied."
     if cell.get("cell_type") != "code": return cell
@@ -137,7 +156,8 @@ def page_cell(cell: dict) -> dict:
     source = "\n".join(l for l in lines if not _DIRECTIVE.match(l.strip())).strip("\n")
     tags = list(cell.get("metadata", {}).get("tags", [])) + (["remove-cell"] if HIDDEN & names else [])
     out = {**cell, "source": source, "metadata": {**cell.get("metadata", {}), "tags": tags}}
-    return {**out, "outputs": [_tidy_output(o) for o in cell["outputs"]]} if cell.get("outputs") else out
+    shown = [_tidy_output(o) for o in cell.get("outputs", []) if not _warning(o)]  # a library's warning: no box
+    return {**out, "outputs": shown} if cell.get("outputs") else out
 
 # %% ../nbs/96_site.ipynb #da5728ae
 CONF = '''# Written by `ragkit report site`; do not edit.
@@ -183,8 +203,19 @@ code.literal, code.literal span.pre { white-space: pre-wrap !important; overflow
 .prev-next-area a, .prev-next-info { min-width: 0; max-width: 100%; overflow-wrap: anywhere; }
 /* a run's name or a path wraps */
 .bd-article h1, .bd-article h2, .bd-article h3, .bd-article p, .bd-article li { overflow-wrap: anywhere; }
-@media (max-width: 700px) {  /* a phone: the scoreboard keeps claim, verdict and size; no page scrolls sideways */
-  .scoreboard table th:nth-child(n+4), .scoreboard table td:nth-child(n+4) { display: none; }
+.bd-article table p, .bd-article table li { overflow-wrap: normal; word-break: normal; }  /* no cell splits a word */
+td.text-right, td.text-right p { white-space: nowrap; }  /* nor a number */
+figure.headline-figure img { width: 100%; max-width: 1100px; height: auto; }  /* the headline figure at full width */
+details.claims > summary { cursor: pointer; font-weight: 600; margin: 0.5em 0; }
+@media (max-width: 700px) {  /* a phone: each row of a scoreboard or evidence table is a block, each cell labelled */
+  .scoreboard table, .stack table, .scoreboard tbody, .stack tbody, .scoreboard tr, .stack tr,
+  .scoreboard td, .stack td { display: block !important; width: auto !important; overflow: visible !important; }
+  .scoreboard thead, .stack thead { display: none; }
+  .scoreboard tr, .stack tr { border-top: 1px solid #d1d5db; padding: 0.35em 0; }
+  .scoreboard td, .stack td { border: none !important; padding: 0.05em 0.2em !important; text-align: left !important; }
+  .scoreboard td p, .stack td p { display: inline; overflow-wrap: anywhere; white-space: normal; }
+  .scoreboard td.blank, .stack td.blank { display: none !important; }
+  td[data-label]::before { content: attr(data-label) ": "; color: #4b5563; font-size: 0.9em; }
 }
 """
 
@@ -200,10 +231,17 @@ def doc_name(nb: Path) -> str:
 def module_page(nb: Path, # a lesson notebook, or a run's executed notebook
                 dest: Path, # the page to write
                 first: str | None = None, # a run page's verdict section: put after the title, each shown code folded
+                run: str = "", # a run page's label, added to its title ('paper run'): not the module page's title
                 ) -> Path:
     "The lesson notebook as a site page: directives gone, hidden cells tagged, the kernel named for MyST-NB."
     d = json.loads(nb.read_text(encoding="utf-8"))
     d["cells"] = [page_cell(c) for c in d["cells"]]
+    head = d["cells"][0] if d["cells"] and "".join(d["cells"][0]["source"]).startswith("# ") else None  # its title
+    if run and head:  # '# LoRE: ...' -> '# LoRE: ... (paper run)'; the answer comes right under it, the rest after
+        text = re.sub(r"^(# .+)$", rf"\1 ({run})", "".join(head["source"]), count=1, flags=re.M)
+        title, _, rest = text.partition("\n")
+        head["source"] = title
+        if rest.strip(): d["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": rest.strip("\n")})
     if first is not None:  # each shown code cell folded: MyST-NB's hide-input
         for t in (c["metadata"]["tags"] for c in d["cells"] if c["cell_type"] == "code"):
             if "remove-cell" not in t: t.append("hide-input")
@@ -218,11 +256,19 @@ def paper_pages(root: Path, src: Path, profile: str = "paper",
     "The executed notebooks of `profile`'s finished runs as pages under `folder`, verdict first; their names."
     nbs = sorted(nb for nb in profile_dir(root, profile).glob("*/*.ipynb") if (nb.parent / "results.json").is_file())
     if nbs: (src / folder).mkdir(parents=True, exist_ok=True)  # a run's figure is copied beside its page
-    return [module_page(nb, src / folder / nb.name, verdict_section(root, nb.parent, profile, src / folder)).stem
-            for nb in nbs]
+    return [module_page(nb, src / folder / nb.name, verdict_section(root, nb.parent, profile, src / folder),
+                        f"{profile} run").stem for nb in nbs]
 
-JS = """// Written by `ragkit report site`: each figure opens full size in a new tab on a click.
+JS = """// Written by `ragkit report site`: each figure opens full size in a new tab on a click; each cell of a
+// scoreboard or evidence table carries its column's name, which a phone shows before it (the stylesheet stacks rows).
 document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll(".scoreboard table, .stack table").forEach((t) => {
+    const heads = [...t.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+    t.querySelectorAll("tbody tr").forEach((tr) => [...tr.children].forEach((td, i) => {
+      if (!td.textContent.trim()) td.classList.add("blank");  // an empty cell: no label on a phone
+      else if (heads[i] && i > 0) td.dataset.label = heads[i];
+    }));
+  });
   document.querySelectorAll("article img").forEach((img) => {
     if (img.closest("a")) return;
     const a = document.createElement("a");
@@ -242,19 +288,36 @@ def _records_table(rows: list[dict], limit: int = 15) -> str:
     lines += ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in rows[:limit]]
     return "\n".join(lines) + (f"\n\n({len(rows) - limit} more rows in `results.json`)" if len(rows) > limit else "")
 
+def _warm_seconds(root: Path, profile: str, notebook: str) -> float | None:
+    "Seconds the last re-render of a run from its committed rows took here (outputs/bench/rerender.json), or None."
+    f = Path(root) / "outputs" / "bench" / "rerender.json"
+    runs = read_json(f).get("runs", []) if f.is_file() else []
+    return next((r["seconds"] for r in runs if (r["profile"], r["notebook"]) == (profile, notebook)), None)
+
 def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
-    "The first section of a run's page: claims, computed paragraph, headline table and figure, rerun command."
+    "A run page's first section: its outcome in one sentence, its headline figure, its claims folded, then the rest."
     res = read_json(run / "results.json")
     rows = [r for r in claim_rows(root, profile) if r["notebook"] == run.name]
-    cmd = f"```\nragkit run {run.name} --profile {profile}\n```\n"
-    parts = ["## The verdict", cmd + "regenerates this page's run from its committed rows."]
-    if rows: parts.append(grouped_scoreboard(rows, lambda r: evidence_link(r, "")).split("\n\n", 1)[1])
+    parts = ["## The verdict"]
+    if rows: parts.append(f"**In one sentence.** {md_text(outcome_sentence(rows, tally(rows)[0]['paper']), None)}")
+    if figs := res.get("figures"):
+        shutil.copy(run / figs[0], page_dir / figs[0])
+        parts.append(f"```{{figure}} {figs[0]}\n:class: headline-figure\n:alt: the headline figure of {run.name}\n\n"
+                     f"**Figure 1.** The run's headline figure (`{figs[0]}`; click it for full size).\n```")
+    if rows:  # folded: a click opens them
+        table = grouped_scoreboard(rows, lambda r: evidence_link(r, "")).split("\n\n", 1)[1]
+        parts.append(f'<details class="claims"><summary>The {len(rows)} claims, each linked to the questions that '
+                     f"decided it</summary>\n\n{table}\n\n</details>")
     if res.get("what_reproduces"): parts.append(res["what_reproduces"])
     if (h := res.get("headline")) and res.get(h):
         parts.append(f"**{h}** (the run's headline table)\n\n" + _records_table(res[h]))
-    if figs := res.get("figures"):
-        shutil.copy(run / figs[0], page_dir / figs[0]); parts.append(f"![{figs[0]}]({figs[0]})")
+    warm, executed = _warm_seconds(root, profile, run.name), os.path.relpath(run / f"{run.name}.ipynb", page_dir)
+    parts.append(f"```\n.venv/bin/ragkit run {run.name} --profile {profile}\n```\n\nin a clone after `make setup` "
+                 "regenerates this run from its committed rows" + (f" ({warm:.0f} s here with the models and indexes "
+                 "already cached, `outputs/bench/rerender.json`)." if warm else ".")
+                 + f" The executed notebook: {{download}}`{run.name}.ipynb <{executed}>`.")
     return "\n\n".join(parts)
+
 
 # %% ../nbs/96_site.ipynb #1f07ddae
 def evidence_link(r: dict, # a scoreboard row
@@ -289,15 +352,17 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path],
                ) -> str:
     "The landing page's MyST markdown: a card per paper, the claims grouped by paper, and the tables of contents."
     rows = claim_rows(root)
-    pages = ["- [ragkit from Python](quickstart.md): your passages, retrievers, a reader, LoRE beside naive RAG"] * \
-        (Path(root) / "README.md").is_file() + [f"- [{p}](papers/{p}.ipynb)" for p in papers if not p.endswith(".evidence")]
+    quick = ["quickstart"] * (Path(root) / "README.md").is_file()  # README's Python block (quickstart_page)
+    pages = ["- [ragkit from Python](quickstart.md): your passages, a reader, LoRE beside naive RAG"] * len(quick)
+    pages += [f"- [{p}](papers/{p}.ipynb)" for p in papers if not p.endswith(".evidence")]
     pages += [f"- [{m}]({doc_name(nb)}.ipynb) — from `nbs/{nb.name}`" for m, nb in modules.items()]  # and its notebook
     return "\n\n".join([
         "# ragkit: executable papers",
         "Four retrieval-augmented QA papers — EoR, SuRe, WITQA and LoRE — reproduced on one toolkit, and a benchmark "
         "that sets their methods side by side. Every number comes from a committed reference run (`outputs/paper/`); "
         "each claim links to the questions that decided it, and each run's page opens with its verdict.",
-        "## At a glance\n\nPer paper, its outcome in one sentence, then every claim counted by its direction after "
+        "## At a glance", cards(rows, root),
+        "Per paper, its outcome in one sentence, then every claim counted by its direction after "
         "Holm's adjustment within its run — the counts and column names of README's table and `ragkit report "
         "scoreboard`: *holds* (our 95% interval lies above 0), *reversed* (below 0), *equivalent* (inside the "
         "claim's equivalence margin, ±3 points for a difference of scores), *undecided*, *mechanism did not run* "
@@ -305,14 +370,13 @@ def index_page(root: Path, papers: list[str], modules: dict[str, Path],
         "setting lacks what the claim needs, e.g. a reader of the paper's scale); how many claims carry a paper "
         "number is a line of its own. Each claim that holds is also sized against the paper's effect (the table "
         "below).",
-        cards(rows),
         f"## Every claim\n\n{len(rows)} claims: our estimate with its 95% interval, the paper's own effect, the "
         "direction (after Holm), the size (*consistent* when the paper's effect lies in our interval) and, for a "
         "claim left undecided, the questions a run would need to decide it at 80% power.",
         grouped_scoreboard(rows, evidence_link),
         "The reference runs' paragraphs, what each costs and how fast the readers are: [Runs and speed](runs.md).",
         "## Pages\n\n" + "\n".join(pages), *decide_section(root, decided),
-        _toc("Reference runs", ["quickstart"] * (Path(root) / "README.md").is_file() + [f"papers/{p}" for p in papers] + ["runs"]),
+        _toc("Reference runs", quick + [f"papers/{p}" for p in papers] + ["runs"]),
         _toc("Modules", [doc_name(nb) for nb in modules.values()])])
 
 # %% ../nbs/96_site.ipynb #a1fb55s1
@@ -425,7 +489,7 @@ def check_links(site: Path) -> list[str]:
 # %% ../nbs/96_site.ipynb #145efe58
 class _Visible(HTMLParser):
     "The project's prose a reader sees on a page: outside code, tables and cell outputs (data), scripts, styles, math."
-    SKIP, VOID = {"code", "pre", "script", "style", "table"}, {"br", "img", "hr", "meta", "link", "input"}  # VOID: no end
+    SKIP, VOID = {"code", "pre", "script", "style", "table"}, {"br", "img", "hr", "meta", "link", "input"}
     DATA = {"math", "output", "cell_output"}  # typeset math, and what a cell printed: not prose
     def __init__(self):
         super().__init__()

@@ -2,9 +2,9 @@
 # `make site`: build the static website under _site/ from what is committed, offline, without executing anything.
 # The site's tools live in their own environment (.venv-site, pinned in requirements-site.txt; no torch, no `make setup`),
 # made here once and again only when the pins change; ragkit itself runs there from this checkout; the sources are written and the HTML built and link-checked by `ragkit report site`.
-# With Chromium installed (apt-get install chromium), a real browser then opens the landing page and a paper page and
-# saves screenshots under _site/screenshots/ (scripts/site_browser.py; `make screenshots` refreshes the committed ones in
-# outputs/site/); set SITE_BROWSER=0 to skip it. Nothing tracked is written.
+# With SITE_BROWSER=1 (`make site-check`) and Chromium installed (apt-get install chromium), a real browser then opens
+# every page and saves screenshots under _site/screenshots/ (scripts/site_browser.py; `make screenshots` refreshes the
+# committed ones in outputs/site/). Nothing tracked is written.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
@@ -18,9 +18,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" .venv-site/bin/python -c 'import sys; from ragkit.cli import main; sys.exit(main(sys.argv[1:]))' report site --out "${SITE_OUT:-_site}"
-if [ "${SITE_BROWSER:-1}" != 0 ] && command -v chromium >/dev/null; then
+if [ "${SITE_BROWSER:-0}" = 1 ] && command -v chromium >/dev/null; then
   .venv-site/bin/python scripts/site_browser.py --site "${SITE_OUT:-_site}" --out "${SITE_SCREENSHOTS:-${SITE_OUT:-_site}/screenshots}"
-elif [ "${SITE_BROWSER:-1}" != 0 ]; then
+elif [ "${SITE_BROWSER:-0}" = 1 ]; then
   echo "site: no chromium on PATH, so no browser check (apt-get install chromium)"
 fi
-echo "site: open ${SITE_OUT:-_site}/index.html in a browser"
+echo "site: open ${SITE_OUT:-_site}/index.html in a browser (search needs a server: python3 -m http.server -d ${SITE_OUT:-_site})"

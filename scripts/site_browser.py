@@ -13,7 +13,8 @@ import argparse, shutil, sys
 from pathlib import Path
 
 WIDTHS = {"desktop": 1400, "phone": 400}
-SHOTS = {"landing": "index.html", "paper-verdict": "papers/64_papers.eor.method.html"}  # pages whose screenshots are kept
+SHOTS = {"landing": "index.html", "paper-verdict": "papers/64_papers.eor.method.html",  # pages whose screenshots are kept
+         "evidence": "papers/70_papers.sure.evidence.html"}
 RAW = r"/\$\$|\$[^$\n]{0,80}?(\\[A-Za-z]+|[_^]\{?)[^$\n]{0,80}?\$/"  # the site check's rule (ragkit.site.raw_math), in JavaScript
 
 
@@ -28,7 +29,8 @@ def visit(browser, page_file: Path, width: int, shot: Path | None) -> list[str]:
     broken = page.eval_on_selector_all("img", "els => els.filter(e => !e.complete || e.naturalWidth === 0).map(e => e.src)")
     problems += [f"image did not load: {src}" for src in broken]
     raw = page.evaluate("() => { const m = (document.querySelector('main') || document.body).cloneNode(true);"  # the text a reader sees,
-                        " m.querySelectorAll('pre, code, script, style, .math, mjx-container').forEach(e => e.remove());"  # code and math aside
+                        " m.querySelectorAll('pre, code, script, style, .math, mjx-container, table, .cell_output')"  # code, math
+                        ".forEach(e => e.remove());"  # and data (tables, cell outputs) aside
                         f" return (m.textContent.match({RAW}g) || []).slice(0, 3); }}")
     problems += [f"formula left raw: {t}" for t in raw]
     problems += [f"MathJax error: {t}" for t in page.eval_on_selector_all("mjx-merror", "els => els.map(e => e.textContent)")]
@@ -37,6 +39,11 @@ def visit(browser, page_file: Path, width: int, shot: Path | None) -> list[str]:
     if shot:
         shot.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shot), full_page=False)
+        page.evaluate("() => document.querySelectorAll('details.claims').forEach(d => d.open = true)")  # claims unfolded
+        rows = page.query_selector(".scoreboard table, .stack table")  # and the first claim or question table's rows
+        if rows:
+            rows.scroll_into_view_if_needed(timeout=5000); page.wait_for_timeout(100)
+            page.screenshot(path=str(shot.with_name(shot.name.replace(".png", "-rows.png"))), full_page=False)
     page.close()
     return problems
 

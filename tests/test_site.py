@@ -49,9 +49,11 @@ def test_landing_page_is_the_scoreboard(site):
     verdicts = [r for f in sorted((ROOT / "outputs" / "paper").glob("*/results.json")) for r in json.loads(f.read_text())["verdict"] or []]
     for paper in ("LoRE", "EoR", "SuRe", "WITQA", "Benchmark"):  # README's tally, under README's names, and the paper's sentence
         card = paper_card(paper, rows)
-        assert (f'<h3>{paper}</h3><p class="card-outcome">{card["sentence"]}</p><ul><li>{card["claims"]} claims</li>'
+        assert (f'">{paper}</a></h3><p class="card-outcome">{card["sentence"]}</p><ul><li>{card["claims"]} claims</li>'
                 f'<li>{card["with_paper_number"]} with a paper number</li>') in page, paper
         assert "".join(f'<li>{c} <span class="verdict {VERDICT_CLASS[d]}">{d}</span></li>' for d, c in card["counts"].items()) in page, paper
+    for paper, arxiv in (("LoRE", "2410.10042"), ("EoR", "2405.20680"), ("SuRe", "2404.13081"), ("WITQA", "2402.13492")):
+        assert re.search(rf'<h3><a href="papers/[^"]+\.html">{paper}</a></h3>.*?<a href="https://arxiv\.org/abs/{arxiv}">the paper</a>', page), paper
     assert sum(sum(paper_card(p, rows)["counts"].values()) for p in ("LoRE", "EoR", "SuRe", "WITQA", "Benchmark")) == len(verdicts)
     numbered = [r for r in verdicts if r.get("paper") is not None]
     assert sum(paper_card(p, rows)["with_paper_number"] for p in ("LoRE", "EoR", "SuRe", "WITQA", "Benchmark")) == len(numbered)
@@ -92,7 +94,7 @@ def test_a_browser_opens_it(site, tmp_path):
     r = subprocess.run([str(py), "scripts/site_browser.py", "--site", str(site), "--out", str(tmp_path)], cwd=ROOT,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert len(list(tmp_path.glob("*.png"))) == 4
+    assert len(list(tmp_path.glob("*.png"))) == 12  # 3 pages at 2 widths: the top, and the first table's rows
 
 
 def test_a_finished_decide_run_gets_its_own_pages(tmp_path):
