@@ -237,12 +237,10 @@ class Rechoose(Method):
         if "trace" not in lore.table:
             raise ValueError(f"{lore.name} has no trace column: Rechoose reads the candidates of a LoRE evaluation")
         self.lore, self.rule, self.merge = lore, rule, merge
-        self.rows = {}  # question -> its row; a question asked twice must have the same golds for the oracle
-        for r in lore.table.itertuples():
-            if r.question in self.rows and sorted(self.rows[r.question].golds) != sorted(r.golds) and rule == "oracle":
-                raise ValueError(f"{r.question!r} is asked twice in {lore.name} with different gold answers: "
-                                 "the oracle cannot tell which is meant")
+        self.rows, self.golds = {}, {}  # question -> its first row, and every gold answer it is asked with
+        for r in lore.table.itertuples():  # SQuAD asks some questions twice, of two paragraphs, with other golds
             self.rows.setdefault(r.question, r)
+            self.golds[r.question] = list(dict.fromkeys([*self.golds.get(r.question, []), *r.golds]))
         self.name = name or lore.name.replace("LoRE", RULES[rule], 1)
 
     def derived_config(self) -> dict:
@@ -269,11 +267,12 @@ def _answer(self: Rechoose, q: str) -> Prediction:
     r = self.rows[q]
     cands = [Candidate(**c) for c in (r.trace or {}).get("candidates", [])]
     if not cands: return Prediction("", trace=dict(rule=self.rule, error="the LoRE row has no candidates"))
-    pick = self._pick(cands, list(r.golds))
+    pick = self._pick(cands, self.golds[q])  # the oracle: best against any gold the question is asked with
     used = [pick] if self.rule == "top1" else cands  # Top-1 relies on its own read, the others on every candidate's
     cost, note = _reads_cost(r, cands, used)
     return Prediction.charged(pick.answer, cost, raw=pick.raw, pids=[c.pid for c in used],
-                              trace=dict(rule=self.rule, chosen_rank=pick.context_rank, **note))
+                              trace=dict(rule=self.rule, chosen_rank=pick.context_rank, **note,
+                                         **{"golds_merged": True} if len(self.golds[q]) > len(set(r.golds)) else {}))
 
 # %% ../../../nbs/39_papers.lore.method.ipynb #c40e0a06
 def _reads_cost(r, cands: list[Candidate], used: list[Candidate]) -> tuple[Cost, dict]:
