@@ -558,7 +558,7 @@ def claim_rows(root: Path, # the project root
 DECIDE = "decide"  # the profile whose runs are sized by power (outputs/decide/)
 
 def render_decide(root: Path) -> str:
-    "README's decide block: each decide run's core claims first (its decisive ones), or the rows it has so far."
+    "README's decide block: each finished decide run's core (decisive) claims, or the rows it has so far."
     runs = sorted(p for p in (Path(root) / "outputs" / DECIDE).glob("*") if p.is_dir())
     if not runs: return "No decide run is committed yet.\n"
     out = []
@@ -566,9 +566,9 @@ def render_decide(root: Path) -> str:
         label, where = paper_of(folder.name, root), f"`outputs/{DECIDE}/{folder.name}/`"
         if (folder / "results.json").is_file():
             v = read_json(folder / "results.json").get("verdict") or []
-            core = [r for r in v if r.get("decisive")] + [r for r in v if not r.get("decisive")]
-            n = sum(bool(r.get("decisive")) for r in v)
-            out += [f"**{folder.name}** ({label}): {n} core claims first ({where})", ""] + verdict_lines(core) + [""]
+            core = [r for r in v if r.get("decisive")] or v  # the core claims; the others are on its page
+            more = f"; {len(v) - len(core)} more claims in its `results.json` and on the site" * (len(v) > len(core))
+            out += [f"**{folder.name}** ({label}), its core claims ({where}{more}):", ""] + verdict_lines(core) + [""]
             continue
         so_far = []  # an unfinished run's committed rows: per task and system, the questions answered so far
         for f in sorted(folder.glob("*/*/*/examples.jsonl")):
