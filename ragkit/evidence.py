@@ -25,11 +25,13 @@ __all__ = ['DERIVED', 'claim_anchor', 'rivals', 'read_jsonl', 'RunRows', 'row_fo
 # %% ../nbs/97_evidence.ipynb #f3dc51d1
 def claim_anchor(claim_row: Mapping, # a verdict row of results.json, or a scoreboard row (its `claim` and `dataset`)
                  words: int = 48, # at most this many characters of the claim's words
+                 profile: str = "paper", # the run's profile: another's anchors start with it (one site holds both)
                  ) -> str:
     "An HTML-id-safe anchor of a claim: 'claim-', its words, its task, and 8 hex of both (stable across renders)."
     claim, dataset = str(claim_row["claim"]), str(claim_row["dataset"])
     slug = lambda t: re.sub(r"[^a-z0-9]+", "-", t.lower()).strip("-")  # lowercased, other characters one hyphen
-    parts = ["claim", slug(claim)[:words].strip("-"), slug(dataset), stable_hash(claim, dataset, n=8)]
+    parts = [*[slug(profile)] * (profile != "paper"), "claim", slug(claim)[:words].strip("-"), slug(dataset),
+             stable_hash(claim, dataset, n=8)]
     return "-".join(p for p in parts if p)
 
 # %% ../nbs/97_evidence.ipynb #cda95b21s1
@@ -253,8 +255,8 @@ def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<no
     run = run_folder if isinstance(run_folder, RunRows) else RunRows.read(run_folder)
     r, names, where = claim_row, rivals(claim_row.get("b")), f"outputs/{run.profile}/{run.notebook}"
     said = {k: None if _nan(r.get(k)) else int(r[k]) for k in ("discordant", "wins", "losses")}
-    out = dict(anchor=claim_anchor(r), claim=r["claim"], dataset=r["dataset"], metric=r["metric"], a=r.get("a") or "",
-               b=names, run=where, notebook=f"{where}/{run.notebook}.ipynb", command=run.command, verdict_counts=said)
+    out = dict(anchor=claim_anchor(r, profile=run.profile), claim=r["claim"], dataset=r["dataset"], metric=r["metric"],
+               a=r.get("a") or "", b=names, run=where, notebook=f"{where}/{run.notebook}.ipynb", command=run.command, verdict_counts=said)
     if why := no_rows_reason(run, r): return out | dict(reason=why)
     d, A = r["dataset"], system_rows(run, r["dataset"], r["a"])
     col = metric_column(next(iter(A.values())), r["metric"])

@@ -305,7 +305,7 @@ def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
         parts.append(f"```{{figure}} {figs[0]}\n:class: headline-figure\n:alt: the headline figure of {run.name}\n\n"
                      f"**Figure 1.** The run's headline figure (`{figs[0]}`; click it for full size).\n```")
     if rows:  # folded: a click opens them
-        table = grouped_scoreboard(rows, lambda r: evidence_link(r, "")).split("\n\n", 1)[1]
+        table = grouped_scoreboard(rows, lambda r: evidence_link(r, "", profile)).split("\n\n", 1)[1]
         parts.append(f'<details class="claims"><summary>The {len(rows)} claims, each linked to the questions that '
                      f"decided it</summary>\n\n{table}\n\n</details>")
     if res.get("what_reproduces"): parts.append(res["what_reproduces"])
@@ -322,9 +322,10 @@ def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
 # %% ../nbs/96_site.ipynb #1f07ddae
 def evidence_link(r: dict, # a scoreboard row
                   base: str = "papers/", # where the evidence pages sit, relative to the linking page
+                  profile: str = "paper", # the run's profile (its anchors are its own: claim_anchor)
                   ) -> str:
     "The link to the questions that decided claim `r`: its anchor on its run's evidence page."
-    return f"{base}{r['notebook']}.evidence.md#{claim_anchor(r)}"
+    return f"{base}{r['notebook']}.evidence.md#{claim_anchor(r, profile=profile)}"
 
 def evidence_pages(root: Path, src: Path, profile: str = "paper", folder: str = "papers") -> list[str]:
     "One evidence page per finished run of `profile` under `folder` (each claim's deciding questions); names."
@@ -344,7 +345,7 @@ def decide_section(root: Path, decided: list[str]) -> list[str]:
     rows = claim_rows(root, DECIDE)
     return [f"## The decide runs\n\nRuns sized by what each core claim needs at 80% power (`outputs/{DECIDE}/`), "
             f"beside the reference runs above: {len(rows)} claims, each linked to the questions that decided it.",
-            grouped_scoreboard(rows, lambda r: evidence_link(r, f"{DECIDE}/")),
+            grouped_scoreboard(rows, lambda r: evidence_link(r, f"{DECIDE}/", DECIDE)),
             _toc("Decide runs", [f"{DECIDE}/{p}" for p in decided])]
 
 def index_page(root: Path, papers: list[str], modules: dict[str, Path],

@@ -87,6 +87,6 @@ def _table_widths(page: str) -> set[int]:
 def test_every_run_renders(run):
     "Each committed run renders: a MyST target per claim in verdict order, its regenerating command, and tables of eight cells per row."
     page = evidence_markdown(run)
-    assert re.findall(r"^\((claim-[a-z0-9-]+)\)=$", page, re.M) == [claim_anchor(r) for r in verdict(run)]
+    assert re.findall(r"^\(([a-z0-9-]*claim-[a-z0-9-]+)\)=$", page, re.M) == [claim_anchor(r, profile=run.parent.name) for r in verdict(run)]
     assert f"`.venv/bin/ragkit run {run.name} --profile {run.parent.name}`" in page
     assert _table_widths(page) <= {8}
