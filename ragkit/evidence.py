@@ -77,7 +77,8 @@ class RunRows:
     @property
     def profile(self) -> str: return self.folder.parent.name  # e.g. paper
     @property
-    def command(self) -> str: return f".venv/bin/ragkit run {self.notebook} --profile {self.profile}"  # regenerates the run, as pasted
+    def command(self) -> str:  # what regenerates the run, as pasted in a clone after `make setup`
+        return f".venv/bin/ragkit run {self.notebook} --profile {self.profile}"
     @property
     def tasks(self) -> set[str]: return {t for t, _ in self.folders}  # the tasks with row folders
 
@@ -256,7 +257,8 @@ def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<no
     r, names, where = claim_row, rivals(claim_row.get("b")), f"outputs/{run.profile}/{run.notebook}"
     said = {k: None if _nan(r.get(k)) else int(r[k]) for k in ("discordant", "wins", "losses")}
     out = dict(anchor=claim_anchor(r, profile=run.profile), claim=r["claim"], dataset=r["dataset"], metric=r["metric"],
-               a=r.get("a") or "", b=names, run=where, notebook=f"{where}/{run.notebook}.ipynb", command=run.command, verdict_counts=said)
+               a=r.get("a") or "", b=names, run=where, notebook=f"{where}/{run.notebook}.ipynb", command=run.command,
+               verdict_counts=said)
     if why := no_rows_reason(run, r): return out | dict(reason=why)
     d, A = r["dataset"], system_rows(run, r["dataset"], r["a"])
     col = metric_column(next(iter(A.values())), r["metric"])
