@@ -67,8 +67,9 @@ def test_90_without_logprobs_is_refused_before_the_kernel(settings):
         for nb in ("90_benchmark", "40_papers.lore"):
             with pytest.raises(ValueError, match=f"{nb}: the reader cannot serve this run: .*no per-token log-probabilities"):
                 run_notebook(nb, "smoke", {"reader": f"openai:qwen@{bare.base_url}"}, settings=settings, root=ROOT, progress=False)
-        assert [r.path for r in bare.requests] == ["/v1/models", "/v1/chat/completions", "/v1/completions",  # 90: SuRe reads on completions
-                                                   "/v1/models", "/v1/chat/completions"]
+        chat, comp = ["/v1/chat/completions"] * 3, ["/v1/completions"] * 3  # per endpoint: short, long, short again
+        assert [r.path for r in bare.requests] == ["/v1/models", *chat, *comp,  # 90: SuRe reads on completions
+                                                   "/v1/models", *chat]
     assert runs_made(settings) == []
 
 
@@ -124,3 +125,47 @@ def test_a_reader_spec_never_leaks_into_records_logs_or_repr(tmp_path, settings,
     texts |= {"stderr": err, "runner logs": logs, "repr": repr(parse_reader(spec)) + repr(OpenAILM("m", parse_reader(spec).base_url))}
     leaked = {name: s for name, t in texts.items() for s in (TENANT, SUB) if s in t}
     assert not leaked, leaked
+
+
+def _switching(after: int):
+    "A fake server's answers that change after `after` questions (the canaries aside): one backend swapped for another."
+    from ragkit.lm.openai import CANARY, LONG_CANARY
+    n = [0]
+    def answer(prompt):
+        n[0] += prompt not in (CANARY, LONG_CANARY)
+        return "Paris" if n[0] <= after else "London"
+    return answer
+
+
+def test_a_server_that_changes_mid_run_stops_the_run_before_its_answers_mix(tmp_path):
+    "Issue 53: 20 answers of one backend, then another: evaluate stops at the change; no changed answer is cached or stored."
+    from ragkit.core import Example
+    from ragkit.eval.evaluate import ClosedBook, evaluate
+    from ragkit.lm.backends import ServerChanged
+    exs = [Example(f"q{i}", f"Question {i}?", ["Paris"]) for i in range(40)]
+    with FakeOpenAIServer(_switching(20), models=["qwen"]) as srv:
+        lm = build_reader(f"openai:qwen@{srv.base_url}", cache=tmp_path / "lm.sqlite")
+        with pytest.raises(ServerChanged, match="the server changed during the run: it answers the canary question"):
+            evaluate(ClosedBook(lm), exs, out_dir=tmp_path / "runs", batch_size=8, progress=False)
+    rows = [json.loads(l) for f in (tmp_path / "runs").rglob("examples.jsonl") for l in f.read_text().splitlines()]
+    assert len(rows) == 16 and {r["prediction"] for r in rows} == {"Paris"}  # two batches passed the check after them
+    import sqlite3
+    texts = [json.loads(v)["text"] for (v,) in sqlite3.connect(tmp_path / "lm.sqlite").execute("SELECT value FROM cache")]
+    assert len(texts) == 16 and set(texts) == {"Paris"}  # the batch that met the change left nothing in the cache
+
+
+def test_a_second_server_with_the_same_canary_or_a_lost_registry_is_never_served_the_first_ones_answers(tmp_path):
+    "Issue 53: the same short canary (text and log-probs) but another server; and the registry deleted: nothing is served."
+    from ragkit.lm.openai import CANARY
+    cache = tmp_path / "lm.sqlite"
+    with FakeOpenAIServer({CANARY: "Paris"}, default="one", models=["qwen"]) as a, \
+         FakeOpenAIServer({CANARY: "Paris"}, default="two", models=["qwen"]) as b:
+        assert build_reader(f"openai:qwen@{a.base_url}", cache=cache).generate(["Q?"])[0].text == "one"
+        with pytest.raises(ValueError, match="on /chat/completions long 'two', recorded 'one'"):
+            build_reader(f"openai:qwen@{b.base_url}", cache=cache)
+        server_registry(cache).unlink()
+        with pytest.raises(ValueError, match="held back, not served.*RAGKIT_ADOPT_ANSWERS=openai:qwen"):
+            build_reader(f"openai:qwen@{b.base_url}", cache=cache)
+        assert not server_registry(cache).exists()  # the next server did not become the reference
+        with pytest.raises(ValueError, match="held back"):  # ... and the health check before a kernel says the same
+            check_reader(f"openai:qwen@{b.base_url}", registry=server_registry(cache))

@@ -8,24 +8,26 @@ Lessons: `nbs/15_lm.backends.ipynb`; on the site (`make site`): `lm.backends.htm
 
 # %% ../../nbs/15_lm.backends.ipynb #45707fcd
 from __future__ import annotations
-import json, os, re
+import json, math, os, re, sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 from ..config import load_settings
 from ..core import Parses, stable_hash
 from .base import DEVICE_BATCH, DEVICE_DECODE, TransformersLM, resolve_device, resolve_dtype
 from .cache import CachedLM
 from .models import atomic_file, resolve_model
-from .openai import OpenAIError, OpenAILM, resolve_base_url
+from .openai import CANARY, LONG_CANARY, OpenAIError, OpenAILM, resolve_base_url
 from .reader import get_template
 from ..secrets import API_SEGMENT, redact, spec_url, url_secrets
 
 # %% auto #0
-__all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_SPECS', 'READER_RULE', 'CANARY_TOL', 'SERVED', 'NEEDS', 'ReaderSpec',
-           'parse_reader', 'hide_spec', 'server_fingerprint', 'fingerprint_differs', 'server_registry', 'verify_server',
-           'cache_path', 'build_reader', 'systems_needs', 'StandIn', 'ReaderCheck', 'local_decoding', 'check_reader']
+__all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_SPECS', 'READER_RULE', 'CANARY_TOL', 'VOLATILE', 'NOT_SERVED', 'CANARIES',
+           'ADOPT', 'NEEDS', 'ReaderSpec', 'parse_reader', 'hide_spec', 'canaries', 'server_fingerprint',
+           'fingerprint_differs', 'server_registry', 'read_registry', 'cached_answers', 'verify_server', 'probe_server',
+           'ServerChanged', 'watch_server', 'cache_path', 'build_reader', 'systems_needs', 'StandIn', 'ReaderCheck',
+           'local_decoding', 'check_reader']
 
 # %% ../../nbs/15_lm.backends.ipynb #002f101b
 @dataclass(frozen=True)
@@ -91,21 +93,31 @@ READER_RULE = Parses(parse_reader, "a registry name, local path or hub id, or op
 
 # %% ../../nbs/15_lm.backends.ipynb #ff7b255e
 CANARY_TOL = 0.02  # nats: how far a canary token's log-prob may move on the same weights before it counts as others
-SERVED = ("root", "max_model_len")  # what GET /models says of the weights (vLLM), kept in the fingerprint
+VOLATILE = ("created", "permission")  # GET /models fields that change from call to call (a time, vLLM's random ids)
+NOT_SERVED = ("canary", "revision", "recorded")  # a fingerprint's own fields, never taken from GET /models
+# the canaries, as (key suffix, question, tokens): the short fact, then an open-ended continuation that two models
+# agreeing on the fact still answer apart
+CANARIES = (("", CANARY, 8), (" long", LONG_CANARY, 32))
+
+def canaries(lm: OpenAILM, # the reader
+             chat: bool, # the endpoint: chat (True) or completions (False)
+             ) -> list[dict]:
+    "Every canary's reply on one endpoint, keyed '<endpoint>' (the short fact) and '<endpoint> long'."
+    return [(c := lm.canary(chat, n, prompt)) | {"key": c["endpoint"] + suffix} for suffix, prompt, n in CANARIES]
 
 def server_fingerprint(info: dict | None, # the model's GET /models entry, or None
-                       canaries: Iterable[dict], # OpenAILM.canary replies, one per endpoint
+                       canaries: Iterable[dict], # OpenAILM.canary replies (with their `key`), any endpoints
                        ) -> dict:
-    "What identifies the served weights: what /models reports, each endpoint's canary, and a 12-hex revision."
-    fp = {k: info[k] for k in SERVED if info and k in info}
-    fp["canary"] = {c["endpoint"]: dict(text=c["text"], logprobs=c["logprobs"]) for c in canaries}
+    "What identifies the served weights: GET /models' record (less what changes per call), each canary, a revision."
+    fp = {k: v for k, v in (info or {}).items() if k not in VOLATILE + NOT_SERVED}
+    fp["canary"] = {c.get("key", c["endpoint"]): dict(text=c["text"], logprobs=c["logprobs"]) for c in canaries}
     return fp | {"revision": stable_hash(json.dumps(fp, sort_keys=True), n=12)}
 
 # %% ../../nbs/15_lm.backends.ipynb #ff7b255es1
 def fingerprint_differs(was: dict, now: dict) -> str | None:
     "Why fingerprint `now` differs from the recorded `was` (/models, a canary's answer or log-probs); else None."
-    for k in SERVED:
-        if k in was and k in now and was[k] != now[k]: return f"GET /models reports {k} {now[k]!r}, recorded {was[k]!r}"
+    for k in sorted((was.keys() & now.keys()) - set(NOT_SERVED)):
+        if was[k] != now[k]: return f"GET /models reports {k} {now[k]!r}, recorded {was[k]!r}"
     for ep, c in now["canary"].items():
         if not (w := was.get("canary", {}).get(ep)): continue
         if w["text"] != c["text"]:
@@ -129,29 +141,117 @@ def server_registry(cache: str | Path | None = None, # an LM cache (name or file
     "The file that records each server identity's first fingerprint: servers.json beside the LM cache."
     return (cache_path(cache).parent if cache is not None else load_settings().cache_dir / "lm") / "servers.json"
 
+ADOPT = "RAGKIT_ADOPT_ANSWERS"  # environment: reader identities (comma-separated) whose cached answers this server wrote
+
+def _entry_problem(e) -> str | None:
+    "What is wrong with one recorded fingerprint: an object whose canaries each hold a text and finite log-probs."
+    if not isinstance(e, dict): return f"is a JSON {type(e).__name__}, not an object"
+    if not isinstance(c := e.get("canary", {}), dict): return "has a canary that is not an object"
+    for ep, v in c.items():
+        lps = v.get("logprobs") if isinstance(v, dict) else None
+        if not isinstance(lps, list) or not isinstance(v.get("text"), str):
+            return f"has a canary on {ep} without a text and a list of log-probs"
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in lps):
+            return f"has a canary log-prob on {ep} that is not a finite number"
+    return None
+
+def read_registry(registry: Path, # servers.json
+                  ) -> dict:
+    "servers.json's fingerprints by identity ({} if absent); a ValueError naming the file and the fix if damaged."
+    try: reg = json.loads(Path(registry).read_text(encoding="utf-8"))
+    except FileNotFoundError: return {}
+    except (ValueError, UnicodeDecodeError) as e: why = f"is not JSON ({e})"
+    else:
+        if not isinstance(reg, dict): why = f"is a JSON {type(reg).__name__}, not an object of fingerprints by identity"
+        elif (bad := next(((k, w) for k, v in reg.items() if (w := _entry_problem(v))), None)) is None: return reg
+        else: why = f"has an entry {bad[0]!r} that {bad[1]}"
+    raise ValueError(f"{registry} {why}. It records which server wrote the answers cached beside it: restore it, or "
+                     f"delete it (or the entry); the answers cached under an identity it does not record are then "
+                     f"held back until you confirm their server with {ADOPT}=<identity>")
+
+def cached_answers(identity: str, # a reader identity
+                   folder: Path, # the folder of the LM caches (servers.json's)
+                   ) -> dict[str, int]:
+    "How many answers each LM cache in `folder` files under `identity` (a file SQLite cannot read is CachedLM's to name)."
+    out = {}
+    for f in sorted(Path(folder).glob("*.sqlite")):
+        try:
+            db = sqlite3.connect(f, timeout=60)
+            try: n = db.execute("SELECT COUNT(*) FROM cache WHERE model = ?", (identity,)).fetchone()[0]
+            finally: db.close()
+        except sqlite3.Error: continue
+        if n: out[f.name] = n
+    return out
+
+# %% ../../nbs/15_lm.backends.ipynb #a70c4c82s2
 def verify_server(identity: str, # the reader's identity (its cache rows are filed under it)
                   fp: dict, # its server_fingerprint now
                   registry: Path, # servers.json
                   ) -> dict:
     "Record `fp` as `identity`'s fingerprint if it has none; a ValueError naming the fix if it differs."
     registry = Path(registry)
-    try: reg = json.loads(registry.read_text())
-    except FileNotFoundError: reg = {}
-    except ValueError as e:
-        raise ValueError(f"{registry} is not JSON ({e}); delete it to record every server afresh") from None
-    was = reg.get(identity)
+    reg, adopt = read_registry(registry), identity in os.environ.get(ADOPT, "").split(",")
+    was = None if adopt else reg.get(identity)  # confirmed by the user: this server's fingerprint replaces any recorded
     if was and (why := fingerprint_differs(was, fp)):
         raise ValueError(f"reader {identity}: this server is not the one whose answers are cached under that identity: "
                          f"{why} (recorded {was.get('recorded', '?')} in {registry}). If its weights changed, give "
                          f"them a revision (openai:<model>#<revision>@<url>) so their answers are cached apart; if it "
-                         f"is the same model, delete the entry {identity!r} from {registry} to accept its answers as "
-                         f"they are now")
+                         f"is the same model, rerun with {ADOPT}={identity} to record it as the server of the answers "
+                         f"cached under that identity")
+    if was is None and not adopt and (held := cached_answers(identity, registry.parent)):
+        raise ValueError(f"reader {identity}: {sum(held.values())} answer(s) are cached under that identity "
+                         f"({', '.join(held)} in {registry.parent}) but {registry.name} records no fingerprint for it, "
+                         f"so which server wrote them cannot be checked: they are held back, not served. If this "
+                         f"server wrote them, rerun with {ADOPT}={identity} to record it and serve them; otherwise give "
+                         f"it a revision (openai:<model>#<revision>@<url>) so its answers are cached apart")
     merged = was or {"recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    merged = merged | {k: fp[k] for k in SERVED if k in fp}
+    merged = merged | {k: v for k, v in fp.items() if k not in NOT_SERVED and k not in merged}
     merged["canary"] = fp["canary"] | (was or {}).get("canary", {})
     if merged != was:
         with atomic_file(registry) as f: f.write(json.dumps(reg | {identity: merged}, indent=1, sort_keys=True) + "\n")
     return merged
+
+# %% ../../nbs/15_lm.backends.ipynb #a70c4c82s4
+def probe_server(lm: OpenAILM, # the reader
+                 s: ReaderSpec, # its spec, as named in a message
+                 chat: bool, # the endpoint: chat (True) or completions (False)
+                 ) -> list[dict]:
+    "The endpoint's canaries, once the short one asked again got the same answer: a ValueError if the server samples."
+    got, again = canaries(lm, chat), lm.canary(chat)
+    a, b = got[0]["logprobs"], again["logprobs"]
+    if again["text"] != got[0]["text"] or (len(a) == len(b) and any(abs(x - y) > CANARY_TOL for x, y in zip(a, b))):
+        raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} answered one greedy request (temperature 0) "
+                         f"twice, differently ({got[0]['text']!r} {a}, then {again['text']!r} {b}): it samples, or "
+                         f"spreads requests over servers with other weights. ragkit caches each prompt's one greedy "
+                         f"answer, so it reads only from a deterministic server: serve one set of weights with greedy "
+                         f"decoding honoured (vLLM, llama.cpp's server and Ollama honour temperature 0)")
+    return got
+
+# %% ../../nbs/15_lm.backends.ipynb #a70c4c82s3
+class ServerChanged(BaseException):
+    "The served model changed during a run. Not one question's failure (evaluate records those): it stops the run."
+
+def _revision(fp: dict) -> str:
+    "12 hex digits naming a fingerprint (recorded or new), its own fields aside."
+    return stable_hash(json.dumps({k: v for k, v in fp.items() if k not in NOT_SERVED[1:]}, sort_keys=True), n=12)
+
+def watch_server(expected: dict, # the fingerprint recorded for the reader's identity (verify_server's)
+                 s: ReaderSpec, # the reader's spec
+                 ) -> Callable[[OpenAILM, bool], None]:
+    "OpenAILM's watch: after each call, /models and the endpoint's canaries again; ServerChanged if they moved."
+    seen = {"fp": expected, "at": 0}  # the fingerprint to match, and the request count at the last check passed
+    def watch(lm: OpenAILM, chat: bool) -> None:
+        now = server_fingerprint(_served_entry(lm, s, 30.0), canaries(lm, chat))
+        if why := fingerprint_differs(seen["fp"], now):
+            raise ServerChanged(
+                f"reader {lm.identity}: the server changed during the run: {why}; its fingerprint was "
+                f"{_revision(seen['fp'])} and is {_revision(now)}. The answers to requests {seen['at'] + 1}-"
+                f"{lm.requests} (the call that saw the change) were not returned, so none of them is cached; the "
+                f"answers cached before passed this check after their call. Serve one set of weights under that name "
+                f"(a load balancer must not mix backends), then rerun: cached answers resume")
+        seen["fp"] = seen["fp"] | {"canary": now["canary"] | seen["fp"]["canary"]}  # a first endpoint is its baseline
+        seen["at"] = lm.requests
+    return watch
 
 # %% ../../nbs/15_lm.backends.ipynb #74d7eeec
 def cache_path(cache: str | Path) -> Path:
@@ -176,9 +276,9 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
     else:
         lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                       revision=s.revision)
-        if cache is not None:
-            fp = server_fingerprint(_served_entry(lm, s, 30.0), [lm.canary()])
-            verify_server(lm.identity, fp, server_registry(cache))
+        if cache is not None:  # the server checked against the one that wrote the cache's rows, then watched
+            fp = server_fingerprint(_served_entry(lm, s, 30.0), probe_server(lm, s, lm.chat))
+            lm.watch = watch_server(verify_server(lm.identity, fp, server_registry(cache)), s)
     return lm if cache is None else CachedLM(lm, cache_path(cache))
 
 # %% ../../nbs/15_lm.backends.ipynb #d887cac3
@@ -208,9 +308,9 @@ class ReaderCheck(str):
         c.record, c.env = record, env
         return c
 
-def _prove(lm: OpenAILM, s: ReaderSpec, chat: bool) -> dict:
-    "One short completion on one endpoint (the canary); a ValueError with the URL tried and what to change."
-    try: return lm.canary(chat)
+def _prove(lm: OpenAILM, s: ReaderSpec, chat: bool) -> list[dict]:
+    "The canaries on one endpoint (probe_server); a ValueError with the URL tried and what to change."
+    try: return probe_server(lm, s, chat)
     except OpenAIError as e:
         base, *query = lm.base_url.split("?", 1)
         tried, try_ = base + ("/chat/completions" if chat else "/completions"), base.rstrip("/") + "/v1"
@@ -250,16 +350,16 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
     with lm:
         info = _served_entry(lm, s, timeout)
         chats = [e == "chat" for e in ("chat", "completions") if e in needs] or [True]  # every server reader proves one
-        canaries = [_prove(lm, s, chat) for chat in chats]
-        if "logprobs" in needs and not canaries[0]["logprobs"]:  # the notebook's systems rank answers by them
+        got = [c for chat in chats for c in _prove(lm, s, chat)]
+        if "logprobs" in needs and not got[0]["logprobs"]:  # the notebook's systems rank answers by them
             raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} returned no per-token log-probabilities, "
                              f"and this notebook's systems rank answers by them (LoRE); serve the model with vLLM or "
                              f"llama.cpp's server (both return them when asked), or read locally")
-        fp = server_fingerprint(info, canaries)
+        fp = server_fingerprint(info, got)
         verify_server(lm.identity, fp, registry or server_registry())
-    proved = [c["endpoint"].strip("/") for c in canaries] + (["logprobs"] if "logprobs" in needs else [])
+    proved = list(dict.fromkeys(c["endpoint"].strip("/") for c in got)) + (["logprobs"] if "logprobs" in needs else [])
     record = dict(reader=shown, identity=lm.identity, base_url=lm.base_url, needs=list(needs), server=fp,
-                  tokens_from=canaries[0]["tokens_from"])
+                  tokens_from=got[0]["tokens_from"])
     from ragkit.lm.serve import launch_record
     if launched := launch_record(reader): record["launched_by_ragkit_serve"] = launched  # its threads and their cores
     return ReaderCheck(f"{lm.identity} served at {lm.base_url} ({', '.join(proved)} checked)", record, env)

@@ -25,10 +25,10 @@ from .base import LM, Completion, FakeLM, check_prompts, find_stop, tokens_cover
 log = logging.getLogger("ragkit.lm.openai")
 
 # %% auto #0
-__all__ = ['log', 'DEFAULT_BASE_URL', 'FAKE_ROUTES', 'CANARY', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint', 'OpenAIError',
-           'server_message', 'backoff_wait', 'retry_after', 'parse_logprobs', 'map_finish', 'to_completion',
-           'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM', 'usage_completion_tokens', 'echo_logprob',
-           'chatml', 'llama_cpp_server']
+__all__ = ['log', 'DEFAULT_BASE_URL', 'FAKE_ROUTES', 'CANARY', 'LONG_CANARY', 'LLAMA_CPP_PIP', 'resolve_base_url', 'endpoint',
+           'OpenAIError', 'server_message', 'backoff_wait', 'retry_after', 'parse_logprobs', 'map_finish',
+           'to_completion', 'FakeReply', 'FakeRequest', 'FakeOpenAIServer', 'OpenAILM', 'usage_completion_tokens',
+           'echo_logprob', 'chatml', 'llama_cpp_server']
 
 # %% ../../nbs/13_lm.openai.ipynb #592a2660
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -107,6 +107,8 @@ def to_completion(choice: dict, chat: bool, stop: Sequence[str] | None = None) -
         raise OpenAIError(f"reply choice has no {'message.content' if chat else 'text'}: {json.dumps(choice)[:200]}")
     toks, ids, lps = parse_logprobs(choice.get("logprobs"))
     if any(l is None for l in lps): raise OpenAIError("reply gives a null log-prob for a generated token")
+    if bad := [l for l in lps if not isinstance(l, (int, float)) or l != l or abs(l) == float("inf")]:
+        raise OpenAIError(f"reply gives a log-prob that is not a finite number ({bad[0]!r}) for a generated token")
     reason = map_finish(choice.get("finish_reason"), stop)
     if (cut := find_stop(text, stop)) is not None: text, reason = text[:cut], "stop"
     if toks and "".join(toks) != text and "".join(toks).startswith(text):
@@ -305,6 +307,10 @@ class OpenAILM(LM):
         self.backoff, self.max_wait, self.chat, self.logprobs = backoff, max_wait, chat, logprobs
         self.chat_format, self.extra_body, self.revision = chat_format, dict(extra_body or {}), revision
         self.requests = self.retries = 0
+        # called as watch(self, chat) after each generate call that asked the server: it may raise to stop the run
+        # before the answers are returned (and cached); backends.build_reader sets it to re-check the fingerprint
+        self.watch: Callable[[OpenAILM, bool], None] | None = None
+        self._watching = False
         self._client, self._lock = None, threading.Lock()
         guard_secrets(self)
 
@@ -480,20 +486,28 @@ def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop:
         reply = self._post(*self._gen_request(p, max_new_tokens, stop, temperature, seed, chat))
         c, n = to_completion(reply["choices"][0], chat, stop), usage_completion_tokens(reply, "prompt_tokens") or 0
         return dataclasses.replace(c, prompt_tokens=n, usage_tokens=usage_completion_tokens(reply))
-    return self._map(one, prompts)
+    outs = self._map(one, prompts)
+    if outs and self.watch is not None and not self._watching:  # the watch's own canaries are not watched
+        self._watching = True
+        try: self.watch(self, chat)
+        finally: self._watching = False
+    return outs
 
 # %% ../../nbs/13_lm.openai.ipynb #8aafcf3b
-# the health check's greedy question; its answer fingerprints the weights
+# the health check's greedy questions; their answers fingerprint the weights. The short one is a fact most instruct
+# models answer alike; the long one is open-ended, so two models that agree on the fact part ways within its tokens
 CANARY = "Complete the sentence: The capital of France is"
+LONG_CANARY = "Write the first two sentences of a story about a lighthouse keeper who finds an old map."
 
 @patch
 def canary(self: OpenAILM,
            chat: bool | None = None, # the endpoint: chat (True) or completions (False); default: the LM's
            max_new_tokens: int = 8, # the answer's budget
+           prompt: str = CANARY, # the question: CANARY, LONG_CANARY or any other
            ) -> dict:
-    "The served model's greedy answer to CANARY on one endpoint, its log-probs (4 decimals) and token count."
+    "The served model's greedy answer to `prompt` on one endpoint, its log-probs (4 decimals) and token count."
     chat = self.chat if chat is None else chat
-    c, path = self.generate([CANARY], max_new_tokens, chat=chat)[0], "/chat/completions" if chat else "/completions"
+    c, path = self.generate([prompt], max_new_tokens, chat=chat)[0], "/chat/completions" if chat else "/completions"
     # which source counts the generated tokens: the log-prob tokens, else the usage block, else none
     src = "log-prob tokens" if c.tokens else ("usage.completion_tokens" if c.usage_tokens is not None else "none")
     return dict(endpoint=path, text=c.text, logprobs=[round(l, 4) for l in c.logprobs], tokens_from=src)
