@@ -18,10 +18,11 @@ from .metrics import METRICS, bootstrap_ci, paired_bootstrap
 
 # %% auto #0
 __all__ = ['DEFAULT_METRICS', 'LABELS', 'COLUMNS', 'TAIL', 'as_prediction', 'method_name', 'slug', 'check_method', 'ask',
-           'resolve_metrics', 'error_text', 'score_row', 'make_row', 'answer_chunk', 'ClosedBook', 'json_safe', 'dumps',
-           'append_rows', 'read_rows', 'latest_rows', 'read_latest', 'compact_rows', 'lm_counters', 'failure',
-           'summarize', 'Evaluation', 'check_examples', 'chunks', 'code_fingerprint', 'method_config', 'run_key',
-           'run_folder', 'rows_from', 'evaluate', 'compare', 'summary_table', 'write_results']
+           'resolve_metrics', 'error_text', 'score_row', 'content_hash', 'row_matches', 'make_row', 'answer_chunk',
+           'ClosedBook', 'json_safe', 'dumps', 'append_rows', 'read_rows', 'latest_rows', 'read_latest', 'compact_rows',
+           'lm_counters', 'failure', 'summarize', 'Evaluation', 'check_examples', 'chunks', 'code_fingerprint',
+           'method_config', 'run_key', 'run_folder', 'rows_from', 'unbound', 'unbound_text', 'evaluate', 'compare',
+           'summary_table', 'write_results']
 
 # %% ../../nbs/31_eval.evaluate.ipynb #e7850c62
 def as_prediction(out) -> Prediction:
@@ -107,14 +108,29 @@ def score_row(row: dict, metrics: dict[str, Callable]) -> dict:
         elif k not in row: row[k] = float(f(row["prediction"], row["golds"]))
     return row
 
+# %% ../../nbs/31_eval.evaluate.ipynb #cb000002
+def content_hash(question: str, # the question text, as the method is asked it
+                 golds: Sequence[str], # its gold answers, in order
+                 ) -> str:
+    "12 hex digits of a question and its golds: what a stored row must still match to be resumed."
+    return stable_hash(json.dumps([question, list(golds)]), n=12)  # ASCII JSON: a lone surrogate hashes too
+
+def row_matches(row: dict, # a stored row of examples.jsonl
+                ex: Example, # the example now under the row's qid
+                ) -> bool:
+    "Whether `row` answers `ex`: its `content` hash matches, or (a row stored without one) its question and golds do."
+    if "content" in row: return row["content"] == content_hash(ex.question, ex.answers)
+    return row.get("question") == ex.question and row.get("golds") == list(ex.answers)
+
 # %% ../../nbs/31_eval.evaluate.ipynb #642bd488s2
 def make_row(ex: Example, pred: Prediction | None, seconds: float, error: str | None,
              metrics: dict[str, Callable]) -> dict:
     "The table row of example `ex` answered by `pred` (None when the method failed)."
     p = pred or Prediction("")
-    row = dict(qid=ex.qid, question=ex.question, golds=list(ex.answers), prediction=p.answer, raw=p.raw,
-               pids=list(p.pids), lm_calls=int(p.lm_calls), prompt_tokens=int(p.prompt_tokens), tokens=int(p.tokens),
-               cached_calls=int(p.cached_calls), seconds=float(seconds), error=error, trace=p.trace)
+    row = dict(qid=ex.qid, question=ex.question, golds=list(ex.answers), content=content_hash(ex.question, ex.answers),
+               prediction=p.answer, raw=p.raw, pids=list(p.pids), lm_calls=int(p.lm_calls),
+               prompt_tokens=int(p.prompt_tokens), tokens=int(p.tokens), cached_calls=int(p.cached_calls),
+               seconds=float(seconds), error=error, trace=p.trace)
     try: return score_row(row, metrics)
     except Exception as e:
         return score_row({k: v for k, v in row.items() if k not in metrics} | dict(error=error_text(e)), metrics)
@@ -439,6 +455,24 @@ def _write_key(folder: Path, key: dict, method=None):
                              "away to answer afresh, or pass the old values to reuse its rows.")
     f.write_text(dumps(rec) + "\n", encoding="utf-8")
 
+# %% ../../nbs/31_eval.evaluate.ipynb #cb000005
+def unbound(rows: dict[str, dict], # qid -> the stored row of each example of this run that has one
+            exs: list[Example], # this run's examples
+            ) -> list[Example]:
+    "The examples whose stored row answers another question or other golds: the data changed under their qids."
+    return [ex for ex in exs if ex.qid in rows and not row_matches(rows[ex.qid], ex)]
+
+def unbound_text(moved: list[Example], # what `unbound` found (not empty)
+                 rows: dict[str, dict], # qid -> stored row
+                 ) -> str:
+    "How many stored rows no longer match their example, with one qid and what changed under it."
+    ex, r = moved[0], rows[moved[0].qid]
+    if r.get("question") != ex.question: what = f"stored for {str(r.get('question'))!r:.60}, now {ex.question!r:.60}"
+    elif r.get("golds") != list(ex.answers): what = f"golds stored {r.get('golds')!r:.60}, now {list(ex.answers)!r:.60}"
+    else: what = "its content hash differs"
+    return (f"{len(moved)} stored row(s) answer another question or other golds than the data now holds under their "
+            f"qid (e.g. {ex.qid}: {what})")
+
 # %% ../../nbs/31_eval.evaluate.ipynb #7c0894s2
 def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), or a function question -> str
              examples: Sequence[Example], # the questions with their golds (the method sees only the questions)
@@ -465,13 +499,22 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
         _seed_rows(folder)  # inside rows_from: another run's rows of this fingerprint
     if path and not resume: path.unlink(missing_ok=True)
     wanted = {ex.qid for ex in exs}  # the stored row of each example already answered, less errors if retry_errors
-    done = {r["qid"]: r for r in (read_latest(path) if path else []) if r.get("qid") in wanted}
+    stored = {r["qid"]: r for r in (read_latest(path) if path else []) if r.get("qid") in wanted}
+    moved = unbound(stored, exs)  # rows of another question or other golds under the same qid: the data changed
+    stale = {ex.qid for ex in moved}
+    done = {q: r for q, r in stored.items() if q not in stale}
     if retry_errors: done = {q: r for q, r in done.items() if not r.get("error")}
     todo, before = [ex for ex in exs if ex.qid not in done], lm_counters(method)
     if todo and folder and os.environ.get("RAGKIT_ROWS_ONLY"):  # a re-render from committed rows answers nothing
+        why = [f"{unbound_text(moved, stored)}: the data changed since the rows were written, so they count as "
+               "missing; restore the data they were answered over, or answer them again without RAGKIT_ROWS_ONLY"
+               ] if moved else []
+        if len(todo) > len(moved): why.append("the run's settings moved its key, or its rows are missing")
         raise RuntimeError(f"{name}: {len(todo)} of {len(exs)} questions have no row under {folder} and "
-                           "RAGKIT_ROWS_ONLY is set (a re-render answers nothing): the run's settings moved its key, "
-                           "or its rows are missing")
+                           f"RAGKIT_ROWS_ONLY is set (a re-render answers nothing): {'; and '.join(why)}")
+    if moved: warnings.warn(f"{path}: {unbound_text(moved, stored)}: the data changed since they were written (its "
+                            "lines moved, or a question or gold was edited); they are answered again and their new "
+                            "rows replace them")
     if retries < 0: raise ValueError(f"retries must be >= 0, got {retries}")
     with tqdm(total=len(exs), initial=len(done), desc=name, unit="ex", disable=not progress, mininterval=0.5) as bar:
         new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, bar)}
@@ -480,7 +523,7 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
         with tqdm(total=len(failed), disable=True) as quiet:
             new |= {r["qid"]: r for r in _run(method, failed, ms, batch_size, path, quiet)}
     if path: compact_rows(path)  # a retried row replaces its error row in the file too
-    # every example's row, in order: its stored row re-scored against its current golds, else its new row
+    # every example's row, in order: its stored row (bound to this question and golds) re-scored, else its new row
     rows = [score_row(done[ex.qid] | dict(golds=list(ex.answers)), ms) if ex.qid in done else new[ex.qid] for ex in exs]
     table, after = _table(rows, list(ms)), lm_counters(method)
     extra = dict(resumed=len(done), fingerprint=key["fingerprint"])

@@ -7,7 +7,7 @@ Lessons: `nbs/12_lm.cache.ipynb`; on the site (`make site`): `lm.cache.html`."""
 
 # %% ../../nbs/12_lm.cache.ipynb #c23ab8d0
 from __future__ import annotations
-import dataclasses, json, sqlite3, threading, time, warnings
+import dataclasses, json, math, sqlite3, threading, time, warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
@@ -106,9 +106,13 @@ _NUMBER = (int, float)
 _TYPES = dict(text=str, tokens=list, token_ids=list, logprobs=list, finish_reason=str, prompt_tokens=int, cached=bool,
               usage_tokens=(int, type(None)))
 _ITEMS = dict(tokens=str, token_ids=int, logprobs=_NUMBER)
+_SOUND = dict(logprobs=(lambda v: all(math.isfinite(x) for x in v), "holds NaN or an infinity"),  # value checks
+              token_ids=(lambda v: all(x >= 0 for x in v), "holds a negative token id"),
+              prompt_tokens=(lambda v: v >= 0, "is negative"),
+              usage_tokens=(lambda v: v is None or v >= 0, "is negative"))
 
 def _typed(d) -> dict:
-    "`d`'s Completion fields, or a TypeError naming the first one whose type is wrong."
+    "`d`'s Completion fields, or a TypeError (ValueError) naming the first one whose type (value) is wrong."
     if not isinstance(d, dict): raise TypeError(f"a stored completion is a JSON object, got {type(d).__name__}")
     f = {k: v for k, v in d.items() if k in _TYPES}  # Completion's fields
     for k, v in f.items():
@@ -116,22 +120,24 @@ def _typed(d) -> dict:
             raise TypeError(f"field {k!r} is a {type(v).__name__}")
         if k in _ITEMS and not all(isinstance(x, _ITEMS[k]) and not isinstance(x, bool) for x in v):
             raise TypeError(f"field {k!r} holds an item of the wrong type")
+        if k in _SOUND and not _SOUND[k][0](v): raise ValueError(f"field {k!r} {_SOUND[k][1]}")
     return f
 
 def _number(v) -> float:
-    "A stored score: a number (not a bool, not NaN), else a TypeError."
-    if not isinstance(v, _NUMBER) or isinstance(v, bool) or v != v:
-        raise TypeError(f"a stored score is a number, got {v!r:.40}")
+    "A stored score: a finite number (not a bool, not NaN, not infinite), else a TypeError (ValueError)."
+    if not isinstance(v, _NUMBER) or isinstance(v, bool): raise TypeError(f"a stored score is a number, got {v!r:.40}")
+    if not math.isfinite(v): raise ValueError(f"a stored score is a finite number, got {v!r}")
     return float(v)
 
 def _parsed(rows: dict, parse, path) -> dict:
     "Each stored value parsed; one that does not parse is dropped (computed again) with a warning naming the file."
-    out, bad = {}, 0
+    out, bad, why = {}, 0, ""
     for k, v in rows.items():
         try: out[k] = parse(json.loads(v))
-        except (ValueError, TypeError, KeyError, AttributeError): bad += 1
-    if bad: warnings.warn(f"{path}: {bad} damaged LM cache row(s) ignored; their answers are computed again and stored "
-                          "over them")
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as e:  # Overflow: 1e400 as an int
+            bad, why = bad + 1, why or str(e)
+    if bad: warnings.warn(f"{path}: {bad} damaged LM cache row(s) ignored (e.g. {why}); their answers are computed "
+                          "again and stored over them")
     return out
 
 # %% ../../nbs/12_lm.cache.ipynb #f0eebfd9
