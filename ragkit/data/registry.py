@@ -27,6 +27,12 @@ __all__ = ['POPQA_COLUMNS', 'WITQA_COLUMNS', 'EQ_RELATIONS', 'DATASETS', 'NQ_REP
            'sample_examples']
 
 # %% ../../nbs/02_data.registry.ipynb #0e113f29
+def _unpaired(text: str) -> int | None:
+    "Where `text` holds a lone surrogate (a code point UTF-8 cannot write), or None."
+    try: text.encode("utf-8")
+    except UnicodeEncodeError as e: return e.start
+    return None
+
 def make_example(prefix: str,  # "<name>/<split>"
                  rid,  # row index or official id
                  question, answers, meta: dict,
@@ -40,6 +46,10 @@ def make_example(prefix: str,  # "<name>/<split>"
     answers = [answers] if isinstance(answers, str) else answers  # a dataset whose field is one answer (`answer`)
     if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):
         raise row_error(path, line, f"answers must be a non-empty list of strings, got {answers!r:.80}")
+    for what, text in [("question", question), *(("answer", a) for a in answers)]:
+        if (at := _unpaired(text)) is not None:  # a JSON escape like \ud800 alone: no character, not writable as UTF-8
+            raise row_error(path, line, f"the {what} holds a lone surrogate ({text[at]!r} at character {at}), which is "
+                                        "no character: fix that escape in the file (a pair like \\ud83d\\ude00 is one)")
     return Example(f"{prefix}/{rid}", question, list(answers), meta)
 
 def drop_repeats(exs: list[Example], # examples whose qids are row numbers
