@@ -22,6 +22,8 @@ class Oracle:
     "Answers each question with its first gold, looked up by question text; records the questions it is asked."
     name = "oracle"
     def __init__(self, examples): self.gold, self.asked = {e.question: e.answers[0] for e in examples}, []
+    @property
+    def config(self): return {"answers": "its question's first gold"}  # the golds: bound to each row by its hash
     def answer(self, question):
         self.asked.append(question)
         return Prediction(self.gold[question])

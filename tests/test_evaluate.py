@@ -7,7 +7,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never hang on hub look-ups
 
 import pytest
 
-from ragkit.core import Example
+from ragkit.core import Example, stable_hash
 from ragkit.data.registry import load_dataset
 from ragkit.core import Prediction
 from ragkit.eval.evaluate import compare, evaluate, read_rows, run_folder, summary_table, write_results
@@ -28,6 +28,11 @@ class Oracle:
     def __init__(self, examples, fail_on=None, interrupt_on=None):
         self.gold = {e.question: e.answers[0] for e in examples}
         self.fail_on, self.interrupt_on, self.asked = fail_on, interrupt_on, []
+
+    @property
+    def config(self):
+        "What its answers depend on: its golds (a hash: NQ has 3,610); failing and interrupting only stop it."
+        return {"gold": stable_hash(json.dumps(sorted(self.gold.items())))}
 
     def answer(self, question):
         if question == self.interrupt_on: raise KeyboardInterrupt

@@ -7,13 +7,14 @@ Lessons: `nbs/31_eval.evaluate.ipynb`; on the site (`make site`): `eval.evaluate
 
 # %% ../../nbs/31_eval.evaluate.ipynb #5b45e2c5
 from __future__ import annotations
-import json, math, os, re, time, warnings
+import inspect, json, math, os, re, time, warnings
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 import pandas as pd
 from tqdm.auto import tqdm
-from ..core import Example, Fingerprinted, Method, Prediction, recorded, row_error, stable_hash
+from ..core import (Example, Fingerprinted, Method, Prediction, _function_of, callable_fingerprint, recorded,
+                         row_error, stable_hash)
 from .metrics import METRICS, bootstrap_ci, paired_bootstrap
 
 # %% auto #0
@@ -21,8 +22,8 @@ __all__ = ['DEFAULT_METRICS', 'LABELS', 'COLUMNS', 'TAIL', 'as_prediction', 'met
            'resolve_metrics', 'error_text', 'score_row', 'content_hash', 'row_matches', 'make_row', 'answer_chunk',
            'ClosedBook', 'json_safe', 'dumps', 'append_rows', 'read_rows', 'latest_rows', 'read_latest', 'compact_rows',
            'lm_counters', 'failure', 'summarize', 'Evaluation', 'check_examples', 'chunks', 'code_fingerprint',
-           'method_config', 'run_key', 'run_folder', 'rows_from', 'unbound', 'unbound_text', 'evaluate', 'compare',
-           'summary_table', 'write_results']
+           'keyable', 'method_config', 'run_key', 'run_folder', 'rows_from', 'unbound', 'unbound_text', 'evaluate',
+           'compare', 'summary_table', 'write_results']
 
 # %% ../../nbs/31_eval.evaluate.ipynb #e7850c62
 def as_prediction(out) -> Prediction:
@@ -367,18 +368,25 @@ def _table(rows: list[dict], metrics: Sequence[str]) -> pd.DataFrame:
 
 # %% ../../nbs/31_eval.evaluate.ipynb #be03dc04
 def code_fingerprint(method) -> str:
-    "12 hex digits of what a method without `config` computes: a function's code and values, or its class's code."
+    "12 hex digits of what a method without `config` computes: a function as `callable_fingerprint`, or its class's code."
+    if _function_of(method) is not None: return callable_fingerprint(method)  # its code, held values, globals it reads
     def code(f):
-        c = getattr(f, "__code__", None)
-        if c is None: return repr(f)
-        held = [c_.cell_contents for c_ in (getattr(f, "__closure__", None) or ())]
-        held += list(getattr(f, "__defaults__", None) or ())
-        return "|".join([c.co_code.hex(), repr(c.co_consts), repr(c.co_names), repr(held)])
-    if getattr(method, "__code__", None) is not None: parts = [code(method)]
-    else:  # an instance: its class's code only (its attributes change as it answers: counters, caches)
-        parts = [code(getattr(type(method), n)) for n in ("answer", "answer_batch", "__call__")
-                 if callable(getattr(type(method), n, None))]
+        try: return callable_fingerprint(f)
+        except TypeError: return repr(f)  # a builtin's slot: its name
+    parts = [code(getattr(type(method), n)) for n in ("answer", "answer_batch", "__call__")
+             if callable(getattr(type(method), n, None))]
     return stable_hash("\x00".join(parts), n=12)
+
+def keyable(method, # a method about to write rows under its key
+            ):
+    "`method`, or a TypeError when it is an object without `config`: every instance of its class would share one key."
+    if getattr(method, "config", None) is not None or _function_of(method) is not None or inspect.isbuiltin(method):
+        return method
+    name = type(method).__name__
+    raise TypeError(f"{name} has no `config`, so its rows would be filed under its class's code alone and another "
+                    f"{name} with other settings would resume them: give it `config` (a dict of what changes its "
+                    f"answers), build it on ragkit.core.Method (its constructor parameters are its config), or "
+                    f"evaluate it without out_dir (rows kept in memory only)")
 
 def method_config(method) -> dict:
     "What determines `method`'s answers: its `config`, else its name and a fingerprint of its code and state."
@@ -495,6 +503,7 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     folder = Path(out_dir).expanduser() / slug(name) / key["fingerprint"] if out_dir is not None else None
     path = folder / "examples.jsonl" if folder else None
     if folder:
+        keyable(method)  # rows written under a key that two differently set instances would share: refused first
         _write_key(folder, key, method)
         _seed_rows(folder)  # inside rows_from: another run's rows of this fingerprint
     if path and not resume: path.unlink(missing_ok=True)
