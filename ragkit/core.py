@@ -209,6 +209,15 @@ def _held_text(v, seen: frozenset) -> str:
     try: return json.dumps(plain(v), sort_keys=True, default=str)
     except (TypeError, ValueError, RecursionError): return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v))
 
+def _opaque(v) -> bool:
+    "Whether `v` shows nothing but its type and address (no config, identity or id): a change to it would not show."
+    try: shown = repr(v)
+    except Exception: return True
+    if not re.fullmatch(r"<[\w.]+ object at 0x[0-9a-fA-F]+>", shown): return False
+    try: plain(v)
+    except (TypeError, ValueError, RecursionError): return True
+    return False
+
 def _cell_value(cell):
     "What a closure cell holds ('<unset>' before its variable is assigned)."
     try: return cell.cell_contents
@@ -222,7 +231,13 @@ def _function_text(v, f: types.FunctionType, seen: frozenset) -> str:
     held += sorted((f.__kwdefaults__ or {}).items())
     if isinstance(v, functools.partial): held += [v.args, sorted(v.keywords.items())]
     if hasattr(v, "__self__"): held.append(v.__self__)
-    reads = [f"{n}={_held_text(f.__globals__[n], seen)}" for n in sorted(_names_read(c)) if n in f.__globals__]
+    names = [n for n in sorted(_names_read(c)) if n in f.__globals__]
+    if opaque := [n for n in names if _opaque(f.__globals__[n])]:
+        raise TypeError(f"{f.__qualname__} reads the global {opaque[0]!r}, a {type(f.__globals__[opaque[0]]).__name__} "
+                        "that shows nothing of its state, so a change to it would not change the run's key and old "
+                        "rows would be served: pass what it holds as an argument (a setting), or give its class "
+                        "`config` (a dict of what changes answers)")
+    reads = [f"{n}={_held_text(f.__globals__[n], seen)}" for n in names]
     return "\x00".join([_code_text(c), *(_held_text(x, seen) for x in held), *reads])
 
 def callable_fingerprint(f) -> str:
