@@ -233,10 +233,10 @@ def _dispatch(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `ragkit` command."
-    from ragkit.runner import RunFailed
+    from ragkit.runner import RunFailed, RunInterrupted
     try: return _dispatch(list(sys.argv[1:] if argv is None else argv))
-    except KeyboardInterrupt:
-        print("ragkit: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:  # a run says what it kept and how to resume it; before one starts: just that
+        print(f"ragkit: {e}" if isinstance(e, RunInterrupted) else "ragkit: interrupted", file=sys.stderr)
         return 130
     except (ValueError, FileNotFoundError, KeyError) as e:
         print(f"ragkit: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr)

@@ -15,7 +15,7 @@ from .core import AtLeast, Flag, OneOf, Parses, Text, plain, rule_problems
 __all__ = ['PROFILES', 'DTYPES', 'DEVICES', 'SHARED_RULES', 'project_root', 'find_notebook', 'notebook_title', 'paper_label',
            'load_profiles', 'profile_params', 'parse_value', 'notebook_parameters', 'parameter_notes',
            'notebook_params', 'notebook_defaults', 'check_value', 'check_datasets', 'exported_module', 'notebook_rules',
-           'check_declared', 'check_parameters', 'resolve_parameters']
+           'check_declared', 'reader_from', 'check_parameters', 'resolve_parameters']
 
 # %% ../nbs/08_notebooks.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -228,8 +228,20 @@ def check_declared(nb_path: Path, # the notebook
     for k, msg in rule_problems({k: r for k, r in rules.items() if here or not getattr(r, "here", False)}, params):
         where, nb = origin.get(k, "the notebook default"), Path(nb_path).stem
         fix = (f"pass an allowed value (-p {k} VALUE)" if where.startswith("-p") else f"edit {k} in {where}"
-               if where.startswith("nbs/profiles.toml") else f"fix {k} in the parameters cell of nbs/{nb}.ipynb")
+               if where.startswith("nbs/profiles.toml") else f"set {where} to an allowed value, or unset it"
+               if where.startswith("$") else f"edit {where}" if where.startswith("`")
+               else f"fix {k} in the parameters cell of nbs/{nb}.ipynb")
         raise ValueError(f"{nb}: parameter {k!r} from {where}: {' '.join(msg.split())}; to fix it, {fix}")
+
+# %% ../nbs/08_notebooks.ipynb #rdfrom53
+def reader_from(value, # the resolved `reader` parameter ('' means settings.reader)
+                settings=None, # ragkit.config.Settings; default: load_settings()
+                ) -> tuple[str, str]:
+    "(the reader spec a run reads with, where it is set): the parameter's value ('' for where), else settings.reader."
+    if str(value).strip(): return str(value).strip(), ""
+    from ragkit.config import load_settings, setting_origin
+    s = settings or load_settings()
+    return s.reader, setting_origin(s, "reader")
 
 # %% ../nbs/08_notebooks.ipynb #a1d4c0b9
 def check_parameters(nb_path: Path, params: dict, origin: str = "") -> None:
@@ -246,6 +258,7 @@ def resolve_parameters(nb_path: Path, # the notebook file
                        overrides: dict | None = None, # -p values
                        root: Path | None = None, # the project root (holds nbs/profiles.toml)
                        here: bool = False, # also check what this machine must have: data, device, model files
+                       settings=None, # ragkit.config.Settings an empty `reader` reads (default: load_settings())
                        ) -> dict:
     "Every parameter of the notebook as it will run: defaults, the profile's values, then `overrides`, all checked."
     nb_path = Path(nb_path)
@@ -262,5 +275,9 @@ def resolve_parameters(nb_path: Path, # the notebook file
             resolved[k], origin[k] = check_value(nb_path.stem, k, v, defaults[k], where, notes.get(k, "")), where
     if isinstance(resolved.get("datasets"), str):
         check_datasets(nb_path.stem, resolved["datasets"], origin.get("datasets", "the notebook's default"), here)
-    check_declared(nb_path, resolved, origin, here)
+    checked = dict(resolved)
+    if here and "reader" in resolved:  # '' is settings.reader: checked (READER_RULE) as that spec, named by its source
+        spec, where = reader_from(resolved["reader"], settings)
+        if where: checked["reader"], origin["reader"] = spec, where
+    check_declared(nb_path, checked, origin, here)
     return resolved

@@ -8,20 +8,24 @@ Lessons: `nbs/98_runner.ipynb`; on the site (`make site`): `runner.html`."""
 
 # %% ../nbs/98_runner.ipynb #6eb81e34
 from __future__ import annotations
-import hashlib, importlib, json, logging, os, platform, re, signal, socket, subprocess, sys, threading, time
+import hashlib, importlib, json, logging, os, platform, re, shlex, signal, socket, subprocess, sys, threading, time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 from .config import load_settings, check_data_dir, Settings, DEFAULTS, ENV_PREFIX
 from .notebooks import PROFILES, exported_module, find_notebook, load_profiles, project_root, resolve_parameters
+from .notebooks import parse_value, reader_from
 from .portable import portable_path, settings_dirs, tidy_notebook
+try: import fcntl
+except ImportError: fcntl = None  # not POSIX: no folder lock, run.json's pid is the only guard
 
 # %% auto #0
-__all__ = ['STALE', 'reader_needs', 'check_reader_params', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir',
-           'git_revision', 'portable_settings', 'machine', 'run_record', 'write_json', 'read_run', 'pid_alive',
-           'run_state', 'prepare_run_dir', 'kernel_env', 'RunFailed', 'failure_info', 'run_notebook',
-           'select_notebooks', 'reproduce', 'known_runs_file', 'remember_run', 'status_lines', 'looked_in']
+__all__ = ['STALE', 'LOCK', 'reader_needs', 'check_reader_params', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir',
+           'git_revision', 'record_reader', 'portable_settings', 'machine', 'run_record', 'write_json', 'read_run',
+           'pid_alive', 'run_state', 'in_use', 'claim_run_dir', 'release_run_dir', 'prepare_run_dir', 'kernel_env',
+           'RunFailed', 'RunInterrupted', 'resume_command', 'failure_info', 'run_notebook', 'select_notebooks',
+           'reproduce', 'known_runs_file', 'remember_run', 'status_lines', 'looked_in']
 
 # %% ../nbs/98_runner.ipynb #950ccf19
 def reader_needs(nb_path: Path, # the notebook
@@ -37,15 +41,21 @@ def reader_needs(nb_path: Path, # the notebook
 def check_reader_params(nb: str, # the notebook's name
                         params: dict, # its resolved parameters
                         needs: Sequence[str] = (), # what its systems need of the reader (reader_needs)
+                        settings: Settings | None = None, # what an empty `reader` reads (settings.reader)
                         ) -> str:
-    "Fail now if the notebook's `reader` (with `device`, `dtype`) cannot serve this run; else the line naming it."
+    "Fail now if the notebook's reader (with `device`, `dtype`) cannot serve this run; else the line naming it."
     if "reader" not in params: return ""
     try: from ragkit.lm.backends import check_reader
     except ImportError: return ""  # an installation without the LM modules: the notebook will check
-    try: return check_reader(params["reader"], params.get("device", "cpu"), params.get("dtype", "float32"), needs)
+    spec, where = reader_from(params["reader"], settings)  # '' is settings.reader: RAGKIT_READER or settings.ini
+    try: line = check_reader(spec, params.get("device", "cpu"), params.get("dtype", "float32"), needs)
     except (ValueError, KeyError, RuntimeError, FileNotFoundError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-        raise ValueError(f"{nb}: the reader cannot serve this run: {msg}") from None
+        by = f" set by {where}" if where else ""
+        raise ValueError(f"{nb}: the reader{by} cannot serve this run: {msg}") from None
+    if where and line.record:  # the kernel's settings.reader is the spec as stored; READER_SPECS maps it back
+        line.env = {**(line.env or {}), ENV_PREFIX + "READER": line.record["reader"]}
+    return line
 
 # %% ../nbs/98_runner.ipynb #6d6a3203
 def overrides_hash(overrides: dict) -> str:
@@ -89,9 +99,20 @@ def git_revision(root: Path) -> dict:
     dirty = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)outputs") if rev else None
     return dict(commit=rev, dirty=bool(dirty) if rev else None)
 
+def record_reader(spec: str, # a reader spec: settings.reader, or a `reader` parameter
+                  ) -> str:
+    "`spec` as a record may keep it: a server spec as parse_reader shows it (all after `@` hidden if it won't parse)."
+    spec = str(spec).strip()
+    if not spec.startswith("openai:"): return spec  # a registry name, folder or hub id: no URL, nothing to hide
+    try:
+        from ragkit.lm.backends import parse_reader
+        return str(parse_reader(spec))
+    except (ImportError, ValueError, KeyError): return spec.split("@", 1)[0] + ("@***" if "@" in spec else "")
+
 def portable_settings(s: Settings, root: Path) -> dict:
-    "The settings for a record: folders by portable_path, the settings file named relative to `root`."
+    "The settings for a record: folders by portable_path, the settings file relative to `root`, the reader as kept."
     d = s.to_dict() | {k: portable_path(p, root) if p else p for k, p in settings_dirs(s).items()}
+    d["reader"] = record_reader(s.reader)  # RAGKIT_READER or settings.ini may name a server: its URL as stored
     d["source"] = " + ".join(portable_path(x, root) if x.startswith("/") else x for x in s.source.split(" + "))
     return d
 
@@ -150,6 +171,71 @@ def run_state(rec: dict) -> str:
     gone = rec.get("host") == socket.gethostname() and not pid_alive(rec.get("pid"))
     return "stale (killed?)" if st == "running" and gone else st
 
+# %% ../nbs/98_runner.ipynb #lock53
+LOCK = ".ragkit-run.lock"  # in a run folder while a run prepares and writes it: that run's pid, host and start
+
+def _refuse_not_a_folder(out: Path) -> None:
+    "Fail unless `out` is a folder or can be made one: not a file or a device, and no file on its way."
+    if out.exists() and not out.is_dir():  # a file, or a device such as /dev/null
+        raise ValueError(f"--out {out} is {'a file' if out.is_file() else 'not a folder (a device or a pipe)'}; "
+                         "--out names a run folder: give a new or empty folder, e.g. /tmp/my-run")
+    up = next((q for q in out.parents if q.exists()), None)
+    if up is not None and not up.is_dir():
+        raise ValueError(f"--out {out}: {up} is a file, not a folder; give a folder path such as /tmp/my-run")
+
+def in_use(out: Path, # the run folder
+           who: dict, # the run holding it: its pid, host and start (from its lock file or run.json)
+           ) -> str:
+    "Why a run may not start in `out`: the run using it, and how to wait for it or go elsewhere."
+    pid, host = who.get("pid"), who.get("host")
+    here = host in (None, socket.gethostname())
+    run = (f"run {pid}" + ("" if here else f" on {host}")) if pid else "another run"
+    since = f", started {who['started']}" if who.get("started") else ""
+    wait = f"`tail --pid={pid} -f /dev/null` returns when it has" if here and pid else "`ragkit status` says when"
+    return (f"{out} is in use by {run}{since}; wait for it to end ({wait}) and run again, or give this run another "
+            "folder with --out DIR")
+
+def _holder(out: Path) -> dict:
+    "The pid, host and start the lock file of `out` names; {} if it says nothing within a second (a run starting)."
+    for _ in range(20):
+        try: who = json.loads((out / LOCK).read_text())
+        except FileNotFoundError: return {}
+        except (OSError, ValueError): time.sleep(0.05); continue
+        return who if isinstance(who, dict) else {}
+    return {}
+
+# %% ../nbs/98_runner.ipynb #lock53s
+def claim_run_dir(out: Path, # the run folder; created if missing
+                  ) -> int | None:
+    "Hold `out` for this run (an exclusive lock on its LOCK file, which names this process); the lock's descriptor."
+    out = Path(out)
+    _refuse_not_a_folder(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if fcntl is None: return None
+    while True:
+        fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ValueError(in_use(out, _holder(out))) from None
+        try: same = os.path.samestat(os.fstat(fd), os.stat(out / LOCK))
+        except FileNotFoundError: same = False
+        if same: break
+        os.close(fd)  # the run that held it removed that file as it ended: lock the one there now
+    os.ftruncate(fd, 0)
+    os.write(fd, json.dumps(dict(pid=os.getpid(), host=socket.gethostname(), started=_now())).encode())
+    return fd
+
+def release_run_dir(out: Path, # the run folder
+                    fd: int | None, # what claim_run_dir returned
+                    ) -> None:
+    "Give `out` up: remove its lock file (while still holding the lock), then drop the lock."
+    if fd is None: return
+    try:
+        if os.path.samestat(os.fstat(fd), os.stat(Path(out) / LOCK)): (Path(out) / LOCK).unlink()
+    except FileNotFoundError: pass
+    finally: os.close(fd)
+
 # %% ../nbs/98_runner.ipynb #d375e073
 def prepare_run_dir(out: Path, # the run folder
                     explicit: bool = False, # named by the user with --out
@@ -158,16 +244,10 @@ def prepare_run_dir(out: Path, # the run folder
                     ) -> list[str]:
     "Check `out` may take a new run, delete the previous run's top-level files, create it; return the names removed."
     out = Path(out)
-    if out.exists() and not out.is_dir():  # a file, or a device such as /dev/null
-        raise ValueError(f"--out {out} is {'a file' if out.is_file() else 'not a folder (a device or a pipe)'}; "
-                         "--out names a run folder: give a new or empty folder, e.g. /tmp/my-run")
-    up = next((q for q in out.parents if q.exists()), None)
-    if up is not None and not up.is_dir():
-        raise ValueError(f"--out {out}: {up} is a file, not a folder; give a folder path such as /tmp/my-run")
-    rec = read_run(out)
+    _refuse_not_a_folder(out)
+    rec = read_run(out)  # a run without the lock (another host's, or an older ragkit's) still says so in its run.json
     if rec.get("status") == "running" and run_state(rec) == "running" and rec.get("pid") != os.getpid():
-        raise ValueError(f"{out} is in use by another run (pid {rec.get('pid')} on {rec.get('host')}, "
-                         f"started {rec.get('started')}); wait for it to finish, or choose another folder with --out")
+        raise ValueError(in_use(out, rec))
     if notebook and rec.get("notebook") not in (None, notebook):
         raise ValueError(f"{out} holds a run of {rec['notebook']} (its run.json), not of {notebook}; a run clears its "
                          "folder's files, so choose another folder with --out (or delete that one yourself)")
@@ -278,6 +358,25 @@ def _streaming(nb_path: Path, stream: bool, progress: bool):
 class RunFailed(Exception):
     "A notebook run that started and failed; the run folder's run.json has the details."
 
+# %% ../nbs/98_runner.ipynb #intr53
+class RunInterrupted(KeyboardInterrupt):
+    "A run stopped by SIGINT or SIGTERM; its message is one line: what ran how long, its folder, the resume command."
+
+def _cli_value(v) -> str:
+    "`v` as `-p NAME VALUE` writes it: a string that JSON would read otherwise (e.g. '5') quoted as JSON."
+    return v if isinstance(v, str) and parse_value(v) == v else json.dumps(v)
+
+def resume_command(notebook: str, # e.g. "40_papers.lore"
+                   profile: str, # the run's profile
+                   overrides: dict, # its -p values as run.json keeps them
+                   out: Path | None = None, # its --out folder (None: the folder the runner chose)
+                   ) -> str:
+    "The `ragkit run` command that resumes this run in its folder (a masked reader spec left for the user to give)."
+    ps = [f"-p {k} " + ("'<the reader spec you gave>'" if k == "reader" and "***" in str(v) else
+                        shlex.quote(_cli_value(v))) for k, v in overrides.items()]
+    where = ["--out", shlex.quote(str(out))] if out else []
+    return " ".join(["ragkit run", notebook, "--profile", profile, *ps, *where])
+
 # %% ../nbs/98_runner.ipynb #8aa71215s1
 @contextmanager
 def _sigterm_raises():
@@ -302,6 +401,46 @@ def failure_info(e: BaseException, # what execute_notebook raised
     index = None if e.cell_index == injected else e.cell_index - (e.cell_index > injected)
     return dict(cell=dict(index=index, exec_count=e.exec_count, source=first), error=e.ename, message=e.evalue)
 
+# %% ../nbs/98_runner.ipynb #settle53
+async def _settle(km, # the kernel's manager (jupyter_client's AsyncKernelManager)
+                  timeout: float = 5.0, # seconds to wait for the kernel to answer
+                  ) -> bool:
+    "Interrupt the kernel, then wait until it answers a kernel_info request queued behind what it ran; whether it did."
+    import asyncio, queue
+    others = {t for t in asyncio.all_tasks() - {asyncio.current_task()}  # an interrupted cell's: nobody awaits them
+              if getattr(t.get_coro(), "__qualname__", "").startswith("NotebookClient.")}
+    for t in others: t.cancel()
+    if others: await asyncio.wait(others, timeout=5.0)
+    for t in others:
+        if t.done() and not t.cancelled(): t.exception()  # read (nbclient calls a cancelled cell a dead kernel)
+    try:
+        await km.interrupt_kernel()
+        kc = km.client()
+        kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+    except Exception: return False  # a kernel that cannot be reached: stopped outright
+    try:
+        msg_id, end = kc.kernel_info(), time.monotonic() + timeout
+        while (left := end - time.monotonic()) > 0:
+            if (await kc.get_shell_msg(timeout=left)).get("parent_header", {}).get("msg_id") == msg_id: return True
+    except (queue.Empty, TimeoutError, RuntimeError): pass  # no answer in time
+    finally: kc.stop_channels()
+    return False
+
+def _settling_manager() -> type:
+    "An AsyncKernelManager whose shutdown lets an interrupted cell answer first (`_settle`): no traceback is printed."
+    from jupyter_client import AsyncKernelManager
+    class SettlingKernelManager(AsyncKernelManager):
+        settled = False  # once settled, a second interrupt would only meet a kernel between requests
+
+        async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+            if not now and self.has_kernel:  # a kernel still busy when it should have answered: stopped, not asked
+                now, self.settled = not await _settle(self), True
+            await self._async_shutdown_kernel(now=now, restart=restart)
+
+        async def _async_interrupt_kernel(self) -> None:
+            if not self.settled: await super()._async_interrupt_kernel()
+    return SettlingKernelManager
+
 # %% ../nbs/98_runner.ipynb #6d6a3204
 def _describe(rec: dict) -> str:
     "One line on how a run ended, from its run.json."
@@ -312,22 +451,27 @@ def _describe(rec: dict) -> str:
 
 def _plan(notebook: str, profile: str, params: dict | None, settings: Settings, root: Path,
           out: Path | str | None, # the run folder (--out), or None for run_dir(...)
-          ) -> tuple[Path, Path, dict, dict, str]:
-    "Every check, then the run folder prepared: (notebook file, folder, resolved parameters, overrides, reader line)."
+          ) -> tuple[Path, Path, dict, dict, str, int | None]:
+    "Every check, then the run folder held and prepared: (notebook, folder, parameters, overrides, reader line, lock)."
     check_data_dir(settings)
     nb = find_notebook(notebook, root)
-    with _environ(kernel_env(settings)):
-        resolved = resolve_parameters(nb, profile, params, root, here=True)  # this machine's data, device, models too
+    with _environ(kernel_env(settings)):  # this machine's data, device, models too; an empty reader is settings.reader
+        resolved = resolve_parameters(nb, profile, params, root, here=True, settings=settings)
         needs = reader_needs(nb, resolved) if "reader" in resolved else ()
         # a reader that cannot serve the run fails before any folder is touched
-        reader_line = check_reader_params(nb.stem, resolved, needs)
-    if getattr(reader_line, "record", None): resolved["reader"] = reader_line.record["reader"]  # the spec as stored
+        reader_line = check_reader_params(nb.stem, resolved, needs, settings)
+    if getattr(reader_line, "record", None):  # the spec as stored; settings.reader stays '' (the kernel's settings)
+        resolved["reader"] = reader_line.record["reader"] if str(resolved["reader"]).strip() else ""
     overrides = {k: resolved[k] for k in (params or {})}
     folder = Path(out).expanduser().resolve() if out else run_dir(nb.stem, profile, settings, overrides)
-    prepare_run_dir(folder, explicit=out is not None, notebook=nb.stem)
+    lock = claim_run_dir(folder)  # before its files are looked at: a run starting beside it is told it is in use
+    try: prepare_run_dir(folder, explicit=out is not None, notebook=nb.stem)
+    except BaseException:
+        release_run_dir(folder, lock)
+        raise
     r = Path(root).resolve()  # the notebook's cwd is nbs/, so its `out_dir` in the project is named from there
     resolved["out_dir"] = os.path.relpath(folder, r / "nbs") if folder.is_relative_to(r) else str(folder)
-    return nb, folder, resolved, overrides, reader_line
+    return nb, folder, resolved, overrides, reader_line, lock
 
 def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: Path, stream: bool, progress: bool,
              env: dict | None = None, # more kernel environment (the reader spec as given, ragkit.lm.backends.hide_spec)
@@ -336,7 +480,7 @@ def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: P
     import papermill as pm  # after the checks: its import alone takes seconds
     with _sigterm_raises(), _environ(kernel_env(settings) | (env or {})), _streaming(nb, stream, progress) as kw:
         pm.execute_notebook(str(nb), str(folder / nb.name), parameters=resolved, kernel_name="python3",
-                            cwd=str(root / "nbs"), **kw)
+                            cwd=str(root / "nbs"), kernel_manager_class=_settling_manager(), **kw)
 
 # %% ../nbs/98_runner.ipynb #f1d755bf
 def run_notebook(notebook: str, # e.g. "06_data.cards"
@@ -350,7 +494,13 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
                  ) -> Path:
     "Execute `notebook` with papermill under `profile` (+ `params` overrides) into its run folder; return the folder."
     root, settings = root or project_root(), settings or load_settings()
-    nb, folder, resolved, overrides, reader_line = _plan(notebook, profile, params, settings, root, out)
+    nb, folder, resolved, overrides, reader_line, lock = _plan(notebook, profile, params, settings, root, out)
+    try: return _run(nb, folder, resolved, overrides, reader_line, profile, settings, root, progress, out, stream)
+    finally: release_run_dir(folder, lock)  # however it ended: the folder is free for the next run
+
+def _run(nb: Path, folder: Path, resolved: dict, overrides: dict, reader_line: str, profile: str, settings: Settings,
+         root: Path, progress: bool, out: Path | str | None, stream: bool) -> Path:
+    "run_notebook's part inside its held folder: the records, the kernel, how it ended."
     if out is not None: remember_run(folder, settings)  # so that `ragkit status` lists it
     write_json(folder / "params.json", resolved)
     rec = run_record(nb.stem, profile, resolved, settings, root, overrides, folder)
@@ -360,13 +510,13 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if (progress or stream) else (lambda m: None)
     say(f"{nb.stem} (profile {profile}{', overrides ' + json.dumps(overrides) if overrides else ''}) -> {folder}")
     if reader_line: say(f"reader: {reader_line}")
-    t0 = time.time()
+    t0, stopped = time.time(), False
     try:
         _execute(nb, folder, resolved, settings, root, stream, progress, getattr(reader_line, "env", None))
         rec["status"] = "ok"
-    except KeyboardInterrupt as e:
+    except KeyboardInterrupt as e:  # told in one line below, once run.json says so
         rec.update(status="interrupted", signal="SIGTERM" if e.args == ("SIGTERM",) else "SIGINT")
-        raise
+        stopped = True
     except Exception as e:
         rec.update(status="failed", **failure_info(e, nb))
         secs = round(time.time() - t0, 1)
@@ -375,7 +525,11 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
         tidy_notebook(folder / nb.name, root, settings_dirs(settings))
         rec.update(finished=_now(), seconds=round(time.time() - t0, 1))
         write_json(folder / "run.json", rec)
-        say(f"{nb.stem}: {_describe(rec)} -> {folder}")
+        if not stopped: say(f"{nb.stem}: {_describe(rec)} -> {folder}")
+    if stopped:
+        again = resume_command(nb.stem, profile, overrides, folder if out is not None else None)
+        raise RunInterrupted(f"{nb.stem} interrupted ({rec['signal']}) after {rec['seconds']} s; its finished rows "
+                             f"are kept in {folder}; resume with: {again}")
     return folder
 
 # %% ../nbs/98_runner.ipynb #4b39fd94

@@ -1,6 +1,6 @@
 """`ragkit run` / `ragkit reproduce` on throwaway projects: tiny notebooks executed by the real papermill and the
 `python3` kernel (no model is loaded), plus the check that keeps nbs/profiles.toml in step with the notebooks."""
-import json, os, re, signal
+import json, os, re, signal, time
 from pathlib import Path
 
 import nbformat, pytest
@@ -270,3 +270,66 @@ def test_profiles_toml_matches_the_notebooks(nb, profile, vals):
     defaults = notebook_defaults(find_notebook(nb, REAL))
     assert set(vals) <= set(defaults), f"[{nb}.{profile}] sets {sorted(set(vals) - set(defaults))}, not parameters of {nb}"
     for k, v in vals.items(): check_value(nb, k, v, defaults[k], f"nbs/profiles.toml [{nb}.{profile}]")
+
+
+RAGKIT = [__import__("sys").executable, "-c", "import sys; from ragkit.cli import main; sys.exit(main())"]
+SLOW = 'import time\nprint("started", flush=True)\ntime.sleep(60 if n == 3 else 8)'  # n = 3: until interrupted
+
+
+def ragkit(d: Path, settings, *args: str, **kw):
+    "`ragkit ARGS` as its own process in project `d`, its outputs and caches those of `settings`."
+    import subprocess
+    env = dict(os.environ, RAGKIT_OUTPUTS_DIR=str(settings.outputs_dir), RAGKIT_CACHE_DIR=str(settings.cache_dir))
+    return subprocess.Popen([*RAGKIT, *args], cwd=d, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **kw)
+
+
+def test_a_folder_held_by_a_run_is_in_use_by_that_run(root, settings, tmp_path):
+    "While a run holds a folder (its lock), another run there is told whose it is, and the folder is left as it was."
+    out = tmp_path / "held"
+    lock = runner.claim_run_dir(out)  # what a run does first, before it looks at the folder
+    (out / "params.json").write_text("{}")  # its first file: without the lock the next run saw "no run.json" here
+    with pytest.raises(ValueError, match=rf"{out} is in use by run {os.getpid()}, started .*--out DIR") as e:
+        run_notebook("t", "demo", settings=settings, root=root, progress=False, out=out)
+    assert "no run.json" not in str(e.value) and (out / "params.json").read_text() == "{}"
+    runner.release_run_dir(out, lock); (out / "params.json").unlink()  # that run ended (and left nothing)
+    assert run_notebook("t", "demo", settings=settings, root=root, progress=False, out=out) == out
+    assert sorted(p.name for p in out.iterdir()) == ["params.json", "results.json", "run.json", "t.ipynb"]  # no lock
+
+
+def test_two_runs_started_at_once_into_one_new_folder(tmp_path, settings):
+    "Two `ragkit run --out X` at once: one runs, the other is told X is in use by the first's pid (not 'no run.json')."
+    d = project(tmp_path / "p", SLOW)
+    out = tmp_path / "both"
+    ps = [ragkit(d, settings, "run", "t", "--out", str(out), "--quiet") for _ in range(2)]
+    done = [(p.pid, p.wait(timeout=240), p.stderr.read()) for p in ps]
+    won, lost = sorted(done, key=lambda r: r[1])
+    assert (won[1], lost[1]) == (0, 2), done
+    assert f"ragkit: error: {out} is in use by run {won[0]}" in lost[2] and "no run.json" not in lost[2], lost[2]
+    assert read_run(out)["status"] == "ok" and read_run(out)["pid"] == won[0]
+
+
+ANSWERING = ('from ragkit.lm.backends import build_reader\nlm = build_reader(reader, cache="toy")\n'
+             'print("started", flush=True)\nlm.generate([f"Question {i}?" for i in range(16)])')  # answers take 8 s
+
+
+@pytest.mark.parametrize("cell", ["sleeping", "answering"])
+def test_an_interrupt_prints_one_line_and_the_resume_command(cell, tmp_path, settings):
+    "Ctrl-C (SIGINT to the run's process group) mid-cell or mid-answer: no traceback, one line with the resume command."
+    from ragkit.lm.openai import FakeOpenAIServer
+    slow = lambda prompt: 8.0 if "Question" in prompt else 0.0  # the canary is answered at once, the questions are not
+    with FakeOpenAIServer(default="Paris", models=["m"], delay=slow) as srv:
+        d = project(tmp_path / "p", SLOW) if cell == "sleeping" else \
+            project(tmp_path / "p", ANSWERING, params=PARAMS + f'\nreader = "openai:m@{srv.base_url}"')
+        p = ragkit(d, settings, "run", "t", "-p", "n", "3", start_new_session=True)  # its own group, as a terminal's job
+        seen = []
+        while not any("started" in l for l in seen) and p.poll() is None: seen.append(p.stderr.readline())
+        time.sleep(2)  # into the sleep, or with the questions in flight
+        os.killpg(p.pid, signal.SIGINT)
+        rest = p.stderr.read()
+        assert p.wait(timeout=120) == 130, "".join(seen) + rest
+    folder = settings.outputs_dir / "smoke" / f"t.{overrides_hash({'n': 3})}"
+    said = [l for l in rest.splitlines() if l.strip() and "Kernel is running over TCP" not in l]
+    assert said == [f"ragkit: t interrupted (SIGINT) after {read_run(folder)['seconds']} s; its finished rows are kept "
+                    f"in {folder}; resume with: ragkit run t --profile smoke -p n 3"], rest
+    assert read_run(folder)["status"] == "interrupted" and not (folder / runner.LOCK).exists()

@@ -92,6 +92,24 @@ def test_a_taken_port_is_refused_naming_what_answers_and_each_start_keeps_its_lo
     assert {r["pid"] for r in records} == {group, server_pid(line)} and all(r["build"] == "fake" for r in records)
 
 
+def test_a_taken_port_names_the_pid_and_program_never_the_arguments(tmp_path):
+    "Another server on the port, started with its key on its command line: the refusal names its pid and program only."
+    port, key = _free_port(), "sk-fake-53-do-not-print"
+    listen = ("import socket, sys, time; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+              "s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); print('up', flush=True); time.sleep(60)")
+    other = subprocess.Popen([sys.executable, "-c", listen, str(port), "--api-key", key], stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert other.stdout.readline().strip() == "up"
+        second = subprocess.run([*RAGKIT, "serve", "smollm2-135m-instruct", "--build", "fake", "--port", str(port)],
+                                capture_output=True, text=True, env=dict(os.environ, RAGKIT_CACHE_DIR=str(tmp_path)),
+                                timeout=60)
+    finally: other.kill(); other.wait()
+    assert second.returncode == 1 and f"port {port} on 127.0.0.1 is taken" in second.stderr, second.stderr
+    assert f"pid {other.pid} ({Path(os.path.realpath(sys.executable)).name})" in second.stderr, second.stderr
+    said = second.stderr + second.stdout
+    assert key not in said and "--api-key" not in said and "socket" not in said, said  # none of its arguments
+
 def test_the_cpu_build_binds_a_thread_to_every_core_and_records_it(tmp_path, monkeypatch):
     "The CPU build's environment: one OpenMP thread per core this process may use, bound to those cores; vLLM's caches in ragkit's."
     from ragkit.lm.serve import _server_env, core_list, cpu_cores

@@ -84,8 +84,8 @@ def parse_reader(reader: str = "", # '' (settings.reader), a model, or openai:<s
 def hide_spec(reader: str, # a spec as given
               ) -> tuple[str, dict]:
     "The spec as a record may hold it, and the environment under which parse_reader reads that as the spec given."
-    shown = str(parse_reader(reader))
-    return shown, ({READER_SPECS: json.dumps({shown: str(reader).strip()})} if shown != str(reader).strip() else {})
+    shown, given = str(parse_reader(reader)), str(reader).strip() or str(load_settings().reader).strip()  # '': settings'
+    return shown, ({READER_SPECS: json.dumps({shown: given})} if shown != given else {})
 
 # %% ../../nbs/15_lm.backends.ipynb #3cfb48ae
 READER_RULE = Parses(parse_reader, "a registry name, local path or hub id, or openai:<served model>[#<revision>]@<base "

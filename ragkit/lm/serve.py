@@ -163,11 +163,12 @@ def _holds(pid: int, inodes: set[str]) -> bool:
     return False
 
 # %% ../../nbs/16_lm.serve.ipynb #s42owner
-def _cmdline(pid: int) -> str:
-    "Process `pid`'s command line, shortened."
-    try: cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+def _program(pid: int) -> str:
+    "The name of process `pid`'s program (its executable, else its kernel name), never its arguments; '?' if hidden."
+    try: return Path(os.readlink(f"/proc/{pid}/exe")).name.removesuffix(" (deleted)")
+    except OSError: pass  # another user's process: its kernel name (comm) is still readable
+    try: return Path(f"/proc/{pid}/comm").read_text(errors="replace").strip() or "?"
     except OSError: return "?"
-    return cmd if len(cmd) <= 200 else cmd[:200] + "..."
 
 def port_answers(port: int) -> bool:
     "Whether something accepts TCP connections on 127.0.0.1:`port`."
@@ -176,9 +177,9 @@ def port_answers(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 def port_owner(port: int) -> str:
-    "What answers on 127.0.0.1:`port`, in words: the listening processes (pid, command line) and the models it serves."
+    "What answers on 127.0.0.1:`port`, in words: the listening processes (pid, program) and the models it serves."
     inodes = _listen_inodes(port) or set()
-    who = [f"pid {p} ({_cmdline(p)})" for p in _pids() if inodes and _holds(p, inodes)]
+    who = [f"pid {p} ({_program(p)})" for p in _pids() if inodes and _holds(p, inodes)]
     names = _served_names(f"http://127.0.0.1:{port}/v1")
     said = (f"an OpenAI-compatible server serving {names}" if names is not None else
             "a server that does not answer GET /v1/models")
