@@ -474,11 +474,18 @@ class OneOf:
     values: tuple
     many: bool = False
     also: tuple = ()
+    optional: bool = False  # with `many`: an empty list is allowed (it skips what the parameter drives)
+
+    def walk_values(self) -> tuple:
+        "What a walk of the rules tries: every listed value, one at a time (and an empty list, for `many`)."
+        return ("", *self.values, *self.also) if self.many else (*self.values, *self.also)
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         if self.many and v in self.also: return None
         items = [s.strip() for s in str(v).split(",") if s.strip()] if self.many and isinstance(v, str) else [v]
+        if self.many and not items and not self.optional:
+            return f"{v!r} names none: name at least one of {', '.join(map(str, self.values + self.also))}"
         bad = [x for x in items if x not in self.values and x not in self.also]
         what = "each comma-separated item must be" if self.many else "must be"
         if bad: return f"{', '.join(map(repr, bad))}: {what} one of {', '.join(map(str, self.values + self.also))}"
@@ -489,6 +496,10 @@ class AtLeast:
     "A parameter rule: a number no smaller than `lo` (sizes, counts, budgets)."
     lo: float
 
+    def walk_values(self) -> tuple:
+        "What a walk of the rules tries: the smallest value allowed."
+        return (int(self.lo) if float(self.lo).is_integer() else self.lo,)
+
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= self.lo
@@ -498,6 +509,10 @@ class AtLeast:
 @dataclass(frozen=True)
 class Flag:
     "A parameter rule: true or false (JSON: -p NAME true)."
+    def walk_values(self) -> tuple:
+        "What a walk of the rules tries: both."
+        return (True, False)
+
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         return None if isinstance(v, bool) else f"{v!r}: must be true or false"
@@ -509,6 +524,10 @@ class Between:
     hi: float
     open_lo: bool = False
     open_hi: bool = False
+
+    def walk_values(self) -> tuple:
+        "What a walk of the rules tries: each end the range includes."
+        return tuple(x for x, left_out in ((self.lo, self.open_lo), (self.hi, self.open_hi)) if not left_out)
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
@@ -523,6 +542,10 @@ class WholeNumbers:
     "A parameter rule: comma-separated whole numbers, each at least `lo` (empty: none)."
     lo: int = 0
 
+    def walk_values(self) -> tuple:
+        "What a walk of the rules tries: none, and the smallest number allowed."
+        return ("", str(self.lo))
+
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         items = [s.strip() for s in str(v).split(",") if s.strip()] if isinstance(v, str) else None
@@ -534,6 +557,10 @@ class WholeNumbers:
 class Text:
     "A parameter rule: one line of text, e.g. a folder (`what` says what it is)."
     what: str
+
+    def walk_values(self) -> tuple:
+        "What a walk of the rules tries: nothing (a folder or a name is the user's own)."
+        return ()
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
@@ -552,6 +579,10 @@ class Parses:
     optional: bool = False  # '' is allowed (it means a default or nothing)
     secret: bool = False  # the value may hold a credential: never repeat it (the parser's own error redacts)
     here: bool = False  # `parse` looks at this machine (a device, model files): checked by the runner only
+
+    def walk_values(self) -> tuple:
+        "What a walk of the rules tries: the empty value where it is allowed (a parsed value is the user's own)."
+        return ("",) if self.optional else ()
 
     def problem(self, v, params: dict | None = None) -> str | None:
         "What is wrong with `v` (`params`: the values of `given`), or None."

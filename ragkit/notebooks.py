@@ -15,7 +15,7 @@ from .core import AtLeast, Flag, OneOf, Parses, Text, plain, rule_problems
 __all__ = ['PROFILES', 'DTYPES', 'DEVICES', 'SHARED_RULES', 'project_root', 'find_notebook', 'notebook_title', 'paper_label',
            'load_profiles', 'profile_params', 'parse_value', 'notebook_parameters', 'parameter_notes',
            'notebook_params', 'notebook_defaults', 'check_value', 'check_datasets', 'exported_module', 'notebook_rules',
-           'check_declared', 'reader_from', 'check_parameters', 'resolve_parameters']
+           'check_declared', 'reader_from', 'check_parameters', 'resolve_parameters', 'walk_cases', 'walk_case']
 
 # %% ../nbs/08_notebooks.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -199,7 +199,7 @@ def _dataset_names(spec) -> None:
 SHARED_RULES = dict(  # parameters that mean the same in every notebook; a module's PARAMETER_RULES add to them
     dtype=OneOf(DTYPES), device=OneOf(DEVICES), seed=AtLeast(0), n_boot=AtLeast(1), limit=AtLeast(0),
     max_passages=AtLeast(0), context_words=AtLeast(0), max_new_tokens=AtLeast(1), chat=Flag(), k=AtLeast(1),
-    n_questions=AtLeast(1), compare_readers=OneOf(PROFILES, many=True), power_from=OneOf(PROFILES, also=("",)),
+    n_questions=AtLeast(1), compare_readers=OneOf(PROFILES, many=True, optional=True), power_from=OneOf(PROFILES, also=("",)),
     rows_from=OneOf(PROFILES, also=("",)), out_dir=Text("the run folder, set by the runner (choose it with --out DIR)"),
     datasets=Parses(_dataset_names, "task names or dataset:split pairs, comma-separated, or auto"))
 
@@ -281,3 +281,25 @@ def resolve_parameters(nb_path: Path, # the notebook file
         if where: checked["reader"], origin["reader"] = spec, where
     check_declared(nb_path, checked, origin, here)
     return resolved
+
+# %% ../nbs/08_notebooks.ipynb #wk000002
+def walk_cases(root: Path | None = None, # the project root
+               ) -> list[tuple[str, str, object]]:
+    "Every (notebook, parameter, value) a walk of the rules tries: each rule's `walk_values` but the notebook's default."
+    root, out = root or project_root(), []
+    for nb in sorted((root / "nbs").glob("[0-9]*.ipynb")):
+        if not (rules := notebook_rules(nb)): continue
+        default = notebook_defaults(nb)
+        for k, rule in rules.items():
+            out += [(nb.stem, k, v) for v in rule.walk_values() if k in default and v != default[k]]
+    return out
+
+def walk_case(notebook: str, # e.g. "40_papers.lore"
+              parameter: str, # one of its parameters
+              value, # the value tried
+              root: Path | None = None, # the project root
+              ) -> str | None:
+    "The one line a run on the smoke profile is refused with before any kernel, or None when it would start."
+    try: resolve_parameters(find_notebook(notebook, root), "smoke", {parameter: value}, root, here=True)
+    except (ValueError, KeyError, FileNotFoundError, TypeError) as e: return " ".join(str(e).split())
+    return None

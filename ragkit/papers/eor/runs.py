@@ -354,6 +354,10 @@ class GridSource:
     "A parameter rule for `grid`: '', the grid notebook's name (or a run folder named after it), or a grid's folder."
     notebook: str = "62_papers.eor.runs"  # the notebook that writes grids
 
+    def walk_values(self) -> tuple:
+        "What a walk of the rules tries: the smoke grid ('') and the run of the grid notebook beside this one."
+        return ("", self.notebook)
+
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         if isinstance(v, str) and (not v.strip() or Path(v).name.startswith(self.notebook)): return None

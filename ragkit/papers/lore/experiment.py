@@ -33,8 +33,9 @@ from ...lm.reader import TEMPLATES
 RETRIEVERS = ("BM25", "FAISS", "Ensemble")  # LoRE's retrievers (Section 3.2), in Table 1's order
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(("demo", "squad", "narrativeqa")), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0),
-    rrf_k=AtLeast(0), depth=AtLeast(1), naive_max_tokens=AtLeast(0), rerank_limit=AtLeast(0), max_length=AtLeast(16),
-    **dict.fromkeys(("retrievers", "naive_full", "rerank"), OneOf(RETRIEVERS, many=True)), reader=READER_RULE,
+    rrf_k=AtLeast(0), depth=AtLeast(1), naive_max_tokens=AtLeast(0), rerank_limit=AtLeast(0), max_length=AtLeast(512),
+    retrievers=OneOf(RETRIEVERS, many=True), reader=READER_RULE,
+    **dict.fromkeys(("naive_full", "rerank"), OneOf(RETRIEVERS, many=True, optional=True)),  # empty: skipped
     merge=OneOf(("best", "none")), template=OneOf(tuple(TEMPLATES)), bm25_backend=OneOf(("bm25s", "rank_bm25")),
     bias_match=OneOf(("contains", "em", "f1")), device=DEVICE_RULE)  # limit, n_boot, seed...: notebooks.SHARED_RULES
 

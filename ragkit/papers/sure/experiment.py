@@ -36,8 +36,10 @@ def _limits_of_run(limits: str, datasets: str, closed_book: str) -> None:
 
 PARAMETER_RULES = dict(  # what 70_papers.sure's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(SURE_TASKS), closed_book=TaskChoice(optional=True), n_passages=AtLeast(1),
-    n_candidates=AtLeast(1), candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
-    summary_max_new_tokens=AtLeast(1), passage_words=AtLeast(1), pilot=AtLeast(0), pilot_task=OneOf(("demo", "nq")),
+    n_candidates=AtLeast(2),  # K = 1 leaves SuRe nothing to rank
+    candidate_max_new_tokens=AtLeast(1), candidate_stop=OneOf(("", "blank line")),
+    summary_max_new_tokens=AtLeast(1), passage_words=AtLeast(1), pilot=AtLeast(0),
+    pilot_task=TaskChoice(("demo", "nq"), here=True, single=True),  # its data must be here
     parse=OneOf(RULES), rank_mode=OneOf(RANK_MODES), combine=OneOf(COMBINES), prompts=OneOf(tuple(PROMPTS)),
     summary_end=OneOf(("", "space")), extras_limit=AtLeast(0), reader=READER_RULE, device=DEVICE_RULE,
     embedder=MODEL_RULE, table3=Flag(), table4=Flag(), oracle_k3=Flag(), n_grid=WholeNumbers(1),

@@ -405,7 +405,9 @@ def _retrieved_file(path: str) -> None:
                                 "notebook runs)")
 
 PARAMETER_RULES = dict(  # what 80_papers.witqa's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(WITQA_TASK_NAMES), systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True),
+    # nq and witqa-disamb read the union corpus here: its five files must be present too
+    datasets=TaskChoice(WITQA_TASK_NAMES, here=True, corpora=tuple((t, "union") for t in UNION_TASKS)),
+    systems=OneOf(("vanilla", "bm25", "dense", "oracle", "genread"), many=True),
     match=OneOf(tuple(MATCH_RULES)), genread_tokens=AtLeast(1), route=OneOf(tuple(ROUTES)), n_seeds=AtLeast(1),
     train_frac=Between(0, 1, open_lo=True, open_hi=True), mallen_boot=AtLeast(1), qgen=AtLeast(0), reader=READER_RULE,
     device=DEVICE_RULE, embedder=MODEL_RULE,  # limit, max_new_tokens, context_words, n_boot, seed: SHARED_RULES
