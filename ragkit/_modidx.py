@@ -687,6 +687,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                     'ragkit.lm.backends.cached_answers': ('lm.backends.html#cached_answers', 'ragkit/lm/backends.py'),
                                     'ragkit.lm.backends.canaries': ('lm.backends.html#canaries', 'ragkit/lm/backends.py'),
                                     'ragkit.lm.backends.check_reader': ('lm.backends.html#check_reader', 'ragkit/lm/backends.py'),
+                                    'ragkit.lm.backends.checked_before': ('lm.backends.html#checked_before', 'ragkit/lm/backends.py'),
                                     'ragkit.lm.backends.fingerprint_differs': ( 'lm.backends.html#fingerprint_differs',
                                                                                 'ragkit/lm/backends.py'),
                                     'ragkit.lm.backends.hide_spec': ('lm.backends.html#hide_spec', 'ragkit/lm/backends.py'),

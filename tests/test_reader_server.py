@@ -169,3 +169,20 @@ def test_a_second_server_with_the_same_canary_or_a_lost_registry_is_never_served
         assert not server_registry(cache).exists()  # the next server did not become the reference
         with pytest.raises(ValueError, match="held back"):  # ... and the health check before a kernel says the same
             check_reader(f"openai:qwen@{b.base_url}", registry=server_registry(cache))
+
+
+def test_one_probe_per_run_the_kernel_trusts_the_check_before_it(tmp_path, settings):
+    "Issue 54, item 3: a rerun whose answers are all cached asks the server only the pre-kernel check's canaries."
+    nb = '''from ragkit.lm.backends import build_reader
+lm = build_reader(reader, cache="toy")
+print(lm.generate(["Capital of France?"])[0].text)'''
+    d = toy_project(tmp_path / "proj", 'reader = ""\nout_dir = ""', nb)
+    with FakeOpenAIServer(default="Paris", models=["m"]) as srv:
+        spec = f"openai:m@{srv.base_url}"
+        run_notebook("t", "smoke", {"reader": spec}, settings=settings, root=d, progress=False)
+        first = [r.path for r in srv.requests if r.method == "POST"]
+        srv.requests.clear()
+        run_notebook("t", "smoke", {"reader": spec}, settings=settings, root=d, progress=False)
+        again = [r.path for r in srv.requests if r.method == "POST"]
+    assert len(first) == 3 + 1 + 2  # the check's three canaries; the answer; the watch's two after it (no second probe)
+    assert again == ["/v1/chat/completions"] * 3  # the check's three canaries, and nothing from the kernel

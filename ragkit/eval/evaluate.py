@@ -368,7 +368,7 @@ def _table(rows: list[dict], metrics: Sequence[str]) -> pd.DataFrame:
 
 # %% ../../nbs/31_eval.evaluate.ipynb #be03dc04
 def code_fingerprint(method) -> str:
-    "12 hex digits of what a method without `config` computes: a function as `callable_fingerprint`, or its class's code."
+    "12 hex digits of what a method without `config` computes: a function's callable_fingerprint, or its class's code."
     if _function_of(method) is not None: return callable_fingerprint(method)  # its code, held values, globals it reads
     def code(f):
         try: return callable_fingerprint(f)

@@ -24,10 +24,10 @@ from ..secrets import API_SEGMENT, redact, spec_url, url_secrets
 
 # %% auto #0
 __all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_SPECS', 'READER_RULE', 'CANARY_TOL', 'VOLATILE', 'NOT_SERVED', 'CANARIES',
-           'ADOPT', 'NEEDS', 'ReaderSpec', 'parse_reader', 'hide_spec', 'canaries', 'server_fingerprint',
+           'ADOPT', 'CHECKED', 'NEEDS', 'ReaderSpec', 'parse_reader', 'hide_spec', 'canaries', 'server_fingerprint',
            'fingerprint_differs', 'server_registry', 'read_registry', 'cached_answers', 'verify_server', 'probe_server',
-           'ServerChanged', 'watch_server', 'cache_path', 'build_reader', 'systems_needs', 'StandIn', 'ReaderCheck',
-           'local_decoding', 'check_reader']
+           'ServerChanged', 'watch_server', 'cache_path', 'checked_before', 'build_reader', 'systems_needs', 'StandIn',
+           'ReaderCheck', 'local_decoding', 'check_reader']
 
 # %% ../../nbs/15_lm.backends.ipynb #002f101b
 @dataclass(frozen=True)
@@ -84,7 +84,8 @@ def parse_reader(reader: str = "", # '' (settings.reader), a model, or openai:<s
 def hide_spec(reader: str, # a spec as given
               ) -> tuple[str, dict]:
     "The spec as a record may hold it, and the environment under which parse_reader reads that as the spec given."
-    shown, given = str(parse_reader(reader)), str(reader).strip() or str(load_settings().reader).strip()  # '': settings'
+    given = str(reader).strip() or str(load_settings().reader).strip()  # '' reads settings.reader
+    shown = str(parse_reader(reader))
     return shown, ({READER_SPECS: json.dumps({shown: given})} if shown != given else {})
 
 # %% ../../nbs/15_lm.backends.ipynb #3cfb48ae
@@ -141,7 +142,7 @@ def server_registry(cache: str | Path | None = None, # an LM cache (name or file
     "The file that records each server identity's first fingerprint: servers.json beside the LM cache."
     return (cache_path(cache).parent if cache is not None else load_settings().cache_dir / "lm") / "servers.json"
 
-ADOPT = "RAGKIT_ADOPT_ANSWERS"  # environment: reader identities (comma-separated) whose cached answers this server wrote
+ADOPT = "RAGKIT_ADOPT_ANSWERS"  # environment: identities (comma-separated) whose cached answers this server wrote
 
 def _entry_problem(e) -> str | None:
     "What is wrong with one recorded fingerprint: an object whose canaries each hold a text and finite log-probs."
@@ -172,7 +173,7 @@ def read_registry(registry: Path, # servers.json
 def cached_answers(identity: str, # a reader identity
                    folder: Path, # the folder of the LM caches (servers.json's)
                    ) -> dict[str, int]:
-    "How many answers each LM cache in `folder` files under `identity` (a file SQLite cannot read is CachedLM's to name)."
+    "How many answers each LM cache in `folder` files under `identity` (a file SQLite cannot read: CachedLM's to name)."
     out = {}
     for f in sorted(Path(folder).glob("*.sqlite")):
         try:
@@ -202,8 +203,8 @@ def verify_server(identity: str, # the reader's identity (its cache rows are fil
         raise ValueError(f"reader {identity}: {sum(held.values())} answer(s) are cached under that identity "
                          f"({', '.join(held)} in {registry.parent}) but {registry.name} records no fingerprint for it, "
                          f"so which server wrote them cannot be checked: they are held back, not served. If this "
-                         f"server wrote them, rerun with {ADOPT}={identity} to record it and serve them; otherwise give "
-                         f"it a revision (openai:<model>#<revision>@<url>) so its answers are cached apart")
+                         f"server wrote them, rerun with {ADOPT}={identity} to record it and serve them; otherwise "
+                         f"give it a revision (openai:<model>#<revision>@<url>) so its answers are cached apart")
     merged = was or {"recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     merged = merged | {k: v for k, v in fp.items() if k not in NOT_SERVED and k not in merged}
     merged["canary"] = fp["canary"] | (was or {}).get("canary", {})
@@ -260,6 +261,19 @@ def cache_path(cache: str | Path) -> Path:
     if isinstance(cache, Path) or "/" in c or c.endswith(".sqlite"): return Path(cache)
     return load_settings().cache_dir / "lm" / f"{c}.sqlite"
 
+CHECKED = "RAGKIT_READER_CHECKED"  # environment: what check_reader verified before this run's kernel started
+
+def checked_before(identity: str, # the reader's identity
+                   registry: Path, # the servers.json its cache is checked against
+                   ) -> dict | None:
+    "The fingerprint this run's pre-kernel check verified for `identity` against `registry`; None if it checked none."
+    try: rec = json.loads(os.environ.get(CHECKED) or "null")
+    except ValueError: return None
+    where = (identity, str(Path(registry).resolve()))  # the check must have been of this identity, in this registry
+    ours = isinstance(rec, dict) and (rec.get("identity"), rec.get("registry")) == where
+    fp = rec.get("server") if ours else None
+    return fp if isinstance(fp, dict) and isinstance(fp.get("canary"), dict) else None
+
 def build_reader(reader: str = "", # '' (settings.reader), a registry name, local path or hub id, or openai:<model>...
                  # the LM cache: a name ('lore': <cache_dir>/lm/lore.sqlite) or a file; None: uncached
                  cache: str | Path | None = None,
@@ -277,8 +291,11 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
         lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                       revision=s.revision)
         if cache is not None:  # the server checked against the one that wrote the cache's rows, then watched
-            fp = server_fingerprint(_served_entry(lm, s, 30.0), probe_server(lm, s, lm.chat))
-            lm.watch = watch_server(verify_server(lm.identity, fp, server_registry(cache)), s)
+            registry = server_registry(cache)
+            if (fp := checked_before(lm.identity, registry)) is None:  # this run's pre-kernel check, else a probe now
+                fp = verify_server(lm.identity, server_fingerprint(_served_entry(lm, s, 30.0),
+                                                                   probe_server(lm, s, lm.chat)), registry)
+            lm.watch = watch_server(fp, s)
     return lm if cache is None else CachedLM(lm, cache_path(cache))
 
 # %% ../../nbs/15_lm.backends.ipynb #d887cac3
@@ -355,11 +372,13 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
             raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} returned no per-token log-probabilities, "
                              f"and this notebook's systems rank answers by them (LoRE); serve the model with vLLM or "
                              f"llama.cpp's server (both return them when asked), or read locally")
-        fp = server_fingerprint(info, got)
-        verify_server(lm.identity, fp, registry or server_registry())
+        fp, registry = server_fingerprint(info, got), Path(registry or server_registry()).resolve()
+        checked = verify_server(lm.identity, fp, registry)
     proved = list(dict.fromkeys(c["endpoint"].strip("/") for c in got)) + (["logprobs"] if "logprobs" in needs else [])
     record = dict(reader=shown, identity=lm.identity, base_url=lm.base_url, needs=list(needs), server=fp,
                   tokens_from=got[0]["tokens_from"])
     from ragkit.lm.serve import launch_record
     if launched := launch_record(reader): record["launched_by_ragkit_serve"] = launched  # its threads and their cores
+    # the kernel's build_reader trusts this check (one probe per run), then watches the server after each call
+    env = env | {CHECKED: json.dumps(dict(identity=lm.identity, registry=str(registry), server=checked))}
     return ReaderCheck(f"{lm.identity} served at {lm.base_url} ({', '.join(proved)} checked)", record, env)
