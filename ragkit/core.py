@@ -8,7 +8,7 @@ Lessons: `nbs/00_core.ipynb`; on the site (`make site`): `core.html`."""
 
 # %% ../nbs/00_core.ipynb #4d40c6c9
 from __future__ import annotations
-import functools, gzip, hashlib, inspect, io, json, math, numbers, re, types, zlib
+import dis, functools, gzip, hashlib, inspect, io, json, math, numbers, re, types, zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -209,9 +209,15 @@ def _held_text(v, seen: frozenset) -> str:
     try: return json.dumps(plain(v), sort_keys=True, default=str)
     except (TypeError, ValueError, RecursionError): return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v))
 
+def _globals_loaded(c: types.CodeType) -> set[str]:
+    "The global names `c` and the code nested in it load (not attribute names, which `co_names` mixes in)."
+    return ({i.argval for i in dis.get_instructions(c) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+            .union(*(_globals_loaded(k) for k in c.co_consts if isinstance(k, types.CodeType))))
+
 def _opaque(v) -> bool:
-    "Whether `v` shows nothing but its type and address (no config, identity or id): a change to it would not show."
-    try: shown = repr(v)
+    "Whether `v` is the user's own object (its class defined in a notebook or script) holding state it does not show."
+    if getattr(type(v), "__module__", "") != "__main__" or not getattr(v, "__dict__", None): return False
+    try: shown = repr(v)  # a library's objects and stateless markers pass; so does a repr or config showing the state
     except Exception: return True
     if not re.fullmatch(r"<[\w.]+ object at 0x[0-9a-fA-F]+>", shown): return False
     try: plain(v)
@@ -232,7 +238,7 @@ def _function_text(v, f: types.FunctionType, seen: frozenset) -> str:
     if isinstance(v, functools.partial): held += [v.args, sorted(v.keywords.items())]
     if hasattr(v, "__self__"): held.append(v.__self__)
     names = [n for n in sorted(_names_read(c)) if n in f.__globals__]
-    if opaque := [n for n in names if _opaque(f.__globals__[n])]:
+    if opaque := [n for n in sorted(_globals_loaded(c)) if n in f.__globals__ and _opaque(f.__globals__[n])]:
         raise TypeError(f"{f.__qualname__} reads the global {opaque[0]!r}, a {type(f.__globals__[opaque[0]]).__name__} "
                         "that shows nothing of its state, so a change to it would not change the run's key and old "
                         "rows would be served: pass what it holds as an argument (a setting), or give its class "
@@ -497,8 +503,9 @@ class AtLeast:
     lo: float
 
     def walk_values(self) -> tuple:
-        "What a walk of the rules tries: the smallest value allowed."
-        return (int(self.lo) if float(self.lo).is_integer() else self.lo,)
+        "What a walk of the rules tries: the smallest value allowed, and 1 where that is 0 (which often means all or none)."
+        lo = int(self.lo) if float(self.lo).is_integer() else self.lo
+        return (0, 1) if lo == 0 else (lo,)
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."

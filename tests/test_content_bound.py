@@ -198,3 +198,14 @@ def test_sound_cached_rows_are_still_served(tmp_path):
     out, misses, said = served_again(path, "generate")
     assert (out.cached, misses, out.logprobs, out.prompt_tokens) == (True, 0, [-30.5], 0)
     assert not [s for s in said if "damaged LM cache" in s]
+
+
+def test_a_method_without_settings_still_writes_rows(tmp_path):
+    "A ragkit Method with no setting has no config (None) but is its class's code alone by construction: it may write rows."
+    from ragkit.core import Method
+    from ragkit.eval.evaluate import evaluate
+    class Echo(Method):
+        name = "echo"
+        def answer_batch(self, questions): return [Prediction("number 1") for _ in questions]
+    ev = evaluate(Echo(), dataset(3), out_dir=tmp_path, progress=False)
+    assert ev.summary["n"] == 3 and (ev.path / "examples.jsonl").is_file()

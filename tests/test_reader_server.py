@@ -67,7 +67,7 @@ def test_90_without_logprobs_is_refused_before_the_kernel(settings):
         for nb in ("90_benchmark", "40_papers.lore"):
             with pytest.raises(ValueError, match=f"{nb}: the reader cannot serve this run: .*no per-token log-probabilities"):
                 run_notebook(nb, "smoke", {"reader": f"openai:qwen@{bare.base_url}"}, settings=settings, root=ROOT, progress=False)
-        chat, comp = ["/v1/chat/completions"] * 3, ["/v1/completions"] * 3  # per endpoint: short, long, short again
+        chat, comp = ["/v1/chat/completions"] * 4, ["/v1/completions"] * 4  # per endpoint: short, long, both again
         assert [r.path for r in bare.requests] == ["/v1/models", *chat, *comp,  # 90: SuRe reads on completions
                                                    "/v1/models", *chat]
     assert runs_made(settings) == []
@@ -184,5 +184,39 @@ print(lm.generate(["Capital of France?"])[0].text)'''
         srv.requests.clear()
         run_notebook("t", "smoke", {"reader": spec}, settings=settings, root=d, progress=False)
         again = [r.path for r in srv.requests if r.method == "POST"]
-    assert len(first) == 3 + 1 + 2  # the check's three canaries; the answer; the watch's two after it (no second probe)
-    assert again == ["/v1/chat/completions"] * 3  # the check's three canaries, and nothing from the kernel
+    assert len(first) == 4 + 1 + 2  # the check's four canaries; the answer; the watch's two after it (no second probe)
+    assert again == ["/v1/chat/completions"] * 4  # the check's four canaries, and nothing from the kernel
+
+
+def test_a_damaged_or_foreign_record_never_makes_the_next_server_the_reference(tmp_path):
+    "An emptied entry is damage; an entry of another endpoint is compared there; a cache of any name is counted."
+    from ragkit.lm.openai import CANARY
+    cache = tmp_path / "answers.db"  # an LM cache named by a path, not <name>.sqlite
+    with FakeOpenAIServer({CANARY: "Paris"}, default="one", models=["qwen"]) as a, \
+         FakeOpenAIServer({CANARY: "Paris"}, default="two", models=["qwen"]) as b:
+        assert build_reader(f"openai:qwen@{a.base_url}", cache=cache).generate(["Q?"])[0].text == "one"
+        reg = server_registry(cache)
+        rec = json.loads(reg.read_text())["openai:qwen"]
+        reg.write_text(json.dumps({"openai:qwen": {"recorded": rec["recorded"]}}))
+        with pytest.raises(ValueError, match="records no canary"):
+            build_reader(f"openai:qwen@{b.base_url}", cache=cache)
+        other = {k.replace("/chat/completions", "/completions"): v for k, v in rec["canary"].items()}
+        reg.write_text(json.dumps({"openai:qwen": rec | {"canary": other}}))  # recorded on the other endpoint only
+        with pytest.raises(ValueError, match="on /completions long 'two', recorded 'one'"):  # compared there
+            build_reader(f"openai:qwen@{b.base_url}", cache=cache)
+        reg.unlink()
+        with pytest.raises(ValueError, match=r"1 answer\(s\) are cached under that identity \(answers.db"):
+            build_reader(f"openai:qwen@{b.base_url}", cache=cache)
+
+
+def test_a_server_that_samples_its_long_answer_is_told_it_samples(tmp_path):
+    "The short fact comes out alike under sampling; the long continuation does not: both are asked twice."
+    from ragkit.lm.openai import CANARY
+    n = [0]
+    def answer(prompt):
+        n[0] += 1
+        return "Paris" if prompt == CANARY else f"Once upon a time {n[0]}"
+    with FakeOpenAIServer(answer, models=["qwen"]) as srv:
+        with pytest.raises(ValueError, match="twice, differently .*it samples"):
+            build_reader(f"openai:qwen@{srv.base_url}", cache=tmp_path / "lm.sqlite")
+    assert not server_registry(tmp_path / "lm.sqlite").exists()  # nothing sampled became a reference

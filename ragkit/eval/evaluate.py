@@ -209,11 +209,18 @@ def dumps(o, indent: int | None = 2) -> str:
     "Strict JSON text of `o` (NaN and infinity become null; never invalid JSON)."
     return json.dumps(json_safe(o), indent=indent, ensure_ascii=False, allow_nan=False)
 
+def _row_line(r: dict) -> str:
+    "One JSONL line: text as written, or escaped (\\ud83d) where it holds a lone surrogate UTF-8 cannot write."
+    line = json.dumps(r, ensure_ascii=False, default=_jsonable)
+    try: line.encode("utf-8")
+    except UnicodeEncodeError: line = json.dumps(r, default=_jsonable)  # a model's half emoji: kept exactly, escaped
+    return line + "\n"
+
 def append_rows(path: Path, rows: list[dict]) -> None:
     "Append `rows` to the JSONL file `path` and flush them to disk."
     if not rows: return
     with open(path, "a", encoding="utf-8") as f:
-        f.write("".join(json.dumps(r, ensure_ascii=False, default=_jsonable) + "\n" for r in rows))
+        f.write("".join(_row_line(r) for r in rows))
         f.flush()
         os.fsync(f.fileno())
 
@@ -380,8 +387,8 @@ def code_fingerprint(method) -> str:
 def keyable(method, # a method about to write rows under its key
             ):
     "`method`, or a TypeError when it is an object without `config`: every instance of its class would share one key."
-    if getattr(method, "config", None) is not None or _function_of(method) is not None or inspect.isbuiltin(method):
-        return method
+    if (getattr(method, "config", None) is not None or isinstance(method, Fingerprinted)  # a Method: its settings
+            or _function_of(method) is not None or inspect.isbuiltin(method)): return method
     name = type(method).__name__
     raise TypeError(f"{name} has no `config`, so its rows would be filed under its class's code alone and another "
                     f"{name} with other settings would resume them: give it `config` (a dict of what changes its "

@@ -25,9 +25,9 @@ from ..secrets import API_SEGMENT, redact, spec_url, url_secrets
 # %% auto #0
 __all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_SPECS', 'READER_RULE', 'CANARY_TOL', 'VOLATILE', 'NOT_SERVED', 'CANARIES',
            'ADOPT', 'CHECKED', 'NEEDS', 'ReaderSpec', 'parse_reader', 'hide_spec', 'canaries', 'server_fingerprint',
-           'fingerprint_differs', 'server_registry', 'read_registry', 'cached_answers', 'verify_server', 'probe_server',
-           'ServerChanged', 'watch_server', 'cache_path', 'checked_before', 'build_reader', 'systems_needs', 'StandIn',
-           'ReaderCheck', 'local_decoding', 'check_reader']
+           'fingerprint_differs', 'server_registry', 'read_registry', 'cached_answers', 'verify_server',
+           'cover_recorded', 'probe_server', 'ServerChanged', 'watch_server', 'cache_path', 'checked_before',
+           'build_reader', 'systems_needs', 'StandIn', 'ReaderCheck', 'local_decoding', 'check_reader']
 
 # %% ../../nbs/15_lm.backends.ipynb #002f101b
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ ADOPT = "RAGKIT_ADOPT_ANSWERS"  # environment: identities (comma-separated) whos
 def _entry_problem(e) -> str | None:
     "What is wrong with one recorded fingerprint: an object whose canaries each hold a text and finite log-probs."
     if not isinstance(e, dict): return f"is a JSON {type(e).__name__}, not an object"
-    if not isinstance(c := e.get("canary", {}), dict): return "has a canary that is not an object"
+    if not isinstance(c := e.get("canary"), dict) or not c: return "records no canary (answers by endpoint)"
     for ep, v in c.items():
         lps = v.get("logprobs") if isinstance(v, dict) else None
         if not isinstance(lps, list) or not isinstance(v.get("text"), str):
@@ -172,10 +172,11 @@ def read_registry(registry: Path, # servers.json
 
 def cached_answers(identity: str, # a reader identity
                    folder: Path, # the folder of the LM caches (servers.json's)
+                   also: Sequence[Path] = (), # more LM cache files (a cache named by a path of any name)
                    ) -> dict[str, int]:
     "How many answers each LM cache in `folder` files under `identity` (a file SQLite cannot read: CachedLM's to name)."
     out = {}
-    for f in sorted(Path(folder).glob("*.sqlite")):
+    for f in sorted({*Path(folder).glob("*.sqlite"), *(Path(a) for a in also if Path(a).is_file())}):
         try:
             db = sqlite3.connect(f, timeout=60)
             try: n = db.execute("SELECT COUNT(*) FROM cache WHERE model = ?", (identity,)).fetchone()[0]
@@ -188,20 +189,23 @@ def cached_answers(identity: str, # a reader identity
 def verify_server(identity: str, # the reader's identity (its cache rows are filed under it)
                   fp: dict, # its server_fingerprint now
                   registry: Path, # servers.json
+                  cache: Path | None = None, # the LM cache the reader reads (besides the *.sqlite beside servers.json)
                   ) -> dict:
     "Record `fp` as `identity`'s fingerprint if it has none; a ValueError naming the fix if it differs."
     registry = Path(registry)
-    reg, adopt = read_registry(registry), identity in os.environ.get(ADOPT, "").split(",")
+    reg, adopt = read_registry(registry), identity in {a.strip() for a in os.environ.get(ADOPT, "").split(",")}
     was = None if adopt else reg.get(identity)  # confirmed by the user: this server's fingerprint replaces any recorded
+    unchecked = not was or not (was["canary"].keys() & fp["canary"].keys())  # no answer in common: nothing compared
     if was and (why := fingerprint_differs(was, fp)):
         raise ValueError(f"reader {identity}: this server is not the one whose answers are cached under that identity: "
                          f"{why} (recorded {was.get('recorded', '?')} in {registry}). If its weights changed, give "
                          f"them a revision (openai:<model>#<revision>@<url>) so their answers are cached apart; if it "
                          f"is the same model, rerun with {ADOPT}={identity} to record it as the server of the answers "
                          f"cached under that identity")
-    if was is None and not adopt and (held := cached_answers(identity, registry.parent)):
+    if unchecked and not adopt and (held := cached_answers(identity, registry.parent, [cache] if cache else ())):
         raise ValueError(f"reader {identity}: {sum(held.values())} answer(s) are cached under that identity "
-                         f"({', '.join(held)} in {registry.parent}) but {registry.name} records no fingerprint for it, "
+                         f"({', '.join(held)} in {registry.parent}) but {registry.name} records no fingerprint for it "
+                         f"that this server's can be compared with, "
                          f"so which server wrote them cannot be checked: they are held back, not served. If this "
                          f"server wrote them, rerun with {ADOPT}={identity} to record it and serve them; otherwise "
                          f"give it a revision (openai:<model>#<revision>@<url>) so its answers are cached apart")
@@ -213,16 +217,26 @@ def verify_server(identity: str, # the reader's identity (its cache rows are fil
     return merged
 
 # %% ../../nbs/15_lm.backends.ipynb #a70c4c82s4
+def cover_recorded(lm: OpenAILM, # the reader
+                   s: ReaderSpec, # its spec
+                   got: list[dict], # the canaries probed so far
+                   registry: Path, # servers.json
+                   ) -> list[dict]:
+    "`got`, and a recorded endpoint's canaries when none of got's is recorded: so the record can be compared at all."
+    try: was = read_registry(Path(registry)).get(lm.identity)
+    except ValueError: return got  # a damaged registry: verify_server says so
+    if not was or was["canary"].keys() & {c["key"] for c in got}: return got
+    return got + probe_server(lm, s, next(iter(was["canary"])).split()[0] == "/chat/completions")
+
 def probe_server(lm: OpenAILM, # the reader
                  s: ReaderSpec, # its spec, as named in a message
                  chat: bool, # the endpoint: chat (True) or completions (False)
                  ) -> list[dict]:
     "The endpoint's canaries, once the short one asked again got the same answer: a ValueError if the server samples."
-    got, again = canaries(lm, chat), lm.canary(chat)
-    a, b = got[0]["logprobs"], again["logprobs"]
-    if again["text"] != got[0]["text"] or (len(a) == len(b) and any(abs(x - y) > CANARY_TOL for x, y in zip(a, b))):
+    got, again = canaries(lm, chat), canaries(lm, chat)  # each asked twice: a sampled fact may still come out alike
+    if (why := fingerprint_differs(server_fingerprint(None, got), server_fingerprint(None, again))) is not None:
         raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} answered one greedy request (temperature 0) "
-                         f"twice, differently ({got[0]['text']!r} {a}, then {again['text']!r} {b}): it samples, or "
+                         f"twice, differently ({why.replace('recorded', 'first')}): it samples, or "
                          f"spreads requests over servers with other weights. ragkit caches each prompt's one greedy "
                          f"answer, so it reads only from a deterministic server: serve one set of weights with greedy "
                          f"decoding honoured (vLLM, llama.cpp's server and Ollama honour temperature 0)")
@@ -242,7 +256,9 @@ def watch_server(expected: dict, # the fingerprint recorded for the reader's ide
     "OpenAILM's watch: after each call, /models and the endpoint's canaries again; ServerChanged if they moved."
     seen = {"fp": expected, "at": 0}  # the fingerprint to match, and the request count at the last check passed
     def watch(lm: OpenAILM, chat: bool) -> None:
-        now = server_fingerprint(_served_entry(lm, s, 30.0), canaries(lm, chat))
+        try: info = _served_entry(lm, s, 30.0)
+        except OpenAIError: info = None  # /models busy (it has no retries): the canaries decide alone this time
+        now = server_fingerprint(info, canaries(lm, chat))
         if why := fingerprint_differs(seen["fp"], now):
             raise ServerChanged(
                 f"reader {lm.identity}: the server changed during the run: {why}; its fingerprint was "
@@ -272,7 +288,10 @@ def checked_before(identity: str, # the reader's identity
     where = (identity, str(Path(registry).resolve()))  # the check must have been of this identity, in this registry
     ours = isinstance(rec, dict) and (rec.get("identity"), rec.get("registry")) == where
     fp = rec.get("server") if ours else None
-    return fp if isinstance(fp, dict) and isinstance(fp.get("canary"), dict) else None
+    if not isinstance(fp, dict) or not isinstance(fp.get("canary"), dict): return None
+    try: was = read_registry(Path(registry)).get(identity)
+    except ValueError: return None  # a damaged registry: build_reader's own check says so
+    return fp if was and fingerprint_differs(was, fp) is None else None  # trusted only as the registry still records it
 
 def build_reader(reader: str = "", # '' (settings.reader), a registry name, local path or hub id, or openai:<model>...
                  # the LM cache: a name ('lore': <cache_dir>/lm/lore.sqlite) or a file; None: uncached
@@ -293,8 +312,9 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
         if cache is not None:  # the server checked against the one that wrote the cache's rows, then watched
             registry = server_registry(cache)
             if (fp := checked_before(lm.identity, registry)) is None:  # this run's pre-kernel check, else a probe now
-                fp = verify_server(lm.identity, server_fingerprint(_served_entry(lm, s, 30.0),
-                                                                   probe_server(lm, s, lm.chat)), registry)
+                got = cover_recorded(lm, s, probe_server(lm, s, lm.chat), registry)
+                now = server_fingerprint(_served_entry(lm, s, 30.0), got)
+                fp = verify_server(lm.identity, now, registry, cache_path(cache))
             lm.watch = watch_server(fp, s)
     return lm if cache is None else CachedLM(lm, cache_path(cache))
 
@@ -367,12 +387,13 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
     with lm:
         info = _served_entry(lm, s, timeout)
         chats = [e == "chat" for e in ("chat", "completions") if e in needs] or [True]  # every server reader proves one
-        got = [c for chat in chats for c in _prove(lm, s, chat)]
+        reg = Path(registry or server_registry()).resolve()
+        got = cover_recorded(lm, s, [c for chat in chats for c in _prove(lm, s, chat)], reg)
         if "logprobs" in needs and not got[0]["logprobs"]:  # the notebook's systems rank answers by them
             raise ValueError(f"reader {str(s)!r}: the server at {lm.base_url} returned no per-token log-probabilities, "
                              f"and this notebook's systems rank answers by them (LoRE); serve the model with vLLM or "
                              f"llama.cpp's server (both return them when asked), or read locally")
-        fp, registry = server_fingerprint(info, got), Path(registry or server_registry()).resolve()
+        fp, registry = server_fingerprint(info, got), reg
         checked = verify_server(lm.identity, fp, registry)
     proved = list(dict.fromkeys(c["endpoint"].strip("/") for c in got)) + (["logprobs"] if "logprobs" in needs else [])
     record = dict(reader=shown, identity=lm.identity, base_url=lm.base_url, needs=list(needs), server=fp,

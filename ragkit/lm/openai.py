@@ -310,7 +310,7 @@ class OpenAILM(LM):
         # called as watch(self, chat) after each generate call that asked the server: it may raise to stop the run
         # before the answers are returned (and cached); backends.build_reader sets it to re-check the fingerprint
         self.watch: Callable[[OpenAILM, bool], None] | None = None
-        self._watching = False
+        self._watching = threading.local()  # per thread: the watch's own canaries are not watched
         self._client, self._lock = None, threading.Lock()
         guard_secrets(self)
 
@@ -487,10 +487,10 @@ def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop:
         c, n = to_completion(reply["choices"][0], chat, stop), usage_completion_tokens(reply, "prompt_tokens") or 0
         return dataclasses.replace(c, prompt_tokens=n, usage_tokens=usage_completion_tokens(reply))
     outs = self._map(one, prompts)
-    if outs and self.watch is not None and not self._watching:  # the watch's own canaries are not watched
-        self._watching = True
+    if outs and self.watch is not None and not getattr(self._watching, "on", False):  # its own canaries: not watched
+        self._watching.on = True
         try: self.watch(self, chat)
-        finally: self._watching = False
+        finally: self._watching.on = False
     return outs
 
 # %% ../../nbs/13_lm.openai.ipynb #8aafcf3b
