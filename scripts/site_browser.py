@@ -1,7 +1,9 @@
 """Open the built site in a real browser, as a reader would: every page, at a desktop width (1400 px) and a phone's (400 px).
 
 Fails (exit 1) on a console error, a failed request, an image that did not load, a MathJax error, a formula left raw
-(`$$`, or `$...$` around TeX) and a page wider than the window (it would scroll sideways). Saves screenshots of the
+(`$$`, or `$...$` around TeX), a page wider than the window (it would scroll sideways) and a search that finds nothing.
+The site is served over HTTP on 127.0.0.1 (as `python -m http.server` serves it to a reader), so its search page, which
+a browser refuses from file://, is checked too: a query must list results with their snippets. Saves screenshots of the
 landing page and a paper run's verdict at both widths under --out (`make site`: _site/screenshots/; `make screenshots`:
 the committed outputs/site/). Runs with the site environment's playwright driving the system Chromium (the Debian
 package; playwright's own browser download is never used):
@@ -9,7 +11,8 @@ package; playwright's own browser download is never used):
     .venv-site/bin/python scripts/site_browser.py [--site _site] [--out _site/screenshots] [--chromium /usr/bin/chromium]
 """
 from __future__ import annotations
-import argparse, shutil, sys
+import argparse, functools, shutil, sys, threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 WIDTHS = {"desktop": 1400, "phone": 400}
@@ -18,13 +21,48 @@ SHOTS = {"landing": "index.html", "paper-verdict": "papers/64_papers.eor.method.
 RAW = r"/\$\$|\$[^$\n]{0,80}?(\\[A-Za-z]+|[_^]\{?)[^$\n]{0,80}?\$/"  # the site check's rule (ragkit.site.raw_math), in JavaScript
 
 
-def visit(browser, page_file: Path, width: int, shot: Path | None) -> list[str]:
-    "Load one page from disk at `width`; what went wrong on it."
+class _Quiet(SimpleHTTPRequestHandler):
+    "The site's files, served without a log line per request."
+    def log_message(self, *a): pass
+
+
+class _Server(ThreadingHTTPServer):
+    "The site's server: a browser that closes a page mid-transfer is no error."
+    daemon_threads = True
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
+def serve(site: Path) -> ThreadingHTTPServer:
+    "Serve `site` on a free port of 127.0.0.1 from a background thread (stop it with .shutdown())."
+    httpd = _Server(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def searched(browser, base: str, query: str = "LoRE") -> list[str]:
+    "Search the site for `query` as a reader would; what went wrong (no result, or results without snippets)."
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(f"{base}/search.html?q={query}", wait_until="load")
+    try: page.wait_for_selector("#search-results li", timeout=15000)
+    except Exception: return [f"search.html?q={query}: no result listed"]
+    found = page.eval_on_selector_all("#search-results li", "els => els.map(e => e.textContent.trim())")
+    page.close()
+    if not any(len(t) > len(query) + 40 for t in found): return [f"search.html?q={query}: results without snippets"]
+    return []
+
+
+def visit(browser, url: str, width: int, shot: Path | None) -> list[str]:
+    "Load one page at `width`; what went wrong on it."
     page, problems = browser.new_page(viewport={"width": width, "height": 900}), []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    # a missing file is named by its HTTP line below (the console's says only "404"; the favicon's is no problem)
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
-    page.goto(page_file.resolve().as_uri(), wait_until="load")
+    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+    page.goto(url, wait_until="load")
     page.wait_for_timeout(800)  # MathJax typesets after load
     broken = page.eval_on_selector_all("img", "els => els.filter(e => !e.complete || e.naturalWidth === 0).map(e => e.src)")
     problems += [f"image did not load: {src}" for src in broken]
@@ -56,17 +94,21 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if not a.chromium: print("site_browser: no chromium on PATH (apt-get install chromium)", file=sys.stderr); return 2
     from playwright.sync_api import sync_playwright
-    pages = sorted(p for p in a.site.rglob("*.html") if "_static" not in p.relative_to(a.site).parts and p.name not in ("genindex.html", "search.html"))
+    pages = sorted(p for p in a.site.rglob("*.html") if "_static" not in p.relative_to(a.site).parts and p.name != "genindex.html")
     shots = {v: k for k, v in SHOTS.items()}
     bad = []
+    httpd = serve(a.site)
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=a.chromium, args=["--no-sandbox"])
         for f in pages:
             rel = f.relative_to(a.site).as_posix()
             for label, width in WIDTHS.items():
                 shot = a.out / f"{shots[rel]}-{label}.png" if rel in shots else None
-                bad += [f"{rel} at {width} px: {g}" for g in visit(browser, f, width, shot)]
+                bad += [f"{rel} at {width} px: {g}" for g in visit(browser, f"{base}/{rel}", width, shot)]
+        if (a.site / "search.html").is_file(): bad += searched(browser, base)  # a search page must find
         browser.close()
+    httpd.shutdown()
     print(f"site_browser: {len(pages)} pages at {', '.join(f'{w} px' for w in WIDTHS.values())}: "
           f"{'ok' if not bad else f'{len(bad)} problem(s)'}; screenshots under {a.out}")
     for b in bad: print(f"site_browser: {b}", file=sys.stderr)

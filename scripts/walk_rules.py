@@ -56,11 +56,12 @@ def main(argv=None) -> int:
     ap.add_argument("--again", action="store_true", help="run again the cases whose stored row failed")
     ap.add_argument("--list", action="store_true", help="list the cases and their state; run nothing")
     ap.add_argument("--timeout", type=float, default=900, help="seconds one run may take")
+    ap.add_argument("--rows", type=Path, default=ROWS, help="the walk's rows (JSONL)")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from ragkit.notebooks import walk_case, walk_cases
     cases = [c for c in walk_cases(ROOT) if not a.only or c[0] in a.only]
-    done, todo = read_walk(), []
+    done, todo = read_walk(a.rows), []
     for nb, k, v in cases:
         if (why := walk_case(nb, k, v, ROOT)) is not None: state = "refused: " + why[:100]
         elif (row := done.get(case_key(nb, k, v))) and (row["outcome"] == "ok" or not a.again): state = row["outcome"]
@@ -71,8 +72,8 @@ def main(argv=None) -> int:
     outputs, start = Path(tempfile.mkdtemp(prefix="ragkit-walk-")), time.perf_counter()
     for i, (nb, k, v) in enumerate(todo, 1):
         row = dict(notebook=nb, parameter=k, value=v, commit=git_commit()) | run_case(nb, k, v, outputs, a.timeout)
-        ROWS.parent.mkdir(parents=True, exist_ok=True)
-        with ROWS.open("a", encoding="utf-8") as f: f.write(json.dumps(row) + "\n")
+        a.rows.parent.mkdir(parents=True, exist_ok=True)
+        with a.rows.open("a", encoding="utf-8") as f: f.write(json.dumps(row) + "\n")
         left = (time.perf_counter() - start) / i * (len(todo) - i)
         print(f"[{i}/{len(todo)}] {case_key(nb, k, v)}: {row['outcome']} {row.get('error', '')[:160]} "
               f"(about {left / 60:.0f} min left)", file=sys.stderr)

@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "scripts"
 TINY = "smollm2-135m-instruct"
 COVERED = {"anatomy.py", "rerender.py", "bench_paths.py", "gpu_estimate.py", "bench_batching.py", "bench_engine.py", "bench_eor.py", "bench_generate.py", "bench_precision.py", "bench_reader.py",
-           "bench_retrievers.py", "bench_server.py", "site_browser.py", "lock.sh", "setup.sh", "site.sh", "test.sh"}
+           "bench_retrievers.py", "bench_server.py", "site_browser.py", "lock.sh", "setup.sh", "site.sh", "test.sh",
+           "walk_rules.py"}
 
 
 def script(name: str):
@@ -39,6 +40,16 @@ def test_shell_scripts_parse(name):
     "bash -n: the shell scripts are valid bash (CI runs test.sh and setup.sh itself; lock.sh and site.sh need the network)."
     r = subprocess.run(["bash", "-n", str(SCRIPTS / name)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_walk_rules(tmp_path, capsys):
+    "The walk on one small notebook: every case the rules accept runs on the smoke profile and is stored; a rerun resumes."
+    rows, walk = tmp_path / "walk.jsonl", script("walk_rules")
+    assert walk.main(["--only", "21_retrieve.bm25", "--rows", str(rows)]) == 0
+    got = walk.read_walk(rows)
+    assert set(got) == {'21_retrieve.bm25 k 1', '21_retrieve.bm25 n_questions 1'} and all(r["outcome"] == "ok" for r in got.values())
+    assert walk.main(["--only", "21_retrieve.bm25", "--rows", str(rows), "--list"]) == 0
+    assert "21_retrieve.bm25 k 1: ok" in capsys.readouterr().out and len(rows.read_text().splitlines()) == 2
 
 
 def test_bench_eor(tmp_path):
