@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "scripts"
 TINY = "smollm2-135m-instruct"
 COVERED = {"anatomy.py", "rerender.py", "bench_paths.py", "gpu_estimate.py", "bench_batching.py", "bench_engine.py", "bench_eor.py", "bench_generate.py", "bench_precision.py", "bench_reader.py",
-           "bench_retrievers.py", "bench_server.py", "site_browser.py", "lock.sh", "setup.sh", "site.sh", "test.sh",
+           "bench_retrievers.py", "bench_server.py", "bench_starts.py", "site_browser.py", "lock.sh", "setup.sh", "site.sh", "test.sh",
            "walk_rules.py"}
 
 
@@ -107,7 +107,7 @@ def test_bench_reader(data_dir, tmp_path):
     assert set(d["summary"][TINY]) == {"fp32", "llama.cpp-2threads"} and d["machine"]["cpu"] and d["machine"]["cpus"]
 
 
-def test_bench_server_through_llama_cpp(data_dir, tmp_path):
+def test_bench_server_through_llama_cpp(data_dir, tmp_path, private_cache):
     "bench_server.py against a running server (llama.cpp's, serving SmolLM2; vLLM needs `ragkit serve`'s minutes-long setup)."
     from ragkit.lm.openai import llama_cpp_server
     out = tmp_path / "server.json"
@@ -118,6 +118,19 @@ def test_bench_server_through_llama_cpp(data_dir, tmp_path):
     assert [r["concurrency"] for r in d["rows"]] == [1, 2] and d["machine"]["cpu"] and d["machine"]["cpus"]
     agree = d["rows"][0]["vs_local_same_dtype"]
     assert agree["questions"] == 2 and 0 <= agree["identical_answers"] <= 1 and "mean_prob_diff_identical_answers" in agree
+
+
+def test_bench_starts_with_the_stand_in_server(data_dir, tmp_path, private_cache):
+    "bench_starts.py on the stand-in build (vLLM's takes minutes): each precision started, timed and asked; starts kept beside the file's rest."
+    out = tmp_path / "server.json"
+    out.write_text(json.dumps({"rows": ["kept"]}))
+    script("bench_starts").main(["--build", "fake", "--configs", "eager", "--n", "2", "--new-tokens", "2", "--out", str(out)])
+    d = json.loads(out.read_text())
+    assert d["rows"] == ["kept"] and [(r["dtype"], r["start"]) for r in d["starts"]["rows"]] == [
+        ("bfloat16", "cold"), ("bfloat16", "warm"), ("float32", "warm")]
+    assert all(r["ready_s"] > 0 and r["questions_per_s"] > 0 for r in d["starts"]["rows"])
+    # the stand-in answers alike in every precision: nothing tells them apart (vLLM's do: the slow test in test_serve.py)
+    assert d["starts"]["precisions_told_apart"] == {"eager float32": False}
 
 
 def test_bench_paths(data_dir, tmp_path):

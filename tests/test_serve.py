@@ -7,7 +7,7 @@ a taken port is refused, naming what answers there. A few seconds each.
 
 The vLLM test is slow and not in `make test` (a CPU start takes a minute or two, and the answers a few more); run it
 with `scripts/test.sh -m slow tests/test_serve.py` after `ragkit serve` has set vLLM up once."""
-import json, os, signal, socket, subprocess, sys, time
+import json, os, re, signal, socket, subprocess, sys, time
 from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import pytest
@@ -80,7 +80,9 @@ def test_a_taken_port_is_refused_naming_what_answers_and_each_start_keeps_its_lo
     second = subprocess.run([*RAGKIT, "serve", "smollm2-135m-instruct", "--build", "fake", "--port", str(port), "--dtype", "float32"],
                             capture_output=True, text=True, env=dict(os.environ, RAGKIT_CACHE_DIR=str(tmp_path)), timeout=60)
     assert second.returncode == 1 and f"port {port} on 127.0.0.1 is taken" in second.stderr, second.stderr
-    assert f"pid {group} (" in second.stderr and "serving ['smollm2-135m-instruct']" in second.stderr, second.stderr
+    said = second.stderr  # what serves there (model, precision, the spec to read it with) and whom to stop
+    assert "smollm2-135m-instruct in bfloat16 (-p reader openai:smollm2-135m-instruct#fake-bfloat16@" in said, said
+    assert f"kill {first.pid}," in said and f"process group {group}" in said, said  # ragkit serve, not vLLM's pid
     assert "is served" not in second.stdout and _pids(group) and port_answers(port)  # the first one is untouched
     first.terminate(); first.communicate(timeout=60)
     assert gone(group, port)
@@ -110,6 +112,22 @@ def test_a_taken_port_names_the_pid_and_program_never_the_arguments(tmp_path):
     said = second.stderr + second.stdout
     assert key not in said and "--api-key" not in said and "socket" not in said, said  # none of its arguments
 
+def test_a_spec_of_another_precision_than_served_is_refused_before_the_kernel(tmp_path):
+    "`ragkit run` with float32 in the spec of a bfloat16 server `ragkit serve` started: refused, the spec to give named, no run folder."
+    port = _free_port()
+    first, line = start_serve(tmp_path, port)
+    try:
+        spec = line.split("-p reader ", 1)[1].split()[0] if "-p reader " in line else first.stdout.readline().split()[-1]
+        wrong = spec.replace("-bfloat16@", "-float32@")
+        env = dict(os.environ, RAGKIT_CACHE_DIR=str(tmp_path), RAGKIT_OUTPUTS_DIR=str(tmp_path / "outputs"))
+        run = subprocess.run([*RAGKIT, "run", "40_papers.lore", "--profile", "smoke", "-p", "reader", wrong],
+                             capture_output=True, text=True, env=env, timeout=300, cwd=Path(__file__).parents[1])
+    finally: first.terminate(); first.communicate(timeout=60)
+    said = run.stderr + run.stdout
+    assert run.returncode != 0 and "in bfloat16" in said and "(float32)" in said and f"-p reader {spec}" in said, said
+    assert not (tmp_path / "outputs").exists(), list((tmp_path / "outputs").rglob("*"))  # refused before any folder
+
+
 def test_the_cpu_build_binds_a_thread_to_every_core_and_records_it(tmp_path, monkeypatch):
     "The CPU build's environment: one OpenMP thread per core this process may use, bound to those cores; vLLM's caches in ragkit's."
     from ragkit.lm.serve import _server_env, core_list, cpu_cores
@@ -119,6 +137,9 @@ def test_the_cpu_build_binds_a_thread_to_every_core_and_records_it(tmp_path, mon
     assert env["VLLM_CPU_OMP_THREADS_BIND"] == core_list(cores) and env["OMP_NUM_THREADS"] == str(len(cores))
     assert cpu_cores(1) == cores[:1] and core_list([0, 1]) == "0-1"
     assert all(env[k].startswith(str(tmp_path)) for k in ("VLLM_CACHE_ROOT", "VLLM_CONFIG_ROOT", "TORCHINDUCTOR_CACHE_DIR"))
+    assert env["VLLM_USE_AOT_COMPILE"] == "0"  # the compile cache that loads on a warm start (vllm-cpu 0.32.0's AOT one fails)
+    monkeypatch.setenv("VLLM_USE_AOT_COMPILE", "1")
+    assert _server_env("cpu", 2, None)["VLLM_USE_AOT_COMPILE"] == "1"  # the user's own setting wins
 
 
 def test_a_run_through_a_served_spec_records_the_servers_threads(tmp_path, monkeypatch):
@@ -138,13 +159,13 @@ QS = ["What is the capital of France? Answer in one word.", "Who wrote Romeo and
 
 @pytest.mark.slow
 @needs_vllm
-def test_served_answers_match_local_and_cache_under_the_served_identity(tmp_path):
+def test_served_answers_match_local_and_cache_under_the_served_identity(tmp_path, private_cache):
     "Served greedy answers carry log-probs and usage, agree with the local reader in the same precision, and are cached apart."
     with vllm_server("qwen2.5-coder-0.5b-instruct") as spec:
         assert "logprobs checked" in check_reader(spec, needs=("logprobs",))
         from ragkit.lm.serve import core_list, cpu_cores
         assert server_record(spec)["threads_bound_to"] == core_list(cpu_cores())  # every core computes
-        with pytest.raises(ValueError, match="serves \\['qwen2.5-coder-0.5b-instruct'\\], not 'nope'"):
+        with pytest.raises(ValueError, match=f"served by a start of `ragkit serve` .* -p reader {re.escape(spec)}"):  # its record
             check_reader(spec.replace("openai:qwen2.5-coder-0.5b-instruct", "openai:nope"))
         served = build_reader(spec, cache=tmp_path / "lm.sqlite")
         got = served.generate(QS, max_new_tokens=8)
@@ -156,3 +177,17 @@ def test_served_answers_match_local_and_cache_under_the_served_identity(tmp_path
     same = sum(g.text.strip() == l.text.strip() for g, l in zip(got, local))
     assert same >= 2, [(g.text, l.text) for g, l in zip(got, local)]
     assert max(abs(g.mean_prob - l.mean_prob) for g, l in zip(got, local) if g.text.strip() == l.text.strip()) < 0.1
+
+
+@pytest.mark.slow
+@needs_vllm
+def test_bfloat16_and_float32_of_one_model_get_different_fingerprints(tmp_path, private_cache):
+    "One model served in bfloat16, then float32: their fingerprints differ (a canary's text or log-probs), so one cannot pass for the other."
+    from ragkit.lm.backends import fingerprint_differs
+    fps = {}
+    for dtype in ("bfloat16", "float32"):
+        with vllm_server("qwen2.5-coder-0.5b-instruct", dtype=dtype) as spec:
+            fps[dtype] = check_reader(spec, needs=("logprobs",), registry=tmp_path / "servers.json").record["server"]
+    why = fingerprint_differs(fps["bfloat16"], fps["float32"])
+    assert why is not None, fps
+    print(why)

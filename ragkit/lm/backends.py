@@ -24,10 +24,11 @@ from ..secrets import API_SEGMENT, redact, spec_url, url_secrets
 
 # %% auto #0
 __all__ = ['OPENAI_SPEC', 'EXAMPLE_SPEC', 'READER_SPECS', 'READER_RULE', 'CANARY_TOL', 'VOLATILE', 'NOT_SERVED', 'CANARIES',
-           'ADOPT', 'CHECKED', 'NEEDS', 'ReaderSpec', 'parse_reader', 'hide_spec', 'canaries', 'server_fingerprint',
-           'fingerprint_differs', 'server_registry', 'read_registry', 'cached_answers', 'verify_server',
-           'cover_recorded', 'probe_server', 'ServerChanged', 'watch_server', 'cache_path', 'checked_before',
-           'build_reader', 'systems_needs', 'StandIn', 'ReaderCheck', 'local_decoding', 'check_reader']
+           'ADOPT', 'CHECKED', 'NEEDS', 'ReaderSpec', 'parse_reader', 'hide_spec', 'canaries', 'named_path',
+           'server_fingerprint', 'fingerprint_differs', 'server_registry', 'read_registry', 'cached_answers',
+           'verify_server', 'cover_recorded', 'probe_server', 'ServerChanged', 'watch_server', 'cache_path',
+           'check_served_here', 'checked_before', 'build_reader', 'systems_needs', 'StandIn', 'ReaderCheck',
+           'local_decoding', 'check_reader']
 
 # %% ../../nbs/15_lm.backends.ipynb #002f101b
 @dataclass(frozen=True)
@@ -106,11 +107,20 @@ def canaries(lm: OpenAILM, # the reader
     "Every canary's reply on one endpoint, keyed '<endpoint>' (the short fact) and '<endpoint> long'."
     return [(c := lm.canary(chat, n, prompt)) | {"key": c["endpoint"] + suffix} for suffix, prompt, n in CANARIES]
 
+def named_path(v, # a field of GET /models (vLLM's `root`: the folder it loaded the weights from)
+               ) -> object:
+    "An absolute path named without this machine's folders: '<cache_dir>/...' or '~/...'; anything else as it is."
+    if not isinstance(v, str) or not os.path.isabs(v): return v
+    p = Path(os.path.normpath(v))
+    for name, d in (("<cache_dir>", load_settings().cache_dir), ("~", Path.home())):
+        if p.is_relative_to(d := Path(os.path.abspath(d))): return f"{name}/{p.relative_to(d)}".rstrip("/")
+    return v
+
 def server_fingerprint(info: dict | None, # the model's GET /models entry, or None
                        canaries: Iterable[dict], # OpenAILM.canary replies (with their `key`), any endpoints
                        ) -> dict:
     "What identifies the served weights: GET /models' record (less what changes per call), each canary, a revision."
-    fp = {k: v for k, v in (info or {}).items() if k not in VOLATILE + NOT_SERVED}
+    fp = {k: named_path(v) for k, v in (info or {}).items() if k not in VOLATILE + NOT_SERVED}
     fp["canary"] = {c.get("key", c["endpoint"]): dict(text=c["text"], logprobs=c["logprobs"]) for c in canaries}
     return fp | {"revision": stable_hash(json.dumps(fp, sort_keys=True), n=12)}
 
@@ -118,7 +128,7 @@ def server_fingerprint(info: dict | None, # the model's GET /models entry, or No
 def fingerprint_differs(was: dict, now: dict) -> str | None:
     "Why fingerprint `now` differs from the recorded `was` (/models, a canary's answer or log-probs); else None."
     for k in sorted((was.keys() & now.keys()) - set(NOT_SERVED)):
-        if was[k] != now[k]: return f"GET /models reports {k} {now[k]!r}, recorded {was[k]!r}"
+        if named_path(was[k]) != named_path(now[k]): return f"GET /models reports {k} {now[k]!r}, recorded {was[k]!r}"
     for ep, c in now["canary"].items():
         if not (w := was.get("canary", {}).get(ep)): continue
         if w["text"] != c["text"]:
@@ -277,6 +287,13 @@ def cache_path(cache: str | Path) -> Path:
     if isinstance(cache, Path) or "/" in c or c.endswith(".sqlite"): return Path(cache)
     return load_settings().cache_dir / "lm" / f"{c}.sqlite"
 
+def check_served_here(s: ReaderSpec, # an openai reader's spec
+                      base_url: str, # its endpoint, resolved
+                      ) -> None:
+    "A ValueError if `ragkit serve` serves the spec's 127.0.0.1 port under another name, weights or precision."
+    from ragkit.lm.serve import served_mismatch  # its record of the start: what that server computes in
+    if why := served_mismatch(s.model, s.revision, base_url): raise ValueError(f"reader {str(s)!r}: {why}")
+
 CHECKED = "RAGKIT_READER_CHECKED"  # environment: what check_reader verified before this run's kernel started
 
 def checked_before(identity: str, # the reader's identity
@@ -309,6 +326,7 @@ def build_reader(reader: str = "", # '' (settings.reader), a registry name, loca
     else:
         lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
                       revision=s.revision)
+        check_served_here(s, lm.base_url)
         if cache is not None:  # the server checked against the one that wrote the cache's rows, then watched
             registry = server_registry(cache)
             if (fp := checked_before(lm.identity, registry)) is None:  # this run's pre-kernel check, else a probe now
@@ -384,6 +402,7 @@ def check_reader(reader: str = "", # the spec, as build_reader takes it
         return ReaderCheck(f"{s.model} on {dev} in {resolve_dtype(dtype, dev)}", record, {})
     lm = OpenAILM(s.model, s.base_url, api_key_env=api_key_env, max_retries=0, timeout=max(timeout, 30.0),
                   revision=s.revision)
+    check_served_here(s, lm.base_url)  # a spec of another precision than `ragkit serve` serves there: before any request
     with lm:
         info = _served_entry(lm, s, timeout)
         chats = [e == "chat" for e in ("chat", "completions") if e in needs] or [True]  # every server reader proves one

