@@ -469,8 +469,10 @@ def _plan(notebook: str, profile: str, params: dict | None, settings: Settings, 
     except BaseException:
         release_run_dir(folder, lock)
         raise
-    r = Path(root).resolve()  # the notebook's cwd is nbs/, so its `out_dir` in the project is named from there
-    resolved["out_dir"] = os.path.relpath(folder, r / "nbs") if folder.is_relative_to(r) else str(folder)
+    # named from the notebook's cwd, nbs/ (or the home folder, as ~/...): never this machine's absolute path, since
+    # params.json, results.json and the executed notebook keep it
+    r = Path(root).resolve()
+    resolved["out_dir"] = os.path.relpath(folder, r / "nbs") if folder.is_relative_to(r) else portable_path(folder, r / "nbs")
     return nb, folder, resolved, overrides, reader_line, lock
 
 def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: Path, stream: bool, progress: bool,

@@ -1,4 +1,5 @@
 "Shared fixtures: the configured data directory, or a skip that says how to configure it."
+import os, sys
 from pathlib import Path
 import pytest
 from ragkit.config import load_settings
@@ -22,3 +23,67 @@ def data_file(data_dir):
         if not p.exists(): pytest.skip(f"{p} not found")
         return p
     return get
+
+
+# What a test may never write: the user's answers and server records, and the committed outputs. A write to them by
+# the test process (an open for writing, a SQLite connection, a rename into them) fails the test that made it; a test
+# gives these its own temporary folders (RAGKIT_CACHE_DIR, RAGKIT_OUTPUTS_DIR, a `registry`/`cache` argument).
+# The built caches (demo data, models, embeddings, indexes) are shared on purpose: content-addressed, built once.
+def _guarded() -> tuple[Path, ...]:
+    "The user's LM caches and server registry, server logs and records, and outputs folder, resolved."
+    s = load_settings()
+    return tuple(p.resolve() for p in (s.cache_dir / "lm", s.cache_dir / "logs", s.outputs_dir))
+
+_GUARDED, _TOUCHED, _WATCHING = _guarded(), [], [False]
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+def _inside_guarded(path) -> str | None:
+    "`path` if it lies in a guarded folder (as this process resolves it now), else None."
+    try: p = Path(os.fsdecode(path)).resolve()
+    except (TypeError, ValueError, OSError): return None
+    return str(p) if any(p == g or p.is_relative_to(g) for g in _GUARDED) else None
+
+
+def _audit(event: str, args: tuple) -> None:
+    "The audit hook: note a write into a guarded folder while a test runs."
+    if not _WATCHING[0]: return
+    if event == "open":
+        path, mode, flags = args
+        writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool((flags or 0) & _WRITE_FLAGS)
+        if writes and isinstance(path, (str, bytes, os.PathLike)) and (p := _inside_guarded(path)): _TOUCHED.append(p)
+    elif event in ("sqlite3.connect", "os.rename", "os.replace", "os.remove", "os.mkdir", "shutil.rmtree"):
+        target = args[1] if event in ("os.rename", "os.replace") else args[0]
+        if isinstance(target, (str, bytes, os.PathLike)) and (p := _inside_guarded(target)) and not (
+                event == "sqlite3.connect" and str(target).startswith("file:")):
+            _TOUCHED.append(f"{p} ({event})")
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.fixture(autouse=True)
+def _keeps_to_its_own_folders():
+    "Fail a test that wrote into the user's LM caches, server records or outputs (tests/conftest.py, _GUARDED)."
+    _TOUCHED.clear(); _WATCHING[0] = True
+    try: yield
+    finally: _WATCHING[0] = False
+    if _TOUCHED:
+        pytest.fail(f"this test wrote into the user's folders ({', '.join(map(str, _GUARDED))}): "
+                    f"{sorted(set(_TOUCHED))[:5]}; give it a temporary one (tmp_path: RAGKIT_CACHE_DIR, "
+                    f"RAGKIT_OUTPUTS_DIR, or a registry/cache argument)", pytrace=False)
+
+
+BUILT = ("demo", "embeddings", "bm25", "models", "venvs", "vllm")  # content-keyed builds a private cache may share
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch) -> Path:
+    "RAGKIT_CACHE_DIR set to a temporary cache that shares the user's built models, data and indexes (linked), not answers or server records."
+    real, cache = load_settings().cache_dir, tmp_path / "cache"
+    cache.mkdir()
+    for built in BUILT:
+        (real / built).mkdir(parents=True, exist_ok=True)
+        (cache / built).symlink_to(real / built, target_is_directory=True)
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(cache))
+    return cache

@@ -38,15 +38,8 @@ def test_every_paper_has_a_decide_gpu_profile_with_its_estimated_hours():
             assert est[nb]["reader"] == p["reader"] and est[nb]["hours"] > 0, nb
 
 
-def test_every_decide_gpu_profile_runs_on_the_smoke_data_through_a_served_reader(tmp_path, monkeypatch, capsys):
+def test_every_decide_gpu_profile_runs_on_the_smoke_data_through_a_served_reader(tmp_path, monkeypatch, capsys, private_cache):
     "Each decide-gpu profile, served by the fake build, runs its notebook to results.json (the EoR pair reading the grid beside it)."
-    from ragkit.config import load_settings
-    cache = tmp_path / "cache"
-    for built in ("demo", "embeddings", "bm25", "models"):  # content-keyed artefacts shared with the real cache; its LM answers and servers stay apart
-        (cache / built).parent.mkdir(parents=True, exist_ok=True)
-        (load_settings().cache_dir / built).mkdir(parents=True, exist_ok=True)
-        (cache / built).symlink_to(load_settings().cache_dir / built, target_is_directory=True)
-    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(cache))
     out = tmp_path / GPU
     with vllm_server("smollm2-135m-instruct", build="fake", dtype="float32") as spec:
         for nb in ORDER:

@@ -117,15 +117,10 @@ def test_a_server_that_is_down_is_refused_naming_ragkit_reader(tmp_path, env, mo
     assert not (tmp_path / "outputs").exists()
 
 
-def test_ragkit_reader_runs_a_paper_notebook_end_to_end(tmp_path, monkeypatch, capsys):
+def test_ragkit_reader_runs_a_paper_notebook_end_to_end(tmp_path, monkeypatch, capsys, private_cache):
     "80_papers.witqa on the demo, its reader named only by RAGKIT_READER (a server spec): ok; no record has the URL."
     from ragkit.cli import main
-    cache = tmp_path / "cache"
-    for built in ("demo", "embeddings", "bm25", "models"):  # content-keyed artefacts shared with the real cache
-        (load_settings().cache_dir / built).mkdir(parents=True, exist_ok=True)
-        (cache / built).parent.mkdir(parents=True, exist_ok=True)
-        (cache / built).symlink_to(load_settings().cache_dir / built, target_is_directory=True)
-    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(cache))
+    cache = private_cache
     out = tmp_path / "run"
     with FakeOpenAIServer(default="Paris", models=["m"]) as srv:
         given, stored = spec_of(srv)

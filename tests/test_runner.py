@@ -89,7 +89,9 @@ def test_smoke_run_params_json_is_fully_resolved_and_run_json_goes_running_to_ok
     d = project(tmp_path / "p", seen)
     out = run_notebook("t", "smoke", settings=settings, root=d, progress=False)
     assert out == settings.outputs_dir / "smoke" / "t"
-    assert json.loads((out / "params.json").read_text()) == {"n": 1, "word": "smoke", "rate": 0.5, "out_dir": str(out)}
+    # a run folder outside the project: named from the notebook's cwd (nbs/), never as this machine's absolute path
+    assert json.loads((out / "params.json").read_text()) == {"n": 1, "word": "smoke", "rate": 0.5,
+                                                             "out_dir": os.path.relpath(out, d / "nbs")}
     assert json.loads((out / "seen.json").read_text()) == {"status": "running", "pid": os.getpid()}  # while the kernel ran
     rec = read_run(out)
     assert rec["status"] == "ok" and rec["params"]["word"] == "smoke" and rec["overrides"] == {} and rec["profile"] == "smoke"
