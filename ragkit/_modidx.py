@@ -1958,6 +1958,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'ragkit.report.splice': ('report.html#splice', 'ragkit/report.py'),
                                'ragkit.report.split_block': ('report.html#split_block', 'ragkit/report.py'),
                                'ragkit.report.squad_lines': ('report.html#squad_lines', 'ragkit/report.py'),
+                               'ragkit.report.starts_lines': ('report.html#starts_lines', 'ragkit/report.py'),
                                'ragkit.report.system_lines': ('report.html#system_lines', 'ragkit/report.py'),
                                'ragkit.report.tally': ('report.html#tally', 'ragkit/report.py'),
                                'ragkit.report.tally_text': ('report.html#tally_text', 'ragkit/report.py'),

@@ -24,12 +24,13 @@ __all__ = ['NO_RUN', 'FAITHFUL', 'FASTER', 'WORKLOADS', 'COMMITTED', 'DECIDE', '
            'cost_lines', 'headline_table', 'reader_of', 'took', 'scale_block', 'split_block', 'run_block',
            'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings', 'render_reproduce',
            'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines', 'render_bench',
-           'server_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines', 'anatomy_table',
-           'render_speed', 'render_decide_gpu', 'outputs_of', 'profile_dir', 'paper_of', 'claim_rows', 'render_decide',
-           'tally', 'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen',
-           'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers', 'splice', 'render_doc',
-           'render_readme', 'anchor', 'broken_links', 'rows_of', 'compare', 'check_record_target', 'compare_runs',
-           'describe', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
+           'server_lines', 'starts_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines',
+           'anatomy_table', 'render_speed', 'render_decide_gpu', 'outputs_of', 'profile_dir', 'paper_of', 'claim_rows',
+           'render_decide', 'tally', 'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text',
+           'scoreboard_screen', 'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers',
+           'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of', 'compare',
+           'check_record_target', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
+           'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def load_run(folder: Path) -> dict:
@@ -359,6 +360,23 @@ def server_lines(srv: dict) -> list[str]:
         out.append(f"| {r['dtype']} | {r['concurrency']} | {r['questions_per_s']:.2f} | {r['x_local']:.2f}× | "
                    f"{r['x_fastest_local']:.2f}× | {a['identical_answers']:.1%} | {diff} | "
                    f"{f['identical_answers']:.1%} |")
+    return out + (starts_lines(srv["starts"]) if "starts" in srv else [])
+
+def starts_lines(st: dict) -> list[str]:
+    "server.json's starts (bench_starts.py): seconds to serve, cold and warm, per compile setting; fingerprints by precision."
+    first = st["rows"][0]
+    ref = f"{first['config']} {first['dtype']}"
+    apart = "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in st["precisions_told_apart"].items())
+    out = ["", f"Server starts (`scripts/bench_starts.py`, {st['model']}, {st['machine']['cpu']}, {st['machine']['cpus']} "
+           f"cores): seconds from launch until `GET /v1/models` answers, each setting on its own emptied compile cache "
+           f"(cold), then again (warm); then {st['questions']} SQuAD questions at client concurrency 8. Settings: "
+           + "; ".join(f"`{k}` {v}" for k, v in st["configs"].items()) + f". Does the other precision's fingerprint "
+           f"differ from the first's (canary tolerance {st['canary_tol']} nats)? {apart}.", "",
+           f"| setting | precision | start | seconds to serve | questions/s | answers = {ref}'s | compile cache failed to load |",
+           "|---|---|---|---:|---:|---:|---|"]
+    for r in st["rows"]:
+        out.append(f"| {r['config']} | {r['dtype']} | {r['start']} | {r['ready_s']:.1f} | {r['questions_per_s']:.2f} | "
+                   f"{next(iter(r['answers_identical_to'].values())):.1%} | {'yes' if r['compile_cache_load_failed'] else 'no'} |")
     return out
 
 # %% ../nbs/95_report.ipynb #08eba6s1

@@ -92,7 +92,7 @@ def main(argv=None) -> int:
             reg = Path(d) / f"{config}.json"  # a registry per config: its starts are compared by hand below
             for i, dtype in enumerate([dtypes[0], dtypes[0], *dtypes[1:]]):
                 row = one_start(a.model, dtype, config, prompts, a.new_tokens, reg, a.build)
-                rows.append(row | dict(start="cold" if i == 0 else "warm"))
+                rows.append(row | dict(start=("cold", "warm")[i] if i < 2 else "first in this precision (cache warm)"))
     first = {(r["config"], r["dtype"]): r for r in reversed(rows)}  # each (config, precision)'s first start
     for r in rows:  # against the config's first start in the first precision: a restart, or another precision
         base = first[(r["config"], dtypes[0])]

@@ -127,7 +127,7 @@ def test_bench_starts_with_the_stand_in_server(data_dir, tmp_path, private_cache
     script("bench_starts").main(["--build", "fake", "--configs", "eager", "--n", "2", "--new-tokens", "2", "--out", str(out)])
     d = json.loads(out.read_text())
     assert d["rows"] == ["kept"] and [(r["dtype"], r["start"]) for r in d["starts"]["rows"]] == [
-        ("bfloat16", "cold"), ("bfloat16", "warm"), ("float32", "warm")]
+        ("bfloat16", "cold"), ("bfloat16", "warm"), ("float32", "first in this precision (cache warm)")]
     assert all(r["ready_s"] > 0 and r["questions_per_s"] > 0 for r in d["starts"]["rows"])
     # the stand-in answers alike in every precision: nothing tells them apart (vLLM's do: the slow test in test_serve.py)
     assert d["starts"]["precisions_told_apart"] == {"eager float32": False}
