@@ -180,3 +180,21 @@ def test_a_paper_run_regenerates_from_its_committed_rows(data_dir, tmp_path):
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     after = json.loads((out / "paper" / "64_papers.eor.method" / "results.json").read_text(encoding="utf-8"))
     assert after["verdict"] == before["verdict"] and after["table1"] == before["table1"] and after["what_reproduces"] == before["what_reproduces"]
+
+
+def test_no_committed_record_holds_an_absolute_path():
+    "Every committed run.json, results.json and params.json names folders relative to the project or a configured dir, never this machine's."
+    names = ("run.json", "results.json", "params.json")
+    files = [f for f in subprocess.run(["git", "ls-files", "outputs"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+             if f.rsplit("/", 1)[-1] in names]
+    absolute = re.compile(r"^(/[^/\s]+/|[A-Za-z]:\\)")  # from a root (POSIX, Windows); ~/... names the home folder
+
+    def strings(x, where=""):
+        if isinstance(x, dict):
+            for k, v in x.items(): yield from strings(v, f"{where}.{k}")
+        elif isinstance(x, list):
+            for i, v in enumerate(x): yield from strings(v, f"{where}[{i}]")
+        elif isinstance(x, str): yield where, x
+
+    bad = [(f, w, s) for f in files for w, s in strings(json.loads((ROOT / f).read_text())) if absolute.match(s)]
+    assert files and not bad, bad[:5]
