@@ -17,11 +17,24 @@ from ragkit.lm.serve import _free_port, _pids, port_answers, server_record, vllm
 RAGKIT = [sys.executable, "-c", "import sys; from ragkit.cli import main; sys.exit(main())"]
 
 
+_STARTED: list[subprocess.Popen] = []  # every `ragkit serve` a test started: stopped after it, whatever it asserted
+
+
+@pytest.fixture(autouse=True)
+def _stop_what_the_test_started():
+    "After each test, stop any `ragkit serve` it left running (a failed assertion must not leave a server on a port)."
+    yield
+    while _STARTED:
+        p = _STARTED.pop()
+        if p.poll() is None: p.terminate(); p.communicate(timeout=60)
+
+
 def start_serve(cache: Path, port: int, *args: str) -> tuple[subprocess.Popen, str]:
     "`ragkit serve smollm2-135m-instruct --build fake` on `port`, its cache in `cache`; the process and its first line."
     env = dict(os.environ, RAGKIT_CACHE_DIR=str(cache), HF_HUB_OFFLINE="1")
     p = subprocess.Popen([*RAGKIT, "serve", "smollm2-135m-instruct", "--build", "fake", "--port", str(port), *args],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    _STARTED.append(p)
     line = p.stdout.readline()
     assert "is served" in line, line + p.stdout.read()
     return p, line
