@@ -1,5 +1,7 @@
-"Shared fixtures: the configured data directory, or a skip that says how to configure it."
-import os, sys
+"""Shared fixtures: the configured data directory (or a skip that says how to configure it), a temporary ragkit cache for
+the session and for a test that asks (`private_cache`), and a guard that fails a test that writes the user's answers,
+server records or outputs."""
+import os, sys, tempfile
 from pathlib import Path
 import pytest
 from ragkit.config import load_settings
@@ -35,6 +37,31 @@ def _guarded() -> tuple[Path, ...]:
     return tuple(p.resolve() for p in (s.cache_dir / "lm", s.cache_dir / "logs", s.outputs_dir))
 
 _GUARDED, _TOUCHED, _WATCHING = _guarded(), [], [False]
+_REAL_CACHE = load_settings().cache_dir  # the user's, before the session's own is set below
+BUILT = ("demo", "embeddings", "bm25", "models", "venvs", "vllm")  # content-keyed builds a temporary cache may share
+
+
+def _cache_sharing_builds(cache: Path) -> Path:
+    "`cache` made a ragkit cache dir whose built models, data and indexes are the user's (linked); answers start empty."
+    cache.mkdir(parents=True, exist_ok=True)
+    for built in BUILT:
+        (_REAL_CACHE / built).mkdir(parents=True, exist_ok=True)
+        (cache / built).symlink_to(_REAL_CACHE / built, target_is_directory=True)
+    return cache
+
+
+# The whole session (in-process notebooks, and every subprocess through the environment) reads and writes answers,
+# server records and logs in a temporary cache, unless a test sets its own.
+_SESSION_CACHE = _cache_sharing_builds(Path(tempfile.mkdtemp(prefix="ragkit-test-cache-")))
+os.environ["RAGKIT_CACHE_DIR"] = str(_SESSION_CACHE)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache():
+    "Remove the session's cache at the end (its links to the user's builds are removed, not followed)."
+    import shutil
+    yield _SESSION_CACHE
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -74,16 +101,10 @@ def _keeps_to_its_own_folders():
                     f"RAGKIT_OUTPUTS_DIR, or a registry/cache argument)", pytrace=False)
 
 
-BUILT = ("demo", "embeddings", "bm25", "models", "venvs", "vllm")  # content-keyed builds a private cache may share
-
 
 @pytest.fixture
 def private_cache(tmp_path, monkeypatch) -> Path:
-    "RAGKIT_CACHE_DIR set to a temporary cache that shares the user's built models, data and indexes (linked), not answers or server records."
-    real, cache = load_settings().cache_dir, tmp_path / "cache"
-    cache.mkdir()
-    for built in BUILT:
-        (real / built).mkdir(parents=True, exist_ok=True)
-        (cache / built).symlink_to(real / built, target_is_directory=True)
+    "RAGKIT_CACHE_DIR set to this test's own cache, sharing the user's built models, data and indexes, not the session's answers."
+    cache = _cache_sharing_builds(tmp_path / "cache")
     monkeypatch.setenv("RAGKIT_CACHE_DIR", str(cache))
     return cache
