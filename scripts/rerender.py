@@ -12,6 +12,12 @@ parameter added since the run, at its default, is listed apart (`parameters_adde
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/rerender.py --only 64_papers.eor.method
     .venv/bin/python scripts/rerender.py --root /tmp/clone                             # the code of another checkout
     .venv/bin/python scripts/rerender.py --only 63_papers.eor.inconsistency --profiles paper-split   # one run
+    .venv/bin/python scripts/rerender.py --write     # and put each unchanged run's new notebook and records in place
+
+With --write, a run whose results re-render with every number unchanged gets its re-rendered top-level files (the
+executed notebook, figures, results.json, run.json, params.json) copied over the committed ones, so that the executed
+notebook shows today's code and prose; its rows (the folders below) are never copied. A run that changed is left as
+committed.
 """
 from __future__ import annotations
 import argparse, json, os, shutil, subprocess, sys, tempfile, time
@@ -63,12 +69,20 @@ def rerender(root: Path, scratch: Path, profile: str, nb: str) -> dict:
                       same_everything=not diff, differences=diff[:40], n_differences=len(diff), parameters_added=added)
 
 
+def put_in_place(new: Path, committed: Path) -> list[str]:
+    "Copy the re-rendered run's top-level files over the committed run's (never its rows); the names copied."
+    names = sorted(f.name for f in new.iterdir() if f.is_file() and not f.name.startswith("."))
+    for name in names: shutil.copy2(new / name, committed / name)
+    return names
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=str(ROOT), help="the checkout whose code re-renders (default: this one)")
     ap.add_argument("--only", default="", help="comma-separated notebooks (default: every committed run)")
     ap.add_argument("--profiles", default=",".join(PROFILES), help="comma-separated committed profiles (default: all of them)")
     ap.add_argument("--out", default=str(ROOT / "outputs" / "bench" / "rerender.json"))
+    ap.add_argument("--write", action="store_true", help="copy each unchanged run's re-rendered notebook and records in place")
     a = ap.parse_args(argv)
     root = Path(a.root).resolve()
     runs = committed_runs(root, {x.strip() for x in a.only.split(",") if x.strip()}, [p.strip() for p in a.profiles.split(",") if p.strip()])
@@ -81,6 +95,7 @@ def main(argv=None) -> int:
             print(f"[{i}/{len(runs)}] {profile}/{nb} ...", flush=True)
             got.append(rerender(root, scratch, profile, nb))
             g = got[-1]
+            if a.write and g["ok"] and g["same_everything"]: g["written"] = put_in_place(scratch / profile / nb, root / "outputs" / profile / nb)
             print(f"    {'ok' if g['ok'] else 'FAILED'} in {g['seconds']:.0f} s" +
                   (f"; verdicts {'unchanged' if g['same_verdicts'] else 'CHANGED'} ({g['verdicts']}), "
                    f"{'every number unchanged' if g['same_everything'] else str(g['n_differences']) + ' differences'}" if g["ok"] else ""), flush=True)

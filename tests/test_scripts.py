@@ -198,3 +198,15 @@ def test_rerender_finds_a_committed_run_unchanged(data_dir, tmp_path):
     assert rr.main(["--only", "63_papers.eor.inconsistency", "--profiles", "paper-split", "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert doc["all_same"] and [(r["profile"], r["notebook"], r["same_verdicts"]) for r in doc["runs"]] == [("paper-split", "63_papers.eor.inconsistency", True)]
+
+
+def test_rerender_write_copies_a_runs_top_level_files_never_its_rows(tmp_path):
+    "--write: the re-rendered notebook and records replace the committed ones; the rows below are left as committed."
+    new, old = tmp_path / "new", tmp_path / "old"
+    for d, text in ((new, "new"), (old, "old")):
+        (d / "nq" / "Top-1").mkdir(parents=True)
+        for f in ("62.ipynb", "results.json", "nq/Top-1/examples.jsonl"): (d / f).write_text(text)
+    (new / ".results.json.1.tmp").write_text("partial")
+    assert script("rerender").put_in_place(new, old) == ["62.ipynb", "results.json"]
+    assert [(old / f).read_text() for f in ("62.ipynb", "results.json", "nq/Top-1/examples.jsonl")] == ["new", "new", "old"]
+    assert not (old / ".results.json.1.tmp").exists()
