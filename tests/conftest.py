@@ -1,7 +1,7 @@
 """Shared fixtures: the configured data directory (or a skip that says how to configure it), a temporary ragkit cache for
 the session and for a test that asks (`private_cache`), and a guard that fails a test that writes the user's answers,
 server records or outputs."""
-import os, sys, tempfile
+import atexit, os, shutil, sys, tempfile
 from pathlib import Path
 import pytest
 from ragkit.config import load_settings
@@ -54,14 +54,7 @@ def _cache_sharing_builds(cache: Path) -> Path:
 # server records and logs in a temporary cache, unless a test sets its own.
 _SESSION_CACHE = _cache_sharing_builds(Path(tempfile.mkdtemp(prefix="ragkit-test-cache-")))
 os.environ["RAGKIT_CACHE_DIR"] = str(_SESSION_CACHE)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _session_cache():
-    "Remove the session's cache at the end (its links to the user's builds are removed, not followed)."
-    import shutil
-    yield _SESSION_CACHE
-    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)  # links removed, not followed; even if no test ran
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
