@@ -69,10 +69,23 @@ def rerender(root: Path, scratch: Path, profile: str, nb: str) -> dict:
                       same_everything=not diff, differences=diff[:40], n_differences=len(diff), parameters_added=added)
 
 
-def put_in_place(new: Path, committed: Path) -> list[str]:
-    "Copy the re-rendered run's top-level files over the committed run's (never its rows); the names copied."
+def relocate(text: str, scratch: Path, outputs: Path, root: Path) -> str:
+    "`text` with the scratch outputs folder named as the committed one, in each form a record uses (from nbs/, the root, /)."
+    forms = [(os.path.relpath(scratch, root / "nbs"), os.path.relpath(outputs, root / "nbs")),  # out_dir, from nbs/
+             (os.path.relpath(scratch, root), os.path.relpath(outputs, root)),  # run.json's out and settings
+             (str(scratch), str(outputs))]  # longest first: each relative form holds the next as its tail
+    for old, new in forms: text = text.replace(old, new)
+    return text
+
+
+def put_in_place(new: Path, committed: Path, scratch: Path | None = None, root: Path = ROOT) -> list[str]:
+    "Copy the re-rendered run's top-level files over the committed run's (never its rows), scratch paths renamed; the names."
     names = sorted(f.name for f in new.iterdir() if f.is_file() and not f.name.startswith("."))
-    for name in names: shutil.copy2(new / name, committed / name)
+    outputs = committed.parent.parent
+    for name in names:
+        if scratch is None or (new / name).suffix not in (".json", ".ipynb", ".md", ".txt", ".csv", ".html"):
+            shutil.copy2(new / name, committed / name)
+        else: (committed / name).write_text(relocate((new / name).read_text(encoding="utf-8"), scratch, outputs, root), encoding="utf-8")
     return names
 
 
@@ -95,7 +108,8 @@ def main(argv=None) -> int:
             print(f"[{i}/{len(runs)}] {profile}/{nb} ...", flush=True)
             got.append(rerender(root, scratch, profile, nb))
             g = got[-1]
-            if a.write and g["ok"] and g["same_everything"]: g["written"] = put_in_place(scratch / profile / nb, root / "outputs" / profile / nb)
+            if a.write and g["ok"] and g["same_everything"]:
+                g["written"] = put_in_place(scratch / profile / nb, root / "outputs" / profile / nb, scratch, root)
             print(f"    {'ok' if g['ok'] else 'FAILED'} in {g['seconds']:.0f} s" +
                   (f"; verdicts {'unchanged' if g['same_verdicts'] else 'CHANGED'} ({g['verdicts']}), "
                    f"{'every number unchanged' if g['same_everything'] else str(g['n_differences']) + ' differences'}" if g["ok"] else ""), flush=True)
