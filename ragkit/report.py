@@ -25,12 +25,12 @@ __all__ = ['NO_RUN', 'FAITHFUL', 'FASTER', 'WORKLOADS', 'COMMITTED', 'DECIDE', '
            'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings', 'render_reproduce',
            'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines', 'render_bench',
            'server_lines', 'starts_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines',
-           'anatomy_table', 'render_speed', 'render_decide_gpu', 'outputs_of', 'profile_dir', 'paper_of', 'claim_rows',
-           'render_decide', 'tally', 'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text',
-           'scoreboard_screen', 'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers',
-           'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of', 'compare',
-           'check_record_target', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
-           'clean_notebooks']
+           'anatomy_table', 'render_speed', 'render_decide_gpu', 'outputs_of', 'profile_dir', 'paper_of', 'run_of',
+           'whose', 'overrides_text', 'claim_rows', 'render_decide', 'group_of', 'tally', 'tally_text', 'reader_size',
+           'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen', 'render_summary', 'render_runs',
+           'notebook_description', 'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor',
+           'broken_links', 'rows_of', 'compare', 'check_record_target', 'compare_runs', 'describe', 'collect',
+           'save_key', 'record_run', 'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def load_run(folder: Path) -> dict:
@@ -550,6 +550,25 @@ def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore
     nb = Path(root) / "nbs" / f"{notebook}.ipynb"
     return paper_label(nb) if nb.is_file() else ""
 
+def run_of(folder: Path, # a run folder `ragkit run` wrote
+           ) -> tuple[str, dict]:
+    "The folder's notebook and -p overrides, from its run.json (else its name, less an overrides hash: '?' overrides)."
+    if (folder / "run.json").is_file():
+        rec = read_json(folder / "run.json")
+        return rec.get("notebook") or folder.name, rec.get("overrides") or {}
+    m = re.fullmatch(r"(.+)\.([0-9a-f]{8})", folder.name)  # <notebook>.<hash>: a run with overrides, its record lost
+    return (m[1], {"?": "run.json missing"}) if m else (folder.name, {})
+
+def whose(folder: Path, # a run folder
+          overrides: dict, # its -p overrides
+          ) -> str:
+    "'' for a profile's own run; 'yours 02cc35ac' for a run with -p overrides (the folder's suffix, else its name)."
+    return "" if not overrides else "yours " + folder.name.rsplit(".", 1)[-1]
+
+def overrides_text(overrides: dict) -> str:
+    "The overrides as `ragkit run` takes them: '-p top_k 3 -p datasets nq'."
+    return " ".join(f"-p {k} {v if isinstance(v, str) else json.dumps(v)}" for k, v in overrides.items())
+
 def _number(v) -> float | None:
     "A number of a verdict row, None when absent (None or NaN: a row older than the field, or nothing to say)."
     return None if _nan(v) else float(v)
@@ -557,13 +576,13 @@ def _number(v) -> float | None:
 def claim_rows(root: Path, # the project root
                profile: str = "paper", # whose runs (see `profile_dir`)
                ) -> list[dict]:
-    "Every claim of every run of `profile`, in notebook order, with its paper, verdicts and reader."
+    "Every claim of every run of `profile`, in notebook order, with its paper, verdicts, reader and whose run it is."
     out = []
     for f in sorted(profile_dir(root, profile).glob("*/results.json")):  # each verdict row as a scoreboard row
-        res, nb = read_json(f), f.parent.name
+        res, (nb, ov) = read_json(f), run_of(f.parent)
         reader = res.get("reader") or (res.get("grid") or {}).get("reader") or ""  # or that of the grid it read (EoR)
-        paper = paper_of(nb, root)
-        out += [dict(paper=paper, notebook=nb, claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
+        paper = paper_of(nb, root) or nb  # a notebook without a paper in its title: its own name
+        out += [dict(paper=paper, notebook=nb, run=f.parent.name, overrides=ov, whose=whose(f.parent, ov), claim=r["claim"], dataset=r["dataset"], paper_effect=r.get("paper"),
                      ours=r.get("ours"), lo=r.get("lo"), hi=r.get("hi"), unit=r.get("unit") or "points",
                      direction=r["direction"], size=r["size"], n=r.get("n"), reader=reader,
                      direction_holm=r.get("direction_holm", r["direction"]), discordant=r.get("discordant"),
@@ -603,13 +622,18 @@ TALLY = DIRECTIONS  # the per-paper tally's outcome columns, by the Holm-adjuste
 # a tally's key -> its column name, wherever it is shown
 TALLY_HEADS = {"claims": "claims", "with_paper_number": "with a paper number", **{d: d for d in TALLY}}
 
+def group_of(r: dict, # a claim_rows row
+             ) -> str:
+    "The row's paper, and whose run when a user's (with -p overrides): 'LoRE', or 'LoRE (yours 02cc35ac)'."
+    return r["paper"] + (f" ({w})" if (w := r.get("whose")) else "")
+
 def tally(rows: list[dict], # claim_rows
           ) -> list[dict]:
-    "Per paper (in order): its claims, how many have a paper number, and every claim by its Holm-adjusted direction."
+    "Per paper and user's run (in order): its claims, those with a paper number, and each by its Holm-adjusted direction."
     out = []
-    for p in dict.fromkeys(r["paper"] for r in rows):
-        mine = [r for r in rows if r["paper"] == p]
-        out.append(dict(paper=p or "other", claims=len(mine),
+    for p in dict.fromkeys(map(group_of, rows)):  # a user's run is never pooled with the profile's own, nor another's
+        mine = [r for r in rows if group_of(r) == p]
+        out.append(dict(paper=p, claims=len(mine),
                         with_paper_number=sum(r["paper_effect"] is not None for r in mine),
                         **{d: sum(r.get("direction_holm", r["direction"]) == d for r in mine) for d in TALLY}))
     return out
@@ -659,9 +683,9 @@ def outcome_sentence(rows: list[dict], # claim_rows of one profile
                      ) -> str:
     "One sentence of the paper's outcome: our reader's size against the paper's, then its claims by direction."
     t = next(t for t in tally(rows) if t["paper"] == paper)
-    readers = [r["reader"] for r in rows if (r["paper"] or "other") == paper]
-    theirs = " (ragkit's own comparison: no paper reads these claims)"
-    if p := PAPER_READERS.get(paper):  # the paper's reader in a few words
+    mine = [r for r in rows if group_of(r) == paper]
+    theirs, readers = " (ragkit's own comparison: no paper reads these claims)", [r["reader"] for r in mine]
+    if p := PAPER_READERS.get(mine[0]["paper"]):  # the paper's reader in a few words
         model = ", ".join(x for x in (p["model"], p["size"] or "size not published") if x)
         theirs = f" against the paper's {p['reader']} ({model})"
     parts = [f"{t[d]} {_SAID[d][t[d] != 1]}" for d in TALLY if d == "holds" or t[d]]  # holds, and what a claim has
@@ -706,13 +730,17 @@ def _screen_row(paper: str, label: str, cells: list[str] | None, widths: tuple[i
 def scoreboard_screen(root: Path, # the project root
                       profile: str = "demo", # whose runs to set under the committed ones (outputs/<profile>/)
                       ) -> str:
-    "Per paper, the committed tally with this clone's `profile` tally under it, the outcome, a legend, and where."
+    "Per paper, the committed tally, this clone's `profile` tally and each of the user's runs under it, the outcome, where."
     committed = claim_rows(root)
     decided = tally(claim_rows(root, "decide"))  # the committed runs sized by power, under the reference runs
     runs = [("committed", tally(committed))] + ([("decide", decided)] if decided and profile != "decide" else [])
-    runs += [(profile, tally(claim_rows(root, profile)))] if profile != "paper" else []
-    # a profile not run yet: a note, not rows
-    byp = [(label, {t["paper"]: t for t in ts}) for i, (label, ts) in enumerate(runs) if ts or i == 0]
+    mine_rows = claim_rows(root, profile) if profile != "paper" else []
+    own = tally([r for r in mine_rows if not r["whose"]])  # the profile's own runs
+    runs += [(profile, own)] if profile != "paper" else []
+    yours = {r["whose"]: r for r in mine_rows if r["whose"]}  # the user's runs with -p overrides: a row each, theirs
+    runs += [(w, tally([r for r in mine_rows if r["whose"] == w])) for w in yours]
+    # a profile not run yet: a note, not rows; a user's run: a row under its own paper only
+    byp = [(label, {t["paper"].split(" (")[0]: t for t in ts}) for i, (label, ts) in enumerate(runs) if ts or i == 0]
     papers = list(dict.fromkeys(p for _, ts in byp for p in ts))
     mine = f" beside this clone's {profile} runs (outputs/{profile}/)" if profile != "paper" else ""
     dec = " and decide runs (outputs/decide/)" if decided else ""
@@ -720,9 +748,11 @@ def scoreboard_screen(root: Path, # the project root
     w = (max(map(len, papers + ["paper"])), max(len(l) for l, _ in byp + [("runs", 0)]))
     out += [_screen_row("", "", [h[0] for h in _HEADS], w), _screen_row("paper", "runs", [h[1] for h in _HEADS], w)]
     out += [_screen_row("" if i else p, label, [str(ts[p][k]) for k in TALLY_HEADS] if p in ts else None, w)
-            for p in papers for i, (label, ts) in enumerate(byp)]
+            for p in papers for i, (label, ts) in enumerate(byp) if p in ts or label not in yours]
+    out += [f"{who}: {r['notebook']} {overrides_text(r['overrides'])} (outputs/{profile}/{r['run']}/)"
+            for who, r in yours.items()]  # what each of the user's runs changed
     if not papers: out.append("(no claim yet: ragkit reproduce --profile paper writes the reference runs)")
-    if mine and not runs[-1][1]: out.append(f"(no {profile} run yet: ragkit reproduce --profile {profile})")
+    if mine and not own: out.append(f"(no {profile} run yet: ragkit reproduce --profile {profile})")
     if committed: out += [""] + [f"{t['paper']}: {outcome_sentence(committed, t['paper'])}" for t in tally(committed)]
     return "\n".join(out + ["", LEGEND, WHERE])
 

@@ -297,7 +297,7 @@ def _warm_seconds(root: Path, profile: str, notebook: str) -> float | None:
 def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
     "A run page's first section: its outcome in one sentence, its headline figure, its claims folded, then the rest."
     res = read_json(run / "results.json")
-    rows = [r for r in claim_rows(root, profile) if r["notebook"] == run.name]
+    rows = [r for r in claim_rows(root, profile) if r["run"] == run.name]
     parts = ["## The verdict"]
     if rows: parts.append(f"**In one sentence.** {md_text(outcome_sentence(rows, tally(rows)[0]['paper']), None)}")
     if figs := res.get("figures"):
