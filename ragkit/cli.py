@@ -9,7 +9,8 @@ Lessons: `nbs/99_cli.ipynb`; on the site (`make site`): `cli.html`."""
 from __future__ import annotations
 import argparse, sys
 from pathlib import Path
-from .notebooks import PROFILES, load_profiles, notebook_parameters, parse_value, project_root
+from .notebooks import PROFILES, find_notebook, list_lines, load_profiles, notebook_parameters, parse_value
+from .notebooks import project_root
 
 # %% auto #0
 __all__ = ['REPORT', 'COMMANDS', 'parser', 'main']
@@ -31,7 +32,10 @@ def _notebook_commands(sub) -> None:
     rp.add_argument("--quiet", action="store_true", help="show papermill's cell counter, not the notebooks' output")
     st = sub.add_parser("status", help="every run folder's state (ok, failed, interrupted, running, stale)")
     st.add_argument("--profile", choices=PROFILES)
-    sub.add_parser("list", help="list the notebooks, their parameters and profiles")
+    ls = sub.add_parser("list", help="list the notebooks, their parameters and profiles; with a notebook, the values a "
+                                     "profile runs and what each parameter accepts")
+    ls.add_argument("notebook", nargs="?", help="a notebook name (e.g. 40_papers.lore): its parameters in full")
+    ls.add_argument("--profile", default="smoke", choices=PROFILES, help="whose values to show (with a notebook)")
 
 def _run(a) -> int:
     "`ragkit run`: execute one notebook (a failure raises RunFailed)."
@@ -58,13 +62,17 @@ def _status(a) -> int:
     return 0
 
 def _list(a) -> int:
-    "`ragkit list`: each notebook with parameters, its defaults and profiles."
+    "`ragkit list`: each notebook with parameters, its defaults and profiles; `ragkit list NB --profile P`: NB under P."
     root = project_root()
+    if a.notebook:
+        print("\n".join(list_lines(find_notebook(a.notebook, root), a.profile, root)))
+        return 0
     prof = load_profiles(root)
     for nb in sorted((root / "nbs").glob("*.ipynb")):
         ps = notebook_parameters(nb)
         if ps: print(f"{nb.stem}: parameters {', '.join(f'{k}={v}' for k, v in ps.items())}; "
                      f"profiles: smoke, {', '.join(prof.get(nb.stem, {}))}")
+    print("\nragkit list NOTEBOOK --profile PROFILE shows the values a profile runs and what each parameter accepts")
     return 0
 
 # %% ../nbs/99_cli.ipynb #1ad8523c

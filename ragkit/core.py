@@ -8,7 +8,7 @@ Lessons: `nbs/00_core.ipynb`; on the site (`make site`): `core.html`."""
 
 # %% ../nbs/00_core.ipynb #4d40c6c9
 from __future__ import annotations
-import dis, functools, gzip, hashlib, inspect, io, json, math, numbers, re, types, zlib
+import difflib, dis, functools, gzip, hashlib, inspect, io, json, math, numbers, re, types, zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -19,7 +19,8 @@ from tqdm.auto import tqdm
 __all__ = ['COMMITTED_KEYS', 'Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'toy_corpus', 'Hit', 'Cost',
            'Prediction', 'plain', 'init_settings', 'callable_fingerprint', 'Fingerprinted', 'recorded', 'Method',
            'Retriever', 'DataError', 'missing_file', 'DamagedFile', 'open_text', 'read_json', 'read_jsonl', 'row_error',
-           'sha256_file', 'OneOf', 'AtLeast', 'Flag', 'Between', 'WholeNumbers', 'Text', 'Parses', 'rule_problems']
+           'sha256_file', 'did_you_mean', 'OneOf', 'AtLeast', 'Flag', 'Between', 'WholeNumbers', 'Text', 'Parses',
+           'rule_problems']
 
 # %% ../nbs/00_core.ipynb #c1cd6d79
 @dataclass
@@ -473,6 +474,16 @@ def sha256_file(path: Path | str) -> str:
     "Hex sha256 of a file's bytes, streamed by `hashlib.file_digest`."
     with open(path, "rb") as f: return hashlib.file_digest(f, "sha256").hexdigest()
 
+# %% ../nbs/00_core.ipynb #oo55dy01
+def did_you_mean(bad: Sequence, # the values that were refused
+                 allowed: Sequence, # the values that are accepted
+                 ) -> str:
+    "' (did you mean squad?)' for the first refused value close to an accepted one (difflib), else ''."
+    for b in bad:
+        if near := difflib.get_close_matches(str(b), list(map(str, allowed)), n=1, cutoff=0.6):
+            return f" (did you mean {near[0]}?)"
+    return ""
+
 # %% ../nbs/00_core.ipynb #c709f108
 @dataclass(frozen=True)
 class OneOf:
@@ -486,6 +497,13 @@ class OneOf:
         "What a walk of the rules tries: every listed value, one at a time (and an empty list, for `many`)."
         return ("", *self.values, *self.also) if self.many else (*self.values, *self.also)
 
+    def describe(self) -> str:
+        "What the rule accepts, in words: 'one of best, none', or a comma-separated list of them."
+        vals, said = ", ".join(map(str, self.values)), [str(a) or "'' (none)" for a in self.also]
+        if not self.many: return f"one of {vals}" + "".join(f", {a}" for a in said)
+        also = "".join(f"; or {a}" for a in said) + ("; empty: none" if self.optional else "")
+        return f"comma-separated, each one of {vals}{also}"
+
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         if self.many and v in self.also: return None
@@ -494,7 +512,8 @@ class OneOf:
             return f"{v!r} names none: name at least one of {', '.join(map(str, self.values + self.also))}"
         bad = [x for x in items if x not in self.values and x not in self.also]
         what = "each comma-separated item must be" if self.many else "must be"
-        if bad: return f"{', '.join(map(repr, bad))}: {what} one of {', '.join(map(str, self.values + self.also))}"
+        if bad: return (f"{', '.join(map(repr, bad))}: {what} one of {', '.join(map(str, self.values + self.also))}"
+                        + did_you_mean(bad, self.values + self.also))
         return None
 
 @dataclass(frozen=True)
@@ -506,6 +525,10 @@ class AtLeast:
         "What a walk of the rules tries: the smallest value allowed, and 1 where that is 0 (which often means all or none)."
         lo = int(self.lo) if float(self.lo).is_integer() else self.lo
         return (0, 1) if lo == 0 else (lo,)
+
+    def describe(self) -> str:
+        "What the rule accepts, in words."
+        return f"a number at least {self.lo:g}"
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
@@ -519,6 +542,10 @@ class Flag:
     def walk_values(self) -> tuple:
         "What a walk of the rules tries: both."
         return (True, False)
+
+    def describe(self) -> str:
+        "What the rule accepts, in words."
+        return "true or false"
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
@@ -535,6 +562,10 @@ class Between:
     def walk_values(self) -> tuple:
         "What a walk of the rules tries: each end the range includes."
         return tuple(x for x, left_out in ((self.lo, self.open_lo), (self.hi, self.open_hi)) if not left_out)
+
+    def describe(self) -> str:
+        "What the rule accepts, in words."
+        return f"a number in {'(' if self.open_lo else '['}{self.lo:g}, {self.hi:g}{')' if self.open_hi else ']'}"
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
@@ -553,6 +584,10 @@ class WholeNumbers:
         "What a walk of the rules tries: none, and the smallest number allowed."
         return ("", str(self.lo))
 
+    def describe(self) -> str:
+        "What the rule accepts, in words."
+        return f"comma-separated whole numbers, each at least {self.lo} (empty: none)"
+
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         items = [s.strip() for s in str(v).split(",") if s.strip()] if isinstance(v, str) else None
@@ -568,6 +603,10 @@ class Text:
     def walk_values(self) -> tuple:
         "What a walk of the rules tries: nothing (a folder or a name is the user's own)."
         return ()
+
+    def describe(self) -> str:
+        "What the rule accepts, in words."
+        return f"one line of text: {self.what}"
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
@@ -590,6 +629,10 @@ class Parses:
     def walk_values(self) -> tuple:
         "What a walk of the rules tries: the empty value where it is allowed (a parsed value is the user's own)."
         return ("",) if self.optional else ()
+
+    def describe(self) -> str:
+        "What the rule accepts, in words."
+        return self.allowed
 
     def problem(self, v, params: dict | None = None) -> str | None:
         "What is wrong with `v` (`params`: the values of `given`), or None."

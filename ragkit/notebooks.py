@@ -15,7 +15,8 @@ from .core import AtLeast, Flag, OneOf, Parses, Text, plain, rule_problems
 __all__ = ['PROFILES', 'DTYPES', 'DEVICES', 'SHARED_RULES', 'project_root', 'find_notebook', 'notebook_title', 'paper_label',
            'load_profiles', 'profile_params', 'parse_value', 'notebook_parameters', 'parameter_notes',
            'notebook_params', 'notebook_defaults', 'check_value', 'check_datasets', 'exported_module', 'notebook_rules',
-           'check_declared', 'reader_from', 'check_parameters', 'resolve_parameters', 'walk_cases', 'walk_case']
+           'check_declared', 'reader_from', 'check_parameters', 'resolve_parameters', 'rule_text', 'parameter_table',
+           'list_lines', 'walk_cases', 'walk_case']
 
 # %% ../nbs/08_notebooks.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -177,12 +178,13 @@ def check_datasets(nb: str, # the notebook's name, for the message
                    spec, # the `datasets` value
                    origin: str, # where it came from
                    here: bool = False, # also require each named task's data on this machine
+                   allowed: tuple | None = None, # the tasks the notebook accepts (None: every task)
                    ) -> None:
     "Fail now if `datasets` names an unknown dataset, is `auto` with a missing data directory, or names absent data."
     try: from ragkit.data.tasks import parse_datasets
     except ImportError: return  # an installation without the experiment module: the notebook will check
     try:
-        names = parse_datasets(spec)
+        names = parse_datasets(spec, allowed)
         if here: _require_data(names)
     except (ValueError, TypeError) as e:  # an unknown dataset, or absent data
         raise ValueError(f"{nb}: parameter 'datasets' = {spec!r} from {origin}: {e}") from None
@@ -274,13 +276,52 @@ def resolve_parameters(nb_path: Path, # the notebook file
         for k, v in vals.items():
             resolved[k], origin[k] = check_value(nb_path.stem, k, v, defaults[k], where, notes.get(k, "")), where
     if isinstance(resolved.get("datasets"), str):
-        check_datasets(nb_path.stem, resolved["datasets"], origin.get("datasets", "the notebook's default"), here)
+        own = getattr((notebook_rules(nb_path) or {}).get("datasets"), "allowed", None)  # the notebook's own tasks
+        check_datasets(nb_path.stem, resolved["datasets"], origin.get("datasets", "the notebook's default"), here, own)
     checked = dict(resolved)
     if here and "reader" in resolved:  # '' is settings.reader: checked (READER_RULE) as that spec, named by its source
         spec, where = reader_from(resolved["reader"], settings)
         if where: checked["reader"], origin["reader"] = spec, where
     check_declared(nb_path, checked, origin, here)
     return resolved
+
+# %% ../nbs/08_notebooks.ipynb #oo55ls02
+def rule_text(rule) -> str:
+    "What a parameter rule accepts, in words: its `describe()`, else its docstring after 'A parameter rule...: '."
+    if rule is None: return ""
+    if callable(d := getattr(rule, "describe", None)): return d()
+    return (type(rule).__doc__ or "").split(": ", 1)[-1].rstrip(".")
+
+def parameter_table(nb_path: Path, # the notebook file
+                    profile: str = "smoke", # the profile whose values to show
+                    root: Path | None = None, # the project root (holds nbs/profiles.toml)
+                    ) -> list[dict]:
+    "Each parameter as `profile` runs it: name, value, where the value is set, and what the parameter accepts."
+    nb_path = Path(nb_path)
+    root = root or project_root(nb_path.parent)
+    values = resolve_parameters(nb_path, profile, root=root)
+    given = profile_params(nb_path.stem, profile, load_profiles(root))
+    rules, notes = notebook_rules(nb_path) or {}, parameter_notes(nb_path)
+    return [dict(name=k, value=v, origin="profile" if k in given else "default",
+                 accepts=rule_text(rules.get(k)) or notes.get(k, "")) for k, v in values.items()]
+
+def _cell(v, width: int = 28) -> str:
+    "A value as -p takes it (a string bare, else JSON), cut to `width` characters."
+    s = v if isinstance(v, str) else json.dumps(v)
+    return s if len(s) <= width else s[:width - 1] + "…"
+
+def list_lines(nb_path: Path, # the notebook file
+               profile: str = "smoke", # the profile whose values to show
+               root: Path | None = None, # the project root
+               ) -> list[str]:
+    "`ragkit list NB --profile P`: a head line, then a line per parameter: name, value, where it is set, what it accepts."
+    rows = parameter_table(nb_path, profile, root)
+    if not rows: return [f"{Path(nb_path).stem} takes no parameters"]
+    w = max(len(r["name"]) for r in rows)
+    head = (f"{Path(nb_path).stem} under profile {profile} (values from nbs/profiles.toml, else the notebook's "
+            f"defaults); change one with -p NAME VALUE:")
+    return [head, f"  {'parameter':{w}}  {'value':28}  {'set by':7}  accepts"] + [
+        f"  {r['name']:{w}}  {_cell(r['value']):28}  {r['origin']:7}  {r['accepts']}".rstrip() for r in rows]
 
 # %% ../nbs/08_notebooks.ipynb #wk000002
 def walk_cases(root: Path | None = None, # the project root

@@ -69,3 +69,23 @@ def test_no_run_folder_is_made_for_a_bad_value(tmp_path):
     with pytest.raises(ValueError, match="train_frac"):
         run_notebook("64_papers.eor.method", params=dict(train_frac=1.5), out=out, progress=False)
     assert not out.exists()
+
+
+def test_every_parameter_says_what_it_accepts():
+    "Issue 55: `ragkit list NB --profile P` names, for every parameter of every notebook, what it accepts."
+    from ragkit.notebooks import list_lines, notebook_rules, project_root, rule_text
+    for nb in sorted((project_root() / "nbs").glob("[0-9]*.ipynb")):
+        for k, rule in (notebook_rules(nb) or {}).items():
+            assert rule_text(rule).strip(), f"{nb.stem}: the rule of {k!r} says nothing of what it accepts"
+    lines = list_lines(find_notebook("80_papers.witqa"), "paper")
+    assert lines[0].startswith("80_papers.witqa under profile paper"), lines[0]
+
+
+@pytest.mark.parametrize("nb,value,near", [("40_papers.lore", "sqaud", "squad"), ("80_papers.witqa", "popqq", "popqa")])
+def test_a_misspelt_dataset_suggests_only_what_the_notebook_reads(nb, value, near):
+    "Issue 55: the suggestion for a misspelt dataset is one the notebook accepts."
+    with pytest.raises(ValueError, match=f"did you mean {near}\\?") as e:
+        resolve_parameters(find_notebook(nb), "smoke", {"datasets": value})
+    from ragkit.notebooks import notebook_rules
+    listed = e.value.args[0].split("choose from ", 1)[1].removesuffix(", or 'auto'").split(", ")
+    assert set(listed) == set(notebook_rules(find_notebook(nb))["datasets"].allowed), listed  # its own tasks only

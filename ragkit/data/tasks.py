@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 from ..config import check_data_dir
-from ..core import Corpus, Example, Passage
+from ..core import Corpus, Example, Passage, did_you_mean
 from .registry import DATASETS, available, load_dataset, sample_examples
 from .corpora import cap_words, corpus_missing, load_with_gold, restrict_corpus
 
@@ -70,7 +70,8 @@ def _check_known(names: list[str], allowed: list[str]) -> None:
     known = {*DATASETS, *(f"{d}:{s}" for d, spec in DATASETS.items() for s in spec.splits)} if every else set()
     bad = [n for n in names if n not in allowed and n not in known]
     more = f", or datasets / dataset:split pairs of ragkit.data.registry ({', '.join(DATASETS)})" if every else ""
-    if bad: raise ValueError(f"datasets: unknown {bad}; choose from {', '.join(allowed)}{more}, or 'auto'")
+    hint = did_you_mean(bad, list(allowed) + sorted(known))
+    if bad: raise ValueError(f"datasets: unknown {bad}{hint}; choose from {', '.join(allowed)}{more}, or 'auto'")
 
 def parse_datasets(spec: str, # "auto", or comma-separated task names / dataset:split pairs
                    allowed: Sequence[str] | None = None, # the task names this notebook accepts (None: every task)
@@ -102,6 +103,12 @@ class TaskChoice:
     def walk_values(self) -> tuple:
         "What a walk of the rules tries: each allowed task alone (and none, where that is allowed)."
         return ("",) * self.optional + tuple(self.allowed or ())
+
+    def describe(self) -> str:
+        "What the rule accepts, in words: its tasks, and whether several, none or `auto` may be given."
+        tasks = ", ".join(self.allowed) if self.allowed else "any task, dataset or dataset:split pair"
+        many = "one of" if self.single else "comma-separated, of"
+        return f"{many} {tasks}; or auto (those whose data is here)" + ("; empty: none" if self.optional else "")
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
