@@ -125,8 +125,11 @@ def check_data_dir(settings: Settings | None = None) -> None:
     "Fail if a data directory is set but does not exist (none set is fine: demo data only)."
     s = settings or load_settings()
     if s.data_dir is not None and not s.data_dir.is_dir():
-        where = setting_origin(s, "data_dir")
-        raise FileNotFoundError(f"the data directory {s.data_dir} does not exist; it is set by {where}. "
+        where, raw = setting_origin(s, "data_dir"), os.environ.get(f"{ENV_PREFIX}DATA_DIR", "")
+        rel = (f" (${ENV_PREFIX}DATA_DIR={raw} is relative, so it is read from the folder you ran in, {Path.cwd()}: "
+               "give an absolute path, which holds wherever the clone is)") if where.startswith("$") and raw and \
+            not Path(raw).expanduser().is_absolute() else ""
+        raise FileNotFoundError(f"the data directory {s.data_dir} does not exist; it is set by {where}{rel}. "
                                 "Fix it, or unset it to run on the built-in demo data only.")
 
 # %% ../nbs/01_config.ipynb #ea0ab815s2
@@ -135,7 +138,7 @@ def require_data_dir(settings: Settings | None = None) -> Path:
     s = settings or load_settings()
     if s.data_dir is None:
         raise FileNotFoundError("No data directory is configured. Set RAGKIT_DATA_DIR to the folder holding the QA "
-                                "data (e.g. RAGKIT_DATA_DIR=../shared/data) or `data_dir` in settings.ini; "
+                                "data (an absolute path, e.g. RAGKIT_DATA_DIR=/data/shared/data) or `data_dir` in settings.ini; "
                                 "the embedded `demo` dataset needs neither.")
     check_data_dir(s)
     return s.data_dir
