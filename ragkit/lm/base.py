@@ -67,7 +67,9 @@ class LM:
     def identity(self) -> str: raise NotImplementedError
 
     def generate(self, prompts: list[str], max_new_tokens: int = 32, stop: Sequence[str] | None = None,
-                 temperature: float = 0.0, seed: int = 0, chat: bool = True) -> list[Completion]:
+                 temperature: float = 0.0, seed: int = 0, chat: bool = True,
+                 # optional: called with the indices and completions of each inner batch as soon as it is done
+                 on_batch: Callable[[list[int], list[Completion]], None] | None = None) -> list[Completion]:
         "One completion per prompt, in the order given."
         raise NotImplementedError
 
@@ -97,8 +99,10 @@ class FakeLM(LM):
     def __init__(self, answers: dict | Callable[[str], str] | None = None,  # prompt -> answer, or a function of it
                  default: str = "",  # the answer to prompts missing from `answers`
                  logprob: float = -0.1,  # log-prob given to every canned token
-                 name: str = "fake"):  # appears in `identity`
+                 name: str = "fake",  # appears in `identity`
+                 batch_size: int | None = None):  # prompts per inner batch of `generate`; None: one batch
         self.answers, self.default, self.logprob, self.name = answers or {}, default, logprob, name
+        self.batch_size = batch_size
 
     @property
     def identity(self) -> str:
@@ -112,10 +116,16 @@ class FakeLM(LM):
         "The canned answer to `prompt`."
         return self.answers(prompt) if callable(self.answers) else self.answers.get(prompt, self.default)
 
-    def generate(self, prompts, max_new_tokens=32, stop=None, temperature=0.0, seed=0, chat=True):
-        "Canned completions for `prompts`."
-        return [_fake_completion(self.answer(p), max_new_tokens, stop, self.logprob, len(p.split()))
-                for p in check_prompts(prompts)]
+    def generate(self, prompts, max_new_tokens=32, stop=None, temperature=0.0, seed=0, chat=True, on_batch=None):
+        "Canned completions for `prompts`, in inner batches of `batch_size`, each passed to `on_batch` when done."
+        prompts, out = check_prompts(prompts), []
+        n = self.batch_size or max(len(prompts), 1)
+        for i in range(0, len(prompts), n):
+            part = [_fake_completion(self.answer(p), max_new_tokens, stop, self.logprob, len(p.split()))
+                    for p in prompts[i:i + n]]
+            if on_batch: on_batch(list(range(i, i + len(part))), part)
+            out += part
+        return out
 
     def score_batch(self, prompts, continuations, chat=True):
         "High score for continuations the canned answer starts with, low otherwise."
@@ -387,7 +397,9 @@ def _token_cap(self: TransformersLM) -> int | None:
 
 @patch
 def generate(self: TransformersLM, prompts: list[str], max_new_tokens: int = 32, stop: Sequence[str] | None = None,
-              temperature: float = 0.0, seed: int = 0, chat: bool = True) -> list[Completion]:
+              temperature: float = 0.0, seed: int = 0, chat: bool = True,
+              # called with the indices and completions of each batch as soon as it is done
+              on_batch: Callable[[list[int], list[Completion]], None] | None = None) -> list[Completion]:
     "One completion per prompt, in the order given."
     from tqdm.auto import tqdm
     prompts, stop = check_prompts(prompts), [stop] if isinstance(stop, str) else stop
@@ -404,6 +416,7 @@ def generate(self: TransformersLM, prompts: list[str], max_new_tokens: int = 32,
                 rows = self._decode_loop(*first, len(b), max_new_tokens, stop, temperature, gen)
             else: b, rows = self._decode_shared(seqs, b, max_new_tokens, stop, temperature, gen)
             for i, (ids, lps, reason) in zip(b, rows): out[i] = self._completion(ids, lps, reason, stop, len(seqs[i]))
+            if on_batch: on_batch(list(b), [out[i] for i in b])
     return out
 
 # %% ../../nbs/11_lm.base.ipynb #a49p0002

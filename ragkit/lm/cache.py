@@ -7,7 +7,7 @@ Lessons: `nbs/12_lm.cache.ipynb`; on the site (`make site`): `lm.cache.html`."""
 
 # %% ../../nbs/12_lm.cache.ipynb #c23ab8d0
 from __future__ import annotations
-import dataclasses, json, math, sqlite3, threading, time, warnings
+import dataclasses, inspect, json, math, sqlite3, threading, time, warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
@@ -95,8 +95,12 @@ class _Store:
         with self._checked():
             db, now = self._db(), time.time()
             db.execute("BEGIN IMMEDIATE")
-            db.executemany("INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?)", [(k, m, v, now) for k, m, v in rows])
-            db.execute("COMMIT")
+            try:
+                db.executemany("INSERT OR REPLACE INTO cache VALUES (?, ?, ?, ?)", [(k, m, v, now) for k, m, v in rows])
+                db.execute("COMMIT")
+            except BaseException:  # an interrupt in between: undone, not left open (and locked) on this connection
+                if db.in_transaction: db.execute("ROLLBACK")
+                raise
 
     def __len__(self) -> int:
         with self._checked(): return self._db().execute("SELECT COUNT(*) FROM cache").fetchone()[0]
@@ -146,11 +150,17 @@ def _repeats_cached(found: dict, keys: list[str]) -> list[Completion]:
     seen = set()
     return [found[k] if k not in seen and not seen.add(k) else dataclasses.replace(found[k], cached=True) for k in keys]
 
+# %% ../../nbs/12_lm.cache.ipynb #f0eebfd9s2
+def _reports_batches(lm) -> bool:
+    "Whether `lm.generate` takes `on_batch`, a callback it calls with each inner batch's answers as soon as they exist."
+    try: return "on_batch" in inspect.signature(lm.generate).parameters
+    except (TypeError, ValueError): return False  # no signature to read: it is called as before
+
 # %% ../../nbs/12_lm.cache.ipynb #4d33ba30
 class CachedLM:
     "Wrap any LM with a persistent content-addressed cache of its completions and scores."
     def __init__(self, lm, path: Path | str, chunk: int = 64):
-        self.lm, self.store, self.chunk = lm, _Store(path), chunk  # chunk: prompts per committed batch
+        self.lm, self.store, self.chunk = lm, _Store(path), chunk  # chunk: prompts per call of the wrapped LM
         self.hits = self.misses = self.calls = self.tokens = self.prompt_tokens = 0
 
     @property
@@ -167,18 +177,26 @@ class CachedLM:
         rows = self.store.get_many(list(dict.fromkeys(keys)))  # each key looked up once
         found = _parsed(rows, lambda d: Completion(**_typed(d) | {"cached": True}), self.store.path)
         todo = list(dict.fromkeys((k, p) for k, p in zip(keys, prompts) if k not in found))  # unique misses, in order
+        reports = _reports_batches(self.lm)
         for i in range(0, len(todo), self.chunk):
             part = todo[i:i + self.chunk]
+            keep = lambda idx, outs: self._keep([part[j][0] for j in idx], outs, found)  # one inner batch, at once
+            each = dict(on_batch=keep) if reports else {}
             outs = self.lm.generate([p for _, p in part], max_new_tokens=max_new_tokens, stop=stop,
-                                    temperature=temperature, seed=seed, **kw)
-            self.store.put_many([(k, self.identity, json.dumps(o.to_dict())) for (k, _), o in zip(part, outs)])
-            found.update({k: o for (k, _), o in zip(part, outs)})
-            self.calls += len(part)
-            self.tokens += sum(o.cost.tokens for o in outs)
-            self.prompt_tokens += sum(o.prompt_tokens for o in outs)
-        self.misses += len(todo)
+                                    temperature=temperature, seed=seed, **kw, **each)
+            self._keep([k for k, _ in part], outs, found)  # what no inner batch reported
         self.hits += len(prompts) - len(todo)
         return _repeats_cached(found, keys)
+
+    def _keep(self, keys: list[str], outs: list[Completion], found: dict) -> None:
+        "Store and count the wrapped LM's completions of `keys` not yet in `found`, and add them to it."
+        new = [(k, o) for k, o in zip(keys, outs) if k not in found]
+        if not new: return
+        self.store.put_many([(k, self.identity, json.dumps(o.to_dict())) for k, o in new])
+        found.update(new)
+        self.misses, self.calls = self.misses + len(new), self.calls + len(new)
+        self.tokens += sum(o.cost.tokens for _, o in new)
+        self.prompt_tokens += sum(o.prompt_tokens for _, o in new)
 
     def score(self, prompt: str, continuation: str, **kw) -> float:
         "Teacher-forced log-probability of `continuation` after `prompt`, cached."

@@ -461,12 +461,17 @@ def _gen_request(self: OpenAILM, prompt: str, max_new_tokens: int, stop, tempera
 
 # %% ../../nbs/13_lm.openai.ipynb #4a292bbe
 @patch
-def _map(self: OpenAILM, fn: Callable, items: list) -> list:
-    "fn over items on `concurrency` threads, results in input order."
-    if len(items) <= 1: return [fn(x) for x in items]
+def _map(self: OpenAILM, fn: Callable, items: list,
+         each: Callable[[int, object], None] | None = None, # called in this thread with (index, result), in input order
+         ) -> list:
+    "fn over items on `concurrency` threads, results in input order, each told to `each` as soon as it is back."
+    def told(i, r):
+        if each: each(i, r)
+        return r
+    if len(items) <= 1: return [told(i, fn(x)) for i, x in enumerate(items)]
     with ThreadPoolExecutor(max_workers=min(self.concurrency, len(items)), thread_name_prefix="openai-lm") as ex:
         futs = [ex.submit(fn, x) for x in items]
-        try: return [f.result() for f in futs]
+        try: return [told(i, f.result()) for i, f in enumerate(futs)]
         except BaseException:
             for f in futs: f.cancel()
             raise
@@ -478,7 +483,9 @@ def usage_completion_tokens(reply: dict, key: str = "completion_tokens") -> int 
 
 @patch
 def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop: Sequence[str] | None = None,
-             temperature: float = 0.0, seed: int = 0, chat: bool | None = None) -> list[Completion]:
+             temperature: float = 0.0, seed: int = 0, chat: bool | None = None,
+             # called with ([index], [completion]) of each answer as soon as it is back; never with a watch
+             on_batch: Callable[[list[int], list[Completion]], None] | None = None) -> list[Completion]:
     "One completion per prompt, in the order given."
     prompts, stop = check_prompts(prompts), [stop] if isinstance(stop, str) else stop
     chat = self.chat if chat is None else chat
@@ -486,7 +493,9 @@ def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop:
         reply = self._post(*self._gen_request(p, max_new_tokens, stop, temperature, seed, chat))
         c, n = to_completion(reply["choices"][0], chat, stop), usage_completion_tokens(reply, "prompt_tokens") or 0
         return dataclasses.replace(c, prompt_tokens=n, usage_tokens=usage_completion_tokens(reply))
-    outs = self._map(one, prompts)
+    # a watched call's answers count only once the watch has passed them: none is reported early
+    early = None if on_batch is None or self.watch is not None else lambda i, c: on_batch([i], [c])
+    outs = self._map(one, prompts, each=early)
     if outs and self.watch is not None and not getattr(self._watching, "on", False):  # its own canaries: not watched
         self._watching.on = True
         try: self.watch(self, chat)
