@@ -276,7 +276,8 @@ def resolve_parameters(nb_path: Path, # the notebook file
         for k, v in vals.items():
             resolved[k], origin[k] = check_value(nb_path.stem, k, v, defaults[k], where, notes.get(k, "")), where
     if isinstance(resolved.get("datasets"), str):
-        own = getattr((notebook_rules(nb_path) or {}).get("datasets"), "allowed", None)  # the notebook's own tasks
+        own = getattr((notebook_rules(nb_path) or {}).get("datasets"), "allowed", None)  # a TaskChoice's own tasks
+        own = tuple(own) if isinstance(own, (tuple, list)) else None  # (a Parses rule's `allowed` is its words)
         check_datasets(nb_path.stem, resolved["datasets"], origin.get("datasets", "the notebook's default"), here, own)
     checked = dict(resolved)
     if here and "reader" in resolved:  # '' is settings.reader: checked (READER_RULE) as that spec, named by its source

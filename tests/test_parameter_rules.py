@@ -89,3 +89,9 @@ def test_a_misspelt_dataset_suggests_only_what_the_notebook_reads(nb, value, nea
     from ragkit.notebooks import notebook_rules
     listed = e.value.args[0].split("choose from ", 1)[1].removesuffix(", or 'auto'").split(", ")
     assert set(listed) == set(notebook_rules(find_notebook(nb))["datasets"].allowed), listed  # its own tasks only
+
+
+def test_a_notebook_without_its_own_tasks_takes_every_task():
+    "A notebook whose `datasets` rule is the shared one (no task list of its own) still takes auto and any task."
+    for v in ("auto", "demo,squad"):
+        assert resolve_parameters(find_notebook("06_data.cards"), "smoke", {"datasets": v})["datasets"] == v
