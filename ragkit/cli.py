@@ -16,6 +16,13 @@ from .notebooks import project_root
 __all__ = ['REPORT', 'COMMANDS', 'parser', 'main']
 
 # %% ../nbs/99_cli.ipynb #b53f3b62
+def _how_much(p) -> None:
+    "Add --verbose and --quiet (one or neither) to the `run` or `reproduce` parser `p`."
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--verbose", action="store_true", help="also show the notebook's own output under [cell i/n] "
+                                                           "headers: its prints, warnings, and bars on a terminal")
+    g.add_argument("--quiet", action="store_true", help="only each run's start and end lines: no job line")
+
 def _notebook_commands(sub) -> None:
     "Add `run`, `reproduce`, `status` and `list` to `sub`."
     r = sub.add_parser("run", help="execute one notebook into outputs/<profile>/<notebook>[.<hash of overrides>]/")
@@ -25,11 +32,11 @@ def _notebook_commands(sub) -> None:
     r.add_argument("--profile", default="smoke", choices=PROFILES)
     r.add_argument("--out", metavar="DIR",
                    help="run folder (default: outputs/<profile>/<notebook>, or <notebook>.<hash> with -p)")
-    r.add_argument("--quiet", action="store_true", help="show papermill's cell counter, not the notebook's output")
+    _how_much(r)
     rp = sub.add_parser("reproduce", help="run every reproducing notebook under one profile")
     rp.add_argument("--profile", default="demo", choices=PROFILES)
     rp.add_argument("--only", nargs="*", help="notebook names or prefixes to restrict to")
-    rp.add_argument("--quiet", action="store_true", help="show papermill's cell counter, not the notebooks' output")
+    _how_much(rp)
     st = sub.add_parser("status", help="every run folder's state (ok, failed, interrupted, running, stale)")
     st.add_argument("--profile", choices=PROFILES)
     ls = sub.add_parser("list", help="list the notebooks, their parameters and profiles; with a notebook, the values a "
@@ -40,25 +47,26 @@ def _notebook_commands(sub) -> None:
 def _run(a) -> int:
     "`ragkit run`: execute one notebook (a failure raises RunFailed)."
     from ragkit.runner import run_notebook
-    run_notebook(a.notebook, a.profile, {k: parse_value(v) for k, v in a.param}, out=a.out, stream=not a.quiet,
-                 progress=a.quiet)
+    run_notebook(a.notebook, a.profile, {k: parse_value(v) for k, v in a.param}, out=a.out, stream=a.verbose,
+                 progress=not a.quiet)
     return 0
 
 def _reproduce(a) -> int:
-    "`ragkit reproduce`: run the list, print one line per notebook, exit 1 if any failed (130 if interrupted)."
+    "`ragkit reproduce`: run the list, then a line per notebook; exit 1 if any failed (an interrupt is main's: 130)."
     from ragkit.runner import reproduce
-    res = reproduce(a.profile, a.only, stream=not a.quiet, progress=a.quiet)
-    n = {k: sum(r["status"] == k for r in res.values()) for k in ("ok", "failed", "interrupted")}
-    print(f"reproduce --profile {a.profile}: {n['ok']} ok, {n['failed']} failed"
-          f"{', interrupted' if n['interrupted'] else ''} ({sum(r['seconds'] for r in res.values()):.0f} s)")
+    res = reproduce(a.profile, a.only, stream=a.verbose, progress=not a.quiet)
+    n = {k: sum(r["status"] == k for r in res.values()) for k in ("ok", "failed")}
+    print(f"reproduce --profile {a.profile}: {n['ok']} ok, {n['failed']} failed "
+          f"({sum(r['seconds'] for r in res.values()):.0f} s)")
     for k, r in res.items():
         print(f"  {k:<20} {r['status']:<12} {r['seconds']:>8.1f} s  {r.get('out') or r.get('error', '')}")
-    return 130 if n["interrupted"] else 1 if n["failed"] else 0
+    return 1 if n["failed"] else 0
 
 def _status(a) -> int:
-    "`ragkit status`: one line per run folder."
-    from ragkit.runner import looked_in, status_lines
+    "`ragkit status`: one line per run folder, then one per `reproduce` job."
+    from ragkit.runner import job_lines, looked_in, status_lines
     print("\n".join(status_lines(profile=a.profile)) or f"no run folders: {looked_in(profile=a.profile)}")
+    for l in job_lines(profile=a.profile): print(f"job {l}")
     return 0
 
 def _list(a) -> int:

@@ -8,7 +8,7 @@ Lessons: `nbs/00_core.ipynb`; on the site (`make site`): `core.html`."""
 
 # %% ../nbs/00_core.ipynb #4d40c6c9
 from __future__ import annotations
-import difflib, dis, functools, gzip, hashlib, inspect, io, json, math, numbers, re, types, zlib
+import difflib, dis, functools, gzip, hashlib, inspect, io, json, math, numbers, re, time, types, zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -19,8 +19,8 @@ from tqdm.auto import tqdm
 __all__ = ['COMMITTED_KEYS', 'Example', 'Passage', 'stable_hash', 'passage_id', 'Corpus', 'toy_corpus', 'Hit', 'Cost',
            'Prediction', 'plain', 'init_settings', 'callable_fingerprint', 'Fingerprinted', 'recorded', 'Method',
            'Retriever', 'DataError', 'missing_file', 'DamagedFile', 'open_text', 'read_json', 'read_jsonl', 'row_error',
-           'sha256_file', 'did_you_mean', 'OneOf', 'AtLeast', 'Flag', 'Between', 'WholeNumbers', 'Text', 'Parses',
-           'rule_problems']
+           'sha256_file', 'did_you_mean', 'tell', 'OneOf', 'AtLeast', 'Flag', 'Between', 'WholeNumbers', 'Text',
+           'Parses', 'rule_problems']
 
 # %% ../nbs/00_core.ipynb #c1cd6d79
 @dataclass
@@ -483,6 +483,15 @@ def did_you_mean(bad: Sequence, # the values that were refused
         if near := difflib.get_close_matches(str(b), list(map(str, allowed)), n=1, cutoff=0.6):
             return f" (did you mean {near[0]}?)"
     return ""
+
+# %% ../nbs/00_core.ipynb #oo55tl02
+def tell(path: Path | str, # a JSON-lines file, e.g. a run folder's progress.jsonl
+         **event, # what happened, e.g. cell=3, of=12
+         ) -> None:
+    "Append `event` and the time to `path` as one JSON line; a file that cannot be written is passed over."
+    try:
+        with open(path, "a", encoding="utf-8") as f: f.write(json.dumps({"t": round(time.time(), 3), **event}) + "\n")
+    except OSError: pass  # the line is shown, never needed: a full disk fails the run elsewhere
 
 # %% ../nbs/00_core.ipynb #c709f108
 @dataclass(frozen=True)

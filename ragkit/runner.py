@@ -8,24 +8,28 @@ Lessons: `nbs/98_runner.ipynb`; on the site (`make site`): `runner.html`."""
 
 # %% ../nbs/98_runner.ipynb #6eb81e34
 from __future__ import annotations
-import hashlib, importlib, json, logging, os, platform, re, shlex, signal, socket, subprocess, sys, threading, time
-from contextlib import contextmanager
+import hashlib, importlib, json, logging, os, platform, re, shlex, shutil, signal, socket, subprocess, sys, threading, time
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 from .config import load_settings, check_data_dir, Settings, DEFAULTS, ENV_PREFIX
 from .notebooks import PROFILES, exported_module, find_notebook, load_profiles, project_root, resolve_parameters
 from .notebooks import parse_value, reader_from
-from .portable import portable_path, settings_dirs, tidy_notebook
+from .portable import drop_progress, portable_path, settings_dirs, tidy_notebook
+from .core import tell
 try: import fcntl
 except ImportError: fcntl = None  # not POSIX: no folder lock, run.json's pid is the only guard
 
 # %% auto #0
-__all__ = ['STALE', 'LOCK', 'reader_needs', 'check_reader_params', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir',
-           'git_revision', 'record_reader', 'portable_settings', 'machine', 'run_record', 'write_json', 'read_run',
-           'pid_alive', 'run_state', 'in_use', 'claim_run_dir', 'release_run_dir', 'prepare_run_dir', 'kernel_env',
-           'RunFailed', 'RunInterrupted', 'resume_command', 'failure_info', 'run_notebook', 'select_notebooks',
-           'reproduce', 'known_runs_file', 'remember_run', 'status_lines', 'looked_in']
+__all__ = ['STALE', 'LOCK', 'PROGRESS', 'PROGRESS_ENV', 'KERNEL_LOG', 'NO_ANSWERS', 'LOG_EVERY', 'reader_needs',
+           'check_reader_params', 'overrides_hash', 'run_dir', 'stale_files', 'clear_run_dir', 'git_revision',
+           'record_reader', 'portable_settings', 'machine', 'run_record', 'write_json', 'read_run', 'pid_alive',
+           'run_state', 'in_use', 'claim_run_dir', 'release_run_dir', 'prepare_run_dir', 'kernel_env', 'read_progress',
+           'answer_counts', 'add_counts', 'rate_text', 'eta_text', 'job_line', 'log_gaps', 'Job', 'RunFailed',
+           'RunInterrupted', 'resume_command', 'failure_info', 'run_notebook', 'select_notebooks', 'reproduce',
+           'progress_note', 'known_runs_file', 'remember_run', 'status_lines', 'jobs_dir', 'job_status_line',
+           'job_lines', 'looked_in']
 
 # %% ../nbs/98_runner.ipynb #950ccf19
 def reader_needs(nb_path: Path, # the notebook
@@ -75,7 +79,7 @@ def run_dir(notebook: str, # e.g. "06_data.cards"
 
 # %% ../nbs/98_runner.ipynb #cadecbc9
 STALE = ("*.ipynb", "*.png", "*.svg", "*.pdf", "*.json", "*.jsonl", "*.csv", "*.tsv", "*.md", "*.txt", "*.html",
-         "*.tex", ".*.tmp")
+         "*.tex", "*.log", ".*.tmp")
 
 def stale_files(out: Path) -> list[Path]:
     "The top-level files of `out` that a run replaces (see STALE)."
@@ -259,14 +263,19 @@ def prepare_run_dir(out: Path, # the run folder
     return gone
 
 # %% ../nbs/98_runner.ipynb #5ffe1ea6
+_IPROGRESS = re.compile(r"^[^\n]*TqdmWarning: IProgress not found[^\n]*\n(?:[ \t]+[^\n]*\n)?", re.M)  # no ipywidgets: not the user's to fix
+
 class _Stream(logging.Handler):
-    "Echoes a running notebook to stderr: output lines as a terminal shows them, under lazy `[cell i/n]` headers."
+    "Follows a running notebook's cells; with `show`, echoes its output as a terminal shows it, under lazy `[cell i/n]` headers."
     def __init__(self, kinds: list[str], # cell types of the notebook as papermill runs it
-                 out=None, # where to write (default: sys.stderr at the time of writing)
+                 out=None, # where to write (default: sys.stderr at the time of writing); a Job puts it above its line
                  after: float = 2.0, # seconds a silent cell runs before its header is printed
+                 show: bool = True, # echo the notebook's output (False: only follow its cells)
+                 bars: bool = True, # keep progress-bar lines (False, in a log: the job line says how far it is)
+                 on_cell=None, # called with (i, n) as the i-th of the n code cells starts
                  ):
         super().__init__()
-        self.kinds, self.out, self.after = kinds, out, after
+        self.kinds, self.out, self.after, self.show, self.bars, self.on_cell = kinds, out, after, show, bars, on_cell
         self.n, self.cell, self.shown, self.timer, self.mutex = kinds.count("code"), None, True, None, threading.Lock()
 
     def _print(self, lines: list[str]) -> None:
@@ -283,21 +292,25 @@ class _Stream(logging.Handler):
         "A papermill log record: follow `Executing Cell N` / `Ending Cell N`, show its warnings, drop the rest."
         m = re.match(r"(Executing|Ending) Cell (\d+)", r.getMessage())
         if not m:
-            if r.levelno >= logging.WARNING and r.module != "clientwrap": self._print([f"papermill: {r.getMessage()}"])
+            if r.levelno >= logging.WARNING and r.module != "clientwrap" and self.show:
+                self._print([f"papermill: {r.getMessage()}"])
             return
         if self.timer: self.timer.cancel()
         i = int(m[2])
         with self.mutex:
             started = m[1] == "Executing" and 0 < i <= len(self.kinds) and self.kinds[i - 1] == "code"
             self.cell, self.shown = (self.kinds[:i].count("code"), False) if started else (None, True)
-        if started:
+        if started and self.on_cell: self.on_cell(self.cell, self.n)
+        if started and self.show:
             self.timer = threading.Timer(self.after, self._print, ([],))
             self.timer.daemon = True
             self.timer.start()
 
     def write(self, s: str) -> int:
         "Kernel output (papermill's stdout_file / stderr_file): each line as shown after its last carriage return."
-        shown = [[p for p in line.split("\r") if p.strip()] for line in s.split("\n")]
+        if not self.show: return len(s)
+        text = drop_progress(s) if not self.bars else _IPROGRESS.sub("", s)  # drop_progress drops the warning too
+        shown = [[p for p in line.split("\r") if p.strip()] for line in text.split("\n")]
         lines = [ps[-1].rstrip() for ps in shown if ps]
         if lines: self._print(lines)
         return len(s)
@@ -332,27 +345,219 @@ def kernel_env(s: Settings) -> dict:
     return {ENV_PREFIX + k.upper(): "" if v is None else str(v) for k, v in s.to_dict().items() if k in DEFAULTS}
 
 @contextmanager
-def _streaming(nb_path: Path, stream: bool, progress: bool):
-    "Yield papermill keyword arguments: the notebook's output echoed to stderr if `stream`, else the counter."
-    if not stream:
-        yield dict(progress_bar=progress)
+def _streaming(nb_path: Path, stream: bool, progress: bool,
+               job: Job | None = None, # where lines go: above the job line (default: stderr)
+               folder: Path | None = None, # the run folder, whose progress file is told each cell's start
+               ):
+    "Yield papermill keyword arguments: the cells followed (each start told to the progress file), the output echoed if `stream`."
+    if not (stream or progress):
+        yield dict(progress_bar=False)
         return
     cells = json.loads(Path(nb_path).read_text())["cells"]
     kinds = [c["cell_type"] for c in cells]
     kinds.insert(_injected_at(cells), "code")  # the cell types as papermill runs the notebook
-    log, h = logging.getLogger("papermill"), _Stream(kinds)
+    on_cell = (lambda i, n: tell(Path(folder) / PROGRESS, cell=i, of=n)) if folder else None
+    log, h = logging.getLogger("papermill"), _Stream(kinds, job, show=stream, bars=bool(job and job.tty), on_cell=on_cell)
     old = log.level, log.propagate
     log.addHandler(h)
     log.setLevel(logging.INFO)
     log.propagate = False
     try:
         with _environ({"TQDM_MININTERVAL": "5"}, keep_set=True):
-            yield dict(progress_bar=False, log_output=True, stdout_file=h, stderr_file=h)
+            yield dict(progress_bar=False, log_output=True) | (dict(stdout_file=h, stderr_file=h) if stream else {})
     finally:
         log.removeHandler(h)
         h.close()
         log.setLevel(old[0])
         log.propagate = old[1]
+
+# %% ../nbs/98_runner.ipynb #job55
+PROGRESS = "progress.jsonl"  # in a run folder: its evaluations' plans and answers, and the cell the run is at
+PROGRESS_ENV = "RAGKIT_PROGRESS"  # names PROGRESS to the kernel: ragkit.eval.evaluate appends its lines there
+KERNEL_LOG = "kernel.log"  # in a run folder: the kernel process's own output (its warnings, a crash's last words)
+
+def read_progress(out: Path, # a run folder
+                  ) -> list[dict]:
+    "The events of the progress file in `out`; none if it has none, and a line still being written is skipped."
+    try: lines = (Path(out) / PROGRESS).read_text(encoding="utf-8").splitlines()
+    except OSError: return []
+    evs = []
+    for l in lines:
+        try: e = json.loads(l)
+        except ValueError: continue
+        if isinstance(e, dict) and isinstance(e.get("t"), (int, float)): evs.append(e)
+    return evs
+
+# %% ../nbs/98_runner.ipynb #job55s
+def answer_counts(events: list[dict], # read_progress's
+                  now: float | None = None, # the time an open evaluation counts up to; None: its last line
+                  ) -> dict:
+    "Answers planned, done and computed (not resumed), seconds spent answering, and the cell last started."
+    evals, cell = {}, None
+    for e in events:
+        if "cell" in e: cell = (e["cell"], e.get("of"))
+        if "eval" not in e: continue
+        s = evals.setdefault(e["eval"], dict(planned=0, resumed=e.get("done", 0), done=0, t0=e["t"], end=False))
+        s.update(planned=e.get("planned", s["planned"]), done=e.get("done", s["done"]), t=e["t"], end=s["end"] or bool(e.get("end")))
+    until = lambda s: s["t"] if s["end"] or now is None else max(now, s["t"])
+    return dict(planned=sum(s["planned"] for s in evals.values()), done=sum(s["done"] for s in evals.values()),
+                computed=sum(s["done"] - s["resumed"] for s in evals.values()),
+                seconds=sum(until(s) - s["t0"] for s in evals.values() if s["done"] > s["resumed"] or not s["end"]),
+                cell=cell)
+
+def add_counts(a: dict, b: dict) -> dict:
+    "Two answer_counts summed (the cell is `b`'s, the later run's)."
+    return {k: a[k] + b[k] for k in ("planned", "done", "computed", "seconds")} | dict(cell=b["cell"])
+
+NO_ANSWERS = dict(planned=0, done=0, computed=0, seconds=0.0, cell=None)
+
+# %% ../nbs/98_runner.ipynb #job55s2
+def rate_text(rate: float, # answers a second
+              ) -> str:
+    "The rate as read at a glance: per second from one a second, else per minute (or per hour)."
+    if rate >= 1: return f"{rate:.1f} answers/s"
+    m = rate * 60
+    return f"{m:.0f} answers/min" if m >= 9.95 else f"{m:.1f} answers/min" if m >= 0.95 else f"{m * 60:.0f} answers/h"
+
+def eta_text(left: int, # answers still to compute
+             rate: float | None, # answers a second so far (None: none computed yet)
+             ) -> str:
+    "The time `left` answers take at `rate`, in words; '' when nothing is left."
+    if left <= 0: return ""
+    if not rate: return "the time left shows after the first answers"
+    m = round(left / rate / 60)
+    return "under a minute left" if m < 1 else f"about {m} min left" if m < 60 else f"about {m // 60} h {m % 60:02d} min left"
+
+def job_line(counts: dict, # answer_counts, summed over the job's notebooks
+             notebooks: tuple[int, int] | None = None, # (finished, in all) when the job has several notebooks
+             at: str = "", # where the job is: the notebook running and its cell
+             ended: bool = False, # the job is over, so its plan is whole (else the answers are planned "so far")
+             ) -> str:
+    "The job in one line: notebooks done, answers done of planned, the rate, the time left."
+    head = " ".join(x for x in (f"[{notebooks[0]}/{notebooks[1]} notebooks]" if notebooks else "", at) if x)
+    planned, done = counts["planned"], counts["done"]
+    if not planned: return f"{head}: " * bool(head) + ("no answers to compute" if ended else "no answers planned yet")
+    rate = counts["computed"] / counts["seconds"] if counts["computed"] > 0 and counts["seconds"] > 0 else None
+    parts = [f"{done:,} of {planned:,} answers" + ("" if ended else " planned so far")]
+    if rate: parts.append(rate_text(rate))
+    if eta := eta_text(planned - done, rate): parts.append(eta + ("" if ended or not rate else " for those"))
+    return f"{head}: " * bool(head) + "; ".join(parts)
+
+# %% ../nbs/98_runner.ipynb #job55s3
+LOG_EVERY = 300.0  # seconds between two job lines in a log, once the first few are out (a terminal redraws every second)
+
+def log_gaps(k: int) -> float:
+    "Seconds from a log's k-th job line to the next (k = 0: from the job's start): 30, 60, 120, 240, then LOG_EVERY."
+    return min(LOG_EVERY, 30.0 * 2 ** k)
+
+class Job:
+    "A `ragkit run` or `ragkit reproduce` as its user sees it: lines that stay, and one line for the whole job."
+    def __init__(self, notebooks: Sequence[str], # the job's notebooks, in order
+                 out=None, # where it writes (default: sys.stderr at the time of writing)
+                 live: bool = True, # show the job line (False: only the lines that stay)
+                 tty: bool | None = None, # whether `out` is a terminal, which redraws the job line (default: ask it)
+                 record: Path | None = None, # a file kept up to date for `ragkit status`
+                 about: dict | None = None, # more fields for the record: command, profile
+                 ):
+        self.names, self.out, self.live, self.record, self.about = list(notebooks), out, live, record, about or {}
+        o = out or sys.stderr
+        self.tty = (o.isatty() if hasattr(o, "isatty") else False) if tty is None else tty
+        self.folders, self.finished, self.spent, self.name = {}, 0, NO_ANSWERS, None
+        self.mutex, self.shown, self.k, self.t0, self.started = threading.RLock(), "", 0, time.time(), _now()
+
+    def counts(self, now: float | None = None) -> dict:
+        "The answer counts of the notebooks finished plus the running one's (its open evaluation up to `now`)."
+        if self.name is None: return self.spent
+        return add_counts(self.spent, answer_counts(read_progress(self.folders[self.name]), now))
+
+    def line(self, now: float | None = None) -> str:
+        "The job line (job_line) as of `now`."
+        c = self.counts(now)
+        at = (self.name or "") + (f", cell {c['cell'][0]}/{c['cell'][1]}" if self.name and c["cell"] else "")
+        n = (self.finished, len(self.names)) if len(self.names) > 1 else None
+        return job_line(c, n, at, ended=self.finished == len(self.names))
+
+    def write(self, s: str) -> int:
+        "Text that stays; on a terminal it goes above the job line, which is drawn again below it."
+        with self.mutex:
+            o = self.out or sys.stderr
+            o.write(("\r\x1b[K" if self.shown else "") + s)
+            if self.shown and s.endswith("\n"): o.write(self.shown)  # drawn again below what stays
+            elif not s.endswith("\n"): self.shown = ""  # the cursor is mid-line: the next show draws it afresh
+            o.flush()
+        return len(s)
+
+    def flush(self) -> None: (self.out or sys.stderr).flush()
+
+    def say(self, line: str) -> None:
+        "A line that stays."
+        self.write(line + "\n")
+
+    def show(self, now: float | None = None, force: bool = False) -> None:
+        "The job line: redrawn on a terminal; in a log printed when its gap (log_gaps) is over, or when `force`d."
+        if not self.live: return
+        now = time.time() if now is None else now
+        with self.mutex:
+            o = self.out or sys.stderr
+            if self.tty:
+                self.shown = self.line(now)[:shutil.get_terminal_size().columns - 1]
+                o.write("\r\x1b[K" + self.shown)
+            elif force or now - self.t0 >= log_gaps(self.k):
+                o.write(self.line(now) + "\n")
+                self.k, self.t0 = self.k + 1, now
+            o.flush()
+
+    @contextmanager
+    def ticking(self, every: float = 1.0, # seconds between two looks
+                ):
+        "While inside, a thread looks at the job every `every` seconds and shows its line (when due)."
+        if not self.live:
+            yield
+            return
+        stop = threading.Event()
+        def look():
+            while not stop.wait(every):
+                try: self.show()
+                except Exception: pass  # a line that cannot be drawn now is drawn at the next look
+        t = threading.Thread(target=look, daemon=True)
+        t.start()
+        try: yield
+        finally:
+            stop.set()
+            t.join()
+
+    def begin(self, name: str, # the notebook starting
+              folder: Path, # its run folder
+              ) -> str:
+        "Notebook `name` starts in `folder`; its `[k/n] ` as the start line shows it ('' in a job of one)."
+        self.name, self.folders[name] = name, Path(folder)
+        self.save("running")
+        return f"[{self.names.index(name) + 1}/{len(self.names)}] " if len(self.names) > 1 and name in self.names else ""
+
+    def end(self) -> None:
+        "The running notebook is over, however it ended (or one was refused before it began): it counts as done."
+        self.spent, self.name, self.finished = self.counts(), None, self.finished + 1
+        if self.shown: self.show()  # a terminal's line is drawn afresh, not as it was before the notebook ended
+        self.save("running")
+
+    def close(self, status: str, # how the job ended: ok, failed, interrupted
+              ) -> None:
+        "The job is over: the job line is cleared from a terminal, its last state stays (not after an interrupt)."
+        with self.mutex:
+            if self.shown: (self.out or sys.stderr).write("\r\x1b[K")
+            self.shown = ""
+        if self.live and status != "interrupted" and self.spent["planned"]:
+            self.say(job_line(self.spent, (self.finished, len(self.names)) if len(self.names) > 1 else None,
+                              ended=self.finished == len(self.names)))
+        self.save(status)
+
+    def save(self, status: str) -> None:
+        "Write the record `ragkit status` reads (if the job keeps one)."
+        if self.record is None: return
+        self.record.parent.mkdir(parents=True, exist_ok=True)
+        write_json(self.record, dict(self.about, status=status, pid=os.getpid(), host=socket.gethostname(),
+                                     started=self.started, notebooks=self.names, finished=self.finished,
+                                     running=self.name, folders={k: str(v) for k, v in self.folders.items()}))
 
 # %% ../nbs/98_runner.ipynb #8aa71215
 class RunFailed(Exception):
@@ -426,11 +631,17 @@ async def _settle(km, # the kernel's manager (jupyter_client's AsyncKernelManage
     finally: kc.stop_channels()
     return False
 
-def _settling_manager() -> type:
-    "An AsyncKernelManager whose shutdown lets an interrupted cell answer first (`_settle`): no traceback is printed."
+def _settling_manager(log: Path | None = None, # where the kernel process writes (None: the runner's own stdout and stderr)
+                      ) -> type:
+    "An AsyncKernelManager whose shutdown lets an interrupted cell answer first (`_settle`), its process's output to `log`."
     from jupyter_client import AsyncKernelManager
     class SettlingKernelManager(AsyncKernelManager):
         settled = False  # once settled, a second interrupt would only meet a kernel between requests
+
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+            if log is None or "stderr" in kw: return await super()._async_launch_kernel(kernel_cmd, **kw)
+            with open(log, "ab") as f:  # the kernel holds its own copy of the descriptor
+                await super()._async_launch_kernel(kernel_cmd, **kw | dict(stdout=f, stderr=f))
 
         async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
             if not now and self.has_kernel:  # a kernel still busy when it should have answered: stopped, not asked
@@ -477,12 +688,15 @@ def _plan(notebook: str, profile: str, params: dict | None, settings: Settings, 
 
 def _execute(nb: Path, folder: Path, resolved: dict, settings: Settings, root: Path, stream: bool, progress: bool,
              env: dict | None = None, # more kernel environment (the reader spec as given, ragkit.lm.backends.hide_spec)
+             job: Job | None = None, # the job whose line is shown while the kernel runs
              ) -> None:
     "Execute the notebook with papermill into `folder`: cwd nbs/, settings via kernel_env, SIGTERM interrupts."
     import papermill as pm  # after the checks: its import alone takes seconds
-    with _sigterm_raises(), _environ(kernel_env(settings) | (env or {})), _streaming(nb, stream, progress) as kw:
+    env = kernel_env(settings) | {PROGRESS_ENV: str(Path(folder).resolve() / PROGRESS)} | (env or {})
+    with _sigterm_raises(), _environ(env), _streaming(nb, stream, progress, job, folder) as kw, \
+         (job.ticking() if job and progress else nullcontext()):
         pm.execute_notebook(str(nb), str(folder / nb.name), parameters=resolved, kernel_name="python3",
-                            cwd=str(root / "nbs"), kernel_manager_class=_settling_manager(), **kw)
+                            cwd=str(root / "nbs"), kernel_manager_class=_settling_manager(folder / KERNEL_LOG), **kw)
 
 # %% ../nbs/98_runner.ipynb #f1d755bf
 def run_notebook(notebook: str, # e.g. "06_data.cards"
@@ -490,18 +704,29 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
                  params: dict | None = None, # overrides, as with -p
                  settings: Settings | None = None, # default: load_settings()
                  root: Path | None = None, # the project root; default: found from the working directory
-                 progress: bool = True, # papermill's cell counter, and the folder printed at start and end
+                 progress: bool = True, # the job line, and the folder printed at start and end
                  out: Path | str | None = None, # the run folder (--out); default: run_dir(...)
-                 stream: bool = False, # echo the notebook's own output and [cell i/n] to stderr instead of the counter
+                 stream: bool = False, # also echo the notebook's own output under [cell i/n] headers (--verbose)
+                 job: Job | None = None, # the job this run is part of (reproduce's); default: a job of this run alone
                  ) -> Path:
     "Execute `notebook` with papermill under `profile` (+ `params` overrides) into its run folder; return the folder."
     root, settings = root or project_root(), settings or load_settings()
     nb, folder, resolved, overrides, reader_line, lock = _plan(notebook, profile, params, settings, root, out)
-    try: return _run(nb, folder, resolved, overrides, reader_line, profile, settings, root, progress, out, stream)
-    finally: release_run_dir(folder, lock)  # however it ended: the folder is free for the next run
+    alone, status = job is None, "failed"
+    job = job or Job([nb.stem], live=progress)
+    try:
+        done = _run(nb, folder, resolved, overrides, reader_line, profile, settings, root, progress, out, stream, job)
+        status = "ok"
+        return done
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        release_run_dir(folder, lock)  # however it ended: the folder is free for the next run
+        if alone: job.close(status)
 
 def _run(nb: Path, folder: Path, resolved: dict, overrides: dict, reader_line: str, profile: str, settings: Settings,
-         root: Path, progress: bool, out: Path | str | None, stream: bool) -> Path:
+         root: Path, progress: bool, out: Path | str | None, stream: bool, job: Job) -> Path:
     "run_notebook's part inside its held folder: the records, the kernel, how it ended."
     if out is not None: remember_run(folder, settings)  # so that `ragkit status` lists it
     write_json(folder / "params.json", resolved)
@@ -509,12 +734,13 @@ def _run(nb: Path, folder: Path, resolved: dict, overrides: dict, reader_line: s
     # the spec as stored, the server's fingerprint, the token count's source
     if getattr(reader_line, "record", None): rec["reader"] = reader_line.record
     write_json(folder / "run.json", rec)
-    say = (lambda m: print(m, file=sys.stderr, flush=True)) if (progress or stream) else (lambda m: None)
-    say(f"{nb.stem} (profile {profile}{', overrides ' + json.dumps(overrides) if overrides else ''}) -> {folder}")
+    say = job.say if (progress or stream) else (lambda m: None)
+    k = job.begin(nb.stem, folder)
+    say(f"{k}{nb.stem} (profile {profile}{', overrides ' + json.dumps(overrides) if overrides else ''}) -> {folder}")
     if reader_line: say(f"reader: {reader_line}")
     t0, stopped = time.time(), False
     try:
-        _execute(nb, folder, resolved, settings, root, stream, progress, getattr(reader_line, "env", None))
+        _execute(nb, folder, resolved, settings, root, stream, progress, getattr(reader_line, "env", None), job)
         rec["status"] = "ok"
     except KeyboardInterrupt as e:  # told in one line below, once run.json says so
         rec.update(status="interrupted", signal="SIGTERM" if e.args == ("SIGTERM",) else "SIGINT")
@@ -522,11 +748,14 @@ def _run(nb: Path, folder: Path, resolved: dict, overrides: dict, reader_line: s
     except Exception as e:
         rec.update(status="failed", **failure_info(e, nb))
         secs = round(time.time() - t0, 1)
-        raise RunFailed(f"{nb.stem} {_describe({**rec, 'seconds': secs})}; see {folder / nb.name}") from e
+        died = f"; the kernel's own log: {folder / KERNEL_LOG}" if not rec["cell"] and (folder / KERNEL_LOG).is_file() else ""
+        raise RunFailed(f"{nb.stem} {_describe({**rec, 'seconds': secs})}; see {folder / nb.name}{died}") from e
     finally:  # however it ended: the executed notebook made portable, the end time and seconds in run.json
         tidy_notebook(folder / nb.name, root, settings_dirs(settings))
         rec.update(finished=_now(), seconds=round(time.time() - t0, 1))
         write_json(folder / "run.json", rec)
+        if rec["status"] == "ok": (folder / KERNEL_LOG).unlink(missing_ok=True)  # its warnings are no one's to act on
+        job.end()
         if not stopped: say(f"{nb.stem}: {_describe(rec)} -> {folder}")
     if stopped:
         again = resume_command(nb.stem, profile, overrides, folder if out is not None else None)
@@ -549,11 +778,12 @@ def select_notebooks(listed: list[str], # the [reproduce] notebooks
 def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b, paper-split or full
               only: list[str] | None = None, # names or prefixes of notebooks to restrict to
               root: Path | None = None, # the project root
-              stream: bool = False, # echo each notebook's own output (see run_notebook)
-              progress: bool = True, # papermill's cell counter when not streaming
+              stream: bool = False, # also echo each notebook's own output (see run_notebook)
+              progress: bool = True, # the job line, and each run's start and end lines
+              settings: Settings | None = None, # default: load_settings()
               ) -> dict:
-    "Run the reproduce list under `profile`; return notebook -> dict(status, seconds, out or error)."
-    root = root or project_root()
+    "Run the reproduce list under `profile`; notebook -> dict(status, seconds, out or error). Interrupted: RunInterrupted."
+    root, settings = root or project_root(), settings or load_settings()
     profiles = load_profiles(root)
     nbs = select_notebooks(profiles.get("reproduce", {}).get("notebooks", []), only)
     # paper, paper-1.5b and full are opt-in: a notebook without that table is not part of it (06_data.cards has none)
@@ -562,25 +792,48 @@ def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b, paper-spl
         if skip: print(f"profile {profile}: skipping {', '.join(skip)} "
                        f"(no [\"<notebook>\".{profile}] table in nbs/profiles.toml)", flush=True)
         nbs = [n for n in nbs if n not in skip]
-    res = {}
-    for i, n in enumerate(nbs, 1):
-        print(f"[{i}/{len(nbs)}] {n} (profile {profile})", flush=True)
-        t0 = time.time()
-        try: r = dict(status="ok", out=str(run_notebook(n, profile, root=root, stream=stream, progress=progress)))
-        except KeyboardInterrupt: r = dict(status="interrupted")
-        except Exception as e: r = dict(status="failed", error=f"{type(e).__name__}: {e}")
-        res[n] = r | dict(seconds=round(time.time() - t0, 1))
-        print(f"    {n}: {res[n]['status']} in {res[n]['seconds']} s", flush=True)
-        if res[n]["status"] == "interrupted": break
-    return res
+    command = f"reproduce --profile {profile}" + (f" --only {' '.join(only)}" if only else "")
+    job = Job(nbs, live=progress, record=jobs_dir(settings) / f"reproduce-{profile}.json",
+              about=dict(command=command, profile=profile))
+    res, status = {}, "interrupted"
+    try:
+        for i, n in enumerate(nbs):
+            t0 = time.time()
+            try: r = dict(status="ok", out=str(run_notebook(n, profile, root=root, stream=stream, progress=progress,
+                                                            settings=settings, job=job)))
+            except KeyboardInterrupt:
+                again = " ".join(["ragkit reproduce --profile", profile, "--only", *nbs[i:]])
+                raise RunInterrupted(f"{command} interrupted in {n} after {time.time() - t0:.0f} s ({i} of {len(nbs)} "
+                                     f"notebooks done); the rows answered are kept in their run folders under "
+                                     f"{settings.outputs_dir / profile}; resume with: {again}") from None
+            except Exception as e:  # a run that began has said how it ended; a notebook refused before it began has not
+                r = dict(status="failed", error=f"{type(e).__name__}: {e}")
+                if n not in job.folders:
+                    job.end()
+                    if progress or stream: job.say(f"{n}: not run: {r['error']}")
+            res[n] = r | dict(seconds=round(time.time() - t0, 1))
+        status = "failed" if any(r["status"] == "failed" for r in res.values()) else "ok"
+        return res
+    finally: job.close(status)
 
 # %% ../nbs/98_runner.ipynb #4c57a2cb
+def progress_note(d: Path, # a run folder
+                  live: bool, # its run is going (an open evaluation counts up to now)
+                  ) -> str:
+    "Where the run in `d` is, from its progress file: its cell, answers done of planned so far, rate, time left."
+    evs = read_progress(d)
+    if not evs: return ""
+    c = answer_counts(evs, time.time() if live else None)
+    return job_line(c, at=f"cell {c['cell'][0]}/{c['cell'][1]}" if c["cell"] else "")
+
 def _status_line(label: str, d: Path) -> str:
-    "The status line of run folder `d`, named `label` (e.g. demo/40_papers.lore): how it failed, or its overrides."
+    "The status line of run folder `d`, named `label` (e.g. demo/40_papers.lore): how it failed, its overrides, how far."
     rec, st = read_run(d), run_state(read_run(d))
     secs = f"{rec['seconds']} s" if "seconds" in rec else ""
     note = f"overrides {json.dumps(rec['overrides'])}" if rec.get("overrides") else ""
     if st == "failed": note = _describe(rec)
+    if st in ("running", "interrupted", "stale (killed?)"):
+        note = "; ".join(x for x in (note, progress_note(d, st == "running")) if x)
     return f"{label:<37} {st:<16} {secs:>9}  {rec.get('started', ''):<25}  {note}".rstrip()
 
 def known_runs_file(s: Settings) -> Path:
@@ -608,6 +861,36 @@ def status_lines(settings: Settings | None = None, # default: load_settings()
     runs += [(str(d), d) for d in ds if read_run(d) and not inside(d)
              and (profile is None or read_run(d).get("profile") == profile)]
     return [_status_line(label, d) for label, d in runs]
+
+def jobs_dir(s: Settings) -> Path:
+    "Where a job keeps its record for `ragkit status` (`reproduce-<profile>.json`): the cache dir's jobs/."
+    return s.cache_dir / "jobs"
+
+def _read_json(f: Path) -> dict:
+    "The JSON object in `f`, or {}."
+    try: d = json.loads(Path(f).read_text(encoding="utf-8"))
+    except (OSError, ValueError): return {}
+    return d if isinstance(d, dict) else {}
+
+def job_status_line(rec: dict, # a job's record (Job.save)
+                    ) -> str:
+    "The record's command, state and start, then its job line from its run folders' progress files."
+    st, running = run_state(rec), rec.get("running")
+    c = NO_ANSWERS
+    for name, d in rec.get("folders", {}).items():
+        c = add_counts(c, answer_counts(read_progress(d), time.time() if st == "running" and name == running else None))
+    at = (running or "") + (f", cell {c['cell'][0]}/{c['cell'][1]}" if running and c["cell"] else "")
+    n, done = len(rec.get("notebooks", [])), rec.get("finished", 0)
+    line = job_line(c, (done, n) if n > 1 else None, at, ended=done == n)
+    return f"{rec.get('command', 'job')}: {st}, started {rec.get('started', '?')}; {line}"
+
+def job_lines(settings: Settings | None = None, # default: load_settings()
+              profile: str | None = None, # one profile's jobs, or every one's
+              ) -> list[str]:
+    "One line per job record (job_status_line): how far each `ragkit reproduce` got, or is."
+    s = settings or load_settings()
+    recs = [_read_json(f) for f in sorted(jobs_dir(s).glob("*.json"))]
+    return [job_status_line(r) for r in recs if r and (profile is None or r.get("profile") == profile)]
 
 def looked_in(settings: Settings | None = None, profile: str | None = None) -> str:
     "Where `status_lines` looked, in words."

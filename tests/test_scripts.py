@@ -210,3 +210,43 @@ def test_rerender_write_copies_a_runs_top_level_files_never_its_rows(tmp_path):
     assert script("rerender").put_in_place(new, old) == ["62.ipynb", "results.json"]
     assert [(old / f).read_text() for f in ("62.ipynb", "results.json", "nq/Top-1/examples.jsonl")] == ["new", "new", "old"]
     assert not (old / ".results.json.1.tmp").exists()
+
+
+FAKE_PYTHON = r'''#!/usr/bin/env bash
+# Stands in for python in setup.sh: --version; -m venv DIR makes DIR/bin/python (this script); -m pip prints what pip
+# prints, and fails on requirements.txt when FAIL_PIP is set.
+case "$1 ${2:-}" in
+  "--version "*) echo "Python 3.11.7";;
+  "-m venv") mkdir -p "$3/bin" && cp "$0" "$3/bin/python";;
+  "-m pip")
+    for i in $(seq 1 40); do echo "Collecting package$i==1.0"; done
+    echo "WARNING: Location 'file:///opt/pypi/simple/pip/' is ignored: it is neither a file nor a directory." >&2
+    if [ -n "${FAIL_PIP:-}" ] && [[ " $* " == *" -r requirements.txt "* ]]; then echo "ERROR: No matching distribution found for package7" >&2; exit 1; fi;;
+esac
+'''
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_setup_prints_one_line_per_step_and_logs_pip(tmp_path, fails):
+    "setup.sh with a stand-in python: a line per step and one at the end; pip's lines in .venv/setup.log; a failed step shows the log's end."
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(SCRIPTS / "setup.sh", tmp_path / "scripts" / "setup.sh")
+    for f, text in [("requirements.txt", "a==1\nb==2\n"), ("requirements-nodeps.txt", "c==3\n"), ("pyproject.toml", "[project]\n")]:
+        (tmp_path / f).write_text(text)
+    py = tmp_path / "python"; py.write_text(FAKE_PYTHON); py.chmod(0o755)
+    env = dict(os.environ, PYTHON=str(py), **({"FAIL_PIP": "1"} if fails else {}))
+    env.pop("VERBOSE", None)
+    r = subprocess.run(["bash", "scripts/setup.sh"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    out, log = r.stdout.splitlines(), (tmp_path / ".venv" / "setup.log").read_text()
+    assert [l.split("] ")[0] for l in out[:4]] == [f"setup [{i}/4" for i in range(1, 5)][:len(out[:4])], r.stdout
+    assert "Collecting package1==1.0" in log and "is ignored" in log and "Collecting" not in r.stdout
+    if fails:
+        assert r.returncode == 1 and len(out) == 3 and not (tmp_path / ".venv" / ".ragkit-installed").exists()
+        assert r.stderr.startswith("setup: step 3 failed (exit 1); the last lines of .venv/setup.log") and \
+               "ERROR: No matching distribution found for package7" in r.stderr and len(r.stderr.splitlines()) == 21, r.stderr
+        return
+    assert r.returncode == 0 and r.stderr == "" and len(out) == 5, r.stdout + r.stderr
+    assert out[2] == "setup [3/4] installing pinned requirements (2 packages; minutes on a first setup)"
+    assert out[4].startswith("setup: done in ") and out[4].endswith("s (pip's output: .venv/setup.log)")
+    again = subprocess.run(["bash", "scripts/setup.sh"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert (again.returncode, again.stdout) == (0, "setup: .venv is up to date\n")

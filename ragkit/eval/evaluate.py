@@ -14,16 +14,16 @@ from typing import Callable, Iterator, Sequence
 import pandas as pd
 from tqdm.auto import tqdm
 from ..core import (Example, Fingerprinted, Method, Prediction, _function_of, callable_fingerprint, recorded,
-                         row_error, stable_hash)
+                         row_error, stable_hash, tell)
 from .metrics import METRICS, bootstrap_ci, paired_bootstrap
 
 # %% auto #0
 __all__ = ['DEFAULT_METRICS', 'LABELS', 'COLUMNS', 'TAIL', 'as_prediction', 'method_name', 'slug', 'check_method', 'ask',
            'resolve_metrics', 'error_text', 'score_row', 'content_hash', 'row_matches', 'make_row', 'answer_chunk',
            'ClosedBook', 'json_safe', 'dumps', 'append_rows', 'read_rows', 'latest_rows', 'read_latest', 'compact_rows',
-           'lm_counters', 'failure', 'summarize', 'Evaluation', 'check_examples', 'chunks', 'code_fingerprint',
-           'keyable', 'method_config', 'run_key', 'run_folder', 'rows_from', 'unbound', 'unbound_text', 'evaluate',
-           'compare', 'summary_table', 'write_results']
+           'lm_counters', 'failure', 'summarize', 'Evaluation', 'check_examples', 'chunks', 'tell_progress', 'Told',
+           'code_fingerprint', 'keyable', 'method_config', 'run_key', 'run_folder', 'rows_from', 'unbound',
+           'unbound_text', 'evaluate', 'compare', 'summary_table', 'write_results']
 
 # %% ../../nbs/31_eval.evaluate.ipynb #e7850c62
 def as_prediction(out) -> Prediction:
@@ -361,6 +361,28 @@ def _run(method, todo: list[Example], metrics: dict, batch_size: int, path: Path
             bar.set_postfix(errors=errors, refresh=False)
     return out
 
+# %% ../../nbs/31_eval.evaluate.ipynb #prog55
+_EVALS = iter(range(1, 2**62))  # this process's evaluations, numbered as they start
+
+def tell_progress(**event) -> None:
+    "Append `event` and the time as one JSON line to the progress file named by $RAGKIT_PROGRESS (set by `ragkit run`)."
+    if f := os.environ.get("RAGKIT_PROGRESS"): tell(f, **event)
+
+class Told:
+    "A progress bar that also tells the progress file how many answers evaluation `k` has done."
+    def __init__(self, bar, # the tqdm bar (disabled or not)
+                 k: int, # the evaluation's number (_EVALS)
+                 done: int, # answers done before this run (resumed)
+                 ):
+        self.bar, self.k, self.done = bar, k, done
+
+    def update(self, n: int) -> None:
+        self.bar.update(n)
+        self.done += n
+        tell_progress(eval=self.k, done=self.done)
+
+    def set_postfix(self, **kw) -> None: self.bar.set_postfix(**kw)
+
 # %% ../../nbs/31_eval.evaluate.ipynb #3011f7ad
 COLUMNS = ["qid", "question", "golds", "prediction", "raw", "pids"]
 TAIL = ["lm_calls", "prompt_tokens", "tokens", "cached_calls", "seconds", "error", "trace"]
@@ -532,13 +554,16 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
                             "lines moved, or a question or gold was edited); they are answered again and their new "
                             "rows replace them")
     if retries < 0: raise ValueError(f"retries must be >= 0, got {retries}")
+    k = next(_EVALS)
+    tell_progress(eval=k, name=name, planned=len(exs), done=len(done))  # the runner's job line learns the plan
     with tqdm(total=len(exs), initial=len(done), desc=name, unit="ex", disable=not progress, mininterval=0.5) as bar:
-        new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, bar)}
+        new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, Told(bar, k, len(done)))}
     for _ in range(retries):  # a failed question is asked again, up to `retries` times (it stops at its first success)
         if not (failed := [ex for ex in todo if new[ex.qid]["error"]]): break
         with tqdm(total=len(failed), disable=True) as quiet:
             new |= {r["qid"]: r for r in _run(method, failed, ms, batch_size, path, quiet)}
     if path: compact_rows(path)  # a retried row replaces its error row in the file too
+    tell_progress(eval=k, done=len(exs), end=True)
     # every example's row, in order: its stored row (bound to this question and golds) re-scored, else its new row
     rows = [score_row(done[ex.qid] | dict(golds=list(ex.answers)), ms) if ex.qid in done else new[ex.qid] for ex in exs]
     table, after = _table(rows, list(ms)), lm_counters(method)
