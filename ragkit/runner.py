@@ -390,19 +390,19 @@ def read_progress(out: Path, # a run folder
 
 # %% ../nbs/98_runner.ipynb #job55s
 def answer_counts(events: list[dict], # read_progress's
-                  now: float | None = None, # the time an open evaluation counts up to; None: its last line
+                  now: float | None = None, # the time a running run counts up to; None (a run that is over): its last line
                   ) -> dict:
-    "Answers planned, done and computed (not resumed), seconds spent answering, and the cell last started."
+    "Answers planned, done and computed (not resumed), the seconds since the run's first line, and the cell last started."
     evals, cell = {}, None
     for e in events:
         if "cell" in e: cell = (e["cell"], e.get("of"))
         if "eval" not in e: continue
         s = evals.setdefault(e["eval"], dict(planned=0, resumed=e.get("done", 0), done=0, t0=e["t"], end=False))
         s.update(planned=e.get("planned", s["planned"]), done=e.get("done", s["done"]), t=e["t"], end=s["end"] or bool(e.get("end")))
-    until = lambda s: s["t"] if s["end"] or now is None else max(now, s["t"])
     return dict(planned=sum(s["planned"] for s in evals.values()), done=sum(s["done"] for s in evals.values()),
                 computed=sum(s["done"] - s["resumed"] for s in evals.values()),
-                seconds=sum(until(s) - s["t0"] for s in evals.values() if s["done"] > s["resumed"] or not s["end"]),
+                seconds=max(now, events[-1]["t"]) - events[0]["t"] if now is not None and events else
+                        events[-1]["t"] - events[0]["t"] if events else 0.0,  # all of it: loading, retrieving, answering
                 cell=cell)
 
 def add_counts(a: dict, b: dict) -> dict:
