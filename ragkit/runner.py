@@ -264,6 +264,7 @@ def prepare_run_dir(out: Path, # the run folder
 
 # %% ../nbs/98_runner.ipynb #5ffe1ea6
 _IPROGRESS = re.compile(r"^[^\n]*TqdmWarning: IProgress not found[^\n]*\n(?:[ \t]+[^\n]*\n)?", re.M)  # no ipywidgets: not the user's to fix
+_BAR = re.compile(r"\d+%\|")  # a tqdm bar's line, which tqdm draws again as it closes
 
 class _Stream(logging.Handler):
     "Follows a running notebook's cells; with `show`, echoes its output as a terminal shows it, under lazy `[cell i/n]` headers."
@@ -277,6 +278,7 @@ class _Stream(logging.Handler):
         super().__init__()
         self.kinds, self.out, self.after, self.show, self.bars, self.on_cell = kinds, out, after, show, bars, on_cell
         self.n, self.cell, self.shown, self.timer, self.mutex = kinds.count("code"), None, True, None, threading.Lock()
+        self.last = ""  # the line printed last: a finished bar drawn again as tqdm closes is not printed twice
 
     def _print(self, lines: list[str]) -> None:
         "Print the current cell's header (once), then `lines`."
@@ -285,7 +287,10 @@ class _Stream(logging.Handler):
             if self.cell is not None and not self.shown:
                 o.write(f"  [cell {self.cell}/{self.n}]\n")
                 self.shown = True
-            for l in lines: o.write(f"    {l}\n")
+            for l in lines:
+                if l == self.last and _BAR.search(l): continue
+                o.write(f"    {l}\n")
+                self.last = l
             o.flush()
 
     def emit(self, r: logging.LogRecord) -> None:
@@ -392,14 +397,17 @@ def read_progress(out: Path, # a run folder
 def answer_counts(events: list[dict], # read_progress's
                   now: float | None = None, # the time a running run counts up to; None (a run that is over): its last line
                   ) -> dict:
-    "Answers planned, done and computed (not resumed), the seconds since the run's first line, and the cell last started."
-    evals, cell = {}, None
+    "Answers planned (announced systems too), done and computed (not resumed), the seconds since the first line, the cell."
+    evals, ahead, cell = {}, {}, None  # ahead: (task, system) announced by run_systems and not started yet -> answers
     for e in events:
         if "cell" in e: cell = (e["cell"], e.get("of"))
+        if "systems" in e: ahead |= {(e.get("task"), s): e.get("planned", 0) for s in e["systems"]}
         if "eval" not in e: continue
+        if e["eval"] not in evals: ahead.pop((e.get("task"), e.get("name")), None)  # it started: its own line counts
         s = evals.setdefault(e["eval"], dict(planned=0, resumed=e.get("done", 0), done=0, t0=e["t"], end=False))
         s.update(planned=e.get("planned", s["planned"]), done=e.get("done", s["done"]), t=e["t"], end=s["end"] or bool(e.get("end")))
-    return dict(planned=sum(s["planned"] for s in evals.values()), done=sum(s["done"] for s in evals.values()),
+    return dict(planned=sum(s["planned"] for s in evals.values()) + sum(ahead.values()),
+                done=sum(s["done"] for s in evals.values()),
                 computed=sum(s["done"] - s["resumed"] for s in evals.values()),
                 seconds=max(now, events[-1]["t"]) - events[0]["t"] if now is not None and events else
                         events[-1]["t"] - events[0]["t"] if events else 0.0,  # all of it: loading, retrieving, answering
