@@ -48,13 +48,13 @@ def _run(a) -> int:
     "`ragkit run`: execute one notebook (a failure raises RunFailed)."
     from ragkit.runner import run_notebook
     run_notebook(a.notebook, a.profile, {k: parse_value(v) for k, v in a.param}, out=a.out, stream=a.verbose,
-                 progress=not a.quiet)
+                 progress=not a.quiet, lines=True)
     return 0
 
 def _reproduce(a) -> int:
     "`ragkit reproduce`: run the list, then a line per notebook; exit 1 if any failed (an interrupt is main's: 130)."
     from ragkit.runner import reproduce
-    res = reproduce(a.profile, a.only, stream=a.verbose, progress=not a.quiet)
+    res = reproduce(a.profile, a.only, stream=a.verbose, progress=not a.quiet, lines=True)
     n = {k: sum(r["status"] == k for r in res.values()) for k in ("ok", "failed")}
     print(f"reproduce --profile {a.profile}: {n['ok']} ok, {n['failed']} failed "
           f"({sum(r['seconds'] for r in res.values()):.0f} s)")

@@ -414,8 +414,9 @@ def answer_counts(events: list[dict], # read_progress's
                 cell=cell)
 
 def add_counts(a: dict, b: dict) -> dict:
-    "Two answer_counts summed (the cell is `b`'s, the later run's)."
-    return {k: a[k] + b[k] for k in ("planned", "done", "computed", "seconds")} | dict(cell=b["cell"])
+    "Two answer_counts summed (the cell is `b`'s); the seconds only of runs that computed answers, which the rate is of."
+    return ({k: a[k] + b[k] for k in ("planned", "done", "computed")} | dict(cell=b["cell"])
+            | dict(seconds=a["seconds"] * (a["computed"] > 0) + b["seconds"] * (b["computed"] > 0)))
 
 NO_ANSWERS = dict(planned=0, done=0, computed=0, seconds=0.0, cell=None)
 
@@ -440,6 +441,7 @@ def job_line(counts: dict, # answer_counts, summed over the job's notebooks
              notebooks: tuple[int, int] | None = None, # (finished, in all) when the job has several notebooks
              at: str = "", # where the job is: the notebook running and its cell
              ended: bool = False, # the job is over, so its plan is whole (else the answers are planned "so far")
+             live: bool = True, # the job is running (else no time left is shown: a stopped job's clock is not ticking)
              ) -> str:
     "The job in one line: notebooks done, answers done of planned, the rate, the time left."
     head = " ".join(x for x in (f"[{notebooks[0]}/{notebooks[1]} notebooks]" if notebooks else "", at) if x)
@@ -448,15 +450,15 @@ def job_line(counts: dict, # answer_counts, summed over the job's notebooks
     rate = counts["computed"] / counts["seconds"] if counts["computed"] > 0 and counts["seconds"] > 0 else None
     parts = [f"{done:,} of {planned:,} answers" + ("" if ended else " planned so far")]
     if rate: parts.append(rate_text(rate))
-    if eta := eta_text(planned - done, rate): parts.append(eta + ("" if ended or not rate else " for those"))
+    if live and not ended and (eta := eta_text(planned - done, rate)): parts.append(eta + " for those" * bool(rate))
     return f"{head}: " * bool(head) + "; ".join(parts)
 
 # %% ../nbs/98_runner.ipynb #job55s3
 LOG_EVERY = 300.0  # seconds between two job lines in a log, once the first few are out (a terminal redraws every second)
 
 def log_gaps(k: int) -> float:
-    "Seconds from a log's k-th job line to the next (k = 0: from the job's start): 30, 60, 120, 240, then LOG_EVERY."
-    return min(LOG_EVERY, 30.0 * 2 ** k)
+    "Seconds from a log's k-th job line to the next (k = 0: from the start): lines at 30, 60, 120, 240 s, then every LOG_EVERY."
+    return 30.0 * 2 ** max(k - 1, 0) if k < 4 else LOG_EVERY
 
 class Job:
     "A `ragkit run` or `ragkit reproduce` as its user sees it: lines that stay, and one line for the whole job."
@@ -542,9 +544,12 @@ class Job:
         self.save("running")
         return f"[{self.names.index(name) + 1}/{len(self.names)}] " if len(self.names) > 1 and name in self.names else ""
 
-    def end(self) -> None:
+    def end(self, ok: bool = True, # it ended ok (else what it left unanswered leaves the plan: no one will answer it)
+            ) -> None:
         "The running notebook is over, however it ended (or one was refused before it began): it counts as done."
-        self.spent, self.name, self.finished = self.counts(), None, self.finished + 1
+        c = answer_counts(read_progress(self.folders[self.name])) if self.name is not None else NO_ANSWERS
+        if not ok: c = c | dict(planned=c["done"])
+        self.spent, self.name, self.finished = add_counts(self.spent, c), None, self.finished + 1
         if self.shown: self.show()  # a terminal's line is drawn afresh, not as it was before the notebook ended
         self.save("running")
 
@@ -716,6 +721,7 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
                  out: Path | str | None = None, # the run folder (--out); default: run_dir(...)
                  stream: bool = False, # also echo the notebook's own output under [cell i/n] headers (--verbose)
                  job: Job | None = None, # the job this run is part of (reproduce's); default: a job of this run alone
+                 lines: bool | None = None, # print the start and end lines (default: as `progress`; --quiet keeps them)
                  ) -> Path:
     "Execute `notebook` with papermill under `profile` (+ `params` overrides) into its run folder; return the folder."
     root, settings = root or project_root(), settings or load_settings()
@@ -723,7 +729,8 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
     alone, status = job is None, "failed"
     job = job or Job([nb.stem], live=progress)
     try:
-        done = _run(nb, folder, resolved, overrides, reader_line, profile, settings, root, progress, out, stream, job)
+        done = _run(nb, folder, resolved, overrides, reader_line, profile, settings, root, progress, out, stream, job,
+                    progress if lines is None else lines)
         status = "ok"
         return done
     except KeyboardInterrupt:
@@ -734,7 +741,7 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
         if alone: job.close(status)
 
 def _run(nb: Path, folder: Path, resolved: dict, overrides: dict, reader_line: str, profile: str, settings: Settings,
-         root: Path, progress: bool, out: Path | str | None, stream: bool, job: Job) -> Path:
+         root: Path, progress: bool, out: Path | str | None, stream: bool, job: Job, lines: bool = True) -> Path:
     "run_notebook's part inside its held folder: the records, the kernel, how it ended."
     if out is not None: remember_run(folder, settings)  # so that `ragkit status` lists it
     write_json(folder / "params.json", resolved)
@@ -742,7 +749,7 @@ def _run(nb: Path, folder: Path, resolved: dict, overrides: dict, reader_line: s
     # the spec as stored, the server's fingerprint, the token count's source
     if getattr(reader_line, "record", None): rec["reader"] = reader_line.record
     write_json(folder / "run.json", rec)
-    say = job.say if (progress or stream) else (lambda m: None)
+    say = job.say if (lines or stream) else (lambda m: None)
     k = job.begin(nb.stem, folder)
     say(f"{k}{nb.stem} (profile {profile}{', overrides ' + json.dumps(overrides) if overrides else ''}) -> {folder}")
     if reader_line: say(f"reader: {reader_line}")
@@ -763,7 +770,7 @@ def _run(nb: Path, folder: Path, resolved: dict, overrides: dict, reader_line: s
         rec.update(finished=_now(), seconds=round(time.time() - t0, 1))
         write_json(folder / "run.json", rec)
         if rec["status"] == "ok": (folder / KERNEL_LOG).unlink(missing_ok=True)  # its warnings are no one's to act on
-        job.end()
+        job.end(rec["status"] == "ok")
         if not stopped: say(f"{nb.stem}: {_describe(rec)} -> {folder}")
     if stopped:
         again = resume_command(nb.stem, profile, overrides, folder if out is not None else None)
@@ -788,6 +795,7 @@ def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b, paper-spl
               root: Path | None = None, # the project root
               stream: bool = False, # also echo each notebook's own output (see run_notebook)
               progress: bool = True, # the job line, and each run's start and end lines
+              lines: bool | None = None, # each run's start and end lines (default: as `progress`; --quiet keeps them)
               settings: Settings | None = None, # default: load_settings()
               ) -> dict:
     "Run the reproduce list under `profile`; notebook -> dict(status, seconds, out or error). Interrupted: RunInterrupted."
@@ -808,7 +816,7 @@ def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b, paper-spl
         for i, n in enumerate(nbs):
             t0 = time.time()
             try: r = dict(status="ok", out=str(run_notebook(n, profile, root=root, stream=stream, progress=progress,
-                                                            settings=settings, job=job)))
+                                                            settings=settings, job=job, lines=lines)))
             except KeyboardInterrupt:
                 again = " ".join(["ragkit reproduce --profile", profile, "--only", *nbs[i:]])
                 raise RunInterrupted(f"{command} interrupted in {n} after {time.time() - t0:.0f} s ({i} of {len(nbs)} "
@@ -818,7 +826,7 @@ def reproduce(profile: str = "demo", # smoke, demo, paper, paper-1.5b, paper-spl
                 r = dict(status="failed", error=f"{type(e).__name__}: {e}")
                 if n not in job.folders:
                     job.end()
-                    if progress or stream: job.say(f"{n}: not run: {r['error']}")
+                    if (progress if lines is None else lines) or stream: job.say(f"{n}: not run: {r['error']}")
             res[n] = r | dict(seconds=round(time.time() - t0, 1))
         status = "failed" if any(r["status"] == "failed" for r in res.values()) else "ok"
         return res
@@ -832,7 +840,7 @@ def progress_note(d: Path, # a run folder
     evs = read_progress(d)
     if not evs: return ""
     c = answer_counts(evs, time.time() if live else None)
-    return job_line(c, at=f"cell {c['cell'][0]}/{c['cell'][1]}" if c["cell"] else "")
+    return job_line(c, at=f"cell {c['cell'][0]}/{c['cell'][1]}" if c["cell"] else "", live=live)
 
 def _status_line(label: str, d: Path) -> str:
     "The status line of run folder `d`, named `label` (e.g. demo/40_papers.lore): how it failed, its overrides, how far."
@@ -889,7 +897,7 @@ def job_status_line(rec: dict, # a job's record (Job.save)
         c = add_counts(c, answer_counts(read_progress(d), time.time() if st == "running" and name == running else None))
     at = (running or "") + (f", cell {c['cell'][0]}/{c['cell'][1]}" if running and c["cell"] else "")
     n, done = len(rec.get("notebooks", [])), rec.get("finished", 0)
-    line = job_line(c, (done, n) if n > 1 else None, at, ended=done == n)
+    line = job_line(c, (done, n) if n > 1 else None, at, ended=done == n, live=st == "running")
     return f"{rec.get('command', 'job')}: {st}, started {rec.get('started', '?')}; {line}"
 
 def job_lines(settings: Settings | None = None, # default: load_settings()

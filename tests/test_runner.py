@@ -365,6 +365,18 @@ def test_a_run_shows_its_start_end_and_job_line_not_the_notebooks_output(tmp_pat
     assert sorted(p.name for p in out.iterdir()) == ["params.json", "progress.jsonl", "run.json", "slow", "t.ipynb"]  # no kernel.log
 
 
+def test_quiet_keeps_the_start_and_end_lines_only(tmp_path, settings, monkeypatch, capsys):
+    "--quiet: the start and end lines (how each run ended, for a script), no job line."
+    monkeypatch.setattr(runner, "log_gaps", lambda k: 0.5)
+    monkeypatch.setenv("RAGKIT_OUTPUTS_DIR", str(settings.outputs_dir)); monkeypatch.setenv("RAGKIT_CACHE_DIR", str(settings.cache_dir))
+    d = project(tmp_path / "p", EVALUATE)
+    monkeypatch.chdir(d)
+    assert main(["run", "t", "--quiet"]) == 0
+    out = settings.outputs_dir / "smoke" / "t"
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and lines[0] == f"t (profile smoke) -> {out}" and re.fullmatch(rf"t: ok in [\d.]+ s -> {out}", lines[1]), lines
+
+
 def test_reproduce_one_line_per_notebook_a_job_line_and_its_status(tmp_path, settings, monkeypatch, capsys):
     "reproduce: [k/n] start lines, each end line once, job lines counting notebooks; `ragkit status` says the same."
     monkeypatch.setattr(runner, "log_gaps", lambda k: 1.0)
