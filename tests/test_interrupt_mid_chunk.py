@@ -128,3 +128,29 @@ def test_real_reader_reports_its_shared_decode_batch(reader, monkeypatch):
     out = reader.generate(qs, max_new_tokens=6, on_batch=lambda idx, outs: told.append(dict(zip(idx, outs))))
     assert len(told) == 1 and sorted(told[0]) == [0, 1, 2]
     assert all(told[0][i] is out[i] for i in range(3))
+
+
+@pytest.mark.parametrize("passes", [True, False])
+def test_served_reader_with_a_watch_keeps_what_it_answered_before_an_interrupt(tmp_path, passes):
+    """A served reader whose calls are watched, interrupted mid-chunk: the answers back are kept once the watch passes
+    (and then not asked again), none when it fails (the server changed under them)."""
+    from ragkit.lm.openai import FakeOpenAIServer, OpenAILM
+    qs = [f"Where is thing {i}?" for i in range(20)]
+    with FakeOpenAIServer(default="Paris") as srv:
+        lm = OpenAILM("fake", srv.base_url, api_key_env=None, backoff=0.01, concurrency=1)
+        seen = []
+        def watch(reader, chat):
+            seen.append(chat)
+            if not passes: raise RuntimeError("the served model changed")
+        lm.watch, real = watch, lm._post
+        lm._post = lambda *a: (_ for _ in ()).throw(KeyboardInterrupt) if "thing 8?" in str(a) else real(*a)
+        cached = CachedLM(lm, tmp_path / "lm.sqlite")
+        with pytest.raises(KeyboardInterrupt): cached.generate(qs, max_new_tokens=4)
+        assert seen  # the watch ran on the interrupt's path
+        kept = len(cached)
+        assert kept >= 8 if passes else kept == 0
+        again = CachedLM(OpenAILM("fake", srv.base_url, api_key_env=None, backoff=0.01, concurrency=1), tmp_path / "lm.sqlite")
+        before = len(srv.requests)
+        out = again.generate(qs, max_new_tokens=4)
+        assert len(srv.requests) - before == 20 - kept  # what was kept is not asked again
+        assert [o.cached for o in out][:8] == [passes] * 8 and {o.text for o in out} == {"Paris"}

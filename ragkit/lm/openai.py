@@ -470,10 +470,15 @@ def _map(self: OpenAILM, fn: Callable, items: list,
         return r
     if len(items) <= 1: return [told(i, fn(x)) for i, x in enumerate(items)]
     with ThreadPoolExecutor(max_workers=min(self.concurrency, len(items)), thread_name_prefix="openai-lm") as ex:
-        futs = [ex.submit(fn, x) for x in items]
-        try: return [told(i, f.result()) for i, f in enumerate(futs)]
+        futs, out = [ex.submit(fn, x) for x in items], []
+        try:
+            for i, f in enumerate(futs): out.append(told(i, f.result()))
+            return out
         except BaseException:
             for f in futs: f.cancel()
+            if each:  # answers already back after the one that failed (or was waited on at an interrupt) are told too
+                for i, f in enumerate(futs[len(out):], len(out)):
+                    if f.done() and not f.cancelled() and f.exception() is None: each(i, f.result())
             raise
 
 def usage_completion_tokens(reply: dict, key: str = "completion_tokens") -> int | None:
@@ -484,7 +489,7 @@ def usage_completion_tokens(reply: dict, key: str = "completion_tokens") -> int 
 @patch
 def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop: Sequence[str] | None = None,
              temperature: float = 0.0, seed: int = 0, chat: bool | None = None,
-             # called with ([index], [completion]) of each answer as soon as it is back; never with a watch
+             # called with ([index], [completion]) of each answer as soon as it is back (with a watch: once it passed)
              on_batch: Callable[[list[int], list[Completion]], None] | None = None) -> list[Completion]:
     "One completion per prompt, in the order given."
     prompts, stop = check_prompts(prompts), [stop] if isinstance(stop, str) else stop
@@ -494,13 +499,29 @@ def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop:
         c, n = to_completion(reply["choices"][0], chat, stop), usage_completion_tokens(reply, "prompt_tokens") or 0
         return dataclasses.replace(c, prompt_tokens=n, usage_tokens=usage_completion_tokens(reply))
     # a watched call's answers count only once the watch has passed them: none is reported early
-    early = None if on_batch is None or self.watch is not None else lambda i, c: on_batch([i], [c])
-    outs = self._map(one, prompts, each=early)
-    if outs and self.watch is not None and not getattr(self._watching, "on", False):  # its own canaries: not watched
-        self._watching.on = True
-        try: self.watch(self, chat)
-        finally: self._watching.on = False
+    watched = self.watch is not None and not getattr(self._watching, "on", False)  # its own canaries: not watched
+    got = []  # with a watch: the answers back so far, reported if an interrupt comes and the watch still passes
+    if on_batch is None: each = None
+    elif self.watch is not None: each = lambda i, c: got.append((i, c))
+    else: each = lambda i, c: on_batch([i], [c])
+    try: outs = self._map(one, prompts, each=each)
+    except KeyboardInterrupt:
+        if got and watched and self._watched(chat, quiet=True): on_batch([i for i, _ in got], [c for _, c in got])
+        raise
+    if outs and watched: self._watched(chat)
     return outs
+
+@patch
+def _watched(self: OpenAILM, chat: bool, quiet: bool = False, # an error of the watch means False, not raised
+             ) -> bool:
+    "Run the watch on this reader (its own canaries unwatched): True when it passed."
+    self._watching.on = True
+    try: self.watch(self, chat)
+    except Exception:
+        if quiet: return False
+        raise
+    finally: self._watching.on = False
+    return True
 
 # %% ../../nbs/13_lm.openai.ipynb #8aafcf3b
 # the health check's greedy questions; their answers fingerprint the weights. The short one is a fact most instruct
