@@ -351,6 +351,14 @@ def two_notebooks(d: Path, *cells: str) -> Path:
     return d
 
 
+def in_project(d: Path, settings, monkeypatch) -> Path:
+    "Work in project `d` as its CLI user does (cwd, the settings' folders), with a log's job lines every second."
+    monkeypatch.setattr(runner, "log_gaps", lambda k: 1.0)
+    monkeypatch.setenv("RAGKIT_OUTPUTS_DIR", str(settings.outputs_dir)); monkeypatch.setenv("RAGKIT_CACHE_DIR", str(settings.cache_dir))
+    monkeypatch.chdir(d)
+    return d
+
+
 def test_a_run_shows_its_start_end_and_job_line_not_the_notebooks_output(tmp_path, settings, monkeypatch, capsys):
     "The default: the start line, the job line now and then in a log (with the time left), the end line; nothing else."
     monkeypatch.setattr(runner, "log_gaps", lambda k: 0.5)  # a log's job lines: every half second, not after 30 s
@@ -367,10 +375,7 @@ def test_a_run_shows_its_start_end_and_job_line_not_the_notebooks_output(tmp_pat
 
 def test_quiet_keeps_the_start_and_end_lines_only(tmp_path, settings, monkeypatch, capsys):
     "--quiet: the start and end lines (how each run ended, for a script), no job line."
-    monkeypatch.setattr(runner, "log_gaps", lambda k: 0.5)
-    monkeypatch.setenv("RAGKIT_OUTPUTS_DIR", str(settings.outputs_dir)); monkeypatch.setenv("RAGKIT_CACHE_DIR", str(settings.cache_dir))
-    d = project(tmp_path / "p", EVALUATE)
-    monkeypatch.chdir(d)
+    in_project(project(tmp_path / "p", EVALUATE), settings, monkeypatch)
     assert main(["run", "t", "--quiet"]) == 0
     out = settings.outputs_dir / "smoke" / "t"
     lines = capsys.readouterr().err.splitlines()
@@ -379,10 +384,7 @@ def test_quiet_keeps_the_start_and_end_lines_only(tmp_path, settings, monkeypatc
 
 def test_reproduce_one_line_per_notebook_a_job_line_and_its_status(tmp_path, settings, monkeypatch, capsys):
     "reproduce: [k/n] start lines, each end line once, job lines counting notebooks; `ragkit status` says the same."
-    monkeypatch.setattr(runner, "log_gaps", lambda k: 1.0)
-    monkeypatch.setenv("RAGKIT_OUTPUTS_DIR", str(settings.outputs_dir)); monkeypatch.setenv("RAGKIT_CACHE_DIR", str(settings.cache_dir))
-    d = two_notebooks(tmp_path / "p", EVALUATE)
-    monkeypatch.chdir(d)
+    d = in_project(two_notebooks(tmp_path / "p", EVALUATE), settings, monkeypatch)
     assert main(["reproduce", "--profile", "smoke"]) == 0
     err = capsys.readouterr().err.splitlines()
     t, u = (settings.outputs_dir / "smoke" / n for n in "tu")
