@@ -857,6 +857,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'ragkit.lm.openai.OpenAILM._post': ('lm.openai.html#openailm._post', 'ragkit/lm/openai.py'),
                                   'ragkit.lm.openai.OpenAILM._secrets': ('lm.openai.html#openailm._secrets', 'ragkit/lm/openai.py'),
                                   'ragkit.lm.openai.OpenAILM._shown': ('lm.openai.html#openailm._shown', 'ragkit/lm/openai.py'),
+                                  'ragkit.lm.openai.OpenAILM._watched': ('lm.openai.html#openailm._watched', 'ragkit/lm/openai.py'),
                                   'ragkit.lm.openai.OpenAILM.base_url': ('lm.openai.html#openailm.base_url', 'ragkit/lm/openai.py'),
                                   'ragkit.lm.openai.OpenAILM.canary': ('lm.openai.html#openailm.canary', 'ragkit/lm/openai.py'),
                                   'ragkit.lm.openai.OpenAILM.close': ('lm.openai.html#openailm.close', 'ragkit/lm/openai.py'),
