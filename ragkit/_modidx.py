@@ -1958,6 +1958,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'ragkit.report.record_profile': ('report.html#record_profile', 'ragkit/report.py'),
                                'ragkit.report.record_run': ('report.html#record_run', 'ragkit/report.py'),
                                'ragkit.report.reference_folders': ('report.html#reference_folders', 'ragkit/report.py'),
+                               'ragkit.report.render_anatomy': ('report.html#render_anatomy', 'ragkit/report.py'),
                                'ragkit.report.render_bench': ('report.html#render_bench', 'ragkit/report.py'),
                                'ragkit.report.render_decide': ('report.html#render_decide', 'ragkit/report.py'),
                                'ragkit.report.render_decide_gpu': ('report.html#render_decide_gpu', 'ragkit/report.py'),

@@ -25,12 +25,12 @@ __all__ = ['NO_RUN', 'FAITHFUL', 'FASTER', 'WORKLOADS', 'COMMITTED', 'DECIDE', '
            'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings', 'render_reproduce',
            'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines', 'render_bench',
            'server_lines', 'starts_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines',
-           'anatomy_table', 'render_speed', 'render_decide_gpu', 'outputs_of', 'profile_dir', 'paper_of', 'run_of',
-           'whose', 'overrides_text', 'claim_rows', 'render_decide', 'group_of', 'tally', 'tally_text', 'reader_size',
-           'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen', 'render_summary', 'render_runs',
-           'notebook_description', 'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor',
-           'broken_links', 'rows_of', 'compare', 'check_record_target', 'compare_runs', 'describe', 'collect',
-           'save_key', 'record_run', 'record_profile', 'clean_notebooks']
+           'anatomy_table', 'render_speed', 'render_anatomy', 'render_decide_gpu', 'outputs_of', 'profile_dir',
+           'paper_of', 'run_of', 'whose', 'overrides_text', 'claim_rows', 'render_decide', 'group_of', 'tally',
+           'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen',
+           'render_summary', 'render_runs', 'notebook_description', 'render_map', 'markers', 'splice', 'render_doc',
+           'render_readme', 'anchor', 'broken_links', 'rows_of', 'compare', 'check_record_target', 'compare_runs',
+           'describe', 'collect', 'save_key', 'record_run', 'record_profile', 'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def load_run(folder: Path) -> dict:
@@ -498,7 +498,7 @@ def anatomy_table(an: dict) -> list[str]:
 
 # %% ../nbs/95_report.ipynb #a49r00s4
 def render_speed(root: Path) -> str:
-    "README's speed block: the reader's paths on the decisive runs' prompts, and each committed run against its limit."
+    "README's speed block: the reader's paths on the decisive runs' prompts, and where each run's limit is (REFERENCE)."
     sp, an, one = (bench_file(root, f) for f in ("speed.json", "anatomy.json", "speed-lore-1q.json"))
     if sp is None and an is None:
         return "No speed benchmark is recorded yet (`scripts/bench_paths.py` and `scripts/anatomy.py` write them).\n"
@@ -507,7 +507,14 @@ def render_speed(root: Path) -> str:
         d = one["lore"]
         out += [f"- Every path on one {d['task']} question, bfloat16 included (`outputs/bench/speed-lore-1q.json`, "
                 f"`{d['reader']}`): " + "; ".join(_path_line(n, r) for n, r in d["runs"].items()) + "."]
-    return "\n".join(out + (anatomy_table(an) if an else [])) + "\n"
+    if an: out += ["- Each committed run against this machine's limit (tokens read and written, repeated prefixes, reader "
+                   f"seconds): [the anatomy table](docs/REFERENCE.md#each-run-against-this-machines-limit)."]
+    return "\n".join(out) + "\n"
+
+def render_anatomy(root: Path) -> str:
+    "REFERENCE's anatomy block: each committed run against this machine's limit (anatomy_table)."
+    an = bench_file(root, "anatomy.json")
+    return "\n".join(anatomy_table(an)[1:]) + "\n" if an else "No anatomy is recorded yet (`scripts/anatomy.py` writes it).\n"
 
 def render_decide_gpu(root: Path) -> str:
     "README's decide-gpu block: each profile's reader, questions, estimated hours on one H100, and its command."
@@ -595,17 +602,23 @@ def claim_rows(root: Path, # the project root
 DECIDE = "decide"  # the profile whose runs are sized by power (outputs/decide/)
 
 def render_decide(root: Path) -> str:
-    "README's decide block: each finished decide run's core (decisive) claims, or the rows it has so far."
+    "README's decide block: each finished decide run's core (decisive) claims, or the rows it has so far; the rest in a line."
     runs = sorted(p for p in (Path(root) / "outputs" / DECIDE).glob("*") if p.is_dir())
     if not runs: return "No decide run is committed yet.\n"
-    out = []
+    out, plain = [], []  # plain: finished runs with no core claim of their own, named in one line at the end
     for folder in runs:
         label, where = paper_of(folder.name, root), f"`outputs/{DECIDE}/{folder.name}/`"
         if (folder / "results.json").is_file():
             v = read_json(folder / "results.json").get("verdict") or []
-            core = [r for r in v if r.get("decisive")] or v  # the core claims; the others are on its page
+            core = [r for r in v if r.get("decisive")]  # the core claims; the others are on its page
+            if not core:
+                plain.append(f"{where} (" + f"{label}, " * bool(label) + f"{len(v)} claim{'s' * (len(v) != 1)})")
+                continue
             more = f"; {len(v) - len(core)} more claims in its `results.json` and on the site" * (len(v) > len(core))
-            out += [f"**{folder.name}** ({label}), its core claims ({where}{more}):", ""] + verdict_lines(core) + [""]
+            need = [f"about {_number(r['n_needed']):,.0f} questions for “{r['claim']}”" for r in core
+                    if r.get("direction_holm", r["direction"]) == "undecided" and _number(r.get("n_needed"))]
+            need = f". At 80% power, deciding would need {'; '.join(need)}" if need else ""
+            out += [f"**{folder.name}** ({label}), its core claims ({where}{more}){need}:", ""] + verdict_lines(core) + [""]
             continue
         so_far = []  # an unfinished run's committed rows: per task and system, the questions answered so far
         for f in sorted(folder.glob("*/*/*/examples.jsonl")):
@@ -615,6 +628,8 @@ def render_decide(root: Path) -> str:
                 + f" ({where}; `.venv/bin/ragkit run {folder.name} --profile {DECIDE}` resumes them). Questions are answered in "
                 "the data's order, so the rows so far are not a random sample: nothing is judged before the run "
                 "ends.", ""]
+    if plain: out += ["Finished, with no core claim of their own (their claims are in each `results.json` and on the site): "
+                      + "; ".join(plain) + ".", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 # %% ../nbs/95_report.ipynb #5e29101e
@@ -811,7 +826,7 @@ BLOCKS = {  # each generated block: the file it lives in, and what renders it (t
     "summary": (README, render_summary), "reproduce": (README, render_reproduce), "runs": (REFERENCE, render_runs),
     "timings": (REFERENCE, render_timings), "bench": (REFERENCE, render_bench), "readers": (REFERENCE, render_readers),
     "gpu": (README, render_gpu), "speed": (README, render_speed), "decide": (README, render_decide),
-    "decide_gpu": (README, render_decide_gpu), "map": (REFERENCE, render_map)}
+    "decide_gpu": (README, render_decide_gpu), "map": (REFERENCE, render_map), "anatomy": (REFERENCE, render_anatomy)}
 
 def splice(text: str, # the file's text
            block: str, # the new text of the block
