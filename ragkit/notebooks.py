@@ -9,7 +9,7 @@ Lessons: `nbs/08_notebooks.ipynb`; on the site (`make site`): `notebooks.html`."
 from __future__ import annotations
 import ast, difflib, importlib, io, json, re, tokenize, tomllib
 from pathlib import Path
-from .core import AtLeast, Flag, OneOf, Parses, Text, plain, rule_problems
+from .core import AtLeast, Flag, OneOf, Parses, Text, did_you_mean, plain, rule_problems
 
 # %% auto #0
 __all__ = ['PROFILES', 'DTYPES', 'DEVICES', 'SHARED_RULES', 'project_root', 'find_notebook', 'notebook_title', 'paper_label',
@@ -253,7 +253,8 @@ def check_parameters(nb_path: Path, params: dict, origin: str = "") -> None:
     if not known and params:
         raise ValueError(f"{nb_path.name} has no cell tagged `parameters`, so it takes no parameters{where}")
     bad = sorted(set(params) - set(known))
-    if bad: raise ValueError(f"{nb_path.name} has no parameter(s) {bad}{where}; its parameters are: {', '.join(known)}")
+    if bad: raise ValueError(f"{nb_path.name} has no parameter(s) {bad}{where}{did_you_mean(bad, known)}; its parameters "
+                             f"are: {', '.join(known)}")
 
 def resolve_parameters(nb_path: Path, # the notebook file
                        profile: str = "smoke", # smoke, demo, paper, paper-1.5b, paper-split or full

@@ -56,7 +56,7 @@ def test_profile_value_of_wrong_type_names_the_profile_file(root, settings, no_k
 
 
 def test_unknown_parameter_refused(root, settings, no_kernel):
-    with pytest.raises(ValueError, match=r"no parameter\(s\) \['nn'\] \(from -p on the command line\); its parameters are: n, word, rate, out_dir"):
+    with pytest.raises(ValueError, match=r"no parameter\(s\) \['nn'\] \(from -p on the command line\) \(did you mean n\?\); its parameters are: n, word, rate, out_dir"):
         run_notebook("t", "demo", {"nn": 3}, settings=settings, root=root, progress=False)
     assert no_kernel == []
 
