@@ -555,7 +555,8 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
                             "rows replace them")
     if retries < 0: raise ValueError(f"retries must be >= 0, got {retries}")
     k = next(_EVALS)
-    tell_progress(eval=k, name=name, task=(config or {}).get("task", (config or {}).get("dataset")), planned=len(exs), done=len(done))  # the job line learns the plan
+    task = (config or {}).get("task", (config or {}).get("dataset"))  # as run_systems or EoR's collect announced it
+    tell_progress(eval=k, name=name, task=task, planned=len(exs), done=len(done))  # the job line learns the plan
     with tqdm(total=len(exs), initial=len(done), desc=name, unit="ex", disable=not progress, mininterval=0.5) as bar:
         new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, Told(bar, k, len(done)))}
     for _ in range(retries):  # a failed question is asked again, up to `retries` times (it stops at its first success)
