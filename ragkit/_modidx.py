@@ -1990,6 +1990,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'ragkit.report.system_lines': ('report.html#system_lines', 'ragkit/report.py'),
                                'ragkit.report.tally': ('report.html#tally', 'ragkit/report.py'),
                                'ragkit.report.tally_text': ('report.html#tally_text', 'ragkit/report.py'),
+                               'ragkit.report.told_by': ('report.html#told_by', 'ragkit/report.py'),
                                'ragkit.report.took': ('report.html#took', 'ragkit/report.py'),
                                'ragkit.report.verdict_lines': ('report.html#verdict_lines', 'ragkit/report.py'),
                                'ragkit.report.whose': ('report.html#whose', 'ragkit/report.py')},

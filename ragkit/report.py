@@ -24,7 +24,7 @@ __all__ = ['NO_RUN', 'FAITHFUL', 'FASTER', 'WORKLOADS', 'COMMITTED', 'DECIDE', '
            'cost_lines', 'headline_table', 'reader_of', 'took', 'scale_block', 'split_block', 'run_block',
            'render_headlines', 'reproduce_lines', 'make_lines', 'prefix_line', 'render_timings', 'render_reproduce',
            'fastest_faithful', 'reader_lines', 'squad_lines', 'precision_lines', 'compare_lines', 'render_bench',
-           'server_lines', 'starts_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines',
+           'server_lines', 'told_by', 'starts_lines', 'generate_lines', 'render_gpu', 'render_readers', 'speed_lines',
            'anatomy_table', 'render_speed', 'render_anatomy', 'render_decide_gpu', 'outputs_of', 'profile_dir',
            'paper_of', 'run_of', 'whose', 'overrides_text', 'claim_rows', 'render_decide', 'group_of', 'tally',
            'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen',
@@ -362,16 +362,23 @@ def server_lines(srv: dict) -> list[str]:
                    f"{f['identical_answers']:.1%} |")
     return out + (starts_lines(srv["starts"]) if "starts" in srv else [])
 
+def told_by(why: str | None) -> str:
+    "'yes' and what told two fingerprints apart, from fingerprint_differs' reason: a canary's text, its log-probs or /models."
+    if m := re.search(r"canary question on (/\S+(?: long)?) '", why or ""): return f"yes, by the `{m[1]}` canary's text"
+    if m := re.search(r"canary log-probs on (/\S+(?: long)?) are", why or ""): return f"yes, by the `{m[1]}` canary's log-probs"
+    return "yes, by `GET /models`" if (why or "").startswith("GET /models") else "yes"
+
 def starts_lines(st: dict) -> list[str]:
     "server.json's starts (bench_starts.py): seconds to serve, cold and warm, per compile setting; fingerprints by precision."
     first = st["rows"][0]
     ref = f"{first['config']} {first['dtype']}"
-    apart = "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in st["precisions_told_apart"].items())
+    apart = "; ".join(f"{k}: {told_by(st.get('why_told_apart', {}).get(k)) if v else 'no'}"
+                      for k, v in st["precisions_told_apart"].items())
     out = ["", f"Server starts (`scripts/bench_starts.py`, {st['model']}, {st['machine']['cpu']}, {st['machine']['cpus']} "
            f"cores): seconds from launch until `GET /v1/models` answers, each setting on its own emptied compile cache "
            f"(cold), then again (warm); then {st['questions']} SQuAD questions at client concurrency 8. Settings: "
            + "; ".join(f"`{k}` {v}" for k, v in st["configs"].items()) + f". Does the other precision's fingerprint "
-           f"differ from the first's (canary tolerance {st['canary_tol']} nats)? {apart}.", "",
+           f"differ from the first's (canary log-prob tolerance {st['canary_tol']} nats when measured)? {apart}.", "",
            f"| setting | precision | start | seconds to serve | questions/s | answers = {ref}'s | compile cache failed to load |",
            "|---|---|---|---:|---:|---:|---|"]
     for r in st["rows"]:

@@ -195,7 +195,7 @@ def test_served_answers_match_local_and_cache_under_the_served_identity(tmp_path
 @pytest.mark.slow
 @needs_vllm
 def test_bfloat16_and_float32_of_one_model_get_different_fingerprints(tmp_path, private_cache):
-    "One model served in bfloat16, then float32: their fingerprints differ (a canary's text or log-probs), so one cannot pass for the other."
+    "One model served in bfloat16, then float32: their fingerprints differ (the long canary's text, in outputs/bench/server.json), so one cannot pass for the other."
     from ragkit.lm.backends import fingerprint_differs
     fps = {}
     for dtype in ("bfloat16", "float32"):
