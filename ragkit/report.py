@@ -363,9 +363,10 @@ def server_lines(srv: dict) -> list[str]:
     return out + (starts_lines(srv["starts"]) if "starts" in srv else [])
 
 def told_by(why: str | None) -> str:
-    "'yes' and what told two fingerprints apart, from fingerprint_differs' reason: a canary's text, its log-probs or /models."
+    "'yes' and what told two fingerprints apart (fingerprint_differs' reason): a canary's text, log-probs or /models."
     if m := re.search(r"canary question on (/\S+(?: long)?) '", why or ""): return f"yes, by the `{m[1]}` canary's text"
-    if m := re.search(r"canary log-probs on (/\S+(?: long)?) are", why or ""): return f"yes, by the `{m[1]}` canary's log-probs"
+    if m := re.search(r"canary log-probs on (/\S+(?: long)?) are", why or ""):
+        return f"yes, by the `{m[1]}` canary's log-probs"
     return "yes, by `GET /models`" if (why or "").startswith("GET /models") else "yes"
 
 def starts_lines(st: dict) -> list[str]:
