@@ -1581,6 +1581,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                'ragkit/papers/sure/experiment.py'),
                                                'ragkit.papers.sure.experiment.oracle': ( 'papers.sure.html#oracle',
                                                                                          'ragkit/papers/sure/experiment.py'),
+                                               'ragkit.papers.sure.experiment.says_something': ( 'papers.sure.html#says_something',
+                                                                                                 'ragkit/papers/sure/experiment.py'),
                                                'ragkit.papers.sure.experiment.sure_claims': ( 'papers.sure.html#sure_claims',
                                                                                               'ragkit/papers/sure/experiment.py'),
                                                'ragkit.papers.sure.experiment.sure_decisive_claims': ( 'papers.sure.html#sure_decisive_claims',

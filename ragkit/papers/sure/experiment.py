@@ -18,9 +18,10 @@ from .method import (COMBINES, PROMPTS, RANK_MODES, RERANKERS, RULES, TABLE3_SYS
 
 # %% auto #0
 __all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PAPER_SAMPLE',
-           'PASSAGE_COPY', 'SURE_SELECTION', 'CONDITIONAL', 'SUMMARY_RANKED', 'sure_retriever', 'sure_systems',
-           'sure_extras', 'sure_diagnostics', 'conditional', 'sure_health', 'sure_gates', 'candidates_differ',
-           'sure_decisive_claims', 'oracle', 'sure_claims', 'fig4a_claims']
+           'PASSAGE_COPY', 'MIN_SUMMARY_WORDS', 'LIST_MARKER', 'SURE_SELECTION', 'CONDITIONAL', 'SUMMARY_RANKED',
+           'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics', 'says_something', 'conditional',
+           'sure_health', 'sure_gates', 'candidates_differ', 'sure_decisive_claims', 'oracle', 'sure_claims',
+           'fig4a_claims']
 
 # %% ../../../nbs/70_papers.sure.ipynb #5550e99f
 from ...core import AtLeast, Flag, OneOf, Parses, WholeNumbers
@@ -112,8 +113,16 @@ def _pair_texts(t: dict) -> list[str] | None:
     "The summaries of a row with two or more distinct candidates (None: fewer, which no summary check asks of)."
     return list(t.get("summaries", [])) if len(set(t.get("candidates", []))) > 1 and t.get("summaries") else None
 
+MIN_SUMMARY_WORDS = 3  # fewer words (a leading list marker aside) support no candidate: "1.", "Pooh", "10.5%"
+LIST_MARKER = re.compile(r"^\s*(\d+[.)]|[-*\u2022])\s*")  # "1. ", "2) ", "- ", "* ", "\u2022 " at a summary's start
+
+def says_something(x: str, # one summary
+                   ) -> bool:
+    "Whether a summary has MIN_SUMMARY_WORDS words or more once a leading list marker is dropped."
+    return len(LIST_MARKER.sub("", x, count=1).split()) >= MIN_SUMMARY_WORDS
+
 _SUMMARY_TESTS = {  # what a conditional summary is, part by part (each part is also a check of SURE_SELECTION)
-    "every candidate's summary is non-empty": lambda s: all(x.strip() for x in s),
+    f"every candidate's summary has {MIN_SUMMARY_WORDS}+ words": lambda s: all(map(says_something, s)),
     "the candidates' summaries differ": lambda s: len(set(s)) > 1,
     "no summary copies the passage block": lambda s: not any(PASSAGE_COPY.match(x) for x in s)}
 
@@ -154,7 +163,7 @@ def sure_health(runs: Mapping, # (task, system) -> Evaluation
 
 # %% ../../../nbs/70_papers.sure.ipynb #5a0e1002
 # what SuRe's gate counts, read before "on 8 of the 103 questions judged"
-CONDITIONAL = "its summaries were conditional (two distinct candidates; non-empty, different, no passage copy)"
+CONDITIONAL = "its summaries were conditional (two distinct candidates; 3+ words each, different, no passage copy)"
 SUMMARY_RANKED = {"Sent-enc (SuRe)": "SuRe"}  # a system ranking by another's chosen summary -> that system
 
 def _summarises(ev) -> bool:
