@@ -26,7 +26,9 @@ from typing import Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("paper", "paper-1.5b", "paper-split", "decide")  # the committed profiles (.gitignore)
-VOLATILE = {"seconds", "started", "finished", "git", "out_dir", "wall_s", "elapsed"}  # what a rerun changes by nature
+# what a rerun changes by nature: times, the revision, paths, and what the last attempt itself asked the reader
+# (`lm_counters`, `resumed`: a run finished by an attempt that answered questions re-renders with none answered)
+VOLATILE = {"seconds", "started", "finished", "git", "out_dir", "wall_s", "elapsed", "lm_counters", "resumed"}
 
 
 def committed_runs(root: Path, only: set[str], profiles: Sequence[str] = PROFILES) -> list[tuple[str, str]]:
