@@ -163,7 +163,8 @@ def sure_health(runs: Mapping, # (task, system) -> Evaluation
 
 # %% ../../../nbs/70_papers.sure.ipynb #5a0e1002
 # what SuRe's gate counts, read before "on 8 of the 103 questions judged"
-CONDITIONAL = "its summaries were conditional (two distinct candidates; 3+ words each, different, no passage copy)"
+CONDITIONAL = (f"its summaries were conditional (two distinct candidates; {MIN_SUMMARY_WORDS}+ words each, different, "
+               "no passage copy)")
 SUMMARY_RANKED = {"Sent-enc (SuRe)": "SuRe"}  # a system ranking by another's chosen summary -> that system
 
 def _summarises(ev) -> bool:
