@@ -18,7 +18,7 @@ from .method import (COMBINES, PROMPTS, RANK_MODES, RERANKERS, RULES, TABLE3_SYS
 
 # %% auto #0
 __all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PAPER_SAMPLE',
-           'PASSAGE_COPY', 'MIN_SUMMARY_WORDS', 'LIST_MARKER', 'SURE_SELECTION', 'CONDITIONAL', 'SUMMARY_RANKED',
+           'PASSAGE_COPY', 'MIN_SUMMARY_WORDS', 'WORD', 'SURE_SELECTION', 'CONDITIONAL', 'SUMMARY_RANKED',
            'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics', 'says_something', 'conditional',
            'sure_health', 'sure_gates', 'candidates_differ', 'sure_decisive_claims', 'oracle', 'sure_claims',
            'fig4a_claims']
@@ -113,13 +113,13 @@ def _pair_texts(t: dict) -> list[str] | None:
     "The summaries of a row with two or more distinct candidates (None: fewer, which no summary check asks of)."
     return list(t.get("summaries", [])) if len(set(t.get("candidates", []))) > 1 and t.get("summaries") else None
 
-MIN_SUMMARY_WORDS = 3  # fewer words (a leading list marker aside) support no candidate: "1.", "Pooh", "10.5%"
-LIST_MARKER = re.compile(r"^\s*(\d+[.)]|[-*\u2022])\s*")  # "1. ", "2) ", "- ", "* ", "\u2022 " at a summary's start
+MIN_SUMMARY_WORDS = 3  # fewer words support no candidate: "1.", "Pooh", "10.5%", "4 years"
+WORD = re.compile(r"\w*[^\W\d_]\w*")  # a word holds a letter: list markers, years and figures are not words
 
 def says_something(x: str, # one summary
                    ) -> bool:
-    "Whether a summary has MIN_SUMMARY_WORDS words or more once a leading list marker is dropped."
-    return len(LIST_MARKER.sub("", x, count=1).split()) >= MIN_SUMMARY_WORDS
+    "Whether a summary has MIN_SUMMARY_WORDS words or more, a word being a run of letters and digits with a letter."
+    return len(WORD.findall(x)) >= MIN_SUMMARY_WORDS
 
 _SUMMARY_TESTS = {  # what a conditional summary is, part by part (each part is also a check of SURE_SELECTION)
     f"every candidate's summary has {MIN_SUMMARY_WORDS}+ words": lambda s: all(map(says_something, s)),
