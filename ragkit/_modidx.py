@@ -853,6 +853,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'ragkit.lm.openai.OpenAILM._client_': ('lm.openai.html#openailm._client_', 'ragkit/lm/openai.py'),
                                   'ragkit.lm.openai.OpenAILM._gen_request': ('lm.openai.html#openailm._gen_request', 'ragkit/lm/openai.py'),
                                   'ragkit.lm.openai.OpenAILM._hint': ('lm.openai.html#openailm._hint', 'ragkit/lm/openai.py'),
+                                  'ragkit.lm.openai.OpenAILM._llama_cpp': ('lm.openai.html#openailm._llama_cpp', 'ragkit/lm/openai.py'),
                                   'ragkit.lm.openai.OpenAILM._map': ('lm.openai.html#openailm._map', 'ragkit/lm/openai.py'),
                                   'ragkit.lm.openai.OpenAILM._post': ('lm.openai.html#openailm._post', 'ragkit/lm/openai.py'),
                                   'ragkit.lm.openai.OpenAILM._secrets': ('lm.openai.html#openailm._secrets', 'ragkit/lm/openai.py'),

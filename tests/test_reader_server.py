@@ -68,8 +68,9 @@ def test_90_without_logprobs_is_refused_before_the_kernel(settings):
             with pytest.raises(ValueError, match=f"{nb}: the reader cannot serve this run: .*no per-token log-probabilities"):
                 run_notebook(nb, "smoke", {"reader": f"openai:qwen@{bare.base_url}"}, settings=settings, root=ROOT, progress=False)
         chat, comp = ["/v1/chat/completions"] * 4, ["/v1/completions"] * 4  # per endpoint: short, long, both again
-        assert [r.path for r in bare.requests] == ["/v1/models", *chat, *comp,  # 90: SuRe reads on completions
-                                                   "/v1/models", *chat]
+        ask = ["/v1/models"] * 2  # the check's, then the canary's own (is it llama.cpp's server?), once per client
+        assert [r.path for r in bare.requests] == [*ask, *chat, *comp,  # 90: SuRe reads on completions
+                                                   *ask, *chat]
     assert runs_made(settings) == []
 
 

@@ -530,6 +530,15 @@ CANARY = "Complete the sentence: The capital of France is"
 LONG_CANARY = "Write the first two sentences of a story about a lighthouse keeper who finds an old map."
 
 @patch
+def _llama_cpp(self: OpenAILM) -> bool:
+    "Whether the server is llama.cpp's (GET /models: owned_by 'llamacpp'); asked once per client, False if unknown."
+    if (known := getattr(self, "_is_llama_cpp", None)) is not None: return known
+    try: info = self.served_model_info(5.0)
+    except OpenAIError: return False  # not remembered: asked again next time
+    self._is_llama_cpp = any(m.get("owned_by") == "llamacpp" for m in info or [])
+    return self._is_llama_cpp
+
+@patch
 def canary(self: OpenAILM,
            chat: bool | None = None, # the endpoint: chat (True) or completions (False); default: the LM's
            max_new_tokens: int = 8, # the answer's budget
@@ -537,7 +546,10 @@ def canary(self: OpenAILM,
            ) -> dict:
     "The served model's greedy answer to `prompt` on one endpoint, its log-probs (4 decimals) and token count."
     chat = self.chat if chat is None else chat
-    c, path = self.generate([prompt], max_new_tokens, chat=chat)[0], "/chat/completions" if chat else "/completions"
+    path, body = self._gen_request(prompt, max_new_tokens, None, 0.0, 0, chat)
+    if self._llama_cpp(): body["cache_prompt"] = False  # computed afresh, not from state other prompts left cached
+    reply = self._post(path, body)  # one request, not a watched call: the watch itself asks the canaries
+    c = dataclasses.replace(to_completion(reply["choices"][0], chat), usage_tokens=usage_completion_tokens(reply))
     # which source counts the generated tokens: the log-prob tokens, else the usage block, else none
     src = "log-prob tokens" if c.tokens else ("usage.completion_tokens" if c.usage_tokens is not None else "none")
     return dict(endpoint=path, text=c.text, logprobs=[round(l, 4) for l in c.logprobs], tokens_from=src)
