@@ -184,12 +184,13 @@ def questions_needed(effect: float | None, # the effect to detect (the paper's),
     target, a, pw = (margin, 2 * alpha, 1 - (1 - power) / 2) if eq else (abs(effect), alpha, power)
     if _nan(target) or not target or _nan(sd): return float("nan")
     if sd <= 0: return 2.0
-    return float(math.ceil(TTestPower().solve_power(effect_size=target / sd, alpha=a, power=pw,
-                                                    alternative="two-sided")))
+    n = TTestPower().solve_power(effect_size=target / sd, alpha=a, power=pw, alternative="two-sided")
+    return float(math.ceil(np.ravel(n)[0]))
 
 def detectable(judged: float, # the questions a claim is judged on
                sd: float, # their per-question spread, in the claim's unit (see `spread`)
                alpha: float = ALPHA, power: float = POWER) -> float:
     "The smallest mean difference a two-sided paired test finds on `judged` questions with `power`; NaN below 2."
     if _nan(judged) or judged < 2 or _nan(sd): return float("nan")
-    return float(TTestPower().solve_power(nobs=judged, alpha=alpha, power=power, alternative="two-sided") * sd)
+    d = TTestPower().solve_power(nobs=judged, alpha=alpha, power=power, alternative="two-sided")
+    return float(np.ravel(d)[0]) * sd  # statsmodels answers a one-element array when its first solver gives up
