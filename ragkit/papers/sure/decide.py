@@ -49,17 +49,21 @@ def sure_plan(rates: Mapping, # pilot_rates
               ) -> dict:
     "The questions to ask: the goal and the power, capped by the budget; the hours it takes and the effect it can find."
     dec, cond = rates["decisive"], rates["conditional"]
-    if not dec or not cond or dec != dec or cond != cond:
+    if not dec or dec != dec or cond != cond:
         raise ValueError(f"the pilot's rates cannot size a run (decisive {dec}, conditional {cond}): it needs decisive "
-                         "questions with conditional summaries")
+                         "questions")
     sd = rates["sd"] if rates["sd"] == rates["sd"] else 100.0  # a 0/1 difference spreads at most 100 points
     m = (MARGIN["points"] if margin is None else margin) / dec  # the all-question margin, on the decisive questions
-    n_goal = math.ceil(goal / (dec * cond))
+    n_goal = math.ceil(goal / (dec * cond)) if cond else None  # None: no conditional summary seen, no size reaches it
     n_power = math.ceil(max(questions_needed(m, sd), questions_needed(None, sd, m)) / dec)
     # the speedup is SuRe's shared passage block
     per_q = rates["candidates_s"] + dec * max(rates["sure_s"] - rates["candidates_s"], 0.0) * speedup
     n_budget = math.floor(budget_hours * 3600 / per_q) if budget_hours and per_q == per_q else None
-    n = max(n_goal, n_power) if n_budget is None else min(max(n_goal, n_power), n_budget)
+    n = max(n_power, math.inf if n_goal is None else n_goal)
+    n = n if n_budget is None else min(n, n_budget)
+    if n == math.inf:
+        raise ValueError("the pilot saw no conditional summary, so no size reaches the goal: give budget_hours a value "
+                         "above 0 (the run then asks what fits in it)")
     mde = detectable(n * dec, sd)
     return dict(n=n, n_goal=n_goal, n_power=n_power, n_budget=n_budget, seconds_per_question=per_q,
                 hours=n * per_q / 3600 if per_q == per_q else float("nan"), decisive=n * dec,

@@ -18,10 +18,10 @@ from .method import (COMBINES, PROMPTS, RANK_MODES, RERANKERS, RULES, TABLE3_SYS
 
 # %% auto #0
 __all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PAPER_SAMPLE',
-           'PASSAGE_COPY', 'MIN_SUMMARY_WORDS', 'WORD', 'SURE_SELECTION', 'CONDITIONAL', 'SUMMARY_RANKED',
-           'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics', 'says_something', 'conditional',
-           'sure_health', 'sure_gates', 'candidates_differ', 'sure_decisive_claims', 'oracle', 'sure_claims',
-           'fig4a_claims']
+           'PASSAGE_COPY', 'MIN_SUMMARY_WORDS', 'WORD', 'CONDITIONAL_PARTS', 'SURE_SELECTION', 'CONDITIONAL',
+           'SUMMARY_RANKED', 'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics', 'says_something',
+           'names_candidate', 'conditional', 'sure_health', 'sure_gates', 'candidates_differ', 'sure_decisive_claims',
+           'oracle', 'sure_claims', 'fig4a_claims']
 
 # %% ../../../nbs/70_papers.sure.ipynb #5550e99f
 from ...core import AtLeast, Flag, OneOf, Parses, WholeNumbers
@@ -109,9 +109,10 @@ def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trac
 # %% ../../../nbs/70_papers.sure.ipynb #c70d0001
 PASSAGE_COPY = re.compile(r"^\s*(Passage #?\d+\s*)?(Title|Text)\s*:", re.I)  # starts as the passage block does
 
-def _pair_texts(t: dict) -> list[str] | None:
-    "The summaries of a row with two or more distinct candidates (None: fewer, which no summary check asks of)."
-    return list(t.get("summaries", [])) if len(set(t.get("candidates", []))) > 1 and t.get("summaries") else None
+def _pairs(t: dict) -> list[tuple[str, str]] | None:
+    "(candidate, its summary) of a row with two or more distinct candidates (None: fewer, which no check asks of)."
+    c, s = list(t.get("candidates", [])), list(t.get("summaries", []))
+    return list(zip(c, s)) if len(set(c)) > 1 and s else None
 
 MIN_SUMMARY_WORDS = 3  # fewer words support no candidate: "1.", "Pooh", "10.5%", "4 years"
 WORD = re.compile(r"\w*[^\W\d_]\w*")  # a word holds a letter: list markers, years and figures are not words
@@ -121,17 +122,27 @@ def says_something(x: str, # one summary
     "Whether a summary has MIN_SUMMARY_WORDS words or more, a word being a run of letters and digits with a letter."
     return len(WORD.findall(x)) >= MIN_SUMMARY_WORDS
 
+def names_candidate(candidate: str, # one answer candidate
+                    summary: str, # the summary written to support it
+                    ) -> bool:
+    "Whether `summary` names `candidate`: its words, normalised as EM reads them, appear together in the summary."
+    c = normalize_answer(candidate)
+    return bool(c) and f" {c} " in f" {normalize_answer(summary)} "
+
 _SUMMARY_TESTS = {  # what a conditional summary is, part by part (each part is also a check of SURE_SELECTION)
-    f"every candidate's summary has {MIN_SUMMARY_WORDS}+ words": lambda s: all(map(says_something, s)),
-    "the candidates' summaries differ": lambda s: len(set(s)) > 1,
-    "no summary copies the passage block": lambda s: not any(PASSAGE_COPY.match(x) for x in s)}
+    f"every candidate's summary has {MIN_SUMMARY_WORDS}+ words": lambda p: all(says_something(x) for _, x in p),
+    "the candidates' summaries differ": lambda p: len({x for _, x in p}) > 1,
+    "every summary names its candidate": lambda p: all(names_candidate(c, x) for c, x in p),
+    "no summary copies the passage block": lambda p: not any(PASSAGE_COPY.match(x) for _, x in p)}
+CONDITIONAL_PARTS = (f"{MIN_SUMMARY_WORDS}+ words each, different, each naming its candidate, no copy of the passage "
+                     "block, all at once")  # _SUMMARY_TESTS in words
 
 # %% ../../../nbs/70_papers.sure.ipynb #c70d0001s1
 def conditional(t: dict, # a SuRe row's trace
                 ) -> bool | None:
     "Whether the row's summaries are conditional: each part of `_SUMMARY_TESTS` holds (None: under two candidates)."
-    s = _pair_texts(t)
-    return None if s is None else all(test(s) for test in _SUMMARY_TESTS.values())
+    p = _pairs(t)
+    return None if p is None else all(test(p) for test in _SUMMARY_TESTS.values())
 
 # %% ../../../nbs/70_papers.sure.ipynb #70a00014
 def _order_free(t: dict) -> bool | None:
@@ -148,7 +159,7 @@ def _moved(t: dict) -> bool | None:
 
 SURE_SELECTION = Mechanism("SuRe's selection", (  # what SuRe's steps must show for a claim about them to mean anything
     Check("two or more distinct candidates", lambda r: len(set(r["trace"].get("candidates", []))) > 1),
-    *(Check(name, lambda r, test=test: None if (s := _pair_texts(r["trace"])) is None else test(s))
+    *(Check(name, lambda r, test=test: None if (p := _pairs(r["trace"])) is None else test(p))
       for name, test in _SUMMARY_TESTS.items()),  # None for a row with fewer than two distinct candidates
     Check("the pairwise ranking chose the same summary in both orders", lambda r: _order_free(r["trace"])),
     Check("the selection moved the answer off the first candidate", lambda r: _moved(r["trace"]))))
@@ -163,8 +174,7 @@ def sure_health(runs: Mapping, # (task, system) -> Evaluation
 
 # %% ../../../nbs/70_papers.sure.ipynb #5a0e1002
 # what SuRe's gate counts, read before "on 8 of the 103 questions judged"
-CONDITIONAL = (f"its summaries were conditional (two distinct candidates; {MIN_SUMMARY_WORDS}+ words each, different, "
-               "no passage copy)")
+CONDITIONAL = f"its summaries were conditional (two distinct candidates; {CONDITIONAL_PARTS})"
 SUMMARY_RANKED = {"Sent-enc (SuRe)": "SuRe"}  # a system ranking by another's chosen summary -> that system
 
 def _summarises(ev) -> bool:
