@@ -135,7 +135,7 @@ _SUMMARY_TESTS = {  # what a conditional summary is, part by part (each part is 
     "every summary names its candidate": lambda p: all(names_candidate(c, x) for c, x in p),
     "no summary copies the passage block": lambda p: not any(PASSAGE_COPY.match(x) for _, x in p)}
 CONDITIONAL_PARTS = (f"{MIN_SUMMARY_WORDS}+ words each, different, each naming its candidate, no copy of the passage "
-                     "block, all at once")  # _SUMMARY_TESTS in words
+                     "block")  # _SUMMARY_TESTS in words
 
 # %% ../../../nbs/70_papers.sure.ipynb #c70d0001s1
 def conditional(t: dict, # a SuRe row's trace
