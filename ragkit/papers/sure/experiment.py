@@ -107,7 +107,8 @@ def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trac
                       changed_worse=int((em < base).sum()), changed_same=int((em == base).sum()))
 
 # %% ../../../nbs/70_papers.sure.ipynb #c70d0001
-PASSAGE_COPY = re.compile(r"^\s*(Passage #?\d+\s*)?(Title|Text)\s*:", re.I)  # starts as the passage block does
+PASSAGE_COPY = re.compile(r"(^|\n)\s*(Passage #?\d+\s*)?(Title|Text)\s*:|Passage #?\d+\s*(Title|Text)\s*:",
+                          re.I)  # a header of the passage block: at a line's start, or "Passage #1 Title:" anywhere
 
 def _pairs(t: dict) -> list[tuple[str, str]] | None:
     "(candidate, its summary) of a row with two or more distinct candidates (None: fewer, which no check asks of)."
@@ -133,7 +134,7 @@ _SUMMARY_TESTS = {  # what a conditional summary is, part by part (each part is 
     f"every candidate's summary has {MIN_SUMMARY_WORDS}+ words": lambda p: all(says_something(x) for _, x in p),
     "the candidates' summaries differ": lambda p: len({x for _, x in p}) > 1,
     "every summary names its candidate": lambda p: all(names_candidate(c, x) for c, x in p),
-    "no summary copies the passage block": lambda p: not any(PASSAGE_COPY.match(x) for _, x in p)}
+    "no summary copies the passage block": lambda p: not any(PASSAGE_COPY.search(x) for _, x in p)}
 CONDITIONAL_PARTS = (f"{MIN_SUMMARY_WORDS}+ words each, different, each naming its candidate, no copy of the passage "
                      "block")  # _SUMMARY_TESTS in words
 
