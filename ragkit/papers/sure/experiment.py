@@ -210,14 +210,23 @@ def sure_decisive_claims(runs: Mapping, # (task, system) -> Evaluation
                          system: str = "SuRe", # the SuRe system judged
                          # task -> the questions the run asked (default: those SuRe answered); the margin is 3 points
                          asked: Mapping[str, int] | None = None,
+                         # only the decisive questions whose summaries were conditional (no gold read), margin 3 there
+                         acted_only: bool = False,
                          ) -> list[Claim]:
     "SuRe's selection against its first candidate, on the questions whose candidates differ in exact match, per task."
-    return [decisive_claim(f"{system}'s selection is right more often than its first candidate (decisive questions)", d,
-                           s, "first candidate", ev.scores("exact_match"), _first_right(ev), candidates_differ(ev),
-                           "the candidates differ in EM", SURE_SELECTION.name,
-                           "SuRe Section 3 (select by validity and ranking of the conditional summaries)",
-                           "exact_match", over=(asked or {}).get(d, len(ev.table)))
-            for (d, s), ev in runs.items() if s == system]
+    out = []
+    for (d, s), ev in runs.items():
+        if s != system: continue
+        keep, where, over = candidates_differ(ev), "the candidates differ in EM", (asked or {}).get(d, len(ev.table))
+        if acted_only:
+            acted = pd.Series([bool(conditional(t or {})) for t in ev.table.trace], index=ev.table.qid.tolist())
+            keep, where, over = keep & acted.reindex(keep.index, fill_value=False), where + f"; {CONDITIONAL}", None
+        out.append(decisive_claim(f"{system}'s selection is right more often than its first candidate (decisive "
+                                  f"questions{' with conditional summaries' * acted_only})", d, s, "first candidate",
+                                  ev.scores("exact_match"), _first_right(ev), keep, where, SURE_SELECTION.name,
+                                  "SuRe Section 3 (select by validity and ranking of the conditional summaries)",
+                                  "exact_match", over=over))
+    return out
 
 # %% ../../../nbs/70_papers.sure.ipynb #32104d76
 _T6 = {"nq": (43.0, 53.9), "webq": (29.0, 43.9), "2wikimultihopqa:dev-500": (47.6, 54.4),
