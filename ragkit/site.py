@@ -288,11 +288,11 @@ def _records_table(rows: list[dict], limit: int = 15) -> str:
     lines += ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in rows[:limit]]
     return "\n".join(lines) + (f"\n\n({len(rows) - limit} more rows in `results.json`)" if len(rows) > limit else "")
 
-def _warm_seconds(root: Path, profile: str, notebook: str) -> float | None:
-    "Seconds the last re-render of a run from its committed rows took here (outputs/bench/rerender.json), or None."
-    f = Path(root) / "outputs" / "bench" / "rerender.json"
+def _rerender_seconds(root: Path, profile: str, notebook: str, record: str = "rerender.json") -> float | None:
+    "Seconds the last re-render of a run from its committed rows took here (outputs/bench/`record`), or None."
+    f = Path(root) / "outputs" / "bench" / record
     runs = read_json(f).get("runs", []) if f.is_file() else []
-    return next((r["seconds"] for r in runs if (r["profile"], r["notebook"]) == (profile, notebook)), None)
+    return next((r["seconds"] for r in runs if (r["profile"], r["notebook"]) == (profile, notebook) and r["ok"]), None)
 
 def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
     "A run page's first section: its outcome in one sentence, its headline figure, its claims folded, then the rest."
@@ -311,13 +311,14 @@ def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
     if res.get("what_reproduces"): parts.append(res["what_reproduces"])
     if (h := res.get("headline")) and res.get(h):
         parts.append(f"**{h}** (the run's headline table)\n\n" + _records_table(res[h]))
-    warm, executed = _warm_seconds(root, profile, run.name), os.path.relpath(run / f"{run.name}.ipynb", page_dir)
+    warm, executed = _rerender_seconds(root, profile, run.name), os.path.relpath(run / f"{run.name}.ipynb", page_dir)
+    cold = _rerender_seconds(root, profile, run.name, "rerender-cold.json")
+    took = [f"{cold:.0f} s the first time, on an empty cache (`outputs/bench/rerender-cold.json`)"] * (cold is not None) + [
+        f"{warm:.0f} s with the models and indexes already cached (`outputs/bench/rerender.json`)"] * (warm is not None)
     parts.append(f"```\n.venv/bin/ragkit run {run.name} --profile {profile}\n```\n\nin a clone after `make setup` "
-                 "regenerates this run from its committed rows" + (f" ({warm:.0f} s here with the models and indexes "
-                 "already cached, `outputs/bench/rerender.json`)." if warm else ".")
+                 "regenerates this run from its committed rows" + (f" ({'; '.join(took)})." if took else ".")
                  + f" The executed notebook: {{download}}`{run.name}.ipynb <{executed}>`.")
     return "\n\n".join(parts)
-
 
 # %% ../nbs/96_site.ipynb #1f07ddae
 def evidence_link(r: dict, # a scoreboard row

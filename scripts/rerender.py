@@ -13,11 +13,16 @@ parameter added since the run, at its default, is listed apart (`parameters_adde
     .venv/bin/python scripts/rerender.py --root /tmp/clone                             # the code of another checkout
     .venv/bin/python scripts/rerender.py --only 63_papers.eor.inconsistency --profiles paper-split   # one run
     .venv/bin/python scripts/rerender.py --write     # and put each unchanged run's new notebook and records in place
+    RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/rerender.py --cold        # each on an empty cache (run pages)
 
 With --write, a run whose results re-render with every number unchanged gets its re-rendered top-level files (the
 executed notebook, figures, results.json, run.json, params.json) copied over the committed ones, so that the executed
 notebook shows today's code and prose; its rows (the folders below) are never copied. A run that changed is left as
 committed.
+
+With --cold, each run gets its own empty ragkit cache folder (RAGKIT_CACHE_DIR: no demo build, embeddings, indexes or LM
+cache), as a reader's first run of one page in a fresh clone would, and the times go to outputs/bench/rerender-cold.json;
+the site shows them beside the warm ones. Time it on an otherwise idle machine.
 """
 from __future__ import annotations
 import argparse, json, os, shutil, subprocess, sys, tempfile, time
@@ -53,9 +58,9 @@ def differences(a, b, at: str = "") -> list[str]:
     return [] if a == b else [f"{at or '.'}: {json.dumps(a)[:120]} -> {json.dumps(b)[:120]}"]
 
 
-def rerender(root: Path, scratch: Path, profile: str, nb: str) -> dict:
-    "Run `nb` under `profile` in `scratch` from its rows alone, and compare its results.json with the committed one."
-    env = {**os.environ, "PYTHONPATH": str(root), "RAGKIT_OUTPUTS_DIR": str(scratch), "RAGKIT_ROWS_ONLY": "1", "HF_HUB_OFFLINE": "1",
+def rerender(root: Path, scratch: Path, profile: str, nb: str, cache: Path | None = None) -> dict:
+    "Run `nb` under `profile` in `scratch` from its rows alone (`cache`: an empty cache folder), and compare its results.json."
+    env = {**os.environ, **({"RAGKIT_CACHE_DIR": str(cache)} if cache else {}), "PYTHONPATH": str(root), "RAGKIT_OUTPUTS_DIR": str(scratch), "RAGKIT_ROWS_ONLY": "1", "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     t0 = time.time()
     r = subprocess.run([sys.executable, "-c", "import sys; from ragkit.cli import main; sys.exit(main())", "run", nb, "--profile", profile],
@@ -96,9 +101,11 @@ def main(argv=None) -> int:
     ap.add_argument("--root", default=str(ROOT), help="the checkout whose code re-renders (default: this one)")
     ap.add_argument("--only", default="", help="comma-separated notebooks (default: every committed run)")
     ap.add_argument("--profiles", default=",".join(PROFILES), help="comma-separated committed profiles (default: all of them)")
-    ap.add_argument("--out", default=str(ROOT / "outputs" / "bench" / "rerender.json"))
+    ap.add_argument("--out", default="", help="the record (default: outputs/bench/rerender.json, or rerender-cold.json)")
+    ap.add_argument("--cold", action="store_true", help="each run on its own empty cache folder (a reader's first run)")
     ap.add_argument("--write", action="store_true", help="copy each unchanged run's re-rendered notebook and records in place")
     a = ap.parse_args(argv)
+    a.out = a.out or str(ROOT / "outputs" / "bench" / ("rerender-cold.json" if a.cold else "rerender.json"))
     root = Path(a.root).resolve()
     runs = committed_runs(root, {x.strip() for x in a.only.split(",") if x.strip()}, [p.strip() for p in a.profiles.split(",") if p.strip()])
     with tempfile.TemporaryDirectory(prefix="ragkit-rerender-") as tmp:
@@ -108,7 +115,8 @@ def main(argv=None) -> int:
         got = []
         for i, (profile, nb) in enumerate(runs, 1):
             print(f"[{i}/{len(runs)}] {profile}/{nb} ...", flush=True)
-            got.append(rerender(root, scratch, profile, nb))
+            with tempfile.TemporaryDirectory(prefix="ragkit-cold-cache-") as cache:
+                got.append(rerender(root, scratch, profile, nb, Path(cache) if a.cold else None))
             g = got[-1]
             if a.write and g["ok"] and g["same_everything"]:
                 g["written"] = put_in_place(scratch / profile / nb, root / "outputs" / profile / nb, scratch, root)
@@ -116,7 +124,8 @@ def main(argv=None) -> int:
                   (f"; verdicts {'unchanged' if g['same_verdicts'] else 'CHANGED'} ({g['verdicts']}), "
                    f"{'every number unchanged' if g['same_everything'] else str(g['n_differences']) + ' differences'}" if g["ok"] else ""), flush=True)
     rev = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
-    doc = dict(git=rev, runs=got, all_same=all(g["ok"] and g["same_everything"] for g in got))
+    from ragkit.runner import machine
+    doc = dict(git=rev, machine=machine(), cache="empty per run" if a.cold else "warm (the machine's own)", runs=got, all_same=all(g["ok"] and g["same_everything"] for g in got))
     Path(a.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{sum(g['ok'] and g['same_everything'] for g in got)} of {len(got)} runs re-rendered unchanged -> {a.out}")
     return 0 if doc["all_same"] else 1

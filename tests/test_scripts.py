@@ -198,6 +198,10 @@ def test_rerender_finds_a_committed_run_unchanged(data_dir, tmp_path):
     assert rr.main(["--only", "63_papers.eor.inconsistency", "--profiles", "paper-split", "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert doc["all_same"] and [(r["profile"], r["notebook"], r["same_verdicts"]) for r in doc["runs"]] == [("paper-split", "63_papers.eor.inconsistency", True)]
+    cold = tmp_path / "rerender-cold.json"  # --cold: the same run on its own empty cache folder, recorded apart
+    assert rr.main(["--only", "63_papers.eor.inconsistency", "--profiles", "paper-split", "--cold", "--out", str(cold)]) == 0
+    doc = json.loads(cold.read_text())
+    assert doc["all_same"] and doc["cache"] == "empty per run" and doc["machine"]["cpus"] >= 1
 
 
 def test_rerender_write_copies_a_runs_top_level_files_never_its_rows(tmp_path):
