@@ -11,7 +11,7 @@ import dataclasses, math
 from pathlib import Path
 from typing import Mapping
 from ...eval.experiment import MARGIN, MIN_N
-from ...eval.mechanism import detectable, questions_needed, spread
+from ...eval.mechanism import ALPHA, detectable, questions_needed, spread
 from .experiment import candidates_differ
 
 # %% auto #0
@@ -46,6 +46,7 @@ def sure_plan(rates: Mapping, # pilot_rates
               budget_hours: float = 8.0, # reader hours the run may take here (0: no cap)
               speedup: float = 1.0, # today's reader time over the pilot's on SuRe's later steps (shared passage block)
               margin: float | None = None, # the smallest effect that matters over all questions (default: 3 points)
+              alpha: float = ALPHA, # the level each test is held to (α/2 for two claims under Holm's first step)
               ) -> dict:
     "The questions to ask: the goal and the power, capped by the budget; the hours it takes and the effect it can find."
     dec, cond = rates["decisive"], rates["conditional"]
@@ -55,16 +56,18 @@ def sure_plan(rates: Mapping, # pilot_rates
     sd = rates["sd"] if rates["sd"] == rates["sd"] else 100.0  # a 0/1 difference spreads at most 100 points
     m = (MARGIN["points"] if margin is None else margin) / dec  # the all-question margin, on the decisive questions
     n_goal = math.ceil(goal / (dec * cond)) if cond else None  # None: no conditional summary seen, no size reaches it
-    n_power = math.ceil(max(questions_needed(m, sd), questions_needed(None, sd, m)) / dec)
+    n_power = math.ceil(max(questions_needed(m, sd, alpha=alpha), questions_needed(None, sd, m, alpha=alpha)) / dec)
     # the speedup is SuRe's shared passage block
     per_q = rates["candidates_s"] + dec * max(rates["sure_s"] - rates["candidates_s"], 0.0) * speedup
     n_budget = math.floor(budget_hours * 3600 / per_q) if budget_hours and per_q == per_q else None
     n = max(n_power, math.inf if n_goal is None else n_goal)
     n = n if n_budget is None else min(n, n_budget)
     if n == math.inf:
-        raise ValueError("the pilot saw no conditional summary, so no size reaches the goal: give budget_hours a value "
-                         "above 0 (the run then asks what fits in it)")
-    mde = detectable(n * dec, sd)
+        raise ValueError("the pilot saw no conditional summary, so no size reaches the goal, and no budget caps the run: "
+                         + ("give budget_hours a value above 0" if not budget_hours else "the pilot's rows hold no seconds "
+                            "per question to price it (pick a pilot run whose row folders are committed)"))
+    if n < MIN_N: raise ValueError(f"budget_hours={budget_hours:g} holds {n} questions, fewer than {MIN_N}: raise it")
+    mde = detectable(n * dec, sd, alpha=alpha)
     return dict(n=n, n_goal=n_goal, n_power=n_power, n_budget=n_budget, seconds_per_question=per_q,
                 hours=n * per_q / 3600 if per_q == per_q else float("nan"), decisive=n * dec,
                 conditional=n * dec * cond, sd=sd, margin=m, detectable=mde, detectable_all=mde * dec)

@@ -7,7 +7,7 @@ Lessons: `nbs/70_papers.sure.ipynb`; on the site (`make site`): `papers.sure.htm
 
 # %% ../../../nbs/70_papers.sure.ipynb #70a00004
 from __future__ import annotations
-import re
+import re, unicodedata
 from typing import Mapping, Sequence
 import pandas as pd
 from ...eval.experiment import Claim, decisive_claim, paper_cells, paper_claims, paper_numbers
@@ -18,10 +18,10 @@ from .method import (COMBINES, PROMPTS, RANK_MODES, RERANKERS, RULES, TABLE3_SYS
 
 # %% auto #0
 __all__ = ['SURE_TASKS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'PAPER_TABLE3', 'PAPER_TABLE4', 'PAPER_SAMPLE',
-           'PASSAGE_COPY', 'MIN_SUMMARY_WORDS', 'WORD', 'CONDITIONAL_PARTS', 'SURE_SELECTION', 'CONDITIONAL',
-           'SUMMARY_RANKED', 'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics', 'says_something',
-           'names_candidate', 'conditional', 'sure_health', 'sure_gates', 'candidates_differ', 'sure_decisive_claims',
-           'oracle', 'sure_claims', 'fig4a_claims']
+           'PASSAGE_COPY', 'LIST_ITEM', 'MIN_SUMMARY_WORDS', 'WORD', 'ECHO', 'CONDITIONAL_PARTS', 'SURE_SELECTION',
+           'CONDITIONAL', 'SUMMARY_RANKED', 'sure_retriever', 'sure_systems', 'sure_extras', 'sure_diagnostics',
+           'lists_titles', 'says_something', 'names_candidate', 'conditional', 'sure_health', 'sure_gates',
+           'candidates_differ', 'sure_decisive_claims', 'oracle', 'sure_claims', 'fig4a_claims']
 
 # %% ../../../nbs/70_papers.sure.ipynb #5550e99f
 from ...core import AtLeast, Flag, OneOf, Parses, WholeNumbers
@@ -107,8 +107,17 @@ def sure_diagnostics(sure_table: pd.DataFrame, # a SuRe evaluation's table (trac
                       changed_worse=int((em < base).sum()), changed_same=int((em == base).sum()))
 
 # %% ../../../nbs/70_papers.sure.ipynb #c70d0001
-PASSAGE_COPY = re.compile(r"(^|\n)\s*(Passage #?\d+\s*)?(Title|Text)\s*:|Passage #?\d+\s*(Title|Text)\s*:",
-                          re.I)  # a header of the passage block: at a line's start, or "Passage #1 Title:" anywhere
+# a header of the passage block: at a line's start (after a list number: "1. Title:"), or "Passage #1 Title:" anywhere
+PASSAGE_COPY = re.compile(r"(^|\n)\s*(\d+[.)]\s*)?(Passage\s*#?\d*\s*:?\s*)?(Title|Text)\s*:"
+                          r"|Passage\s*#?\d*\s*:?\s*(Title|Text)\s*:", re.I)
+LIST_ITEM = re.compile(r"^\s*\d+[.)]\s+(.*)$")  # "1. Bad Boys (Inner Circle song)"
+
+def lists_titles(x: str, # one summary
+                 ) -> bool:
+    "Whether a summary is a numbered list of titles: 2+ items of at most 10 words, none a sentence (the last may be cut)."
+    items = [LIST_ITEM.match(line) for line in x.split("\n") if line.strip()]
+    return len(items) > 1 and all(items) and all(len(m.group(1).split()) <= 10 and not m.group(1).rstrip().endswith(".")
+                                                  for m in items[:-1])
 
 def _pairs(t: dict) -> list[tuple[str, str]] | None:
     "(candidate, its summary) of a row with two or more distinct candidates (None: fewer, which no check asks of)."
@@ -123,20 +132,29 @@ def says_something(x: str, # one summary
     "Whether a summary has MIN_SUMMARY_WORDS words or more, a word being a run of letters and digits with a letter."
     return len(WORD.findall(x)) >= MIN_SUMMARY_WORDS
 
+ECHO = re.compile(r"^\s*(prediction|answer|choices)\s*:.*$", re.I | re.M)  # the prompt's own lines, written back
+_DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"))
+
+def _folded(s: str) -> str:
+    "`s` normalised as EM reads it, after folding accents and Unicode dashes ('Guantánamo' is 'guantanamo')."
+    s = unicodedata.normalize("NFKD", s.translate(_DASHES))
+    return normalize_answer("".join(ch for ch in s if not unicodedata.combining(ch)))
+
 def names_candidate(candidate: str, # one answer candidate
                     summary: str, # the summary written to support it
                     ) -> bool:
-    "Whether `summary` names `candidate`: its words, normalised as EM reads them, appear together in the summary."
-    c = normalize_answer(candidate)
-    return bool(c) and f" {c} " in f" {normalize_answer(summary)} "
+    "Whether `summary` names `candidate`: its words appear together in the summary, outside lines echoing the prompt."
+    c = _folded(candidate)
+    return bool(c) and f" {c} " in f" {_folded(ECHO.sub('', summary))} "
 
 _SUMMARY_TESTS = {  # what a conditional summary is, part by part (each part is also a check of SURE_SELECTION)
     f"every candidate's summary has {MIN_SUMMARY_WORDS}+ words": lambda p: all(says_something(x) for _, x in p),
     "the candidates' summaries differ": lambda p: len({x for _, x in p}) > 1,
     "every summary names its candidate": lambda p: all(names_candidate(c, x) for c, x in p),
-    "no summary copies the passage block": lambda p: not any(PASSAGE_COPY.search(x) for _, x in p)}
+    "no summary copies the passage block or lists titles": lambda p: not any(PASSAGE_COPY.search(x) or lists_titles(x)
+                                                                             for _, x in p)}
 CONDITIONAL_PARTS = (f"{MIN_SUMMARY_WORDS}+ words each, different, each naming its candidate, no copy of the passage "
-                     "block")  # _SUMMARY_TESTS in words
+                     "block or list of titles")  # _SUMMARY_TESTS in words
 
 # %% ../../../nbs/70_papers.sure.ipynb #c70d0001s1
 def conditional(t: dict, # a SuRe row's trace
