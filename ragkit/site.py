@@ -315,8 +315,10 @@ def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
     cold = _rerender_seconds(root, profile, run.name, "rerender-cold.json")
     took = [f"{cold:.0f} s the first time, on an empty cache (`outputs/bench/rerender-cold.json`)"] * (cold is not None) + [
         f"{warm:.0f} s with the models and indexes already cached (`outputs/bench/rerender.json`)"] * (warm is not None)
+    m = (read_json(f) if (f := Path(root) / "outputs" / "bench" / "rerender-cold.json").is_file() else {}).get("machine")
+    where = f"on a {m['cpus']}-core {m['cpu']}, no GPU" if m and not m.get("gpus") else "here"
     parts.append(f"```\n.venv/bin/ragkit run {run.name} --profile {profile}\n```\n\nin a clone after `make setup` "
-                 "regenerates this run from its committed rows" + (f" ({'; '.join(took)})." if took else ".")
+                 "regenerates this run from its committed rows" + (f" ({where}: {'; '.join(took)})." if took else ".")
                  + f" The executed notebook: {{download}}`{run.name}.ipynb <{executed}>`.")
     return "\n\n".join(parts)
 
