@@ -113,6 +113,13 @@ def main(argv=None) -> int:
         for p in PROFILES:
             if (root / "outputs" / p).is_dir(): shutil.copytree(root / "outputs" / p, scratch / p)
         got = []
+        rev = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+        from ragkit.runner import machine
+        def record() -> dict:  # written after each run, so a stopped re-render keeps the runs it finished
+            doc = dict(git=rev, machine=machine(), cache="empty per run" if a.cold else "warm (the machine's own)", runs=got,
+                       all_same=all(g["ok"] and g["same_everything"] for g in got), complete=len(got) == len(runs))
+            Path(a.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            return doc
         for i, (profile, nb) in enumerate(runs, 1):
             print(f"[{i}/{len(runs)}] {profile}/{nb} ...", flush=True)
             with tempfile.TemporaryDirectory(prefix="ragkit-cold-cache-") as cache:
@@ -123,10 +130,8 @@ def main(argv=None) -> int:
             print(f"    {'ok' if g['ok'] else 'FAILED'} in {g['seconds']:.0f} s" +
                   (f"; verdicts {'unchanged' if g['same_verdicts'] else 'CHANGED'} ({g['verdicts']}), "
                    f"{'every number unchanged' if g['same_everything'] else str(g['n_differences']) + ' differences'}" if g["ok"] else ""), flush=True)
-    rev = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
-    from ragkit.runner import machine
-    doc = dict(git=rev, machine=machine(), cache="empty per run" if a.cold else "warm (the machine's own)", runs=got, all_same=all(g["ok"] and g["same_everything"] for g in got))
-    Path(a.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            record()
+        doc = record()
     print(f"{sum(g['ok'] and g['same_everything'] for g in got)} of {len(got)} runs re-rendered unchanged -> {a.out}")
     return 0 if doc["all_same"] else 1
 
