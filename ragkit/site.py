@@ -313,8 +313,8 @@ def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
         parts.append(f"**{h}** (the run's headline table)\n\n" + _records_table(res[h]))
     warm, executed = _rerender_seconds(root, profile, run.name), os.path.relpath(run / f"{run.name}.ipynb", page_dir)
     cold = _rerender_seconds(root, profile, run.name, "rerender-cold.json")
-    took = [f"{cold:.0f} s the first time, on an empty cache (`outputs/bench/rerender-cold.json`)"] * (cold is not None) + [
-        f"{warm:.0f} s with the models and indexes already cached (`outputs/bench/rerender.json`)"] * (warm is not None)
+    took = ([f"{cold:.0f} s the first time, on an empty cache (`outputs/bench/rerender-cold.json`)"] if cold is not None else []) + (
+        [f"{warm:.0f} s with the models and indexes already cached (`outputs/bench/rerender.json`)"] if warm is not None else [])
     m = (read_json(f) if (f := Path(root) / "outputs" / "bench" / "rerender-cold.json").is_file() else {}).get("machine")
     where = f"on a {m['cpus']}-core {m['cpu']}, no GPU" if m and not m.get("gpus") else "here"
     parts.append(f"```\n.venv/bin/ragkit run {run.name} --profile {profile}\n```\n\nin a clone after `make setup` "

@@ -66,7 +66,7 @@ def sure_plan(rates: Mapping, # pilot_rates
         raise ValueError("the pilot saw no conditional summary, so no size reaches the goal, and no budget caps the run: "
                          + ("give budget_hours a value above 0" if not budget_hours else "the pilot's rows hold no seconds "
                             "per question to price it (pick a pilot run whose row folders are committed)"))
-    if n < MIN_N: raise ValueError(f"budget_hours={budget_hours:g} holds {n} questions, fewer than {MIN_N}: raise it")
+    if n < 1: raise ValueError(f"budget_hours={budget_hours:g} holds no question at {per_q:.0f} s a question: raise it")
     mde = detectable(n * dec, sd, alpha=alpha)
     return dict(n=n, n_goal=n_goal, n_power=n_power, n_budget=n_budget, seconds_per_question=per_q,
                 hours=n * per_q / 3600 if per_q == per_q else float("nan"), decisive=n * dec,
