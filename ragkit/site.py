@@ -288,11 +288,13 @@ def _records_table(rows: list[dict], limit: int = 15) -> str:
     lines += ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in rows[:limit]]
     return "\n".join(lines) + (f"\n\n({len(rows) - limit} more rows in `results.json`)" if len(rows) > limit else "")
 
-def _rerender_seconds(root: Path, profile: str, notebook: str, record: str = "rerender.json") -> float | None:
-    "Seconds the last re-render of a run from its committed rows took here (outputs/bench/`record`), or None."
+def _rerender_seconds(root: Path, profile: str, notebook: str, record: str = "rerender.json") -> tuple:
+    "(seconds, machine) of the last re-render of a run from its rows (outputs/bench/`record`); None for each unknown."
     f = Path(root) / "outputs" / "bench" / record
-    runs = read_json(f).get("runs", []) if f.is_file() else []
-    return next((r["seconds"] for r in runs if (r["profile"], r["notebook"]) == (profile, notebook) and r["ok"]), None)
+    doc = read_json(f) if f.is_file() else {}
+    secs = next((r["seconds"] for r in doc.get("runs", []) if (r["profile"], r["notebook"]) == (profile, notebook)
+                 and r["ok"]), None)
+    return secs, doc.get("machine")
 
 def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
     "A run page's first section: its outcome in one sentence, its headline figure, its claims folded, then the rest."
@@ -311,12 +313,12 @@ def verdict_section(root: Path, run: Path, profile: str, page_dir: Path) -> str:
     if res.get("what_reproduces"): parts.append(res["what_reproduces"])
     if (h := res.get("headline")) and res.get(h):
         parts.append(f"**{h}** (the run's headline table)\n\n" + _records_table(res[h]))
-    warm, executed = _rerender_seconds(root, profile, run.name), os.path.relpath(run / f"{run.name}.ipynb", page_dir)
-    cold = _rerender_seconds(root, profile, run.name, "rerender-cold.json")
-    took = ([f"{cold:.0f} s the first time, on an empty cache (`outputs/bench/rerender-cold.json`)"] if cold is not None else []) + (
-        [f"{warm:.0f} s with the models and indexes already cached (`outputs/bench/rerender.json`)"] if warm is not None else [])
-    m = (read_json(f) if (f := Path(root) / "outputs" / "bench" / "rerender-cold.json").is_file() else {}).get("machine")
+    (warm, _), (cold, m) = (_rerender_seconds(root, profile, run.name, f) for f in ("rerender.json", "rerender-cold.json"))
+    took = [f"{s:.0f} s {how} (`outputs/bench/{f}`)" for s, how, f in (
+        (cold, "the first time, on an empty cache", "rerender-cold.json"),
+        (warm, "with the models and indexes already cached", "rerender.json")) if s is not None]
     where = f"on a {m['cpus']}-core {m['cpu']}, no GPU" if m and not m.get("gpus") else "here"
+    executed = os.path.relpath(run / f"{run.name}.ipynb", page_dir)
     parts.append(f"```\n.venv/bin/ragkit run {run.name} --profile {profile}\n```\n\nin a clone after `make setup` "
                  "regenerates this run from its committed rows" + (f" ({where}: {'; '.join(took)})." if took else ".")
                  + f" The executed notebook: {{download}}`{run.name}.ipynb <{executed}>`.")
