@@ -364,6 +364,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'ragkit.eval.evaluate._jsonable': ('eval.evaluate.html#_jsonable', 'ragkit/eval/evaluate.py'),
                                       'ragkit.eval.evaluate._metric': ('eval.evaluate.html#_metric', 'ragkit/eval/evaluate.py'),
                                       'ragkit.eval.evaluate._metric_names': ('eval.evaluate.html#_metric_names', 'ragkit/eval/evaluate.py'),
+                                      'ragkit.eval.evaluate._reusable_rows': ( 'eval.evaluate.html#_reusable_rows',
+                                                                               'ragkit/eval/evaluate.py'),
                                       'ragkit.eval.evaluate._row_line': ('eval.evaluate.html#_row_line', 'ragkit/eval/evaluate.py'),
                                       'ragkit.eval.evaluate._run': ('eval.evaluate.html#_run', 'ragkit/eval/evaluate.py'),
                                       'ragkit.eval.evaluate._seed_rows': ('eval.evaluate.html#_seed_rows', 'ragkit/eval/evaluate.py'),

@@ -44,6 +44,7 @@ def _notebook_commands(sub) -> None:
     ls.add_argument("notebook", nargs="?", help="a notebook name (e.g. 40_papers.lore): its parameters in full")
     ls.add_argument("--profile", default="smoke", choices=PROFILES, help="whose values to show (with a notebook)")
 
+# %% ../nbs/99_cli.ipynb #b53f3b62p1
 def _run(a) -> int:
     "`ragkit run`: execute one notebook (a failure raises RunFailed)."
     from ragkit.runner import run_notebook
@@ -51,6 +52,7 @@ def _run(a) -> int:
                  progress=not a.quiet, lines=True)
     return 0
 
+# %% ../nbs/99_cli.ipynb #b53f3b62p2
 def _reproduce(a) -> int:
     "`ragkit reproduce`: run the list, then a line per notebook; exit 1 if any failed (an interrupt is main's: 130)."
     from ragkit.runner import reproduce
@@ -62,6 +64,7 @@ def _reproduce(a) -> int:
         print(f"  {k:<20} {r['status']:<12} {r['seconds']:>8.1f} s  {r.get('out') or r.get('error', '')}")
     return 1 if n["failed"] else 0
 
+# %% ../nbs/99_cli.ipynb #b53f3b62p3
 def _status(a) -> int:
     "`ragkit status`: one line per run folder, then one per `reproduce` job."
     from ragkit.runner import job_lines, looked_in, status_lines
@@ -69,6 +72,7 @@ def _status(a) -> int:
     for l in job_lines(profile=a.profile): print(f"job {l}")
     return 0
 
+# %% ../nbs/99_cli.ipynb #b53f3b62p4
 def _list(a) -> int:
     "`ragkit list`: each notebook with parameters, its defaults and profiles; `ragkit list NB --profile P`: NB under P."
     root = project_root()

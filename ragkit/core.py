@@ -196,12 +196,14 @@ def _names_read(c: types.CodeType) -> set[str]:
     "Every global or attribute name `c` and the code nested in it read."
     return set(c.co_names).union(*(_names_read(k) for k in c.co_consts if isinstance(k, types.CodeType)))
 
+# %% ../nbs/00_core.ipynb #94098e09p1
 def _function_of(v):
     "The plain function behind `v` (a function, a bound method, a partial), or None."
     v = v.func if isinstance(v, functools.partial) else v
     v = getattr(v, "__func__", v)
     return v if isinstance(v, types.FunctionType) else None
 
+# %% ../nbs/00_core.ipynb #94098e09p2
 def _held_text(v, seen: frozenset) -> str:
     "A stable description of a value a function holds or reads (no memory addresses)."
     if isinstance(v, types.ModuleType): return f"module {v.__name__}"
@@ -215,6 +217,7 @@ def _globals_loaded(c: types.CodeType) -> set[str]:
     return ({i.argval for i in dis.get_instructions(c) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
             .union(*(_globals_loaded(k) for k in c.co_consts if isinstance(k, types.CodeType))))
 
+# %% ../nbs/00_core.ipynb #94098e09p3
 def _opaque(v) -> bool:
     "Whether `v` is the user's own object (its class defined in a notebook or script) holding state it does not show."
     if getattr(type(v), "__module__", "") != "__main__" or not getattr(v, "__dict__", None): return False
@@ -225,6 +228,7 @@ def _opaque(v) -> bool:
     except (TypeError, ValueError, RecursionError): return True
     return False
 
+# %% ../nbs/00_core.ipynb #94098e09p4
 def _cell_value(cell):
     "What a closure cell holds ('<unset>' before its variable is assigned)."
     try: return cell.cell_contents
@@ -247,6 +251,7 @@ def _function_text(v, f: types.FunctionType, seen: frozenset) -> str:
     reads = [f"{n}={_held_text(f.__globals__[n], seen)}" for n in names]
     return "\x00".join([_code_text(c), *(_held_text(x, seen) for x in held), *reads])
 
+# %% ../nbs/00_core.ipynb #94098e09p5
 def callable_fingerprint(f) -> str:
     "12 hex digits of what function `f` computes: its code, closed-over values, defaults and the globals it reads."
     if _function_of(f) is None: raise TypeError(f"{type(f).__name__} is not a function, bound method or partial")
@@ -584,6 +589,7 @@ class Between:
         ok = (v > self.lo if self.open_lo else v >= self.lo) and (v < self.hi if self.open_hi else v <= self.hi)
         return None if ok else f"{v!r}: must be in {span}"
 
+# %% ../nbs/00_core.ipynb #68b69d0ap1
 @dataclass(frozen=True)
 class WholeNumbers:
     "A parameter rule: comma-separated whole numbers, each at least `lo` (empty: none)."

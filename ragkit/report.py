@@ -516,7 +516,7 @@ def render_speed(root: Path) -> str:
         out += [f"- Every path on one {d['task']} question, bfloat16 included (`outputs/bench/speed-lore-1q.json`, "
                 f"`{d['reader']}`): " + "; ".join(_path_line(n, r) for n, r in d["runs"].items()) + "."]
     if an: out += ["- Each committed run against this machine's limit (tokens read and written, repeated prefixes, reader "
-                   f"seconds): [the anatomy table](docs/REFERENCE.md#each-run-against-this-machines-limit)."]
+                   "seconds): [the anatomy table](docs/REFERENCE.md#each-run-against-this-machines-limit)."]
     return "\n".join(out) + "\n"
 
 def render_anatomy(root: Path) -> str:

@@ -13,6 +13,7 @@ from contextlib import contextmanager, nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
+from fastcore.basics import patch
 from .config import load_settings, check_data_dir, Settings, DEFAULTS, ENV_PREFIX
 from .notebooks import PROFILES, exported_module, find_notebook, load_profiles, project_root, resolve_parameters
 from .notebooks import parse_value, reader_from
@@ -103,6 +104,7 @@ def git_revision(root: Path) -> dict:
     dirty = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)outputs") if rev else None
     return dict(commit=rev, dirty=bool(dirty) if rev else None)
 
+# %% ../nbs/98_runner.ipynb #4a103f52p1
 def record_reader(spec: str, # a reader spec: settings.reader, or a `reader` parameter
                   ) -> str:
     "`spec` as a record may keep it: a server spec as parse_reader shows it (all after `@` hidden if it won't parse)."
@@ -120,6 +122,7 @@ def portable_settings(s: Settings, root: Path) -> dict:
     d["source"] = " + ".join(portable_path(x, root) if x.startswith("/") else x for x in s.source.split(" + "))
     return d
 
+# %% ../nbs/98_runner.ipynb #4a103f52p2
 def machine() -> dict:
     "The machine a run computes on: the CPU cores this process may use, the CPU's model, the GPUs torch sees."
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -131,6 +134,7 @@ def machine() -> dict:
     gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if cuda else []
     return dict(cpus=cpus, cpu=model or platform.processor() or "unknown", gpus=gpus)
 
+# %% ../nbs/98_runner.ipynb #4a103f52p3
 def run_record(notebook: str, profile: str, params: dict, settings: Settings, root: Path,
                overrides: dict | None = None, # the -p values
                out: Path | None = None, # the run folder
@@ -146,6 +150,7 @@ def run_record(notebook: str, profile: str, params: dict, settings: Settings, ro
                 python=sys.version.split()[0],
                 packages={p: _v(p) for p in ("ragkit", "torch", "transformers", "papermill", "nbdev")})
 
+# %% ../nbs/98_runner.ipynb #4a103f52p4
 def write_json(path: Path, obj) -> None:
     "Write `obj` as JSON atomically: a temporary file in the same folder, then `os.replace`."
     path = Path(path)
@@ -266,6 +271,7 @@ def prepare_run_dir(out: Path, # the run folder
 _IPROGRESS = re.compile(r"^[^\n]*TqdmWarning: IProgress not found[^\n]*\n(?:[ \t]+[^\n]*\n)?", re.M)  # no ipywidgets: not the user's to fix
 _BAR = re.compile(r"\d+%\|")  # a tqdm bar's line, which tqdm draws again as it closes
 
+# %% ../nbs/98_runner.ipynb #5ffe1ea6p1
 class _Stream(logging.Handler):
     "Follows a running notebook's cells; with `show`, echoes its output as a terminal shows it, under lazy `[cell i/n]` headers."
     def __init__(self, kinds: list[str], # cell types of the notebook as papermill runs it
@@ -460,6 +466,7 @@ def log_gaps(k: int) -> float:
     "Seconds from a log's k-th job line to the next (k = 0: from the start): lines at 30, 60, 120, 240 s, then every LOG_EVERY."
     return 30.0 * 2 ** max(k - 1, 0) if k < 4 else LOG_EVERY
 
+# %% ../nbs/98_runner.ipynb #job55s3p1
 class Job:
     "A `ragkit run` or `ragkit reproduce` as its user sees it: lines that stay, and one line for the whole job."
     def __init__(self, notebooks: Sequence[str], # the job's notebooks, in order
@@ -503,74 +510,84 @@ class Job:
         "A line that stays."
         self.write(line + "\n")
 
-    def show(self, now: float | None = None, force: bool = False) -> None:
-        "The job line: redrawn on a terminal; in a log printed when its gap (log_gaps) is over, or when `force`d."
-        if not self.live: return
-        now = time.time() if now is None else now
-        with self.mutex:
-            o = self.out or sys.stderr
-            if self.tty:
-                self.shown = self.line(now)[:shutil.get_terminal_size().columns - 1]
-                o.write("\r\x1b[K" + self.shown)
-            elif force or now - self.t0 >= log_gaps(self.k):
-                o.write(self.line(now) + "\n")
-                self.k, self.t0 = self.k + 1, now
-            o.flush()
+# %% ../nbs/98_runner.ipynb #job55s3p2
+@patch
+def show(self: Job, now: float | None = None, force: bool = False) -> None:
+    "The job line: redrawn on a terminal; in a log printed when its gap (log_gaps) is over, or when `force`d."
+    if not self.live: return
+    now = time.time() if now is None else now
+    with self.mutex:
+        o = self.out or sys.stderr
+        if self.tty:
+            self.shown = self.line(now)[:shutil.get_terminal_size().columns - 1]
+            o.write("\r\x1b[K" + self.shown)
+        elif force or now - self.t0 >= log_gaps(self.k):
+            o.write(self.line(now) + "\n")
+            self.k, self.t0 = self.k + 1, now
+        o.flush()
 
-    @contextmanager
-    def ticking(self, every: float = 1.0, # seconds between two looks
-                ):
-        "While inside, a thread looks at the job every `every` seconds and shows its line (when due)."
-        if not self.live:
-            yield
-            return
-        stop = threading.Event()
-        def look():
-            while not stop.wait(every):
-                try: self.show()
-                except Exception: pass  # a line that cannot be drawn now is drawn at the next look
-        t = threading.Thread(target=look, daemon=True)
-        t.start()
-        try: yield
-        finally:
-            stop.set()
-            t.join()
+@patch
+@contextmanager
+def ticking(self: Job, every: float = 1.0, # seconds between two looks
+            ):
+    "While inside, a thread looks at the job every `every` seconds and shows its line (when due)."
+    if not self.live:
+        yield
+        return
+    stop = threading.Event()
+    def look():
+        while not stop.wait(every):
+            try: self.show()
+            except Exception: pass  # a line that cannot be drawn now is drawn at the next look
+    t = threading.Thread(target=look, daemon=True)
+    t.start()
+    try: yield
+    finally:
+        stop.set()
+        t.join()
 
-    def begin(self, name: str, # the notebook starting
-              folder: Path, # its run folder
-              ) -> str:
-        "Notebook `name` starts in `folder`; its `[k/n] ` as the start line shows it ('' in a job of one)."
-        self.name, self.folders[name] = name, Path(folder)
-        self.save("running")
-        return f"[{self.names.index(name) + 1}/{len(self.names)}] " if len(self.names) > 1 and name in self.names else ""
+# %% ../nbs/98_runner.ipynb #job55s3p3
+@patch
+def begin(self: Job, name: str, # the notebook starting
+          folder: Path, # its run folder
+          ) -> str:
+    "Notebook `name` starts in `folder`; its `[k/n] ` as the start line shows it ('' in a job of one)."
+    self.name, self.folders[name] = name, Path(folder)
+    self.save("running")
+    return f"[{self.names.index(name) + 1}/{len(self.names)}] " if len(self.names) > 1 and name in self.names else ""
 
-    def end(self, ok: bool = True, # it ended ok (else what it left unanswered leaves the plan: no one will answer it)
-            ) -> None:
-        "The running notebook is over, however it ended (or one was refused before it began): it counts as done."
-        c = answer_counts(read_progress(self.folders[self.name])) if self.name is not None else NO_ANSWERS
-        if not ok: c = c | dict(planned=c["done"])
-        self.spent, self.name, self.finished = add_counts(self.spent, c), None, self.finished + 1
-        if self.shown: self.show()  # a terminal's line is drawn afresh, not as it was before the notebook ended
-        self.save("running")
+@patch
+def end(self: Job, ok: bool = True, # it ended ok (else what it left unanswered leaves the plan: no one will answer it)
+        ) -> None:
+    "The running notebook is over, however it ended (or one was refused before it began): it counts as done."
+    c = answer_counts(read_progress(self.folders[self.name])) if self.name is not None else NO_ANSWERS
+    if not ok: c = c | dict(planned=c["done"])
+    self.spent, self.name, self.finished = add_counts(self.spent, c), None, self.finished + 1
+    if self.shown: self.show()  # a terminal's line is drawn afresh, not as it was before the notebook ended
+    self.save("running")
 
-    def close(self, status: str, # how the job ended: ok, failed, interrupted
-              ) -> None:
-        "The job is over: the job line is cleared from a terminal, its last state stays (not after an interrupt)."
-        with self.mutex:
-            if self.shown: (self.out or sys.stderr).write("\r\x1b[K")
-            self.shown = ""
-        if self.live and status != "interrupted" and self.spent["planned"]:
-            self.say(job_line(self.spent, (self.finished, len(self.names)) if len(self.names) > 1 else None,
-                              ended=self.finished == len(self.names)))
-        self.save(status)
+# %% ../nbs/98_runner.ipynb #job55s3p4
+@patch
+def close(self: Job, status: str, # how the job ended: ok, failed, interrupted
+          ) -> None:
+    "The job is over: the job line is cleared from a terminal, its last state stays (not after an interrupt)."
+    with self.mutex:
+        if self.shown: (self.out or sys.stderr).write("\r\x1b[K")
+        self.shown = ""
+    if self.live and status != "interrupted" and self.spent["planned"]:
+        self.say(job_line(self.spent, (self.finished, len(self.names)) if len(self.names) > 1 else None,
+                          ended=self.finished == len(self.names)))
+    self.save(status)
 
-    def save(self, status: str) -> None:
-        "Write the record `ragkit status` reads (if the job keeps one)."
-        if self.record is None: return
-        self.record.parent.mkdir(parents=True, exist_ok=True)
-        write_json(self.record, dict(self.about, status=status, pid=os.getpid(), host=socket.gethostname(),
-                                     started=self.started, notebooks=self.names, finished=self.finished,
-                                     running=self.name, folders={k: str(v) for k, v in self.folders.items()}))
+# %% ../nbs/98_runner.ipynb #job55s3p5
+@patch
+def save(self: Job, status: str) -> None:
+    "Write the record `ragkit status` reads (if the job keeps one)."
+    if self.record is None: return
+    self.record.parent.mkdir(parents=True, exist_ok=True)
+    write_json(self.record, dict(self.about, status=status, pid=os.getpid(), host=socket.gethostname(),
+                                 started=self.started, notebooks=self.names, finished=self.finished,
+                                 running=self.name, folders={k: str(v) for k, v in self.folders.items()}))
 
 # %% ../nbs/98_runner.ipynb #8aa71215
 class RunFailed(Exception):
@@ -740,6 +757,7 @@ def run_notebook(notebook: str, # e.g. "06_data.cards"
         release_run_dir(folder, lock)  # however it ended: the folder is free for the next run
         if alone: job.close(status)
 
+# %% ../nbs/98_runner.ipynb #f1d755bfp1
 def _run(nb: Path, folder: Path, resolved: dict, overrides: dict, reader_line: str, profile: str, settings: Settings,
          root: Path, progress: bool, out: Path | str | None, stream: bool, job: Job, lines: bool = True) -> Path:
     "run_notebook's part inside its held folder: the records, the kernel, how it ended."
@@ -842,6 +860,7 @@ def progress_note(d: Path, # a run folder
     c = answer_counts(evs, time.time() if live else None)
     return job_line(c, at=f"cell {c['cell'][0]}/{c['cell'][1]}" if c["cell"] else "", live=live)
 
+# %% ../nbs/98_runner.ipynb #4c57a2cbp1
 def _status_line(label: str, d: Path) -> str:
     "The status line of run folder `d`, named `label` (e.g. demo/40_papers.lore): how it failed, its overrides, how far."
     rec, st = read_run(d), run_state(read_run(d))
@@ -852,6 +871,7 @@ def _status_line(label: str, d: Path) -> str:
         note = "; ".join(x for x in (note, progress_note(d, st == "running")) if x)
     return f"{label:<37} {st:<16} {secs:>9}  {rec.get('started', ''):<25}  {note}".rstrip()
 
+# %% ../nbs/98_runner.ipynb #4c57a2cbp2
 def known_runs_file(s: Settings) -> Path:
     "The list of run folders named with --out (one path a line), kept in the cache dir."
     return s.cache_dir / "run-folders.txt"
@@ -864,6 +884,7 @@ def remember_run(folder: Path, s: Settings) -> None:
     f.parent.mkdir(parents=True, exist_ok=True)
     with open(f, "a", encoding="utf-8") as h: h.write(f"{folder}\n")
 
+# %% ../nbs/98_runner.ipynb #4c57a2cbp3
 def status_lines(settings: Settings | None = None, # default: load_settings()
                  profile: str | None = None, # one profile, or every one
                  ) -> list[str]:
@@ -878,6 +899,7 @@ def status_lines(settings: Settings | None = None, # default: load_settings()
              and (profile is None or read_run(d).get("profile") == profile)]
     return [_status_line(label, d) for label, d in runs]
 
+# %% ../nbs/98_runner.ipynb #4c57a2cbp4
 def jobs_dir(s: Settings) -> Path:
     "Where a job keeps its record for `ragkit status` (`reproduce-<profile>.json`): the cache dir's jobs/."
     return s.cache_dir / "jobs"
@@ -888,6 +910,7 @@ def _read_json(f: Path) -> dict:
     except (OSError, ValueError): return {}
     return d if isinstance(d, dict) else {}
 
+# %% ../nbs/98_runner.ipynb #4c57a2cbp5
 def job_status_line(rec: dict, # a job's record (Job.save)
                     ) -> str:
     "The record's command, state and start, then its job line from its run folders' progress files."
@@ -900,6 +923,7 @@ def job_status_line(rec: dict, # a job's record (Job.save)
     line = job_line(c, (done, n) if n > 1 else None, at, ended=done == n, live=st == "running")
     return f"{rec.get('command', 'job')}: {st}, started {rec.get('started', '?')}; {line}"
 
+# %% ../nbs/98_runner.ipynb #4c57a2cbp6
 def job_lines(settings: Settings | None = None, # default: load_settings()
               profile: str | None = None, # one profile's jobs, or every one's
               ) -> list[str]:

@@ -510,6 +510,18 @@ def unbound_text(moved: list[Example], # what `unbound` found (not empty)
     return (f"{len(moved)} stored row(s) answer another question or other golds than the data now holds under their "
             f"qid (e.g. {ex.qid}: {what})")
 
+# %% ../../nbs/31_eval.evaluate.ipynb #7c0894h1
+def _reusable_rows(path: Path | None, # the run's examples.jsonl, or None (in memory)
+                   exs: Sequence[Example], retry_errors: bool) -> tuple[dict, list, dict]:
+    "The rows stored for `exs` by qid, the examples whose row answers another question or golds, and the rows to reuse."
+    wanted = {ex.qid for ex in exs}  # the stored row of each example already answered, less errors if retry_errors
+    stored = {r["qid"]: r for r in (read_latest(path) if path else []) if r.get("qid") in wanted}
+    moved = unbound(stored, exs)  # rows of another question or other golds under the same qid: the data changed
+    stale = {ex.qid for ex in moved}
+    done = {q: r for q, r in stored.items() if q not in stale}
+    if retry_errors: done = {q: r for q, r in done.items() if not r.get("error")}
+    return stored, moved, done
+
 # %% ../../nbs/31_eval.evaluate.ipynb #7c0894s2
 def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), or a function question -> str
              examples: Sequence[Example], # the questions with their golds (the method sees only the questions)
@@ -536,12 +548,7 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
         _write_key(folder, key, method)
         _seed_rows(folder)  # inside rows_from: another run's rows of this fingerprint
     if path and not resume: path.unlink(missing_ok=True)
-    wanted = {ex.qid for ex in exs}  # the stored row of each example already answered, less errors if retry_errors
-    stored = {r["qid"]: r for r in (read_latest(path) if path else []) if r.get("qid") in wanted}
-    moved = unbound(stored, exs)  # rows of another question or other golds under the same qid: the data changed
-    stale = {ex.qid for ex in moved}
-    done = {q: r for q, r in stored.items() if q not in stale}
-    if retry_errors: done = {q: r for q, r in done.items() if not r.get("error")}
+    stored, moved, done = _reusable_rows(path, exs, retry_errors)
     todo, before = [ex for ex in exs if ex.qid not in done], lm_counters(method)
     if todo and folder and os.environ.get("RAGKIT_ROWS_ONLY"):  # a re-render from committed rows answers nothing
         why = [f"{unbound_text(moved, stored)}: the data changed since the rows were written, so they count as "

@@ -481,11 +481,13 @@ def _map(self: OpenAILM, fn: Callable, items: list,
                     if f.done() and not f.cancelled() and f.exception() is None: each(i, f.result())
             raise
 
+# %% ../../nbs/13_lm.openai.ipynb #4a292bbep1
 def usage_completion_tokens(reply: dict, key: str = "completion_tokens") -> int | None:
     "The generated tokens (or another `key`) a reply's `usage` block reports; None when it reports none."
     n = reply["usage"].get(key) if isinstance(reply.get("usage"), dict) else None
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
 
+# %% ../../nbs/13_lm.openai.ipynb #4a292bbep2
 @patch
 def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop: Sequence[str] | None = None,
              temperature: float = 0.0, seed: int = 0, chat: bool | None = None,
@@ -511,6 +513,7 @@ def generate(self: OpenAILM, prompts: list[str], max_new_tokens: int = 32, stop:
     if outs and watched: self._watched(chat)
     return outs
 
+# %% ../../nbs/13_lm.openai.ipynb #4a292bbep3
 @patch
 def _watched(self: OpenAILM, chat: bool, quiet: bool = False, # an error of the watch means False, not raised
              ) -> bool:

@@ -302,6 +302,7 @@ def _record(log: Path, spec: str, build: str, command: list[str], env: dict, pro
     log.with_suffix(".json").write_text(json.dumps(rec, indent=1) + "\n")
     return rec
 
+# %% ../../nbs/16_lm.serve.ipynb #s42recp1
 def server_record(spec: str, # the reader spec `ragkit serve` printed (or vllm_server yielded)
                   ) -> dict:
     "The record of the newest start that served `spec`: its build, pid, command, threads and their binding, log."
@@ -322,6 +323,7 @@ def live_record(port: int, # on 127.0.0.1
         if group and (inodes is None or any(_holds(p, inodes) for p in group)): return rec
     return None
 
+# %% ../../nbs/16_lm.serve.ipynb #s42recp2
 def _spec_parts(spec: str) -> tuple[str, str]:
     "(served name, revision) of a spec openai:<name>[#<revision>]@<url>."
     name, _, rev = spec.removeprefix("openai:").split("@", 1)[0].partition("#")
@@ -331,6 +333,7 @@ def _precision(rev: str) -> str:
     "The precision a serve_spec revision (<12 hex>-<dtype>) names; the revision itself if it names none."
     return rev.rsplit("-", 1)[-1] if "-" in rev else rev or "(none given)"
 
+# %% ../../nbs/16_lm.serve.ipynb #s42recp3
 def served_mismatch(model: str, # the served name the spec gives
                     revision: str, # the revision it gives ('' if none)
                     base_url: str | None, # its endpoint
@@ -347,6 +350,7 @@ def served_mismatch(model: str, # the served name the spec gives
             f"in {_precision(rev)}, but the spec names {model}{said}, so its answers would be cached under another "
             f"server's identity. Give the spec it printed: -p reader {rec['spec']}")
 
+# %% ../../nbs/16_lm.serve.ipynb #s42recp4
 def launch_record(spec: str, # a reader spec
                   ) -> dict | None:
     "What a run keeps of `spec`'s server if ragkit serve started it here and it runs: build, start, threads."
