@@ -903,6 +903,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'ragkit.lm.reader._parts': ('lm.reader.html#_parts', 'ragkit/lm/reader.py'),
                                   'ragkit.lm.reader._plain': ('lm.reader.html#_plain', 'ragkit/lm/reader.py'),
                                   'ragkit.lm.reader.clean_line': ('lm.reader.html#clean_line', 'ragkit/lm/reader.py'),
+                                  'ragkit.lm.reader.context_templates': ('lm.reader.html#context_templates', 'ragkit/lm/reader.py'),
                                   'ragkit.lm.reader.format_choices': ('lm.reader.html#format_choices', 'ragkit/lm/reader.py'),
                                   'ragkit.lm.reader.format_passages': ('lm.reader.html#format_passages', 'ragkit/lm/reader.py'),
                                   'ragkit.lm.reader.get_template': ('lm.reader.html#get_template', 'ragkit/lm/reader.py'),

@@ -340,10 +340,10 @@ def bench_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) ->
 
 # %% ../nbs/90_benchmark.ipynb #6411c285
 from .data.tasks import TaskChoice
-from .lm.reader import TEMPLATES
+from .lm.reader import context_templates
 BENCH_TASKS = ("demo", "nq", "squad", "hotpotqa")  # tasks with a corpus every retriever searches
 PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(BENCH_TASKS), n_passages=AtLeast(1), template=OneOf(tuple(TEMPLATES)), folds=AtLeast(2),
+    datasets=TaskChoice(BENCH_TASKS), n_passages=AtLeast(1), template=OneOf(context_templates()), folds=AtLeast(2),
     eor_restarts=AtLeast(0), eor_sim_upper=AtLeast(0), sure_chat=Flag(), eor_metrics=OneOf(SIM_METRICS, many=True),
     nli_model=MODEL_RULE, reader=READER_RULE, device=DEVICE_RULE)  # the rest: ragkit.notebooks.SHARED_RULES
 

@@ -40,6 +40,14 @@ def test_what_the_rules_refuse_is_refused_in_one_line(cases):
         assert "\n" not in why and nb in why and (f"'{parameter}'" in why or parameter == "datasets"), why
 
 
+def test_a_template_the_reader_cannot_fill_is_refused():
+    "LoRE and the benchmark read a question and its context: a retrieval-free or SuRe summary prompt is refused at once."
+    for nb, t in [("40_papers.lore", "eor-refree-llama2"), ("90_benchmark", "sure-rank")]:
+        why = walk_case(nb, "template", t, root=ROOT)
+        assert why and "'template'" in why and "lore-context" in why, why
+    assert walk_case("90_benchmark", "template", "witqa-context", root=ROOT) is None
+
+
 def test_no_value_the_rules_accept_failed_in_the_walk(cases):
     "The walk's rows name current cases only, and no case the rules still accept failed; cases not yet walked are named."
     rows = walk.read_walk()

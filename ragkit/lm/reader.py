@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 __all__ = ['EOR_NOTE', 'DEFAULT_TEMPLATES', 'TEMPLATES', 'PAPER_FILES', 'PassageStyle', 'PASSAGE_STYLES', 'Template',
            'register_templates', 'get_template', 'printed_text', 'in_paper', 'register_passage_style',
            'format_passages', 'format_choices', 'render', 'clean_line', 'postprocess', 'Reading', 'prompt_fields',
-           'read_batch', 'read']
+           'context_templates', 'read_batch', 'read']
 
 # %% ../../nbs/14_lm.reader.ipynb #7c1c0a98
 _FORMATTER = string.Formatter()
@@ -192,6 +192,13 @@ def prompt_fields(t: Template, question: str, document=None, **fields) -> dict:
         raise ValueError(f"template {t.name!r} takes no document; pass document=None or use a template with "
                          "{document}")
     return out
+
+# %% ../../nbs/14_lm.reader.ipynb #1caeeb45s1
+def context_templates() -> tuple[str, ...]:
+    "The registered templates filled by a question and its context alone (a {document} or {passages} block)."
+    fillable = {"question", "document", "passages", "n"}
+    return tuple(name for name, t in TEMPLATES.items()
+                 if "question" in t.fields and {"document", "passages"} & set(t.fields) and set(t.fields) <= fillable)
 
 # %% ../../nbs/14_lm.reader.ipynb #2d1d03bf
 def read_batch(lm, # anything with generate(prompts, max_new_tokens, stop, temperature, chat) -> [Completion]

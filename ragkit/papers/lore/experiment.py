@@ -29,14 +29,14 @@ __all__ = ['RETRIEVERS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'LO
 # %% ../../../nbs/40_papers.lore.ipynb #dbd15778
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
-from ...lm.reader import TEMPLATES
+from ...lm.reader import context_templates
 RETRIEVERS = ("BM25", "FAISS", "Ensemble")  # LoRE's retrievers (Section 3.2), in Table 1's order
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(("demo", "squad", "narrativeqa")), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0),
     rrf_k=AtLeast(0), depth=AtLeast(1), naive_max_tokens=AtLeast(0), rerank_limit=AtLeast(0), max_length=AtLeast(512),
     retrievers=OneOf(RETRIEVERS, many=True), reader=READER_RULE,
     **dict.fromkeys(("naive_full", "rerank"), OneOf(RETRIEVERS, many=True, optional=True)),  # empty: skipped
-    merge=OneOf(("best", "none")), template=OneOf(tuple(TEMPLATES)), bm25_backend=OneOf(("bm25s", "rank_bm25")),
+    merge=OneOf(("best", "none")), template=OneOf(context_templates()), bm25_backend=OneOf(("bm25s", "rank_bm25")),
     bias_match=OneOf(("contains", "em", "f1")), device=DEVICE_RULE)  # limit, n_boot, seed...: notebooks.SHARED_RULES
 
 # %% ../../../nbs/40_papers.lore.ipynb #cdc661c3
