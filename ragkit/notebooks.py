@@ -8,15 +8,16 @@ Lessons: `nbs/08_notebooks.ipynb`; on the site (`make site`): `notebooks.html`."
 # %% ../nbs/08_notebooks.ipynb #05e5d5c1
 from __future__ import annotations
 import ast, difflib, importlib, io, json, re, tokenize, tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from .core import AtLeast, Flag, OneOf, Parses, Text, did_you_mean, plain, rule_problems
 
 # %% auto #0
 __all__ = ['PROFILES', 'DTYPES', 'DEVICES', 'SHARED_RULES', 'project_root', 'find_notebook', 'notebook_title', 'paper_label',
            'load_profiles', 'profile_params', 'parse_value', 'notebook_parameters', 'parameter_notes',
-           'notebook_params', 'notebook_defaults', 'check_value', 'check_datasets', 'exported_module', 'notebook_rules',
-           'check_declared', 'reader_from', 'check_parameters', 'resolve_parameters', 'rule_text', 'parameter_table',
-           'list_lines', 'walk_cases', 'walk_case']
+           'notebook_params', 'notebook_defaults', 'check_value', 'check_datasets', 'RunOf', 'exported_module',
+           'notebook_rules', 'check_declared', 'reader_from', 'check_parameters', 'resolve_parameters', 'rule_text',
+           'parameter_table', 'list_lines', 'walk_cases', 'walk_case']
 
 # %% ../nbs/08_notebooks.ipynb #5420c922
 def project_root(start: Path | str | None = None) -> Path:
@@ -204,6 +205,33 @@ SHARED_RULES = dict(  # parameters that mean the same in every notebook; a modul
     n_questions=AtLeast(1), compare_readers=OneOf(PROFILES, many=True, optional=True), power_from=OneOf(PROFILES, also=("",)),
     rows_from=OneOf(PROFILES, also=("",)), out_dir=Text("the run folder, set by the runner (choose it with --out DIR)"),
     datasets=Parses(_dataset_names, "task names or dataset:split pairs, comma-separated, or auto"))
+
+# %% ../nbs/08_notebooks.ipynb #runof53
+@dataclass(frozen=True)
+class RunOf:
+    "A parameter rule: '' (none) or a profile whose run of `notebook` is in the outputs folder."
+    notebook: str  # the notebook whose run the value names, e.g. 70_papers.sure
+    needs: str = "results.json"  # what that run folder must hold ('': the folder alone)
+    here: bool = True  # it looks at this machine's outputs: checked by the runner, before any kernel
+
+    def walk_values(self) -> tuple:
+        "What a walk of the rules tries: every profile."
+        return PROFILES
+
+    def describe(self) -> str:
+        "What the rule accepts, in words."
+        return f"'' (none) or a profile whose run of {self.notebook} is in the outputs folder"
+
+    def problem(self, v) -> str | None:
+        "What is wrong with `v`, or None."
+        if v == "": return None
+        if v not in PROFILES: return f"{v!r}: must be '' or one of {', '.join(PROFILES)}" + did_you_mean([v], PROFILES)
+        from ragkit.config import load_settings
+        out = load_settings().outputs_dir
+        if (out / v / self.notebook / self.needs).exists(): return None
+        have = [p for p in PROFILES if (out / p / self.notebook / self.needs).exists()]
+        return (f"{v!r}: no run of {self.notebook} in {out / v} (profiles with one: {', '.join(have) or 'none'}); "
+                f"run `ragkit run {self.notebook} --profile {v}` first, or pass ''")
 
 # %% ../nbs/08_notebooks.ipynb #201caa7c
 def exported_module(nb_path: Path) -> str | None:

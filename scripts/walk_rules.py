@@ -3,7 +3,8 @@ profile, or the rule must refuse it before any kernel. Appends one row per run t
 
 `ragkit.notebooks.walk_cases` lists the cases (each rule's `walk_values`, less the notebook's default); the ones the
 rules refuse cost nothing and are not stored (tests/test_walk.py checks them live). Each case the rules accept is run
-with `ragkit run <notebook> -p <parameter> <value>` into a scratch outputs folder, and its outcome (ok, or the failed
+with `ragkit run <notebook> -p <parameter> <value>` into a scratch outputs folder (the committed profiles' runs
+linked in, read-only by use, for the parameters that name one), and its outcome (ok, or the failed
 cell and error) is appended to outputs/bench/walk.jsonl with the git commit it ran at. A case with a row is skipped,
 so a killed walk resumes; `--again` runs the cases whose row failed (after a fix).
 
@@ -59,7 +60,11 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", type=Path, default=ROWS, help="the walk's rows (JSONL)")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from ragkit.notebooks import walk_case, walk_cases
+    from ragkit.notebooks import PROFILES, walk_case, walk_cases
+    outputs = Path(tempfile.mkdtemp(prefix="ragkit-walk-"))
+    for p in PROFILES:  # the committed runs (power_from, rows_from read them) are seen, never written: smoke is scratch
+        if p != "smoke" and (ROOT / "outputs" / p).is_dir(): (outputs / p).symlink_to(ROOT / "outputs" / p)
+    os.environ["RAGKIT_OUTPUTS_DIR"] = str(outputs)  # the rules and the runs see the same outputs folder
     cases = [c for c in walk_cases(ROOT) if not a.only or c[0] in a.only]
     done, todo = read_walk(a.rows), []
     for nb, k, v in cases:
@@ -69,7 +74,7 @@ def main(argv=None) -> int:
         if a.list: print(f"{case_key(nb, k, v)}: {state}")
     print(f"{len(cases)} cases; {len(todo)} to run", file=sys.stderr)
     if a.list: return 0
-    outputs, start = Path(tempfile.mkdtemp(prefix="ragkit-walk-")), time.perf_counter()
+    start = time.perf_counter()
     for i, (nb, k, v) in enumerate(todo, 1):
         row = dict(notebook=nb, parameter=k, value=v, commit=git_commit()) | run_case(nb, k, v, outputs, a.timeout)
         a.rows.parent.mkdir(parents=True, exist_ok=True)

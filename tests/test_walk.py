@@ -35,6 +35,7 @@ def test_what_the_rules_refuse_is_refused_in_one_line(cases):
     refused = {k: why for k, why in cases.items() if why is not None}
     for k in ['62_papers.eor.runs retrievers ""', '80_papers.witqa systems ""', '40_papers.lore retrievers ""']:
         assert "names none: name at least one of" in refused[k], k
+    assert "no run of 70_papers.sure in" in refused['71_papers.sure.decide power_from "decide-gpu"']  # a pilot not here
     for k, why in refused.items():
         nb, parameter = k.split()[:2]
         assert "\n" not in why and nb in why and (f"'{parameter}'" in why or parameter == "datasets"), why

@@ -210,6 +210,7 @@ def corpus_support(examples: Sequence[Example], corpus, ks: Sequence[int] = (1, 
 EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # the TASKS this notebook runs on; `auto` picks demo and nq
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #a70f2750
+from ...notebooks import RunOf
 from ...core import AtLeast, Between, OneOf, Parses
 from ...data.tasks import TaskChoice
 from ...lm.base import DEVICE_RULE
@@ -222,7 +223,8 @@ PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond th
     n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0), power_cap=AtLeast(0), source_split=Between(0, 0.5),
     se_corpus=Parses(parse_se_corpus, "task:corpus[+corpus...] pairs, comma-separated, e.g. 'nq:nq-long+squad'",
                      optional=True),
-    reader=READER_RULE, device=DEVICE_RULE)
+    reader=READER_RULE, device=DEVICE_RULE,
+    power_from=RunOf("64_papers.eor.method"), rows_from=RunOf("62_papers.eor.runs", needs=""))
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #5fed437d
 @dataclass

@@ -27,6 +27,7 @@ __all__ = ['RETRIEVERS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'LO
            'lore_gates', 'with_pair_gates', 'gated']
 
 # %% ../../../nbs/40_papers.lore.ipynb #dbd15778
+from ...notebooks import RunOf
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 from ...lm.reader import context_templates
@@ -37,7 +38,8 @@ PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their 
     retrievers=OneOf(RETRIEVERS, many=True), reader=READER_RULE,
     **dict.fromkeys(("naive_full", "rerank"), OneOf(RETRIEVERS, many=True, optional=True)),  # empty: skipped
     merge=OneOf(("best", "none")), template=OneOf(context_templates()), bm25_backend=OneOf(("bm25s", "rank_bm25")),
-    bias_match=OneOf(("contains", "em", "f1")), device=DEVICE_RULE)  # limit, n_boot, seed...: notebooks.SHARED_RULES
+    bias_match=OneOf(("contains", "em", "f1")), device=DEVICE_RULE,
+    power_from=RunOf("40_papers.lore"))  # limit, n_boot, seed...: notebooks.SHARED_RULES
 
 # %% ../../../nbs/40_papers.lore.ipynb #cdc661c3
 def lore_retrievers(corpus: Corpus, # the task's corpus

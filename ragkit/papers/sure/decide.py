@@ -98,6 +98,7 @@ def run_decisive(ex, # the notebook's Experiment (its run folder and bootstrap s
     return runs
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00020
+from ...notebooks import RunOf
 from ...core import AtLeast, OneOf
 from ...data.tasks import TaskChoice
 from ...lm.base import DEVICE_RULE
@@ -106,4 +107,5 @@ PARAMETER_RULES = dict(  # what 71_papers.sure.decide's parameters accept beyond
     datasets=TaskChoice(("demo", "nq", "hotpotqa")), goal=AtLeast(1), budget_hours=AtLeast(0), block=AtLeast(1),
     n_passages=AtLeast(1), n_candidates=OneOf((2,)), candidate_max_new_tokens=AtLeast(1),
     candidate_stop=OneOf(("", "blank line")), summary_max_new_tokens=AtLeast(1), summary_end=OneOf(("", "space")),
-    passage_words=AtLeast(1), reader=READER_RULE, device=DEVICE_RULE)  # max_new_tokens: SHARED_RULES
+    passage_words=AtLeast(1), reader=READER_RULE, device=DEVICE_RULE,
+    power_from=RunOf("70_papers.sure"))  # max_new_tokens: SHARED_RULES
