@@ -23,4 +23,4 @@ if [ "$before" != "$after" ]; then
 fi
 
 echo "test [3/3] notebooks (through nbdev's runner) and tests/ under pytest"
-exec python -m pytest "$@"
+exec python -m pytest --durations=25 "$@"  # the slowest 25 are listed: where CI's time goes
