@@ -45,7 +45,8 @@ Modules:
 - `ragkit.retrieve.rerank`: RankGPT's sliding window (Sun et al., 2023) as SuRe's original code prompts it: the reader reads a window of passages and answers with their new order; the two rules that read its reply, the walk from the back of the list to the front, and passages cut to a word budget.
 - `ragkit.runner`: What `ragkit run` and `ragkit reproduce` do: papermill executes a notebook with a named parameter profile into its own folder under `outputs/`, never in place, and records what ran. (Finding notebooks and checking their parameters is `ragkit.notebooks`; the command line is `ragkit.cli`.)
 - `ragkit.secrets`: What a credential looks like in a URL, how every message, log record and stored reply is kept free of one, and the one guard that keeps any library's log lines clean: shared by every client that holds a key (`OpenAILM`, `SerperClient`).
-- `ragkit.site`: `ragkit report site`: the executed papers and every module's lessons as a static website built offline — a landing page that is the scoreboard of every claim, one page per committed reference run, one page per module — and the checks that every internal link and image of it resolves."""
+- `ragkit.site`: `ragkit report site`: the executed papers and every module's lessons as a static website built offline — a landing page that is the scoreboard of every claim, one page per committed reference run, one page per module — and the checks that every internal link and image of it resolves.
+- `ragkit.speed`: The records under `outputs/bench/` of how fast ragkit reads and how long its runs take (make reproduce's timings, every way to run a reader against fp32, a served reader, ragkit's generate on a CPU or a GPU, the reader path's speed and each run's anatomy, the decide runs' GPU estimates), rendered as the blocks README and the reference show."""
 
 __version__ = "0.1.0"
 

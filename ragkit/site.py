@@ -15,8 +15,8 @@ from .core import read_json
 from .evidence import claim_anchor, cut, evidence_markdown, md_text
 from .notebooks import exported_module
 from .report import (DECIDE, TALLY, TALLY_HEADS, claim_rows, needs_text, outcome_lines, outcome_sentence,
-                           profile_dir, render_bench, render_headlines, render_readers, render_timings,
-                           tally, tally_text)
+                           profile_dir, render_headlines, tally, tally_text)
+from .speed import render_bench, render_readers, render_timings
 
 # %% auto #0
 __all__ = ['VERDICT_CLASS', 'HIDDEN', 'CONF', 'CSS', 'JS', 'ours_text', 'scoreboard_text', 'badge', 'paper_card', 'card_html',
