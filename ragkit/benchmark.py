@@ -16,10 +16,10 @@ from .eval.evaluate import ClosedBook, Evaluation, evaluate
 from .eval.experiment import Claim, decisive_claim
 
 # %% auto #0
-__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'TOP_R', 'BENCH_TASKS', 'PARAMETER_RULES', 'ADAPTIVE_ROUTE',
-           'BENCH_EOR_VOTE', 'CLOSED', 'BASELINE', 'MECHANISM_OF', 'example_run', 'example_pool', 'EoRVote', 'TopR',
-           'PopularityRoute', 'benchmark_systems', 'reader_needs', 'pareto_front', 'bench_table', 'front_probability',
-           'eor_name', 'eor_claims', 'bench_claims', 'top1_systems', 'front_text', 'bench_health',
+__all__ = ['RETRIEVER_NAMES', 'EOR_POOL', 'SOURCES', 'TOP_R', 'BENCH_TASKS', 'READER_PROMPTS', 'PARAMETER_RULES',
+           'ADAPTIVE_ROUTE', 'BENCH_EOR_VOTE', 'CLOSED', 'BASELINE', 'MECHANISM_OF', 'example_run', 'example_pool',
+           'EoRVote', 'TopR', 'PopularityRoute', 'benchmark_systems', 'reader_needs', 'pareto_front', 'bench_table',
+           'front_probability', 'eor_name', 'eor_claims', 'bench_claims', 'top1_systems', 'front_text', 'bench_health',
            'bench_decisive_claims', 'bench_gates', 'top1_claims', 'eor_fits', 'eor_versus', 'eor_text']
 
 # %% ../nbs/90_benchmark.ipynb #3690703b
@@ -340,10 +340,12 @@ def bench_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) ->
 
 # %% ../nbs/90_benchmark.ipynb #6411c285
 from .data.tasks import TaskChoice
-from .lm.reader import context_templates
 BENCH_TASKS = ("demo", "nq", "squad", "hotpotqa")  # tasks with a corpus every retriever searches
+# the naive RAGs' and LoRE's prompt: answer prompts a question and its context fill, named (not what happens to be imported)
+READER_PROMPTS = ("lore-short", "lore-context", "eor-rag-llama2", "eor-rag-chatgpt", "witqa-context", "sure-base",
+                  "sure-base-original")
 PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(BENCH_TASKS), n_passages=AtLeast(1), template=OneOf(context_templates()), folds=AtLeast(2),
+    datasets=TaskChoice(BENCH_TASKS), n_passages=AtLeast(1), template=OneOf(READER_PROMPTS), folds=AtLeast(2),
     eor_restarts=AtLeast(0), eor_sim_upper=AtLeast(0), sure_chat=Flag(), eor_metrics=OneOf(SIM_METRICS, many=True),
     nli_model=MODEL_RULE, reader=READER_RULE, device=DEVICE_RULE)  # the rest: ragkit.notebooks.SHARED_RULES
 

@@ -174,7 +174,8 @@ def _readme(a, root: Path) -> int:
 
 def _times(a, root: Path) -> int:
     "`ragkit report times`: record one run folder (--run), or every run of a profile."
-    from ragkit.report import outputs_of, record_profile, record_run
+    from ragkit.config import outputs_of
+    from ragkit.report import record_profile, record_run
     if a.run:
         row = record_run(a.run, out := a.out or root / "outputs" / "bench" / "paper-prefix.json")
         print(f"{row['notebook']} ({row['profile']}, overrides {row['overrides']}): {row['seconds']:.0f} s -> {out}")

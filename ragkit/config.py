@@ -12,8 +12,8 @@ from dataclasses import dataclass, asdict
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['DEFAULTS', 'ENV_PREFIX', 'REMOVED', 'Settings', 'read_ini', 'find_settings_file', 'load_settings', 'setting_origin',
-           'check_data_dir', 'require_data_dir']
+__all__ = ['DEFAULTS', 'ENV_PREFIX', 'REMOVED', 'COMMITTED', 'Settings', 'read_ini', 'find_settings_file', 'load_settings',
+           'setting_origin', 'check_data_dir', 'require_data_dir', 'outputs_of', 'profile_dir']
 
 # %% ../nbs/01_config.ipynb #f244b218
 DEFAULTS = dict(data_dir="", cache_dir="~/.cache/ragkit", outputs_dir="outputs", reader="smollm2-135m-instruct",
@@ -142,3 +142,20 @@ def require_data_dir(settings: Settings | None = None) -> Path:
                                 "the embedded `demo` dataset needs neither.")
     check_data_dir(s)
     return s.data_dir
+
+# %% ../nbs/01_config.ipynb #oo000002
+def outputs_of(root: Path) -> Path:
+    "The project's outputs folder: $RAGKIT_OUTPUTS_DIR, else settings.ini's outputs_dir, else <root>/outputs."
+    ini = find_settings_file(root)
+    outside = ini is None or not Path(ini).resolve().is_relative_to(Path(root).resolve())  # another project's settings
+    if not os.environ.get("RAGKIT_OUTPUTS_DIR") and outside: return Path(root) / "outputs"
+    return load_settings(ini).outputs_dir
+
+COMMITTED = ("paper", "paper-1.5b", "paper-split", "decide")  # profiles whose runs are committed under <root>/outputs
+
+# %% ../nbs/01_config.ipynb #oo000002s1
+def profile_dir(root: Path, # the project root
+                profile: str, # a profile of nbs/profiles.toml
+                ) -> Path:
+    "Where `profile`'s runs are: a committed profile's under root/outputs, any other's where this clone's go."
+    return (Path(root) / "outputs" if profile in COMMITTED else outputs_of(root)) / profile

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast, difflib, importlib, io, json, re, tokenize, tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
+from .config import profile_dir
 from .core import AtLeast, Flag, OneOf, Parses, Text, did_you_mean, plain, rule_problems
 
 # %% auto #0
@@ -209,10 +211,16 @@ SHARED_RULES = dict(  # parameters that mean the same in every notebook; a modul
 # %% ../nbs/08_notebooks.ipynb #runof53
 @dataclass(frozen=True)
 class RunOf:
-    "A parameter rule: '' (none) or a profile whose run of `notebook` is in the outputs folder."
+    "A parameter rule: '' (none) or a profile whose run of `notebook` is there and fits this run."
     notebook: str  # the notebook whose run the value names, e.g. 70_papers.sure
     needs: str = "results.json"  # what that run folder must hold ('': the folder alone)
-    here: bool = True  # it looks at this machine's outputs: checked by the runner, before any kernel
+    fits: Callable | None = None  # fits(the run's results.json, parameters) -> why it cannot serve this run, or None
+    given: tuple = ()  # the parameters `fits` reads
+    here: bool = True  # it looks at this machine's outputs: the runner checks it whole, before any kernel
+
+    def offline(self) -> OneOf:
+        "The part that needs no outputs folder: a profile's name, or ''."
+        return OneOf(PROFILES, also=("",))
 
     def walk_values(self) -> tuple:
         "What a walk of the rules tries: every profile."
@@ -220,18 +228,20 @@ class RunOf:
 
     def describe(self) -> str:
         "What the rule accepts, in words."
-        return f"'' (none) or a profile whose run of {self.notebook} is in the outputs folder"
+        return f"'' (none) or a profile whose run of {self.notebook} is there and fits this run"
 
-    def problem(self, v) -> str | None:
-        "What is wrong with `v`, or None."
+    def problem(self, v, params: dict | None = None) -> str | None:
+        "What is wrong with `v` (`params`: this run's parameters, for `fits`), or None."
         if v == "": return None
-        if v not in PROFILES: return f"{v!r}: must be '' or one of {', '.join(PROFILES)}" + did_you_mean([v], PROFILES)
-        from ragkit.config import load_settings
-        out = load_settings().outputs_dir
-        if (out / v / self.notebook / self.needs).exists(): return None
-        have = [p for p in PROFILES if (out / p / self.notebook / self.needs).exists()]
-        return (f"{v!r}: no run of {self.notebook} in {out / v} (profiles with one: {', '.join(have) or 'none'}); "
-                f"run `ragkit run {self.notebook} --profile {v}` first, or pass ''")
+        if bad := self.offline().problem(v): return bad
+        root = project_root()
+        f = profile_dir(root, v) / self.notebook / self.needs
+        if not f.exists():
+            have = [p for p in PROFILES if (profile_dir(root, p) / self.notebook / self.needs).exists()]
+            return (f"{v!r}: no run of {self.notebook} at {f.parent if self.needs else f} (profiles with one: "
+                    f"{', '.join(have) or 'none'}; `ragkit run {self.notebook} --profile {v}` makes one)")
+        why = self.fits(json.loads(f.read_text(encoding="utf-8")), params or {}) if self.fits and self.needs else None
+        return f"{v!r}: its run of {self.notebook} {why}" if why else None
 
 # %% ../nbs/08_notebooks.ipynb #201caa7c
 def exported_module(nb_path: Path) -> str | None:
@@ -255,6 +265,8 @@ def check_declared(nb_path: Path, # the notebook
     "Fail now, in one line naming parameter, value, origin, what is allowed and the fix, if a value breaks a rule."
     rules = notebook_rules(nb_path)
     if rules is None: return
+    if not here:  # a rule that looks at this machine keeps only its offline part, if it has one
+        rules = {k: r.offline() if getattr(r, "here", False) and hasattr(r, "offline") else r for k, r in rules.items()}
     for k, msg in rule_problems({k: r for k, r in rules.items() if here or not getattr(r, "here", False)}, params):
         where, nb = origin.get(k, "the notebook default"), Path(nb_path).stem
         fix = (f"pass an allowed value (-p {k} VALUE)" if where.startswith("-p") else f"edit {k} in {where}"

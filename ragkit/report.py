@@ -8,9 +8,9 @@ Lessons: `nbs/95_report.ipynb`; on the site (`make site`): `report.html`."""
 
 # %% ../nbs/95_report.ipynb #cd79bdaf
 from __future__ import annotations
-import json, os, re
+import json, re
 from pathlib import Path
-from .config import find_settings_file, load_settings
+from .config import load_settings, profile_dir
 from .core import read_json, read_jsonl
 from .eval.experiment import DIRECTIONS
 from .eval.mechanism import EQUIVALENT, NOT_RUN, NOT_TESTABLE, _nan
@@ -20,15 +20,15 @@ from .speed import (duration, render_anatomy, render_bench, render_decide_gpu, r
                           render_reproduce, render_speed, render_timings)
 
 # %% auto #0
-__all__ = ['NO_RUN', 'COMMITTED', 'DECIDE', 'TALLY', 'TALLY_HEADS', 'PAPER_READERS', 'LEGEND', 'WHERE', 'RUNS_HEAD', 'README',
-           'REFERENCE', 'BLOCKS', 'METRICS', 'load_run', 'reference_folders', 'verdict_lines', 'mechanism_lines',
-           'scale_lines', 'system_lines', 'cost_lines', 'headline_table', 'reader_of', 'took', 'scale_block',
-           'split_block', 'run_block', 'render_headlines', 'outputs_of', 'profile_dir', 'paper_of', 'run_of', 'whose',
-           'overrides_text', 'claim_rows', 'render_decide', 'group_of', 'tally', 'tally_text', 'reader_size',
-           'outcome_sentence', 'outcome_lines', 'needs_text', 'scoreboard_screen', 'render_summary', 'render_runs',
-           'notebook_description', 'render_map', 'markers', 'splice', 'render_doc', 'render_readme', 'anchor',
-           'broken_links', 'rows_of', 'compare', 'check_record_target', 'compare_runs', 'describe', 'collect',
-           'save_key', 'record_run', 'record_profile', 'clean_notebooks']
+__all__ = ['NO_RUN', 'DECIDE', 'TALLY', 'TALLY_HEADS', 'PAPER_READERS', 'LEGEND', 'WHERE', 'RUNS_HEAD', 'README', 'REFERENCE',
+           'BLOCKS', 'METRICS', 'load_run', 'reference_folders', 'verdict_lines', 'mechanism_lines', 'scale_lines',
+           'system_lines', 'cost_lines', 'headline_table', 'reader_of', 'took', 'scale_block', 'split_block',
+           'run_block', 'render_headlines', 'paper_of', 'run_of', 'whose', 'overrides_text', 'claim_rows',
+           'render_decide', 'group_of', 'tally', 'tally_text', 'reader_size', 'outcome_sentence', 'outcome_lines',
+           'needs_text', 'scoreboard_screen', 'render_summary', 'render_runs', 'notebook_description', 'render_map',
+           'markers', 'splice', 'render_doc', 'render_readme', 'anchor', 'broken_links', 'rows_of', 'compare',
+           'check_record_target', 'compare_runs', 'describe', 'collect', 'save_key', 'record_run', 'record_profile',
+           'clean_notebooks']
 
 # %% ../nbs/95_report.ipynb #2e1d4634
 def load_run(folder: Path) -> dict:
@@ -186,23 +186,6 @@ def render_headlines(root: Path) -> str:
     "The headline block: every run folder under root/outputs/paper/, in notebook order."
     if not (folders := reference_folders(root)): return NO_RUN
     return "\n".join(l for f in folders for l in run_block(root, f)).rstrip() + "\n"
-
-# %% ../nbs/95_report.ipynb #oo000002
-def outputs_of(root: Path) -> Path:
-    "The project's outputs folder: $RAGKIT_OUTPUTS_DIR, else settings.ini's outputs_dir, else <root>/outputs."
-    ini = find_settings_file(root)
-    outside = ini is None or not Path(ini).resolve().is_relative_to(Path(root).resolve())  # another project's settings
-    if not os.environ.get("RAGKIT_OUTPUTS_DIR") and outside: return Path(root) / "outputs"
-    return load_settings(ini).outputs_dir
-
-COMMITTED = ("paper", "paper-1.5b", "paper-split", "decide")  # profiles whose runs are committed under <root>/outputs
-
-# %% ../nbs/95_report.ipynb #oo000002s1
-def profile_dir(root: Path, # the project root
-                profile: str, # a profile of nbs/profiles.toml
-                ) -> Path:
-    "Where `profile`'s runs are: a committed profile's under root/outputs, any other's where this clone's go."
-    return (Path(root) / "outputs" if profile in COMMITTED else outputs_of(root)) / profile
 
 # %% ../nbs/95_report.ipynb #046c7b9c
 def paper_of(notebook: str, # a run folder's notebook name, e.g. "40_papers.lore"

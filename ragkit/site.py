@@ -11,11 +11,12 @@ from __future__ import annotations
 import html, json, os, re, shutil, subprocess, sys
 from html.parser import HTMLParser
 from pathlib import Path
+from .config import profile_dir
 from .core import read_json
 from .evidence import claim_anchor, cut, evidence_markdown, md_text
 from .notebooks import exported_module
 from .report import (DECIDE, TALLY, TALLY_HEADS, claim_rows, needs_text, outcome_lines, outcome_sentence,
-                           profile_dir, render_headlines, tally, tally_text)
+                           render_headlines, tally, tally_text)
 from .speed import render_bench, render_readers, render_timings
 
 # %% auto #0

@@ -3,8 +3,8 @@ profile, or the rule must refuse it before any kernel. Appends one row per run t
 
 `ragkit.notebooks.walk_cases` lists the cases (each rule's `walk_values`, less the notebook's default); the ones the
 rules refuse cost nothing and are not stored (tests/test_walk.py checks them live). Each case the rules accept is run
-with `ragkit run <notebook> -p <parameter> <value>` into a scratch outputs folder (the committed profiles' runs
-linked in, read-only by use, for the parameters that name one), and its outcome (ok, or the failed
+with `ragkit run <notebook> -p <parameter> <value>` into a scratch outputs folder (the committed profiles' runs, which
+power_from and rows_from name, are read where they are), and its outcome (ok, or the failed
 cell and error) is appended to outputs/bench/walk.jsonl with the git commit it ran at. A case with a row is skipped,
 so a killed walk resumes; `--again` runs the cases whose row failed (after a fix).
 
@@ -13,7 +13,8 @@ so a killed walk resumes; `--again` runs the cases whose row failed (after a fix
     .venv/bin/python scripts/walk_rules.py --list                                         # the cases and their state
 """
 from __future__ import annotations
-import argparse, json, os, subprocess, sys, tempfile, time
+import argparse, json, os, shutil, subprocess, sys, tempfile, time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,6 +52,18 @@ def run_case(notebook: str, parameter: str, value, outputs: Path, timeout: float
     return dict(outcome="failed", seconds=secs, error=(last[-1] if last else f"exit {p.returncode}")[:500])
 
 
+@contextmanager
+def scratch_outputs():
+    "An empty outputs folder as RAGKIT_OUTPUTS_DIR for the block, removed after (committed runs stay where they are)."
+    d, old = Path(tempfile.mkdtemp(prefix="ragkit-walk-")), os.environ.get("RAGKIT_OUTPUTS_DIR")
+    os.environ["RAGKIT_OUTPUTS_DIR"] = str(d)  # the rules here and the runs see the same folders (config.profile_dir)
+    try: yield d
+    finally:
+        if old is None: os.environ.pop("RAGKIT_OUTPUTS_DIR", None)
+        else: os.environ["RAGKIT_OUTPUTS_DIR"] = old
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", default=[], help="notebooks to walk (default: all)")
@@ -60,11 +73,12 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", type=Path, default=ROWS, help="the walk's rows (JSONL)")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from ragkit.notebooks import PROFILES, walk_case, walk_cases
-    outputs = Path(tempfile.mkdtemp(prefix="ragkit-walk-"))
-    for p in PROFILES:  # the committed runs (power_from, rows_from read them) are seen, never written: smoke is scratch
-        if p != "smoke" and (ROOT / "outputs" / p).is_dir(): (outputs / p).symlink_to(ROOT / "outputs" / p)
-    os.environ["RAGKIT_OUTPUTS_DIR"] = str(outputs)  # the rules and the runs see the same outputs folder
+    with scratch_outputs() as outputs: return walk(a, outputs)
+
+
+def walk(a: argparse.Namespace, outputs: Path) -> int:
+    "List the cases and run those to run, into `outputs`."
+    from ragkit.notebooks import walk_case, walk_cases
     cases = [c for c in walk_cases(ROOT) if not a.only or c[0] in a.only]
     done, todo = read_walk(a.rows), []
     for nb, k, v in cases:

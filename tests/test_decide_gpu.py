@@ -53,8 +53,8 @@ def test_every_decide_gpu_profile_runs_on_the_smoke_data_through_a_served_reader
 
 
 def _pilot(outputs: Path, notebook: str, doc: dict) -> Path:
-    "A made-up pilot run: outputs/paper/<notebook>/results.json holding `doc`."
-    run = outputs / "paper" / notebook
+    "A made-up pilot run: outputs/demo/<notebook>/results.json holding `doc` (demo: not a committed profile)."
+    run = outputs / "demo" / notebook
     run.mkdir(parents=True)
     (run / "results.json").write_text(json.dumps(doc))
     return run
@@ -74,9 +74,9 @@ def test_power_sized_runs_take_their_size_from_a_pilot(tmp_path, monkeypatch):
         verdict=[dict(claim="SuRe's selection is right more often than its first candidate (decisive questions)", dataset="demo", n=2,
                       lo=-50.0, hi=50.0, acted=2, acted_of=2, decisive="w")]))
     for system, fp in (("Base", "f1"), ("SuRe", "f2")): (sure / "demo" / system / fp).mkdir(parents=True)
-    runs = {"40_papers.lore": dict(retrievers="Ensemble", naive_full="", naive_max_tokens=0, rerank="", power_from="paper", limit=1, max_passages=300),
-            "62_papers.eor.runs": dict(power_from="paper", power_cap=4, limit=1, retrievers="Wiki@10,ReFree"),
-            "71_papers.sure.decide": dict(power_from="paper", goal=2, budget_hours=0.005, limit=1)}  # 18 reader seconds: a few questions
+    runs = {"40_papers.lore": dict(retrievers="Ensemble", naive_full="", naive_max_tokens=0, rerank="", power_from="demo", limit=1, max_passages=300),
+            "62_papers.eor.runs": dict(power_from="demo", power_cap=4, limit=1, retrievers="Wiki@10,ReFree"),
+            "71_papers.sure.decide": dict(power_from="demo", goal=2, budget_hours=0.005, limit=1)}  # 18 reader seconds: a few questions
     for nb, over in runs.items():
         out = tmp_path / "runs" / nb
         args = ["run", nb, "--out", str(out), "--quiet"] + [x for k, v in over.items() for x in ("-p", k, str(v))]

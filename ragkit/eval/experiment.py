@@ -15,8 +15,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 from ..data.tasks import Prepared
-from ..notebooks import check_declared, find_notebook, notebook_params
-from ..config import load_settings
+from ..notebooks import check_declared, find_notebook, notebook_params, project_root
+from ..config import profile_dir
 from .evaluate import LABELS, Evaluation, evaluate, rows_from, summarize, tell_progress, write_results
 from .metrics import paired_bootstrap
 from .mechanism import (EQUIVALENT, EXACT_BELOW, NOT_RUN, NOT_TESTABLE, Gate, adjusted_direction,
@@ -902,7 +902,7 @@ def size_from(self: Experiment,
     "Raise `limit` to the questions the picked claims of the pilot need at 80% power (never lower it); the sizes."
     if not pilot: return pd.DataFrame()
     nb = notebook or self.notebook
-    f = load_settings().outputs_dir / pilot / nb / "results.json"
+    f = profile_dir(project_root(), pilot) / nb / "results.json"
     if not f.is_file():
         raise FileNotFoundError(f"power_from={pilot!r}: no committed run of {nb or 'this notebook'} at {f}; "
                                 f"run `ragkit run {nb} --profile {pilot}` first, or set -p power_from ''")
@@ -923,7 +923,7 @@ def size_from(self: Experiment,
 def seeded(self: Experiment):
     "A context in which this run's systems start from the rows of the `rows_from` profile's run of this notebook."
     p = self.params.get("rows_from") or ""
-    src = load_settings().outputs_dir / p / self.notebook if p else None
+    src = profile_dir(project_root(), p) / self.notebook if p else None
     if src is not None and not src.is_dir():
         raise FileNotFoundError(f"rows_from={p!r}: no run of {self.notebook} at {src}; "
                                 "run it first or set -p rows_from ''")

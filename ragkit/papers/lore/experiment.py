@@ -19,27 +19,46 @@ from ...eval.metrics import contains_match, exact_match, f1_score, has_answer, n
 from .method import (LLMRerank, LoRE, NaiveRAG, RULES, Rechoose)
 
 # %% auto #0
-__all__ = ['RETRIEVERS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'LORE_RANKING', 'RERANK_SOURCE', 'NAIVE_COST_SOURCE',
-           'RERANK', 'LLM_RERANKING', 'lore_retrievers', 'lore_systems', 'lore_ablations', 'lore_rerankers',
-           'first_questions', 'reader_needs', 'paper_rows', 'bias_rows', 'lore_health', 'lore_claims', 'rerank_health',
-           'lore_cost_claims', 'lore_rerank_claims', 'naive_level', 'level_sentence', 'baseline_note', 'answer_kept',
-           'cut_sentence', 'lore_notes', 'contexts_differ', 'lore_decisive_claims', 'top_context_right', 'same_answer',
-           'lore_gates', 'with_pair_gates', 'gated']
+__all__ = ['RETRIEVERS', 'LORE_TASKS', 'READER_PROMPTS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'LORE_RANKING',
+           'RERANK_SOURCE', 'NAIVE_COST_SOURCE', 'RERANK', 'LLM_RERANKING', 'pilot_pick', 'lore_retrievers',
+           'lore_systems', 'lore_ablations', 'lore_rerankers', 'first_questions', 'reader_needs', 'paper_rows',
+           'bias_rows', 'lore_health', 'lore_claims', 'rerank_health', 'lore_cost_claims', 'lore_rerank_claims',
+           'naive_level', 'level_sentence', 'baseline_note', 'answer_kept', 'cut_sentence', 'lore_notes',
+           'contexts_differ', 'lore_decisive_claims', 'top_context_right', 'same_answer', 'lore_gates',
+           'with_pair_gates', 'gated']
 
 # %% ../../../nbs/40_papers.lore.ipynb #dbd15778
+from typing import Callable
+from ...data.tasks import parse_datasets
 from ...notebooks import RunOf
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
-from ...lm.reader import context_templates
 RETRIEVERS = ("BM25", "FAISS", "Ensemble")  # LoRE's retrievers (Section 3.2), in Table 1's order
+LORE_TASKS = ("demo", "squad", "narrativeqa")  # the tasks this notebook reads
+READER_PROMPTS = ("lore-context", "lore-short", "eor-rag-llama2")  # answer prompts a question and its context fill
+
+def pilot_pick(names: Sequence[str], # the run's tasks
+               retrievers: str, # the run's retrievers, comma-separated
+               ) -> Callable[[Mapping], bool]:
+    "Which verdict rows of a LoRE pilot size a run on `names` with `retrievers`: its decisive claims on them."
+    return lambda r: (bool(r.get("decisive")) and r["dataset"] in names
+                      and any(f"({x.strip()};" in r["claim"] for x in retrievers.split(",")))
+
+def _pilot_fits(pilot: Mapping, params: Mapping) -> str | None:
+    "Why a LoRE pilot run (its results.json) cannot size this run, or None."
+    names = parse_datasets(params.get("datasets", "demo"), LORE_TASKS)
+    if any(map(pilot_pick(names, params.get("retrievers", "")), pilot.get("verdict", []))): return None
+    return f"has no decisive claim on {', '.join(names)} with {params.get('retrievers')}: it cannot size this run"
+
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them first
-    datasets=TaskChoice(("demo", "squad", "narrativeqa")), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0),
+    datasets=TaskChoice(LORE_TASKS), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0),
     rrf_k=AtLeast(0), depth=AtLeast(1), naive_max_tokens=AtLeast(0), rerank_limit=AtLeast(0), max_length=AtLeast(512),
     retrievers=OneOf(RETRIEVERS, many=True), reader=READER_RULE,
     **dict.fromkeys(("naive_full", "rerank"), OneOf(RETRIEVERS, many=True, optional=True)),  # empty: skipped
-    merge=OneOf(("best", "none")), template=OneOf(context_templates()), bm25_backend=OneOf(("bm25s", "rank_bm25")),
+    merge=OneOf(("best", "none")), template=OneOf(READER_PROMPTS), bm25_backend=OneOf(("bm25s", "rank_bm25")),
     bias_match=OneOf(("contains", "em", "f1")), device=DEVICE_RULE,
-    power_from=RunOf("40_papers.lore"))  # limit, n_boot, seed...: notebooks.SHARED_RULES
+    power_from=RunOf("40_papers.lore", fits=_pilot_fits, given=("datasets", "retrievers")),
+)  # limit, n_boot, seed...: notebooks.SHARED_RULES
 
 # %% ../../../nbs/40_papers.lore.ipynb #cdc661c3
 def lore_retrievers(corpus: Corpus, # the task's corpus

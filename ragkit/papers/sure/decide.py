@@ -15,7 +15,7 @@ from ...eval.mechanism import ALPHA, detectable, questions_needed, spread
 from .experiment import candidates_differ
 
 # %% auto #0
-__all__ = ['PARAMETER_RULES', 'pilot_rates', 'sure_plan', 'run_decisive']
+__all__ = ['SAME', 'DECIDE_TASKS', 'PARAMETER_RULES', 'pilot_rates', 'pilot_problem', 'sure_plan', 'run_decisive']
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00008
 def pilot_rates(pilot: Mapping, # a 70_papers.sure run's results.json, read
@@ -39,6 +39,26 @@ def pilot_rates(pilot: Mapping, # a 70_papers.sure run's results.json, read
                 conditional=(row["acted"] / row["acted_of"]) if row.get("acted_of") else nan,
                 conditional_n=int(row.get("acted") or 0), sd=spread(row["lo"], row["hi"], n) if n >= MIN_N else nan,
                 candidates_s=secs.get("Base", nan), sure_s=secs.get(system, nan))
+
+# %% ../../../nbs/71_papers.sure.decide.ipynb #71d00010x
+SAME = ("reader", "dtype", "n_passages", "n_candidates", "candidate_max_new_tokens", "candidate_stop",
+        "summary_max_new_tokens", "summary_end", "max_new_tokens", "passage_words", "chat", "seed")  # the rates depend on them
+DECIDE_TASKS = ("demo", "nq", "hotpotqa")  # the tasks this notebook asks
+
+def pilot_problem(pilot: Mapping, # a 70_papers.sure run's results.json, read
+                  params: Mapping, # this run's parameters
+                  ) -> str | None:
+    "Why the pilot cannot size this run (it read with other settings, or asked none of a task), or None."
+    from ragkit.data.tasks import parse_datasets
+    from ragkit.notebooks import reader_from
+    ran = pilot.get("parameters") or {}
+    def same(k, a, b): return reader_from(a)[0] == reader_from(b)[0] if k == "reader" else a == b  # '': settings.reader
+    if differ := {k: (ran.get(k), params.get(k)) for k in SAME if not same(k, ran.get(k), params.get(k))}:
+        return f"ran other settings than this run (pilot, this run: {differ}): its rates would not transfer"
+    for d in parse_datasets(params.get("datasets", "demo"), DECIDE_TASKS):
+        try: pilot_rates(pilot, d)
+        except ValueError: return f"has no decisive claim of SuRe on {d}: it cannot size a run on {d}"
+    return None
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00012
 def sure_plan(rates: Mapping, # pilot_rates
@@ -104,8 +124,8 @@ from ...data.tasks import TaskChoice
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 PARAMETER_RULES = dict(  # what 71_papers.sure.decide's parameters accept beyond their type (SHARED_RULES too)
-    datasets=TaskChoice(("demo", "nq", "hotpotqa")), goal=AtLeast(1), budget_hours=AtLeast(0), block=AtLeast(1),
+    datasets=TaskChoice(DECIDE_TASKS), goal=AtLeast(1), budget_hours=AtLeast(0), block=AtLeast(1),
     n_passages=AtLeast(1), n_candidates=OneOf((2,)), candidate_max_new_tokens=AtLeast(1),
     candidate_stop=OneOf(("", "blank line")), summary_max_new_tokens=AtLeast(1), summary_end=OneOf(("", "space")),
     passage_words=AtLeast(1), reader=READER_RULE, device=DEVICE_RULE,
-    power_from=RunOf("70_papers.sure"))  # max_new_tokens: SHARED_RULES
+    power_from=RunOf("70_papers.sure", fits=pilot_problem, given=(*SAME, "datasets")))  # max_new_tokens: SHARED_RULES
