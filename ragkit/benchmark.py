@@ -341,7 +341,7 @@ def bench_claims(runs: Mapping[tuple[str, str], Evaluation], # (task, system) ->
 # %% ../nbs/90_benchmark.ipynb #6411c285
 from .data.tasks import TaskChoice
 BENCH_TASKS = ("demo", "nq", "squad", "hotpotqa")  # tasks with a corpus every retriever searches
-# the naive RAGs' and LoRE's prompt: answer prompts a question and its context fill, named (not what happens to be imported)
+# the naive RAGs' and LoRE's prompt: answer prompts a question and its context fill, named (not whatever was imported)
 READER_PROMPTS = ("lore-short", "lore-context", "eor-rag-llama2", "eor-rag-chatgpt", "witqa-context", "sure-base",
                   "sure-base-original")
 PARAMETER_RULES = dict(  # what 90_benchmark's parameters accept beyond their type; `ragkit run` checks them first

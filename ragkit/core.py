@@ -526,9 +526,9 @@ class OneOf:
             return f"{v!r} names none: name at least one of {', '.join(map(str, self.values + self.also))}"
         bad = [x for x in items if x not in self.values and x not in self.also]
         what = "each comma-separated item must be" if self.many else "must be"
-        if bad: return (f"{', '.join(map(repr, bad))}: {what} one of {', '.join(map(str, self.values + self.also))}"
-                        + did_you_mean(bad, self.values + self.also))
-        return None
+        allowed = ", ".join(str(x) or "'' (none)" for x in self.values + self.also)
+        if not bad: return None
+        return f"{', '.join(map(repr, bad))}: {what} one of {allowed}" + did_you_mean(bad, self.values + self.also)
 
 @dataclass(frozen=True)
 class AtLeast:
@@ -661,6 +661,9 @@ class Parses:
 def rule_problems(rules: dict, # parameter -> a rule (OneOf, AtLeast, Between, Parses, ...)
                   params: dict, # the values, e.g. a notebook's resolved parameters
                   ) -> list[tuple[str, str]]:
-    "(parameter, what is wrong) for each value in `params` that breaks its rule; a `given` rule sees `params`."
-    return [(k, msg) for k, r in rules.items() if k in params
-            and (msg := r.problem(params[k], params) if getattr(r, "given", ()) else r.problem(params[k]))]
+    "(parameter, what is wrong) for each value that breaks its rule; a `given` rule, last, sees `params` if they pass."
+    plain = [(k, msg) for k, r in rules.items()
+             if k in params and not getattr(r, "given", ()) and (msg := r.problem(params[k]))]
+    bad = {k for k, _ in plain}  # a rule reading a parameter that is wrong would blame itself: it waits for the fix
+    return plain + [(k, msg) for k, r in rules.items() if k in params and getattr(r, "given", ())
+                    and not bad & set(r.given) and (msg := r.problem(params[k], params))]

@@ -214,7 +214,7 @@ class RunOf:
     "A parameter rule: '' (none) or a profile whose run of `notebook` is there and fits this run."
     notebook: str  # the notebook whose run the value names, e.g. 70_papers.sure
     needs: str = "results.json"  # what that run folder must hold ('': the folder alone)
-    fits: Callable | None = None  # fits(the run's results.json, parameters) -> why it cannot serve this run, or None
+    fits: Callable | None = None  # fits(its results.json, parameters, its folder) -> why it cannot serve, or None
     given: tuple = ()  # the parameters `fits` reads
     here: bool = True  # it looks at this machine's outputs: the runner checks it whole, before any kernel
 
@@ -230,18 +230,24 @@ class RunOf:
         "What the rule accepts, in words."
         return f"'' (none) or a profile whose run of {self.notebook} is there and fits this run"
 
+    def _unfit(self, v: str, params: dict) -> str | None:
+        "Why profile `v`'s run cannot serve this one: missing, unreadable, or refused by `fits`; None if it can."
+        run = profile_dir(project_root(), v) / self.notebook
+        if not (run / self.needs).exists():
+            return f"no run of {self.notebook} at {run / self.needs if self.needs else run}"
+        if not (self.fits and self.needs): return None
+        try: why = self.fits(json.loads((run / self.needs).read_text(encoding="utf-8")), params, run)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:  # a damaged or foreign results.json
+            why = f"cannot be read as a pilot ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+        return f"its run of {self.notebook} {why}" if why else None
+
     def problem(self, v, params: dict | None = None) -> str | None:
         "What is wrong with `v` (`params`: this run's parameters, for `fits`), or None."
         if v == "": return None
-        if bad := self.offline().problem(v): return bad
-        root = project_root()
-        f = profile_dir(root, v) / self.notebook / self.needs
-        if not f.exists():
-            have = [p for p in PROFILES if (profile_dir(root, p) / self.notebook / self.needs).exists()]
-            return (f"{v!r}: no run of {self.notebook} at {f.parent if self.needs else f} (profiles with one: "
-                    f"{', '.join(have) or 'none'}; `ragkit run {self.notebook} --profile {v}` makes one)")
-        why = self.fits(json.loads(f.read_text(encoding="utf-8")), params or {}) if self.fits and self.needs else None
-        return f"{v!r}: its run of {self.notebook} {why}" if why else None
+        if (bad := self.offline().problem(v)) or not (why := self._unfit(v, params or {})): return bad
+        fit = [p for p in PROFILES if p != v and not self._unfit(p, params or {})]
+        return (f"{v!r}: {why} (profiles whose run fits: {', '.join(fit) or 'none'}"
+                + (f"; `ragkit run {self.notebook} --profile {v}` makes one)" if why.startswith("no run") else ")"))
 
 # %% ../nbs/08_notebooks.ipynb #201caa7c
 def exported_module(nb_path: Path) -> str | None:

@@ -7,7 +7,7 @@ Lessons: `nbs/33_eval.experiment.ipynb`; on the site (`make site`): `eval.experi
 
 # %% ../../nbs/33_eval.experiment.ipynb #c76166a5
 from __future__ import annotations
-import json, math, tempfile, warnings
+import json, math, re, tempfile, warnings
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -774,7 +774,7 @@ def reader_scale(tables: Mapping[str, pd.DataFrame | Sequence[dict]], # reader l
     return pd.concat(frames, axis=1).reset_index() if frames else pd.DataFrame()
 
 # %% ../../nbs/33_eval.experiment.ipynb #e7e1f001
-def beside_readers(out: Path, # this run's folder: outputs/<profile>/<notebook>
+def beside_readers(out: Path, # this run's folder: outputs/<profile>/<notebook>[.<hash of its -p values>]
                    profiles: str, # other profiles whose run of the notebook to set beside it, comma-separated
                    reader: str, # this run's reader identity
                    v: pd.DataFrame, # this run's verdict table
@@ -784,11 +784,11 @@ def beside_readers(out: Path, # this run's folder: outputs/<profile>/<notebook>
     "reader_scale of this run's verdicts beside each other profile's, and this reader judged on that run's questions."
     tables, ours = {reader: v}, {}
     for (d, _), ev in runs.items(): ours.setdefault(d, set()).update(ev.table.qid)  # every question the run asked of d
+    nb = re.sub(r"\.[0-9a-f]{8}$", "", Path(out).name)  # a run with -p overrides is <notebook>.<hash> (runner.run_dir)
     for prof in [x.strip() for x in profiles.split(",") if x.strip()]:
-        f = Path(out).parent.parent / prof / Path(out).name / "results.json"
+        f = profile_dir(project_root(), prof) / nb / "results.json"  # where that profile's runs are
         if not f.is_file():
-            print(f"no run of profile {prof} beside this one: "
-                  f"run `ragkit run {Path(out).name} --profile {prof}` to compare readers")
+            print(f"no run of profile {prof} beside this one: `ragkit run {nb} --profile {prof}` makes one to compare")
             continue
         other = json.loads(f.read_text(encoding="utf-8"))
         tables[f"{other['reader']} ({prof})"] = other["verdict"]
@@ -893,7 +893,7 @@ def run(self: Experiment, systems: Mapping[str, object], # name -> method
 # %% ../../nbs/33_eval.experiment.ipynb #ps000006
 @patch
 def size_from(self: Experiment,
-              pilot: str, # a profile whose committed run of this notebook is the pilot ("": `limit` stays)
+              pilot: str, # a profile whose run of this notebook is the pilot ("": `limit` stays)
               pick: Callable[[Mapping], bool], # which of the pilot's verdict rows size the run (see pilot_sizes)
               # the notebook whose pilot run holds the claims (default: this one; EoR's grid is sized by its method's)
               notebook: str = "",
@@ -904,7 +904,7 @@ def size_from(self: Experiment,
     nb = notebook or self.notebook
     f = profile_dir(project_root(), pilot) / nb / "results.json"
     if not f.is_file():
-        raise FileNotFoundError(f"power_from={pilot!r}: no committed run of {nb or 'this notebook'} at {f}; "
+        raise FileNotFoundError(f"power_from={pilot!r}: no run of {nb or 'this notebook'} at {f}; "
                                 f"run `ragkit run {nb} --profile {pilot}` first, or set -p power_from ''")
     sizes = pilot_sizes(json.loads(f.read_text(encoding="utf-8")), pick)
     floor, need = int(self.params.get("limit") or 0), int(sizes.run.max())

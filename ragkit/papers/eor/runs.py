@@ -20,9 +20,9 @@ from ...lm.reader import read_batch
 # %% auto #0
 __all__ = ['GRID_COLUMNS', 'EOR_TASKS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_BEM_NQ', 'PAPER_EM_NQ', 'RetrieverReader',
            'collect', 'grid_matrix', 'answer_hits', 'has_answer_at_k', 'complement', 'parse_se_corpus', 'se_collection',
-           'split_sources', 'whole_pages', 'corpus_support', 'GridRun', 'grid_retrievers', 'task_sources', 'grid_task',
-           'build_grid', 'save_grid', 'grid_folder', 'grid_seconds', 'load_grid', 'GridSource', 'top_single',
-           'retriever_claims', 'source_overlap', 'overlap_health']
+           'split_sources', 'whole_pages', 'corpus_support', 'pilot_pick', 'GridRun', 'grid_retrievers', 'task_sources',
+           'grid_task', 'build_grid', 'save_grid', 'grid_folder', 'grid_seconds', 'load_grid', 'GridSource',
+           'top_single', 'retriever_claims', 'source_overlap', 'overlap_health']
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #d7e3b91c
 class RetrieverReader(Method):
@@ -212,10 +212,24 @@ EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # the TASKS this notebook runs o
 # %% ../../../nbs/62_papers.eor.runs.ipynb #a70f2750
 from ...notebooks import RunOf
 from ...core import AtLeast, Between, OneOf, Parses
-from ...data.tasks import TaskChoice
+from ...data.tasks import TaskChoice, parse_datasets
+from typing import Callable, Mapping
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 from .algebra import EOR_RETRIEVERS
+
+def pilot_pick(names: Sequence[str], # the grid's tasks
+               ) -> Callable:
+    "Which verdict rows of 64_papers.eor.method's pilot size a grid on `names`: its Top-R claims on them, judged."
+    return lambda r: ("Top-R" in r["claim"] and "MRLR" not in r["claim"] and r["dataset"] in names
+                      and int(r.get("n") or 0) > 0)
+
+def _pilot_fits(pilot: Mapping, params: Mapping, run=None) -> str | None:
+    "Why a pilot run of 64_papers.eor.method (its results.json) cannot size this grid, or None."
+    names = parse_datasets(params.get("datasets", "demo"), tuple(EOR_TASKS))
+    if any(map(pilot_pick(names), pilot.get("verdict", []))): return None
+    return f"has no Top-R claim on {', '.join(names)}: it cannot size a grid on them"
+
 PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(tuple(EOR_TASKS)), support=TaskChoice(tuple(EOR_TASKS), optional=True), limit=AtLeast(0),
     retrievers=OneOf(tuple(EOR_RETRIEVERS), many=True, also=("all",)), max_passages=AtLeast(0),
@@ -224,7 +238,8 @@ PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond th
     se_corpus=Parses(parse_se_corpus, "task:corpus[+corpus...] pairs, comma-separated, e.g. 'nq:nq-long+squad'",
                      optional=True),
     reader=READER_RULE, device=DEVICE_RULE,
-    power_from=RunOf("64_papers.eor.method"), rows_from=RunOf("62_papers.eor.runs", needs=""))
+    power_from=RunOf("64_papers.eor.method", fits=_pilot_fits, given=("datasets",)),
+    rows_from=RunOf("62_papers.eor.runs", needs=""))
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #5fed437d
 @dataclass

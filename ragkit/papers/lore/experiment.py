@@ -40,12 +40,13 @@ READER_PROMPTS = ("lore-context", "lore-short", "eor-rag-llama2")  # answer prom
 def pilot_pick(names: Sequence[str], # the run's tasks
                retrievers: str, # the run's retrievers, comma-separated
                ) -> Callable[[Mapping], bool]:
-    "Which verdict rows of a LoRE pilot size a run on `names` with `retrievers`: its decisive claims on them."
-    return lambda r: (bool(r.get("decisive")) and r["dataset"] in names
+    "Which verdict rows of a LoRE pilot size a run on `names` with `retrievers`: its decisive claims on them, judged."
+    return lambda r: (bool(r.get("decisive")) and r["dataset"] in names and int(r.get("n") or 0) > 0
+                      and all(isinstance(r.get(b), (int, float)) for b in ("lo", "hi"))
                       and any(f"({x.strip()};" in r["claim"] for x in retrievers.split(",")))
 
-def _pilot_fits(pilot: Mapping, params: Mapping) -> str | None:
-    "Why a LoRE pilot run (its results.json) cannot size this run, or None."
+def _pilot_fits(pilot: Mapping, params: Mapping, run=None) -> str | None:
+    "Why a LoRE pilot run (its results.json; any task of this run will do) cannot size this run, or None."
     names = parse_datasets(params.get("datasets", "demo"), LORE_TASKS)
     if any(map(pilot_pick(names, params.get("retrievers", "")), pilot.get("verdict", []))): return None
     return f"has no decisive claim on {', '.join(names)} with {params.get('retrievers')}: it cannot size this run"

@@ -15,7 +15,7 @@ from ...eval.mechanism import ALPHA, detectable, questions_needed, spread
 from .experiment import candidates_differ
 
 # %% auto #0
-__all__ = ['SAME', 'DECIDE_TASKS', 'PARAMETER_RULES', 'pilot_rates', 'pilot_problem', 'sure_plan', 'run_decisive']
+__all__ = ['SAME', 'DECIDE_TASKS', 'PARAMETER_RULES', 'pilot_rates', 'sure_plan', 'pilot_problem', 'run_decisive']
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00008
 def pilot_rates(pilot: Mapping, # a 70_papers.sure run's results.json, read
@@ -39,26 +39,6 @@ def pilot_rates(pilot: Mapping, # a 70_papers.sure run's results.json, read
                 conditional=(row["acted"] / row["acted_of"]) if row.get("acted_of") else nan,
                 conditional_n=int(row.get("acted") or 0), sd=spread(row["lo"], row["hi"], n) if n >= MIN_N else nan,
                 candidates_s=secs.get("Base", nan), sure_s=secs.get(system, nan))
-
-# %% ../../../nbs/71_papers.sure.decide.ipynb #71d00010x
-SAME = ("reader", "dtype", "n_passages", "n_candidates", "candidate_max_new_tokens", "candidate_stop",
-        "summary_max_new_tokens", "summary_end", "max_new_tokens", "passage_words", "chat", "seed")  # the rates depend on them
-DECIDE_TASKS = ("demo", "nq", "hotpotqa")  # the tasks this notebook asks
-
-def pilot_problem(pilot: Mapping, # a 70_papers.sure run's results.json, read
-                  params: Mapping, # this run's parameters
-                  ) -> str | None:
-    "Why the pilot cannot size this run (it read with other settings, or asked none of a task), or None."
-    from ragkit.data.tasks import parse_datasets
-    from ragkit.notebooks import reader_from
-    ran = pilot.get("parameters") or {}
-    def same(k, a, b): return reader_from(a)[0] == reader_from(b)[0] if k == "reader" else a == b  # '': settings.reader
-    if differ := {k: (ran.get(k), params.get(k)) for k in SAME if not same(k, ran.get(k), params.get(k))}:
-        return f"ran other settings than this run (pilot, this run: {differ}): its rates would not transfer"
-    for d in parse_datasets(params.get("datasets", "demo"), DECIDE_TASKS):
-        try: pilot_rates(pilot, d)
-        except ValueError: return f"has no decisive claim of SuRe on {d}: it cannot size a run on {d}"
-    return None
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00012
 def sure_plan(rates: Mapping, # pilot_rates
@@ -91,6 +71,29 @@ def sure_plan(rates: Mapping, # pilot_rates
     return dict(n=n, n_goal=n_goal, n_power=n_power, n_budget=n_budget, seconds_per_question=per_q,
                 hours=n * per_q / 3600 if per_q == per_q else float("nan"), decisive=n * dec,
                 conditional=n * dec * cond, sd=sd, margin=m, detectable=mde, detectable_all=mde * dec)
+
+# %% ../../../nbs/71_papers.sure.decide.ipynb #71d00010x
+SAME = ("reader", "dtype", "n_passages", "n_candidates", "candidate_max_new_tokens", "candidate_stop",
+        "summary_max_new_tokens", "summary_end", "max_new_tokens", "passage_words", "chat", "seed")  # the rates read them
+DECIDE_TASKS = ("demo", "nq", "hotpotqa")  # the tasks this notebook asks
+
+def pilot_problem(pilot: Mapping, # a 70_papers.sure run's results.json, read
+                  params: Mapping, # this run's parameters (SAME, datasets, goal, budget_hours)
+                  run: Path | None = None, # the pilot's run folder (its rows price the plan)
+                  ) -> str | None:
+    "Why the pilot cannot size this run (other settings, no decisive claim on a task, no plan from it), or None."
+    from ragkit.data.tasks import parse_datasets
+    from ragkit.notebooks import reader_from
+    if not (ran := pilot.get("parameters")): return "records no parameters: its settings cannot be compared"
+    def same(k, a, b): return reader_from(a)[0] == reader_from(b)[0] if k == "reader" else a == b  # '': settings.reader
+    if differ := {k: (ran.get(k), params.get(k)) for k in SAME if not same(k, ran.get(k), params.get(k))}:
+        return f"ran other settings than this run (pilot, this run: {differ}): its rates would not transfer"
+    for d in parse_datasets(params.get("datasets", "demo"), DECIDE_TASKS):
+        try: rates = pilot_rates(pilot, d, run)
+        except ValueError: return f"has no decisive claim of SuRe on {d}: it cannot size a run on {d}"
+        try: sure_plan(rates, params.get("goal", 100), params.get("budget_hours", 8.0))  # no speed-up: the fewest questions
+        except ValueError as e: return f"cannot size a run on {d}: {e}"
+    return None
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00016
 def run_decisive(ex, # the notebook's Experiment (its run folder and bootstrap settings)
@@ -128,4 +131,5 @@ PARAMETER_RULES = dict(  # what 71_papers.sure.decide's parameters accept beyond
     n_passages=AtLeast(1), n_candidates=OneOf((2,)), candidate_max_new_tokens=AtLeast(1),
     candidate_stop=OneOf(("", "blank line")), summary_max_new_tokens=AtLeast(1), summary_end=OneOf(("", "space")),
     passage_words=AtLeast(1), reader=READER_RULE, device=DEVICE_RULE,
-    power_from=RunOf("70_papers.sure", fits=pilot_problem, given=(*SAME, "datasets")))  # max_new_tokens: SHARED_RULES
+    power_from=RunOf("70_papers.sure", fits=pilot_problem, given=(*SAME, "datasets", "goal", "budget_hours")),
+)  # max_new_tokens: SHARED_RULES
