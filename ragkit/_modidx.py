@@ -488,6 +488,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                    'ragkit/eval/experiment.py'),
                                         'ragkit.eval.experiment.direction': ('eval.experiment.html#direction', 'ragkit/eval/experiment.py'),
                                         'ragkit.eval.experiment.judged': ('eval.experiment.html#judged', 'ragkit/eval/experiment.py'),
+                                        'ragkit.eval.experiment.judged_row': ( 'eval.experiment.html#judged_row',
+                                                                               'ragkit/eval/experiment.py'),
                                         'ragkit.eval.experiment.no_difference_bound': ( 'eval.experiment.html#no_difference_bound',
                                                                                         'ragkit/eval/experiment.py'),
                                         'ragkit.eval.experiment.output_dir': ( 'eval.experiment.html#output_dir',

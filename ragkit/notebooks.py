@@ -11,7 +11,7 @@ import ast, difflib, importlib, io, json, re, tokenize, tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
-from .config import profile_dir
+from .config import outputs_of, profile_dir
 from .core import AtLeast, Flag, OneOf, Parses, Text, did_you_mean, plain, rule_problems
 
 # %% auto #0
@@ -246,8 +246,11 @@ class RunOf:
         if v == "": return None
         if (bad := self.offline().problem(v)) or not (why := self._unfit(v, params or {})): return bad
         fit = [p for p in PROFILES if p != v and not self._unfit(p, params or {})]
-        return (f"{v!r}: {why} (profiles whose run fits: {', '.join(fit) or 'none'}"
-                + (f"; `ragkit run {self.notebook} --profile {v}` makes one)" if why.startswith("no run") else ")"))
+        root = project_root()  # `ragkit run` writes where outputs_of says; a committed profile's run is read from outputs/
+        makes = (f"`ragkit run {self.notebook} --profile {v}` makes one" if profile_dir(root, v) == outputs_of(root) / v
+                 else f"a run of the committed profile {v} is read from {root / 'outputs'}, not $RAGKIT_OUTPUTS_DIR")
+        return f"{v!r}: {why} (profiles whose run fits: {', '.join(fit) or 'none'}" + (
+            f"; {makes})" if why.startswith("no run") else ")")
 
 # %% ../nbs/08_notebooks.ipynb #201caa7c
 def exported_module(nb_path: Path) -> str | None:

@@ -29,15 +29,19 @@ import argparse, json, os, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 from typing import Sequence
 
+from ragkit.config import COMMITTED as PROFILES  # the committed profiles (.gitignore)
+
 ROOT = Path(__file__).resolve().parent.parent
-PROFILES = ("paper", "paper-1.5b", "paper-split", "decide")  # the committed profiles (.gitignore)
 # what a rerun changes by nature: times, the revision, paths, and what the last attempt itself asked the reader
 # (`lm_counters`, `resumed`: a run finished by an attempt that answered questions re-renders with none answered)
 VOLATILE = {"seconds", "started", "finished", "git", "out_dir", "wall_s", "elapsed", "lm_counters", "resumed"}
 
 
 def committed_runs(root: Path, only: set[str], profiles: Sequence[str] = PROFILES) -> list[tuple[str, str]]:
-    "(profile, notebook) of every committed run with a results.json, in notebook order (62 before the notebooks that read it)."
+    """(profile, notebook) of every committed run with a results.json, in notebook order.
+
+    The order is only for reading: a run that reads another (a pilot, a grid) reads the committed one under outputs/,
+    whatever this rerender has written (`ragkit.config.profile_dir`)."""
     runs = [(p, f.parent.name) for p in profiles for f in (root / "outputs" / p).glob("*/results.json")]
     return sorted((r for r in runs if not only or r[1] in only), key=lambda r: (r[1], PROFILES.index(r[0])))
 

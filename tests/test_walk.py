@@ -37,7 +37,7 @@ def test_what_the_rules_refuse_is_refused_in_one_line(cases):
         assert "names none: name at least one of" in refused[k], k
     assert "no run of 70_papers.sure at" in refused['71_papers.sure.decide power_from "decide-gpu"']  # a pilot not here
     assert "ran other settings" in refused['71_papers.sure.decide power_from "paper"']  # a pilot of another reader
-    assert "has no decisive claim on demo" in refused['40_papers.lore power_from "decide"']  # a pilot of other tasks
+    assert "has no judged decisive claim on demo" in refused['40_papers.lore power_from "decide"']  # a pilot of other tasks
     for k, why in refused.items():
         nb, parameter = k.split()[:2]
         assert "\n" not in why and nb in why and (f"'{parameter}'" in why or parameter == "datasets"), why

@@ -211,6 +211,7 @@ EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # the TASKS this notebook runs o
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #a70f2750
 from ...notebooks import RunOf
+from ...eval.experiment import pilot_sizes
 from ...core import AtLeast, Between, OneOf, Parses
 from ...data.tasks import TaskChoice, parse_datasets
 from typing import Callable, Mapping
@@ -220,15 +221,15 @@ from .algebra import EOR_RETRIEVERS
 
 def pilot_pick(names: Sequence[str], # the grid's tasks
                ) -> Callable:
-    "Which verdict rows of 64_papers.eor.method's pilot size a grid on `names`: its Top-R claims on them, judged."
-    return lambda r: ("Top-R" in r["claim"] and "MRLR" not in r["claim"] and r["dataset"] in names
-                      and int(r.get("n") or 0) > 0)
+    "Which verdict rows of 64_papers.eor.method's pilot size a grid on `names`: its Top-R claims on them."
+    return lambda r: "Top-R" in r["claim"] and "MRLR" not in r["claim"] and r["dataset"] in names
 
 def _pilot_fits(pilot: Mapping, params: Mapping, run=None) -> str | None:
     "Why a pilot run of 64_papers.eor.method (its results.json) cannot size this grid, or None."
     names = parse_datasets(params.get("datasets", "demo"), tuple(EOR_TASKS))
-    if any(map(pilot_pick(names), pilot.get("verdict", []))): return None
-    return f"has no Top-R claim on {', '.join(names)}: it cannot size a grid on them"
+    try: pilot_sizes(pilot, pilot_pick(names))  # what the sizing cell runs
+    except ValueError: return f"has no judged Top-R claim on {', '.join(names)}: it cannot size a grid on them"
+    return None
 
 PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(tuple(EOR_TASKS)), support=TaskChoice(tuple(EOR_TASKS), optional=True), limit=AtLeast(0),

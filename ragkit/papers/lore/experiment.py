@@ -31,6 +31,7 @@ __all__ = ['RETRIEVERS', 'LORE_TASKS', 'READER_PROMPTS', 'PARAMETER_RULES', 'PAP
 from typing import Callable
 from ...data.tasks import parse_datasets
 from ...notebooks import RunOf
+from ...eval.experiment import pilot_sizes
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 RETRIEVERS = ("BM25", "FAISS", "Ensemble")  # LoRE's retrievers (Section 3.2), in Table 1's order
@@ -40,16 +41,17 @@ READER_PROMPTS = ("lore-context", "lore-short", "eor-rag-llama2")  # answer prom
 def pilot_pick(names: Sequence[str], # the run's tasks
                retrievers: str, # the run's retrievers, comma-separated
                ) -> Callable[[Mapping], bool]:
-    "Which verdict rows of a LoRE pilot size a run on `names` with `retrievers`: its decisive claims on them, judged."
-    return lambda r: (bool(r.get("decisive")) and r["dataset"] in names and int(r.get("n") or 0) > 0
-                      and all(isinstance(r.get(b), (int, float)) for b in ("lo", "hi"))
+    "Which verdict rows of a LoRE pilot size a run on `names` with `retrievers`: its decisive claims on them."
+    return lambda r: (bool(r.get("decisive")) and r["dataset"] in names
                       and any(f"({x.strip()};" in r["claim"] for x in retrievers.split(",")))
 
 def _pilot_fits(pilot: Mapping, params: Mapping, run=None) -> str | None:
     "Why a LoRE pilot run (its results.json; any task of this run will do) cannot size this run, or None."
     names = parse_datasets(params.get("datasets", "demo"), LORE_TASKS)
-    if any(map(pilot_pick(names, params.get("retrievers", "")), pilot.get("verdict", []))): return None
-    return f"has no decisive claim on {', '.join(names)} with {params.get('retrievers')}: it cannot size this run"
+    try: pilot_sizes(pilot, pilot_pick(names, params.get("retrievers", "")))  # what the sizing cell runs
+    except ValueError: return (f"has no judged decisive claim on {', '.join(names)} with {params.get('retrievers')}: "
+                               "it cannot size this run")
+    return None
 
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(LORE_TASKS), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0),
