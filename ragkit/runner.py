@@ -403,10 +403,11 @@ def read_progress(out: Path, # a run folder
 def answer_counts(events: list[dict], # read_progress's
                   now: float | None = None, # the time a running run counts up to; None (a run that is over): its last line
                   ) -> dict:
-    "Answers planned (announced systems too), done and computed (not resumed), the seconds since the first line, the cell."
-    evals, ahead, cell = {}, {}, None  # ahead: (task, system) announced by run_systems and not started yet -> answers
+    "Answers planned (announced systems too), done and computed (not resumed), the seconds, the cell, its own word."
+    evals, ahead, cell, said = {}, {}, None, ""  # ahead: (task, system) announced by run_systems, not started -> answers
     for e in events:
-        if "cell" in e: cell = (e["cell"], e.get("of"))
+        if "cell" in e: cell, said = (e["cell"], e.get("of")), ""  # a cell's word on where it is ends with it
+        if "said" in e: said = str(e["said"])
         if "systems" in e: ahead |= {(e.get("task"), s): e.get("planned", 0) for s in e["systems"]}
         if "eval" not in e: continue
         if e["eval"] not in evals: ahead.pop((e.get("task"), e.get("name")), None)  # it started: its own line counts
@@ -417,14 +418,14 @@ def answer_counts(events: list[dict], # read_progress's
                 computed=sum(s["done"] - s["resumed"] for s in evals.values()),
                 seconds=max(now, events[-1]["t"]) - events[0]["t"] if now is not None and events else
                         events[-1]["t"] - events[0]["t"] if events else 0.0,  # all of it: loading, retrieving, answering
-                cell=cell)
+                cell=cell, said=said)
 
 def add_counts(a: dict, b: dict) -> dict:
-    "Two answer_counts summed (the cell is `b`'s); the seconds only of runs that computed answers, which the rate is of."
-    return ({k: a[k] + b[k] for k in ("planned", "done", "computed")} | dict(cell=b["cell"])
+    "Two answer_counts summed (the cell and word are `b`'s); the seconds only of runs that computed answers (the rate's)."
+    return ({k: a[k] + b[k] for k in ("planned", "done", "computed")} | dict(cell=b["cell"], said=b.get("said", ""))
             | dict(seconds=a["seconds"] * (a["computed"] > 0) + b["seconds"] * (b["computed"] > 0)))
 
-NO_ANSWERS = dict(planned=0, done=0, computed=0, seconds=0.0, cell=None)
+NO_ANSWERS = dict(planned=0, done=0, computed=0, seconds=0.0, cell=None, said="")
 
 # %% ../nbs/98_runner.ipynb #job55s2
 def rate_text(rate: float, # answers a second
@@ -449,7 +450,7 @@ def job_line(counts: dict, # answer_counts, summed over the job's notebooks
              ended: bool = False, # the job is over, so its plan is whole (else the answers are planned "so far")
              live: bool = True, # the job is running (else no time left is shown: a stopped job's clock is not ticking)
              ) -> str:
-    "The job in one line: notebooks done, answers done of planned, the rate, the time left."
+    "The job in one line: notebooks done, answers done of planned, the rate, the time left, the notebook's own word."
     head = " ".join(x for x in (f"[{notebooks[0]}/{notebooks[1]} notebooks]" if notebooks else "", at) if x)
     planned, done = counts["planned"], counts["done"]
     if not planned: return f"{head}: " * bool(head) + ("no answers to compute" if ended else "no answers planned yet")
@@ -457,6 +458,7 @@ def job_line(counts: dict, # answer_counts, summed over the job's notebooks
     parts = [f"{done:,} of {planned:,} answers" + ("" if ended else " planned so far")]
     if rate: parts.append(rate_text(rate))
     if live and not ended and (eta := eta_text(planned - done, rate)): parts.append(eta + " for those" * bool(rate))
+    if live and not ended and counts.get("said"): parts.append(counts["said"])  # e.g. where a run of blocks is
     return f"{head}: " * bool(head) + "; ".join(parts)
 
 # %% ../nbs/98_runner.ipynb #job55s3

@@ -104,6 +104,7 @@ def run_decisive(ex, # the notebook's Experiment (its run folder and bootstrap s
                  ) -> dict:
     "(task, system) -> Evaluation: candidates on every question of `prep`, SuRe where the candidates differ in EM."
     import time
+    from ragkit.eval.evaluate import tell_progress
     runs, n, worked = {}, len(prep.examples), []
     ends = sorted({*range(block, n, block), n}) if n else []
     for k, end in enumerate(ends, 1):
@@ -115,9 +116,10 @@ def run_decisive(ex, # the notebook's Experiment (its run folder and bootstrap s
         if decisive: runs |= ex.run({sure.name: sure}, dataclasses.replace(prep, examples=decisive), progress=False)
         if (took := time.monotonic() - t0) > 5: worked.append(took)  # a block read from its rows takes no reader time
         left = sum(worked) / len(worked) * (len(ends) - k) / 60 if worked and k < len(ends) else None
-        eta = f"; about {left:.0f} min to go" if left is not None else ""
+        eta = "" if left is None else f"; about {left:.0f} min to go" if left < 90 else f"; about {left / 60:.1f} h to go"
         print(f"{prep.name} block {k}/{len(ends)}: {end} of {n} questions asked, {len(decisive)} decisive{eta}",
               flush=True)
+        tell_progress(said=f"{prep.name}: block {k} of {len(ends)} done{eta.replace(';', ',')}")  # the terminal's line
     return runs
 
 # %% ../../../nbs/71_papers.sure.decide.ipynb #71d00020
