@@ -563,6 +563,7 @@ def end(self: Job, ok: bool = True, # it ended ok (else what it left unanswered 
         ) -> None:
     "The running notebook is over, however it ended (or one was refused before it began): it counts as done."
     c = answer_counts(read_progress(self.folders[self.name])) if self.name is not None else NO_ANSWERS
+    c = c | dict(said="")  # its word on where it was ends with it
     if not ok: c = c | dict(planned=c["done"])
     self.spent, self.name, self.finished = add_counts(self.spent, c), None, self.finished + 1
     if self.shown: self.show()  # a terminal's line is drawn afresh, not as it was before the notebook ended

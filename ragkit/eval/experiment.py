@@ -699,7 +699,7 @@ def pilot_sizes(pilot: Mapping, # a pilot run's results.json, read
                 margin: float | None = None, # the smallest effect that matters over all questions (default: MARGIN's)
                 power: float = 0.8) -> pd.DataFrame:
     "Per picked and judged pilot row: questions a run needs to end holds or reversed at the margin, equivalent at none."
-    if not (rows := [r for r in pilot["verdict"] if judged_row(r) and pick(r)]):
+    if not (rows := [r for r in pilot["verdict"] if pick(r) and judged_row(r)]):
         raise ValueError("no judged verdict row of the pilot matches: name the claims that size the run "
                          "(their text is in the pilot's results.json)")
     qs, out = pilot.get("questions") or {}, []
