@@ -443,6 +443,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                          'ragkit/eval/experiment.py'),
                                         'ragkit.eval.experiment.Experiment.verdict': ( 'eval.experiment.html#experiment.verdict',
                                                                                        'ragkit/eval/experiment.py'),
+                                        'ragkit.eval.experiment.NothingToSize': ( 'eval.experiment.html#nothingtosize',
+                                                                                  'ragkit/eval/experiment.py'),
                                         'ragkit.eval.experiment.Statistic': ('eval.experiment.html#statistic', 'ragkit/eval/experiment.py'),
                                         'ragkit.eval.experiment.Statistic.bootstrap': ( 'eval.experiment.html#statistic.bootstrap',
                                                                                         'ragkit/eval/experiment.py'),

@@ -247,8 +247,11 @@ class RunOf:
         if (bad := self.offline().problem(v)) or not (why := self._unfit(v, params or {})): return bad
         fit = [p for p in PROFILES if p != v and not self._unfit(p, params or {})]
         root = project_root()  # `ragkit run` writes where outputs_of says; a committed profile's run is read from outputs/
-        makes = (f"`ragkit run {self.notebook} --profile {v}` makes one" if profile_dir(root, v) == outputs_of(root) / v
-                 else f"a run of the committed profile {v} is read from {root / 'outputs'}, not $RAGKIT_OUTPUTS_DIR")
+        here, there = profile_dir(root, v), outputs_of(root) / v
+        makes = (f"`ragkit run {self.notebook} --profile {v}` makes one" if here == there else
+                 f"a run of the committed profile {v} is read from {here}, while `ragkit run` writes to {there} "
+                 "($RAGKIT_OUTPUTS_DIR or settings.ini's outputs_dir); make it where it is read with `ragkit run "
+                 f"{self.notebook} --profile {v} --out {here / self.notebook}`")
         return f"{v!r}: {why} (profiles whose run fits: {', '.join(fit) or 'none'}" + (
             f"; {makes})" if why.startswith("no run") else ")")
 

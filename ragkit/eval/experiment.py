@@ -30,8 +30,8 @@ __all__ = ['PaperTable', 'PAPER_COLUMNS', 'MIN_N', 'MARGIN', 'DIRECTIONS', 'CLAI
            'paper_difference', 'paper_file', 'paper_numbers', 'paper_cells', 'Statistic', 'contrast', 'Claim',
            'paper_claims', 'direction', 'no_difference_bound', 'size', 'within_margin', 'verdict_row', 'with_needs',
            'compared', 'with_gates', 'verdict', 'judged', 'with_notes', 'decisive_claim', 'simulated_claims',
-           'calibration', 'judged_row', 'pilot_sizes', 'what_reproduces', 'cost_saving', 'reader_scale',
-           'beside_readers', 'output_dir', 'save_figure', 'Experiment']
+           'calibration', 'NothingToSize', 'judged_row', 'pilot_sizes', 'what_reproduces', 'cost_saving',
+           'reader_scale', 'beside_readers', 'output_dir', 'save_figure', 'Experiment']
 
 # %% ../../nbs/33_eval.experiment.ipynb #caf1145a
 class SystemFailed(RuntimeError):
@@ -689,6 +689,9 @@ def calibration(n_claims: int, n: int, differ: float = 0.3, effect: float = 0.0,
                 **{d: float(shares.get(d, 0.0)) for d in DIRECTIONS})
 
 # %% ../../nbs/33_eval.experiment.ipynb #ps000002
+class NothingToSize(ValueError):
+    "A pilot holds no judged verdict row that the pick names: it cannot size the run."
+
 def judged_row(r: Mapping) -> bool:
     "Whether a pilot's verdict row judged something: questions behind it and a finite interval (only these size a run)."
     lo_hi = [r.get(b) for b in ("lo", "hi")]
@@ -700,8 +703,8 @@ def pilot_sizes(pilot: Mapping, # a pilot run's results.json, read
                 power: float = 0.8) -> pd.DataFrame:
     "Per picked and judged pilot row: questions a run needs to end holds or reversed at the margin, equivalent at none."
     if not (rows := [r for r in pilot["verdict"] if pick(r) and judged_row(r)]):
-        raise ValueError("no judged verdict row of the pilot matches: name the claims that size the run "
-                         "(their text is in the pilot's results.json)")
+        raise NothingToSize("no judged verdict row of the pilot matches: name the claims that size the run "
+                            "(their text is in the pilot's results.json)")
     qs, out = pilot.get("questions") or {}, []
     for r in rows:
         n, unit, d = int(r["n"]), r.get("unit") or "points", r["dataset"]

@@ -211,7 +211,7 @@ EOR_TASKS = ["demo", "nq", "triviaqa", "webq"]  # the TASKS this notebook runs o
 
 # %% ../../../nbs/62_papers.eor.runs.ipynb #a70f2750
 from ...notebooks import RunOf
-from ...eval.experiment import pilot_sizes
+from ...eval.experiment import NothingToSize, pilot_sizes
 from ...core import AtLeast, Between, OneOf, Parses
 from ...data.tasks import TaskChoice, parse_datasets
 from typing import Callable, Mapping
@@ -228,7 +228,7 @@ def _pilot_fits(pilot: Mapping, params: Mapping, run=None) -> str | None:
     "Why a pilot run of 64_papers.eor.method (its results.json) cannot size this grid, or None."
     names = parse_datasets(params.get("datasets", "demo"), tuple(EOR_TASKS))
     try: pilot_sizes(pilot, pilot_pick(names))  # what the sizing cell runs
-    except ValueError: return f"has no judged Top-R claim on {', '.join(names)}: it cannot size a grid on them"
+    except NothingToSize: return f"has no judged Top-R claim on {', '.join(names)}: it cannot size a grid on them"
     return None
 
 PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond their type; `ragkit run` checks them first

@@ -31,7 +31,7 @@ __all__ = ['RETRIEVERS', 'LORE_TASKS', 'READER_PROMPTS', 'PARAMETER_RULES', 'PAP
 from typing import Callable
 from ...data.tasks import parse_datasets
 from ...notebooks import RunOf
-from ...eval.experiment import pilot_sizes
+from ...eval.experiment import NothingToSize, pilot_sizes
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 RETRIEVERS = ("BM25", "FAISS", "Ensemble")  # LoRE's retrievers (Section 3.2), in Table 1's order
@@ -49,8 +49,9 @@ def _pilot_fits(pilot: Mapping, params: Mapping, run=None) -> str | None:
     "Why a LoRE pilot run (its results.json; any task of this run will do) cannot size this run, or None."
     names = parse_datasets(params.get("datasets", "demo"), LORE_TASKS)
     try: pilot_sizes(pilot, pilot_pick(names, params.get("retrievers", "")))  # what the sizing cell runs
-    except ValueError: return (f"has no judged decisive claim on {', '.join(names)} with {params.get('retrievers')}: "
-                               "it cannot size this run")
+    except NothingToSize:
+        return (f"has no judged decisive claim on {', '.join(names)} with {params.get('retrievers')}: "
+                "it cannot size this run")
     return None
 
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them first
