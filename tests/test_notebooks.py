@@ -69,3 +69,30 @@ def test_the_rule_walk_finds_a_parameter_without_a_rule(tmp_path, monkeypatch):
     cell["source"] = "".join(cell["source"]) + "\nbrand_new = 3  # a parameter added without a rule\n"
     nb.write_text(json.dumps(src))
     assert "brand_new" in set(notebook_parameters(nb)) - set(nbs.notebook_rules(nb))
+
+
+# A lesson in a notebook that `ragkit run` executes shares the run's kernel: an environment variable it sets or pops
+# stays for the run. 71's lesson popped RAGKIT_PROGRESS (the job line then showed no answers for hours) and 64's set
+# HF_HUB_OFFLINE (a hub id in its decide-gpu profile could not download).
+import json, re  # noqa: E402
+
+ENV_CHANGE = re.compile(r"os\.environ(\[[^\]]+\]\s*=(?!=)|\.(pop|update|setdefault|clear|__setitem__|__delitem__)\()"
+                        r"|del os\.environ")
+
+
+@pytest.mark.parametrize("nb", WITH_PARAMETERS, ids=[p.stem for p in WITH_PARAMETERS])
+def test_lessons_leave_the_run_environment(nb):
+    "A run's kernel keeps the environment `ragkit run` gave it: lessons change os.environ only inside patch.dict."
+    bad = [f"cell {i}: {line.strip()}" for i, c in enumerate(json.loads(nb.read_text(encoding="utf-8"))["cells"])
+           if c["cell_type"] == "code" for line in "".join(c["source"]).splitlines() if ENV_CHANGE.search(line)]
+    assert not bad, (f"{nb.name} changes the environment of the kernel its run shares: {bad}; wrap the lesson in "
+                     "`with unittest.mock.patch.dict(os.environ, NAME=value):` so the run's own value is back after it")
+
+
+def test_the_environment_check_sees_a_change():
+    "The pattern above finds the ways a lesson could change the environment, and not a read or a patch.dict."
+    for s in ('os.environ["X"] = "1"', 'os.environ.pop("X")', 'os.environ.setdefault("X", "1")', "del os.environ['X']",
+              "os.environ.update(X='1')"):
+        assert ENV_CHANGE.search(s), s
+    for s in ('os.environ.get("X")', 'os.environ["X"] == "1"', 'with patch.dict(os.environ, X="1"):'):
+        assert not ENV_CHANGE.search(s), s
