@@ -674,6 +674,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'ragkit.evidence._needs': ('evidence.html#_needs', 'ragkit/evidence.py'),
                                  'ragkit.evidence._notes': ('evidence.html#_notes', 'ragkit/evidence.py'),
                                  'ragkit.evidence._pick': ('evidence.html#_pick', 'ragkit/evidence.py'),
+                                 'ragkit.evidence.beyond_rule': ('evidence.html#beyond_rule', 'ragkit/evidence.py'),
                                  'ragkit.evidence.claim_anchor': ('evidence.html#claim_anchor', 'ragkit/evidence.py'),
                                  'ragkit.evidence.claim_markdown': ('evidence.html#claim_markdown', 'ragkit/evidence.py'),
                                  'ragkit.evidence.committed_runs': ('evidence.html#committed_runs', 'ragkit/evidence.py'),

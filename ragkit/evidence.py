@@ -18,9 +18,10 @@ from .eval.mechanism import NOT_RUN, _nan
 from .report import needs_text
 
 # %% auto #0
-__all__ = ['DERIVED', 'claim_anchor', 'rivals', 'read_jsonl', 'RunRows', 'row_folder', 'system_rows', 'metric_column',
-           'first_candidate', 'top_context', 'derived_rows', 'no_rows_reason', 'cut', 'trace_summary',
-           'deciding_questions', 'md_text', 'questions_table', 'claim_markdown', 'evidence_markdown', 'committed_runs']
+__all__ = ['DERIVED', 'DERIVED_RULE', 'claim_anchor', 'rivals', 'read_jsonl', 'RunRows', 'row_folder', 'system_rows',
+           'metric_column', 'first_candidate', 'top_context', 'beyond_rule', 'derived_rows', 'no_rows_reason', 'cut',
+           'trace_summary', 'deciding_questions', 'md_text', 'questions_table', 'claim_markdown', 'evidence_markdown',
+           'committed_runs']
 
 # %% ../nbs/97_evidence.ipynb #f3dc51d1
 def claim_anchor(claim_row: Mapping, # a verdict row of results.json, or a scoreboard row (its `claim` and `dataset`)
@@ -133,6 +134,14 @@ def _differ(answers: list, golds: list) -> bool: return len({exact_match(a, gold
 DERIVED = {  # rival name -> (its answer from a's row, whether the row's question is decisive)
     "first candidate": (first_candidate, lambda r: _differ([str(c) for c in _cands(r)], list(r.get("golds") or []))),
     "top context": (top_context, lambda r: _differ([c["answer"] for c in _cands(r)], list(r.get("golds") or [])))}
+DERIVED_RULE = {"first candidate": "the candidates differ in EM",  # DERIVED's decisive rule, as verdict rows say it
+                "top context": "the contexts' answers differ in EM"}
+
+def beyond_rule(r: Mapping, # a verdict row whose rival is in DERIVED
+                ) -> str:
+    "What the row's decisive questions ask beyond its rival's DERIVED rule ('' when nothing): a gate the rows lack."
+    dec, rule = r.get("decisive") or "", DERIVED_RULE[rivals(r.get("b"))[0]]
+    return dec[len(rule):].lstrip("; ") if dec.startswith(rule) else dec
 
 def derived_rows(rows: Mapping[str, dict], # qid -> a's row
                  name: str, # a key of DERIVED
@@ -162,6 +171,10 @@ def no_rows_reason(run: RunRows, # the run
         task = next((t for t in sorted(run.tasks, key=len, reverse=True) if d.startswith(t + " ")), None)
         where = f"the '{d[len(task) + 1:]}' questions of task {task}, which" if task else f"'{d}', which"
         return f"checked on {where} {nb} selects: no row folder is named {d}/"
+    if len(names) == 1 and names[0] in DERIVED and (more := beyond_rule(r)):
+        return (f"judged only on the decisive questions where {more}, a test {nb} runs on each row's trace and this "
+                f"page does not; {names[0]} read from a's trace would give every question where "
+                f"{DERIVED_RULE[names[0]]}")
     several = " (several row folders, none named by the summaries)"
     lacking = [f"{s} '{n}'" + (several if len(run.folders.get((d, n), [])) > 1 else "")  # a side without its row folder
                for s, n in [("a", a)] + [("b", x) for x in names if x not in DERIVED] if row_folder(run, d, n) is None]
