@@ -202,7 +202,9 @@ def _dataset_names(spec) -> None:
     parse_datasets(spec)
 
 SHARED_RULES = dict(  # parameters that mean the same in every notebook; a module's PARAMETER_RULES add to them
-    dtype=OneOf(DTYPES), device=OneOf(DEVICES), seed=AtLeast(0), n_boot=AtLeast(1), limit=AtLeast(0),
+    # n_boot: a 95% percentile interval reads the 2.5th and 97.5th percentiles of the resamples; from fewer than 100 it
+    # is a resample or two, need not hold its own estimate, and a figure's error bar then fails (the walk's `n_boot 1`)
+    dtype=OneOf(DTYPES), device=OneOf(DEVICES), seed=AtLeast(0), n_boot=AtLeast(100), limit=AtLeast(0),
     max_passages=AtLeast(0), context_words=AtLeast(0), max_new_tokens=AtLeast(1), chat=Flag(), k=AtLeast(1),
     n_questions=AtLeast(1), compare_readers=OneOf(PROFILES, many=True, optional=True), power_from=OneOf(PROFILES, also=("",)),
     rows_from=OneOf(PROFILES, also=("",)), out_dir=Text("the run folder, set by the runner (choose it with --out DIR)"),

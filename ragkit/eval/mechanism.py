@@ -183,8 +183,9 @@ def questions_needed(effect: float | None, # the effect to detect (the paper's),
     eq = _nan(effect) or not effect  # an equivalence test: two one-sided tests
     target, a, pw = (margin, 2 * alpha, 1 - (1 - power) / 2) if eq else (abs(effect), alpha, power)
     if _nan(target) or not target or _nan(sd): return float("nan")
-    if sd <= 0: return 2.0
-    n = TTestPower().solve_power(effect_size=target / sd, alpha=a, power=pw, alternative="two-sided")
+    if sd <= 0 or TTestPower().power(target / sd, 2, a, alternative="two-sided") >= pw: return 2.0  # the fewest
+    n = TTestPower().solve_power(effect_size=target / sd, alpha=a, power=pw, alternative="two-sided")  # (its solver
+    # fails, NaN, where two questions already have the power: a tiny spread, as a smoke run's few questions give)
     return float(math.ceil(np.ravel(n)[0]))
 
 def detectable(judged: float, # the questions a claim is judged on

@@ -355,7 +355,7 @@ def summary_frame(report: dict[str, dict]) -> pd.DataFrame:
 from ...core import AtLeast
 from .runs import GridSource
 PARAMETER_RULES = dict(  # what 63_papers.eor.inconsistency's parameters accept beyond their type; checked first
-    grid=GridSource(), max_words=AtLeast(1), max_pools=AtLeast(1), n_boot=AtLeast(1), seed=AtLeast(0))
+    grid=GridSource(), max_words=AtLeast(1), max_pools=AtLeast(1), seed=AtLeast(0))  # n_boot: SHARED_RULES
 
 # %% ../../../nbs/63_papers.eor.inconsistency.ipynb #aa3ea6c8
 def _plain_frame(v):

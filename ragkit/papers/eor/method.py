@@ -588,7 +588,7 @@ from .runs import GridSource
 # what 64_papers.eor.method's parameters accept beyond their type; `ragkit run` checks them before the kernel
 PARAMETER_RULES = dict(  # out_dir: SHARED_RULES
     grid=GridSource(), pooling=OneOf(POOLINGS), sim_upper=AtLeast(0), t=AtLeast(0), restarts=AtLeast(0),
-    train_frac=Between(0, 1, open_lo=True), folds=AtLeast(0), n_boot=AtLeast(1), seed=AtLeast(0),
+    train_frac=Between(0, 1, open_lo=True), folds=AtLeast(0), seed=AtLeast(0),
     metrics=OneOf(SIM_METRICS, many=True), nli_model=MODEL_RULE)
 
 # %% ../../../nbs/64_papers.eor.method.ipynb #d2c03577

@@ -235,7 +235,7 @@ PARAMETER_RULES = dict(  # what 62_papers.eor.runs's parameters accept beyond th
     datasets=TaskChoice(tuple(EOR_TASKS)), support=TaskChoice(tuple(EOR_TASKS), optional=True), limit=AtLeast(0),
     retrievers=OneOf(tuple(EOR_RETRIEVERS), many=True, also=("all",)), max_passages=AtLeast(0),
     pk_max_new_tokens=AtLeast(1), cp_max_new_tokens=AtLeast(1), max_new_tokens=AtLeast(1), batch_size=AtLeast(1),
-    n_boot=AtLeast(1), seed=AtLeast(0), support_limit=AtLeast(0), power_cap=AtLeast(0), source_split=Between(0, 0.5),
+    seed=AtLeast(0), support_limit=AtLeast(0), power_cap=AtLeast(0), source_split=Between(0, 0.5),
     se_corpus=Parses(parse_se_corpus, "task:corpus[+corpus...] pairs, comma-separated, e.g. 'nq:nq-long+squad'",
                      optional=True),
     reader=READER_RULE, device=DEVICE_RULE,
