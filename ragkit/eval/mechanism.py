@@ -7,12 +7,12 @@ Lessons: `nbs/34_eval.mechanism.ipynb`; on the site (`make site`): `eval.mechani
 
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e003
 from __future__ import annotations
-import math
+import math, warnings
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
+from scipy.stats import binomtest, norm
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
@@ -183,10 +183,13 @@ def questions_needed(effect: float | None, # the effect to detect (the paper's),
     eq = _nan(effect) or not effect  # an equivalence test: two one-sided tests
     target, a, pw = (margin, 2 * alpha, 1 - (1 - power) / 2) if eq else (abs(effect), alpha, power)
     if _nan(target) or not target or _nan(sd): return float("nan")
-    if sd <= 0 or TTestPower().power(target / sd, 2, a, alternative="two-sided") >= pw: return 2.0  # the fewest
-    n = TTestPower().solve_power(effect_size=target / sd, alpha=a, power=pw, alternative="two-sided")  # (its solver
-    # fails, NaN, where two questions already have the power: a tiny spread, as a smoke run's few questions give)
-    return float(math.ceil(np.ravel(n)[0]))
+    if sd <= 0: return 2.0
+    with warnings.catch_warnings():  # its solver warns, and returns NaN, where it fails (below)
+        warnings.simplefilter("ignore")
+        n = np.ravel(TTestPower().solve_power(effect_size=target / sd, alpha=a, power=pw, alternative="two-sided"))[0]
+    if math.isnan(n):  # statsmodels' noncentral t fails beyond about 5 sd (a smoke run's tiny spread): the normal size,
+        n = max(3.0, ((norm.ppf(1 - a / 2) + norm.ppf(pw)) * sd / target) ** 2)  # and 3 at least (2 cannot decide)
+    return float(math.ceil(n))
 
 def detectable(judged: float, # the questions a claim is judged on
                sd: float, # their per-question spread, in the claim's unit (see `spread`)
