@@ -141,6 +141,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                              'ragkit.core.Method.config': ('core.html#method.config', 'ragkit/core.py'),
                              'ragkit.core.OneOf': ('core.html#oneof', 'ragkit/core.py'),
                              'ragkit.core.OneOf.describe': ('core.html#oneof.describe', 'ragkit/core.py'),
+                             'ragkit.core.OneOf.given': ('core.html#oneof.given', 'ragkit/core.py'),
                              'ragkit.core.OneOf.problem': ('core.html#oneof.problem', 'ragkit/core.py'),
                              'ragkit.core.OneOf.walk_values': ('core.html#oneof.walk_values', 'ragkit/core.py'),
                              'ragkit.core.Parses': ('core.html#parses', 'ragkit/core.py'),

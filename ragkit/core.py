@@ -506,6 +506,12 @@ class OneOf:
     many: bool = False
     also: tuple = ()
     optional: bool = False  # with `many`: an empty list is allowed (it skips what the parameter drives)
+    within: str = ""  # with `many`: a list parameter each item must also be in (a re-ranked retriever must run)
+
+    @property
+    def given(self) -> tuple:
+        "The parameter `within` names, which `rule_problems` passes to `problem`."
+        return (self.within,) if self.within else ()
 
     def walk_values(self) -> tuple:
         "What a walk of the rules tries: every listed value, one at a time (and an empty list, for `many`)."
@@ -518,8 +524,8 @@ class OneOf:
         also = "".join(f"; or {a}" for a in said) + ("; empty: none" if self.optional else "")
         return f"comma-separated, each one of {vals}{also}"
 
-    def problem(self, v) -> str | None:
-        "What is wrong with `v`, or None."
+    def problem(self, v, params: dict | None = None) -> str | None:
+        "What is wrong with `v` (`params`: the value of `within`), or None."
         if self.many and v in self.also: return None
         items = [s.strip() for s in str(v).split(",") if s.strip()] if self.many and isinstance(v, str) else [v]
         if self.many and not items and not self.optional:
@@ -527,27 +533,32 @@ class OneOf:
         bad = [x for x in items if x not in self.values and x not in self.also]
         what = "each comma-separated item must be" if self.many else "must be"
         allowed = ", ".join(str(x) or "'' (none)" for x in self.values + self.also)
-        if not bad: return None
-        return f"{', '.join(map(repr, bad))}: {what} one of {allowed}" + did_you_mean(bad, self.values + self.also)
+        if bad: return f"{', '.join(map(repr, bad))}: {what} one of {allowed}" + did_you_mean(bad, self.values + self.also)
+        if not self.within or params is None: return None
+        among = params.get(self.within, "")
+        out = [x for x in items if x not in {s.strip() for s in str(among).split(",")}]
+        return (f"{', '.join(map(repr, out))}: not among {self.within} ({among!r}): add it there too, or leave it out "
+                f"here" + ("; '' names none" if self.optional else "")) if out else None
 
 @dataclass(frozen=True)
 class AtLeast:
-    "A parameter rule: a number no smaller than `lo` (sizes, counts, budgets)."
+    "A parameter rule: a number no smaller than `lo` (sizes, counts, budgets); `also`: values allowed below it."
     lo: float
+    also: tuple = ()  # e.g. (0,) where 0 switches the thing off and small budgets cannot work
 
     def walk_values(self) -> tuple:
         "What a walk of the rules tries: the smallest value allowed, and 1 where that is 0 (which often means all or none)."
         lo = int(self.lo) if float(self.lo).is_integer() else self.lo
-        return (0, 1) if lo == 0 else (lo,)
+        return (0, 1) if lo == 0 else (lo, *self.also)
 
     def describe(self) -> str:
         "What the rule accepts, in words."
-        return f"a number at least {self.lo:g}"
+        return f"a number at least {self.lo:g}" + "".join(f", or {a}" for a in self.also)
 
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= self.lo
-        return None if ok else f"{v!r}: must be a number at least {self.lo}"
+        return None if ok or v in self.also else f"{v!r}: must be {self.describe()}"
 
 # %% ../nbs/00_core.ipynb #68b69d0a
 @dataclass(frozen=True)

@@ -38,9 +38,11 @@ def test_what_the_rules_refuse_is_refused_in_one_line(cases):
     assert "no run of 70_papers.sure at" in refused['71_papers.sure.decide power_from "decide-gpu"']  # a pilot not here
     assert "ran other settings" in refused['71_papers.sure.decide power_from "paper"']  # a pilot of another reader
     assert "has no judged decisive claim on demo" in refused['40_papers.lore power_from "decide"']  # a pilot of other tasks
+    assert "goes with -p retrievers" in refused['40_papers.lore retrievers "BM25"']  # the re-ranked Ensemble must run
     for k, why in refused.items():
-        nb, parameter = k.split()[:2]
-        assert "\n" not in why and nb in why and (f"'{parameter}'" in why or parameter == "datasets"), why
+        nb, parameter = k.split()[:2]  # a rule that reads this parameter (`given`) blames its own and names this one
+        named = f"'{parameter}'" in why or f"-p {parameter}" in why or parameter == "datasets"
+        assert "\n" not in why and nb in why and named, why
 
 
 def test_a_template_that_is_no_answer_prompt_with_a_context_is_refused():

@@ -19,12 +19,12 @@ from ...eval.metrics import contains_match, exact_match, f1_score, has_answer, n
 from .method import (LLMRerank, LoRE, NaiveRAG, RULES, Rechoose)
 
 # %% auto #0
-__all__ = ['RETRIEVERS', 'LORE_TASKS', 'READER_PROMPTS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1', 'LORE_RANKING',
-           'RERANK_SOURCE', 'NAIVE_COST_SOURCE', 'RERANK', 'LLM_RERANKING', 'pilot_pick', 'lore_retrievers',
-           'lore_systems', 'lore_ablations', 'lore_rerankers', 'first_questions', 'reader_needs', 'paper_rows',
-           'bias_rows', 'lore_health', 'lore_claims', 'rerank_health', 'lore_cost_claims', 'lore_rerank_claims',
-           'naive_level', 'level_sentence', 'baseline_note', 'answer_kept', 'cut_sentence', 'lore_notes',
-           'contexts_differ', 'lore_decisive_claims', 'top_context_right', 'same_answer', 'lore_gates',
+__all__ = ['RETRIEVERS', 'NAIVE_MIN_TOKENS', 'LORE_TASKS', 'READER_PROMPTS', 'PARAMETER_RULES', 'PAPER_NUMBERS', 'PAPER_TABLE1',
+           'LORE_RANKING', 'RERANK_SOURCE', 'NAIVE_COST_SOURCE', 'RERANK', 'LLM_RERANKING', 'pilot_pick',
+           'lore_retrievers', 'lore_systems', 'lore_ablations', 'lore_rerankers', 'first_questions', 'reader_needs',
+           'paper_rows', 'bias_rows', 'lore_health', 'lore_claims', 'rerank_health', 'lore_cost_claims',
+           'lore_rerank_claims', 'naive_level', 'level_sentence', 'baseline_note', 'answer_kept', 'cut_sentence',
+           'lore_notes', 'contexts_differ', 'lore_decisive_claims', 'top_context_right', 'same_answer', 'lore_gates',
            'with_pair_gates', 'gated']
 
 # %% ../../../nbs/40_papers.lore.ipynb #dbd15778
@@ -35,6 +35,7 @@ from ...eval.experiment import NothingToSize, pilot_sizes
 from ...lm.base import DEVICE_RULE
 from ...lm.backends import READER_RULE
 RETRIEVERS = ("BM25", "FAISS", "Ensemble")  # LoRE's retrievers (Section 3.2), in Table 1's order
+NAIVE_MIN_TOKENS = 32  # a Naive-<budget> below this cannot hold a question and a context
 LORE_TASKS = ("demo", "squad", "narrativeqa")  # the tasks this notebook reads
 READER_PROMPTS = ("lore-context", "lore-short", "eor-rag-llama2")  # answer prompts a question and its context fill
 
@@ -56,9 +57,10 @@ def _pilot_fits(pilot: Mapping, params: Mapping, run=None) -> str | None:
 
 PARAMETER_RULES = dict(  # what 40_papers.lore's parameters accept beyond their type; `ragkit run` checks them first
     datasets=TaskChoice(LORE_TASKS), n_contexts=AtLeast(1), w1=AtLeast(0), w2=AtLeast(0),
-    rrf_k=AtLeast(0), depth=AtLeast(1), naive_max_tokens=AtLeast(0), rerank_limit=AtLeast(0), max_length=AtLeast(512),
-    retrievers=OneOf(RETRIEVERS, many=True), reader=READER_RULE,
-    **dict.fromkeys(("naive_full", "rerank"), OneOf(RETRIEVERS, many=True, optional=True)),  # empty: skipped
+    rrf_k=AtLeast(0), depth=AtLeast(1), rerank_limit=AtLeast(0), max_length=AtLeast(512),
+    naive_max_tokens=AtLeast(NAIVE_MIN_TOKENS, also=(0,)), retrievers=OneOf(RETRIEVERS, many=True), reader=READER_RULE,
+    naive_full=OneOf(RETRIEVERS, many=True, optional=True),  # empty: skipped; those not in `retrievers` do not run
+    rerank=OneOf(RETRIEVERS, many=True, optional=True, within="retrievers"),  # empty: skipped
     merge=OneOf(("best", "none")), template=OneOf(READER_PROMPTS), bm25_backend=OneOf(("bm25s", "rank_bm25")),
     bias_match=OneOf(("contains", "em", "f1")), device=DEVICE_RULE,
     power_from=RunOf("40_papers.lore", fits=_pilot_fits, given=("datasets", "retrievers")),
@@ -96,7 +98,7 @@ def lore_systems(retrievers: Sequence[Retriever], # each retriever gets its syst
                  max_new_tokens: int = 16, # answer budget
                  ) -> dict[str, object]:
     "Name -> system of LoRE's Table 1: Naive-<budget> per retriever, then per retriever Naive (if asked) and LoRE."
-    if naive_max_tokens and naive_max_tokens < 32:
+    if naive_max_tokens and naive_max_tokens < NAIVE_MIN_TOKENS:
         raise ValueError(f"naive_max_tokens={naive_max_tokens}: too few to hold a question and a context; "
                          "use 512 (a T5 encoder's) or 0 to skip Naive-512")
     kw = dict(n_contexts=n_contexts, template=template, chat=chat, max_new_tokens=max_new_tokens)  # every system's
