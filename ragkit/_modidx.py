@@ -406,6 +406,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'ragkit.eval.evaluate.rows_from': ('eval.evaluate.html#rows_from', 'ragkit/eval/evaluate.py'),
                                       'ragkit.eval.evaluate.run_folder': ('eval.evaluate.html#run_folder', 'ragkit/eval/evaluate.py'),
                                       'ragkit.eval.evaluate.run_key': ('eval.evaluate.html#run_key', 'ragkit/eval/evaluate.py'),
+                                      'ragkit.eval.evaluate.run_own': ('eval.evaluate.html#run_own', 'ragkit/eval/evaluate.py'),
                                       'ragkit.eval.evaluate.score_row': ('eval.evaluate.html#score_row', 'ragkit/eval/evaluate.py'),
                                       'ragkit.eval.evaluate.slug': ('eval.evaluate.html#slug', 'ragkit/eval/evaluate.py'),
                                       'ragkit.eval.evaluate.summarize': ('eval.evaluate.html#summarize', 'ragkit/eval/evaluate.py'),

@@ -21,8 +21,8 @@ from .metrics import METRICS, bootstrap_ci, paired_bootstrap
 __all__ = ['DEFAULT_METRICS', 'LABELS', 'COLUMNS', 'TAIL', 'as_prediction', 'method_name', 'slug', 'check_method', 'ask',
            'resolve_metrics', 'error_text', 'score_row', 'content_hash', 'row_matches', 'make_row', 'answer_chunk',
            'ClosedBook', 'json_safe', 'dumps', 'append_rows', 'read_rows', 'latest_rows', 'read_latest', 'compact_rows',
-           'lm_counters', 'failure', 'summarize', 'Evaluation', 'check_examples', 'chunks', 'tell_progress', 'Told',
-           'code_fingerprint', 'keyable', 'method_config', 'run_key', 'run_folder', 'rows_from', 'unbound',
+           'lm_counters', 'failure', 'summarize', 'Evaluation', 'check_examples', 'chunks', 'tell_progress', 'run_own',
+           'Told', 'code_fingerprint', 'keyable', 'method_config', 'run_key', 'run_folder', 'rows_from', 'unbound',
            'unbound_text', 'evaluate', 'compare', 'summary_table', 'write_results']
 
 # %% ../../nbs/31_eval.evaluate.ipynb #e7850c62
@@ -368,18 +368,25 @@ def tell_progress(**event) -> None:
     "Append `event` and the time as one JSON line to the progress file named by $RAGKIT_PROGRESS (set by `ragkit run`)."
     if f := os.environ.get("RAGKIT_PROGRESS"): tell(f, **event)
 
+def run_own(folder: Path | None, # an evaluation's rows folder (None: rows kept in memory)
+            ) -> bool:
+    "Whether rows in `folder` are the run's that $RAGKIT_PROGRESS reports on (inside its folder), not a lesson's toy."
+    f = os.environ.get("RAGKIT_PROGRESS")
+    return bool(f and folder) and Path(folder).resolve().is_relative_to(Path(f).resolve().parent)
+
 class Told:
     "A progress bar that also tells the progress file how many answers evaluation `k` has done."
     def __init__(self, bar, # the tqdm bar (disabled or not)
                  k: int, # the evaluation's number (_EVALS)
                  done: int, # answers done before this run (resumed)
+                 told: bool = True, # tell the progress file (False: a toy evaluation, see `run_own`)
                  ):
-        self.bar, self.k, self.done = bar, k, done
+        self.bar, self.k, self.done, self.told = bar, k, done, told
 
     def update(self, n: int) -> None:
         self.bar.update(n)
         self.done += n
-        tell_progress(eval=self.k, done=self.done)
+        if self.told: tell_progress(eval=self.k, done=self.done)
 
     def set_postfix(self, **kw) -> None: self.bar.set_postfix(**kw)
 
@@ -563,15 +570,16 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     if retries < 0: raise ValueError(f"retries must be >= 0, got {retries}")
     k = next(_EVALS)
     task = (config or {}).get("task", (config or {}).get("dataset"))  # as run_systems or EoR's collect announced it
-    tell_progress(eval=k, name=name, task=task, planned=len(exs), done=len(done))  # the job line learns the plan
+    told = run_own(folder)  # a lesson's toy evaluation inside a run stays off the job line
+    if told: tell_progress(eval=k, name=name, task=task, planned=len(exs), done=len(done))  # the job line learns the plan
     with tqdm(total=len(exs), initial=len(done), desc=name, unit="ex", disable=not progress, mininterval=0.5) as bar:
-        new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, Told(bar, k, len(done)))}
+        new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, Told(bar, k, len(done), told))}
     for _ in range(retries):  # a failed question is asked again, up to `retries` times (it stops at its first success)
         if not (failed := [ex for ex in todo if new[ex.qid]["error"]]): break
         with tqdm(total=len(failed), disable=True) as quiet:
             new |= {r["qid"]: r for r in _run(method, failed, ms, batch_size, path, quiet)}
     if path: compact_rows(path)  # a retried row replaces its error row in the file too
-    tell_progress(eval=k, done=len(exs), end=True)
+    if told: tell_progress(eval=k, done=len(exs), end=True)
     # every example's row, in order: its stored row (bound to this question and golds) re-scored, else its new row
     rows = [score_row(done[ex.qid] | dict(golds=list(ex.answers)), ms) if ex.qid in done else new[ex.qid] for ex in exs]
     table, after = _table(rows, list(ms)), lm_counters(method)
