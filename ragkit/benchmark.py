@@ -377,7 +377,7 @@ def front_text(table: pd.DataFrame) -> str:
 
 # %% ../nbs/90_benchmark.ipynb #9aa04625
 from collections import Counter
-from .eval.mechanism import Check, Gate, Mechanism, gate, health, health_row, pair_gate
+from .eval.mechanism import DIFFER_CONTEXTS, Check, Gate, Mechanism, gate, health, health_row, pair_gate
 from .papers.sure.experiment import SURE_SELECTION, sure_decisive_claims, sure_gates
 
 ADAPTIVE_ROUTE = Mechanism("adaptive routing", (  # both routes used, checked per row
@@ -448,7 +448,7 @@ def bench_decisive_claims(runs: Mapping[tuple[str, str], Evaluation]) -> list[Cl
             out.append(decisive_claim(f"{s} is right more often than its top context's answer (decisive questions)",
                                       d, s, "top context", ev.scores("exact_match"), top_context_right(ev),
                                       contexts_differ(ev),
-                                      "the contexts' answers differ in EM", LORE_RANKING.name, SOURCES["LoRE"],
+                                      DIFFER_CONTEXTS, LORE_RANKING.name, SOURCES["LoRE"],
                                       "exact_match"))
     return out + [c for sure in {s for _, s in runs if s.startswith("SuRe")} for c in sure_decisive_claims(runs, sure)]
 

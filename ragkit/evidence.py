@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Mapping
 from .core import read_json, stable_hash
 from .eval.evaluate import LABELS, _metric_names
-from .eval.mechanism import NOT_RUN, _nan
+from .eval.mechanism import DIFFER_CANDIDATES, DIFFER_CONTEXTS, NOT_RUN, _nan
 from .report import needs_text
 
 # %% auto #0
@@ -134,8 +134,7 @@ def _differ(answers: list, golds: list) -> bool: return len({exact_match(a, gold
 DERIVED = {  # rival name -> (its answer from a's row, whether the row's question is decisive)
     "first candidate": (first_candidate, lambda r: _differ([str(c) for c in _cands(r)], list(r.get("golds") or []))),
     "top context": (top_context, lambda r: _differ([c["answer"] for c in _cands(r)], list(r.get("golds") or [])))}
-DERIVED_RULE = {"first candidate": "the candidates differ in EM",  # DERIVED's decisive rule, as verdict rows say it
-                "top context": "the contexts' answers differ in EM"}
+DERIVED_RULE = {"first candidate": DIFFER_CANDIDATES, "top context": DIFFER_CONTEXTS}  # as verdict rows say them
 
 def beyond_rule(r: Mapping, # a verdict row whose rival is in DERIVED
                 ) -> str:

@@ -18,10 +18,10 @@ from statsmodels.stats.power import TTestPower
 
 
 # %% auto #0
-__all__ = ['EXACT_BELOW', 'ALPHA', 'MIN_ACTED', 'NOT_RUN', 'EQUIVALENT', 'NOT_TESTABLE', 'POWER', 'sign_test', 'exact_direction',
-           'holm', 'adjusted_direction', 'Check', 'Mechanism', 'health_row', 'health', 'failing', 'health_sentence',
-           'health_text', 'Gate', 'gate', 'pair_gate', 'gate_count', 'gate_sentence', 'spread', 'questions_needed',
-           'detectable']
+__all__ = ['EXACT_BELOW', 'ALPHA', 'MIN_ACTED', 'NOT_RUN', 'DIFFER_CANDIDATES', 'DIFFER_CONTEXTS', 'EQUIVALENT', 'NOT_TESTABLE',
+           'POWER', 'sign_test', 'exact_direction', 'holm', 'adjusted_direction', 'Check', 'Mechanism', 'health_row',
+           'health', 'failing', 'health_sentence', 'health_text', 'Gate', 'gate', 'pair_gate', 'gate_count',
+           'gate_sentence', 'spread', 'questions_needed', 'detectable']
 
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e006
 EXACT_BELOW = 25  # fewer differing questions than this: the direction comes from the exact test, not the bootstrap
@@ -65,6 +65,8 @@ def adjusted_direction(direction: str, # the raw direction
 # %% ../../nbs/34_eval.mechanism.ipynb #a1c0e013
 MIN_ACTED = 10  # questions a check must show on, unless it says otherwise
 NOT_RUN = "mechanism did not run"  # the verdict of a claim whose mechanism's check failed
+DIFFER_CANDIDATES = "the candidates differ in EM"  # SuRe's decisive questions, as its verdict rows and site say them
+DIFFER_CONTEXTS = "the contexts' answers differ in EM"  # LoRE's (one answer per context)
 
 @dataclass(frozen=True)
 class Check:

@@ -14,7 +14,7 @@ from ...core import AtLeast, Corpus, OneOf, Retriever
 from ...data.tasks import Prepared, TaskChoice
 from ...eval.experiment import (Claim, cost_saving, decisive_claim, paper_cells, paper_claims, paper_numbers,
                                     with_gates)
-from ...eval.mechanism import Check, Gate, Mechanism, gate, health, pair_gate
+from ...eval.mechanism import DIFFER_CONTEXTS, Check, Gate, Mechanism, gate, health, pair_gate
 from ...eval.metrics import contains_match, exact_match, f1_score, has_answer, normalize_answer
 from .method import (LLMRerank, LoRE, NaiveRAG, RULES, Rechoose)
 
@@ -371,7 +371,7 @@ def lore_decisive_claims(runs: Mapping, # (task, system) -> Evaluation, with LoR
             if (d, b := f"{rival} - {r}") not in runs: continue
             out.append(decisive_claim(f"LoR is right more often than {rival} ({r}; decisive questions)", d, s, b,
                                       ev.scores("exact_match"), runs[d, b].scores("exact_match"), contexts_differ(ev),
-                                      "the contexts' answers differ in EM", LORE_RANKING.name, _ABLATION_SRC,
+                                      DIFFER_CONTEXTS, LORE_RANKING.name, _ABLATION_SRC,
                                       "exact_match", over=len(ev.table)))
     return out
 

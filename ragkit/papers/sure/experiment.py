@@ -11,7 +11,7 @@ import re, unicodedata
 from typing import Mapping, Sequence
 import pandas as pd
 from ...eval.experiment import Claim, decisive_claim, paper_cells, paper_claims, paper_numbers
-from ...eval.mechanism import Check, Gate, Mechanism, gate, health
+from ...eval.mechanism import DIFFER_CANDIDATES, Check, Gate, Mechanism, gate, health
 from ...eval.metrics import exact_match, f1_score, normalize_answer
 from .method import (COMBINES, PROMPTS, RANK_MODES, RERANKERS, RULES, TABLE3_SYSTEMS, Base, Rerank1,
                                        SuRe, SuReCandidates)
@@ -235,7 +235,7 @@ def sure_decisive_claims(runs: Mapping, # (task, system) -> Evaluation
     out = []
     for (d, s), ev in runs.items():
         if s != system: continue
-        keep, where, over = candidates_differ(ev), "the candidates differ in EM", (asked or {}).get(d, len(ev.table))
+        keep, where, over = candidates_differ(ev), DIFFER_CANDIDATES, (asked or {}).get(d, len(ev.table))
         if acted_only:
             acted = pd.Series([bool(conditional(t or {})) for t in ev.table.trace], index=ev.table.qid.tolist())
             keep, where, over = keep & acted.reindex(keep.index, fill_value=False), where + f"; {CONDITIONAL}", None
