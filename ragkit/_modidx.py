@@ -685,6 +685,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'ragkit.evidence.derived_rows': ('evidence.html#derived_rows', 'ragkit/evidence.py'),
                                  'ragkit.evidence.evidence_markdown': ('evidence.html#evidence_markdown', 'ragkit/evidence.py'),
                                  'ragkit.evidence.first_candidate': ('evidence.html#first_candidate', 'ragkit/evidence.py'),
+                                 'ragkit.evidence.judged_qids': ('evidence.html#judged_qids', 'ragkit/evidence.py'),
                                  'ragkit.evidence.md_text': ('evidence.html#md_text', 'ragkit/evidence.py'),
                                  'ragkit.evidence.metric_column': ('evidence.html#metric_column', 'ragkit/evidence.py'),
                                  'ragkit.evidence.no_rows_reason': ('evidence.html#no_rows_reason', 'ragkit/evidence.py'),

@@ -19,9 +19,9 @@ from .report import needs_text
 
 # %% auto #0
 __all__ = ['DERIVED', 'DERIVED_RULE', 'claim_anchor', 'rivals', 'read_jsonl', 'RunRows', 'row_folder', 'system_rows',
-           'metric_column', 'first_candidate', 'top_context', 'beyond_rule', 'derived_rows', 'no_rows_reason', 'cut',
-           'trace_summary', 'deciding_questions', 'md_text', 'questions_table', 'claim_markdown', 'evidence_markdown',
-           'committed_runs']
+           'metric_column', 'first_candidate', 'top_context', 'beyond_rule', 'derived_rows', 'judged_qids',
+           'no_rows_reason', 'cut', 'trace_summary', 'deciding_questions', 'md_text', 'questions_table',
+           'claim_markdown', 'evidence_markdown', 'committed_runs']
 
 # %% ../nbs/97_evidence.ipynb #f3dc51d1
 def claim_anchor(claim_row: Mapping, # a verdict row of results.json, or a scoreboard row (its `claim` and `dataset`)
@@ -153,6 +153,10 @@ def derived_rows(rows: Mapping[str, dict], # qid -> a's row
             for q, x in ans.items()}
 
 # %% ../nbs/97_evidence.ipynb #5e478cad
+def judged_qids(r: Mapping) -> set:
+    "The questions a verdict row says it judged (its `judged_qids`: a claim on its own subset), else an empty set."
+    return set(q) if isinstance(q := r.get("judged_qids"), list) else set()
+
 def no_rows_reason(run: RunRows, # the run
                    r: Mapping, # one of its verdict rows
                    ) -> str | None:
@@ -170,7 +174,7 @@ def no_rows_reason(run: RunRows, # the run
         task = next((t for t in sorted(run.tasks, key=len, reverse=True) if d.startswith(t + " ")), None)
         where = f"the '{d[len(task) + 1:]}' questions of task {task}, which" if task else f"'{d}', which"
         return f"checked on {where} {nb} selects: no row folder is named {d}/"
-    if len(names) == 1 and names[0] in DERIVED and (more := beyond_rule(r)):
+    if len(names) == 1 and names[0] in DERIVED and not judged_qids(r) and (more := beyond_rule(r)):
         return (f"judged only on the decisive questions where {more}, a test {nb} runs on each row's trace and this "
                 f"page does not; {names[0]} read from a's trace would give every question where "
                 f"{DERIVED_RULE[names[0]]}")
@@ -275,7 +279,8 @@ def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<no
     d, A = r["dataset"], system_rows(run, r["dataset"], r["a"])
     col = metric_column(next(iter(A.values())), r["metric"])
     Bs = {n: derived_rows(A, n, col) if n in DERIVED else system_rows(run, d, n) for n in names}
-    qs = [q for q in A if all(q in B for B in Bs.values())]
+    j = judged_qids(r)  # a claim on its own subset (a gate beyond the decisive rule): only those
+    qs = [q for q in A if all(q in B for B in Bs.values()) and (not j or q in j)]
     b = names[0] if len(names) == 1 else _best_rival({n: {q: float(Bs[n][q][col]) for q in qs} for n in names}, names)
     B = Bs[b]
     wins, losses = [q for q in qs if A[q][col] > B[q][col]], [q for q in qs if A[q][col] < B[q][col]]

@@ -464,7 +464,7 @@ def with_needs(r: dict) -> dict:
 VERDICT_COLUMNS = ["claim", "dataset", "metric", "a", "b", "n", "discordant", "wins", "losses", "ours", "lo", "hi",
                    "p_value", "p_exact", "test", "p_two", "paper", "bound", "direction", "size", "verdict", "unit",
                    "source", "mechanism", "decisive", "margin", "within_margin", "n_needed", "needed_for", "acted",
-                   "acted_of", "gate", "gate_ok", "untestable", "rests_on", "available"]
+                   "acted_of", "gate", "gate_ok", "untestable", "rests_on", "available", "judged_qids"]
 
 # %% ../../nbs/33_eval.experiment.ipynb #10b8ff7f
 def compared(c: Claim, # a claim without a statistic: a beats b on c.metric
@@ -522,6 +522,8 @@ def _claim_row(c: Claim, runs: Mapping, n_boot: int, seed: int) -> dict | None:
     row = verdict_row(c.claim, c.dataset, r["ours"], r["lo"], r["hi"], c.paper, c.source, c.unit, metric=c.metric,
                       a=c.a, b=b, n=r["n"], p_value=r["p_value"], mechanism=c.mechanism, decisive=c.decisive,
                       bound=c.bound, prefix=prefix, margin=c.margin, available=c.available, **counts)
+    if c.scores is not None and r.get("qids") is not None:  # its own questions: which, so that a page can list them
+        row["judged_qids"] = [str(q) for q in r["qids"]]
     if c.untestable:  # the setting cannot decide it: what it lacks, and our numbers for what they are
         iv = _interval(row["ours"], row["lo"], row["hi"], row["unit"])
         ours = "" if _missing(row.get("ours")) else f" Ours, for what it shows: {iv}."
