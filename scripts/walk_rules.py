@@ -5,15 +5,16 @@ profile, or the rule must refuse it before any kernel. Appends one row per run t
 rules refuse cost nothing and are not stored (tests/test_walk.py checks them live). Each case the rules accept is run
 with `ragkit run <notebook> -p <parameter> <value>` into a scratch outputs folder (the committed profiles' runs, which
 power_from and rows_from name, are read where they are), and its outcome (ok, or the failed
-cell and error) is appended to outputs/bench/walk.jsonl with the git commit it ran at. A case with a row is skipped,
-so a killed walk resumes; `--again` runs the cases whose row failed (after a fix).
+cell and error; or timeout, which says nothing of the value: run it alone with a longer --timeout) is appended to
+outputs/bench/walk.jsonl with the git commit it ran at. A case with a row is skipped, so a killed walk resumes;
+`--again` runs the cases whose row failed (after a fix) or timed out.
 
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/walk_rules.py                  # every case not yet run
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/walk_rules.py --only 80_papers.witqa --again
     .venv/bin/python scripts/walk_rules.py --list                                         # the cases and their state
 """
 from __future__ import annotations
-import argparse, json, os, shutil, subprocess, sys, tempfile, time
+import argparse, json, os, re, shutil, subprocess, sys, tempfile, time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,9 +28,11 @@ def case_key(notebook: str, parameter: str, value) -> str:
 
 
 def read_walk(path: Path = ROWS) -> dict[str, dict]:
-    "The last row of each case in the walk file ({} when there is none)."
+    "The last row of each case in the walk file ({} when there is none); a run stopped at the timeout reads 'timeout'."
     if not path.is_file(): return {}
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for r in rows:  # rows written before the outcome had its own word said "failed" with the error "over N s"
+        if r["outcome"] == "failed" and re.fullmatch(r"over \d+ s", r.get("error", "")): r["outcome"] = "timeout"
     return {case_key(r["notebook"], r["parameter"], r["value"]): r for r in rows}
 
 
@@ -45,7 +48,7 @@ def run_case(notebook: str, parameter: str, value, outputs: Path, timeout: float
     env = os.environ | {"RAGKIT_OUTPUTS_DIR": str(outputs), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     t = time.perf_counter()
     try: p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired: return dict(outcome="failed", error=f"over {timeout:.0f} s")
+    except subprocess.TimeoutExpired: return dict(outcome="timeout", error=f"over {timeout:.0f} s")  # not yet known
     secs = round(time.perf_counter() - t, 1)
     last = [line for line in (p.stdout + p.stderr).splitlines() if line.startswith(("ragkit:", notebook))]
     if p.returncode == 0: return dict(outcome="ok", seconds=secs)
@@ -67,7 +70,7 @@ def scratch_outputs():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", default=[], help="notebooks to walk (default: all)")
-    ap.add_argument("--again", action="store_true", help="run again the cases whose stored row failed")
+    ap.add_argument("--again", action="store_true", help="run again the cases whose stored row failed or timed out")
     ap.add_argument("--list", action="store_true", help="list the cases and their state; run nothing")
     ap.add_argument("--timeout", type=float, default=900, help="seconds one run may take")
     ap.add_argument("--rows", type=Path, default=ROWS, help="the walk's rows (JSONL)")

@@ -557,7 +557,8 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     if path and not resume: path.unlink(missing_ok=True)
     stored, moved, done = _reusable_rows(path, exs, retry_errors)
     todo, before = [ex for ex in exs if ex.qid not in done], lm_counters(method)
-    if todo and folder and os.environ.get("RAGKIT_ROWS_ONLY"):  # a re-render from committed rows answers nothing
+    lesson = os.environ.get("RAGKIT_PROGRESS") and not run_own(folder)  # a lesson's toy rows, inside a `ragkit run`
+    if todo and folder and os.environ.get("RAGKIT_ROWS_ONLY") and not lesson:  # a re-render from committed rows answers nothing
         why = [f"{unbound_text(moved, stored)}: the data changed since the rows were written, so they count as "
                "missing; restore the data they were answered over, or answer them again without RAGKIT_ROWS_ONLY"
                ] if moved else []
@@ -570,8 +571,8 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     if retries < 0: raise ValueError(f"retries must be >= 0, got {retries}")
     k = next(_EVALS)
     task = (config or {}).get("task", (config or {}).get("dataset"))  # as run_systems or EoR's collect announced it
-    told = run_own(folder)  # a lesson's toy evaluation inside a run stays off the job line
-    if told: tell_progress(eval=k, name=name, task=task, planned=len(exs), done=len(done))  # the job line learns the plan
+    if told := run_own(folder):  # a lesson's toy evaluation inside a run stays off the job line, which learns the plan
+        tell_progress(eval=k, name=name, task=task, planned=len(exs), done=len(done))
     with tqdm(total=len(exs), initial=len(done), desc=name, unit="ex", disable=not progress, mininterval=0.5) as bar:
         new = {r["qid"]: r for r in _run(method, todo, ms, batch_size, path, Told(bar, k, len(done), told))}
     for _ in range(retries):  # a failed question is asked again, up to `retries` times (it stops at its first success)
