@@ -522,6 +522,7 @@ class OneOf:
         vals, said = ", ".join(map(str, self.values)), [str(a) or "'' (none)" for a in self.also]
         if not self.many: return f"one of {vals}" + "".join(f", {a}" for a in said)
         also = "".join(f"; or {a}" for a in said) + ("; empty: none" if self.optional else "")
+        also += f"; each also in {self.within}" if self.within else ""
         return f"comma-separated, each one of {vals}{also}"
 
     def problem(self, v, params: dict | None = None) -> str | None:
@@ -533,7 +534,8 @@ class OneOf:
         bad = [x for x in items if x not in self.values and x not in self.also]
         what = "each comma-separated item must be" if self.many else "must be"
         allowed = ", ".join(str(x) or "'' (none)" for x in self.values + self.also)
-        if bad: return f"{', '.join(map(repr, bad))}: {what} one of {allowed}" + did_you_mean(bad, self.values + self.also)
+        if bad:
+            return f"{', '.join(map(repr, bad))}: {what} one of {allowed}" + did_you_mean(bad, self.values + self.also)
         if not self.within or params is None: return None
         among = params.get(self.within, "")
         out = [x for x in items if x not in {s.strip() for s in str(among).split(",")}]
@@ -558,7 +560,8 @@ class AtLeast:
     def problem(self, v) -> str | None:
         "What is wrong with `v`, or None."
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= self.lo
-        return None if ok or v in self.also else f"{v!r}: must be {self.describe()}"
+        also = v in self.also and not isinstance(v, bool)  # 0 in (0,) but not False
+        return None if ok or also else f"{v!r}: must be {self.describe()}"
 
 # %% ../nbs/00_core.ipynb #68b69d0a
 @dataclass(frozen=True)

@@ -153,9 +153,9 @@ def derived_rows(rows: Mapping[str, dict], # qid -> a's row
             for q, x in ans.items()}
 
 # %% ../nbs/97_evidence.ipynb #5e478cad
-def judged_qids(r: Mapping) -> set:
-    "The questions a verdict row says it judged (its `judged_qids`: a claim on its own subset), else an empty set."
-    return set(q) if isinstance(q := r.get("judged_qids"), list) else set()
+def judged_qids(r: Mapping) -> set | None:
+    "The questions a verdict row says it judged (its `judged_qids`: a claim on its own subset); None if it names none."
+    return set(map(str, q)) if isinstance(q := r.get("judged_qids"), list) else None
 
 def no_rows_reason(run: RunRows, # the run
                    r: Mapping, # one of its verdict rows
@@ -174,7 +174,7 @@ def no_rows_reason(run: RunRows, # the run
         task = next((t for t in sorted(run.tasks, key=len, reverse=True) if d.startswith(t + " ")), None)
         where = f"the '{d[len(task) + 1:]}' questions of task {task}, which" if task else f"'{d}', which"
         return f"checked on {where} {nb} selects: no row folder is named {d}/"
-    if len(names) == 1 and names[0] in DERIVED and not judged_qids(r) and (more := beyond_rule(r)):
+    if len(names) == 1 and names[0] in DERIVED and judged_qids(r) is None and (more := beyond_rule(r)):
         return (f"judged only on the decisive questions where {more}, a test {nb} runs on each row's trace and this "
                 f"page does not; {names[0]} read from a's trace would give every question where "
                 f"{DERIVED_RULE[names[0]]}")
@@ -252,10 +252,12 @@ def _notes(r: Mapping, names: list[str], b: str, n: int, counts: dict, said: dic
     out, dec = [], r.get("decisive")
     if len(names) > 1: out.append(f"b is several systems; the best of them on these questions by mean score, {b}, "
                                   "is compared (the verdict's rule)")
+    listed = ("these rows list every question the verdict judged (its row names them) where the two differ"
+              if judged_qids(r) is not None else "these rows list every question where the two differ")
     if dec and b in DERIVED: out.append(f"{b} is read from {r['a']}'s own trace on its decisive questions ({dec}); "
-                                        "these rows list every one of them where the two differ")
+                                        + listed.replace("every question", "every one of them"))
     elif dec: out.append(f"the verdict counts only its decisive questions ({dec}), which the notebook selects; "
-                         "these rows list every question where the two differ")
+                         + listed)
     if not _nan(r.get("n")) and int(r["n"]) != n:
         out.append(f"the rows share {n} questions; the verdict compared {int(r['n'])}")
     if said != counts:
@@ -280,7 +282,7 @@ def deciding_questions(run_folder: Path | str | RunRows, # outputs/<profile>/<no
     col = metric_column(next(iter(A.values())), r["metric"])
     Bs = {n: derived_rows(A, n, col) if n in DERIVED else system_rows(run, d, n) for n in names}
     j = judged_qids(r)  # a claim on its own subset (a gate beyond the decisive rule): only those
-    qs = [q for q in A if all(q in B for B in Bs.values()) and (not j or q in j)]
+    qs = [q for q in A if all(q in B for B in Bs.values()) and (j is None or str(q) in j)]
     b = names[0] if len(names) == 1 else _best_rival({n: {q: float(Bs[n][q][col]) for q in qs} for n in names}, names)
     B = Bs[b]
     wins, losses = [q for q in qs if A[q][col] > B[q][col]], [q for q in qs if A[q][col] < B[q][col]]

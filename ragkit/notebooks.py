@@ -283,7 +283,7 @@ def check_declared(nb_path: Path, # the notebook
         rules = {k: r.offline() if getattr(r, "here", False) and hasattr(r, "offline") else r for k, r in rules.items()}
     for k, msg in rule_problems({k: r for k, r in rules.items() if here or not getattr(r, "here", False)}, params):
         where, nb = origin.get(k, "the notebook default"), Path(nb_path).stem
-        by = [f"-p {g}" for g in getattr(rules[k], "given", ()) if origin.get(g, "").startswith("-p")]  # what set it off
+        by = [f"-p {g}" for g in getattr(rules[k], "given", ()) if origin.get(g, "").startswith("-p")]  # set it off
         fix = (f"pass an allowed value (-p {k} VALUE)" + (f" that goes with {', '.join(by)}" if by else "")
                if where.startswith("-p") or by else f"edit {k} in {where}"
                if where.startswith("nbs/profiles.toml") else f"set {where} to an allowed value, or unset it"

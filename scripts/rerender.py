@@ -6,8 +6,8 @@ outputs folder; each is run again there, in notebook order, with `ragkit run <no
 RAGKIT_ROWS_ONLY=1, so a system that finds a question without a row stops the run instead of asking the reader (its
 key moved, or its rows are missing). Its new results.json is then compared with the committed one, key by key, after
 dropping what a rerun changes by nature: seconds, start and end times, the git revision and absolute paths. A
-parameter added since the run, at its default, or a field added since (a verdict row's `judged_qids`) is listed apart
-(`parameters_added`), not counted as a difference: what the run said is unchanged.
+parameter added since the run, at its default, or a field named in `ADDED` (a verdict row's `judged_qids`) is listed
+apart (`parameters_added`), not counted as a difference: what the run said is unchanged.
 
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/rerender.py                # every committed run
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/rerender.py --only 64_papers.eor.method
@@ -47,6 +47,9 @@ def committed_runs(root: Path, only: set[str], profiles: Sequence[str] = PROFILE
     return sorted((r for r in runs if not only or r[1] in only), key=lambda r: (r[1], PROFILES.index(r[0])))
 
 
+ADDED = (".judged_qids",)  # fields a run writes that committed runs predate: listed apart, as new parameters are
+
+
 def stable(x):
     "`x` without the fields a rerun changes by nature."
     if isinstance(x, dict): return {k: stable(v) for k, v in x.items() if k not in VOLATILE}
@@ -75,9 +78,11 @@ def rerender(root: Path, scratch: Path, profile: str, nb: str, cache: Path | Non
     old = json.loads((root / "outputs" / profile / nb / "results.json").read_text(encoding="utf-8"))
     new = json.loads((scratch / profile / nb / "results.json").read_text(encoding="utf-8"))
     every = differences(stable(old), stable(new))
-    added = [d for d in every if ': "<absent>" -> ' in d]  # a parameter (at its default) or a field added since
+    added = [d for d in every if ': "<absent>" -> ' in d
+             and (".parameters." in d or d.split(": ", 1)[0].endswith(ADDED))]
     diff = [d for d in every if d not in added]
-    return out | dict(same_verdicts=not any(d.startswith(".verdict") for d in diff), verdicts=len(old.get("verdict") or []),
+    in_verdict = [d for d in diff if d.startswith((".verdict[", ".verdict:"))]
+    return out | dict(same_verdicts=not in_verdict, verdicts=len(old.get("verdict") or []),
                       same_everything=not diff, differences=diff[:40], n_differences=len(diff), parameters_added=added)
 
 

@@ -12,6 +12,7 @@ outputs/bench/walk.jsonl with the git commit it ran at. A case with a row is ski
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/walk_rules.py                  # every case not yet run
     RAGKIT_DATA_DIR=../shared/data .venv/bin/python scripts/walk_rules.py --only 80_papers.witqa --again
     .venv/bin/python scripts/walk_rules.py --list                                         # the cases and their state
+    .venv/bin/python scripts/walk_rules.py --prune              # drop rows of cases no longer walked (a rule changed)
 """
 from __future__ import annotations
 import argparse, json, os, re, shutil, subprocess, sys, tempfile, time
@@ -72,6 +73,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=[], help="notebooks to walk (default: all)")
     ap.add_argument("--again", action="store_true", help="run again the cases whose stored row failed or timed out")
     ap.add_argument("--list", action="store_true", help="list the cases and their state; run nothing")
+    ap.add_argument("--prune", action="store_true", help="drop the rows of cases the rules no longer walk; run nothing")
     ap.add_argument("--timeout", type=float, default=900, help="seconds one run may take")
     ap.add_argument("--rows", type=Path, default=ROWS, help="the walk's rows (JSONL)")
     a = ap.parse_args(argv)
@@ -79,10 +81,21 @@ def main(argv=None) -> int:
     with scratch_outputs() as outputs: return walk(a, outputs)
 
 
+def prune(path: Path, current: set[str]) -> int:
+    "Rewrite the walk file without the rows of cases not in `current` (a rule's walk values changed); say which."
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    key = lambda line: case_key(*(json.loads(line)[k] for k in ("notebook", "parameter", "value")))
+    gone = [key(line) for line in lines if key(line) not in current]
+    path.write_text("".join(line + "\n" for line in lines if key(line) in current), encoding="utf-8")
+    print(f"{len(gone)} row(s) of cases no longer walked dropped: {gone}", file=sys.stderr)
+    return 0
+
+
 def walk(a: argparse.Namespace, outputs: Path) -> int:
     "List the cases and run those to run, into `outputs`."
     from ragkit.notebooks import walk_case, walk_cases
     cases = [c for c in walk_cases(ROOT) if not a.only or c[0] in a.only]
+    if a.prune: return prune(a.rows, {case_key(*c) for c in walk_cases(ROOT)})
     done, todo = read_walk(a.rows), []
     for nb, k, v in cases:
         if (why := walk_case(nb, k, v, ROOT)) is not None: state = "refused: " + why[:100]

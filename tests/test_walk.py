@@ -59,7 +59,8 @@ def test_no_value_the_rules_accept_failed_in_the_walk(cases):
     "The walk's rows name current cases only, no case the rules still accept failed; cases not yet walked are named."
     rows = walk.read_walk()
     stale = sorted(set(rows) - set(cases))
-    assert not stale, f"{len(stale)} walk row(s) name no current case (e.g. {stale[:3]}): delete them from {walk.ROWS}"
+    assert not stale, (f"{len(stale)} walk row(s) name no current case (e.g. {stale[:3]}): "
+                       "run scripts/walk_rules.py --prune")
     failed = {k: r["error"] for k, r in rows.items() if r["outcome"] not in ("ok", "timeout") and cases[k] is None}
     assert not failed, (f"{len(failed)} accepted value(s) failed in the kernel: refuse them in the rule, or fix the "
                         f"notebook and run `scripts/walk_rules.py --again`: {dict(list(failed.items())[:5])}")
@@ -79,6 +80,7 @@ def test_witqa_with_the_closed_book_reader_alone_runs_to_the_end(tmp_path, monke
 def test_a_run_stopped_at_the_timeout_is_not_a_failure(tmp_path):
     "A case the walk stopped at its timeout says nothing of its value: it is pending, not failed (older rows too)."
     rows = tmp_path / "walk.jsonl"
-    rows.write_text("\n".join(json.dumps(dict(notebook="40_papers.lore", parameter=k, value=0, outcome="failed", error=e))
-                              for k, e in [("limit", "over 1800 s"), ("w1", "ragkit: 40_papers.lore failed in cell 3")]))
+    said = [("limit", "over 1800 s"), ("w1", "ragkit: 40_papers.lore failed in cell 3")]
+    row = lambda k, e: json.dumps(dict(notebook="40_papers.lore", parameter=k, value=0, outcome="failed", error=e))
+    rows.write_text("\n".join(row(k, e) for k, e in said))
     assert {k.split()[1]: r["outcome"] for k, r in walk.read_walk(rows).items()} == {"limit": "timeout", "w1": "failed"}

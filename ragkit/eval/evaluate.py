@@ -558,7 +558,7 @@ def evaluate(method, # answer(question) -> Prediction, answer_batch(questions), 
     stored, moved, done = _reusable_rows(path, exs, retry_errors)
     todo, before = [ex for ex in exs if ex.qid not in done], lm_counters(method)
     lesson = os.environ.get("RAGKIT_PROGRESS") and not run_own(folder)  # a lesson's toy rows, inside a `ragkit run`
-    if todo and folder and os.environ.get("RAGKIT_ROWS_ONLY") and not lesson:  # a re-render from committed rows answers nothing
+    if todo and folder and os.environ.get("RAGKIT_ROWS_ONLY") and not lesson:  # a re-render from rows answers nothing
         why = [f"{unbound_text(moved, stored)}: the data changed since the rows were written, so they count as "
                "missing; restore the data they were answered over, or answer them again without RAGKIT_ROWS_ONLY"
                ] if moved else []

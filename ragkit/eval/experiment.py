@@ -17,7 +17,7 @@ import pandas as pd
 from ..data.tasks import Prepared
 from ..notebooks import check_declared, find_notebook, notebook_params, project_root
 from ..config import profile_dir
-from .evaluate import LABELS, Evaluation, evaluate, rows_from, summarize, tell_progress, write_results
+from .evaluate import LABELS, Evaluation, evaluate, rows_from, run_own, summarize, tell_progress, write_results
 from .metrics import paired_bootstrap
 from .mechanism import (EQUIVALENT, EXACT_BELOW, NOT_RUN, NOT_TESTABLE, Gate, adjusted_direction,
     exact_direction, failing, gate_count, gate_sentence, health_sentence, health_text, holm, questions_needed,
@@ -50,7 +50,8 @@ def run_systems(systems: Mapping[str, object], # name -> method (see ragkit.eval
     if on_error not in ("raise", "exclude"):
         raise ValueError(f"on_error must be 'raise' or 'exclude', got {on_error!r}")
     runs, task = {}, prepared.name
-    tell_progress(task=task, systems=list(systems), planned=len(prepared.examples))  # the job line plans them all
+    if run_own(None if out is None else Path(out) / task):  # the job line plans them all (a lesson's toys: none)
+        tell_progress(task=task, systems=list(systems), planned=len(prepared.examples))
     for name, method in systems.items():
         ev = evaluate(method, prepared.examples, list(metrics), out_dir=None if out is None else Path(out) / task,
                       name=name, n_boot=n_boot, seed=seed, batch_size=batch_size, progress=progress,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Sequence
 import pandas as pd
 from ...core import Corpus, Example, Method, Prediction
-from ...eval.evaluate import evaluate, tell_progress
+from ...eval.evaluate import evaluate, run_own, tell_progress
 from ...eval.metrics import contains_match, exact_match, has_answer
 from ...lm.reader import read_batch
 
@@ -80,7 +80,8 @@ def collect(examples: Sequence[Example], retrievers: dict, lm, dataset: str, out
             **reader_kw) -> tuple[pd.DataFrame, dict]:
     "The response grid of `retrievers` (name -> Pipeline) on `examples`, and each retriever's Evaluation."
     rows, evals = [], {}
-    tell_progress(task=dataset, systems=list(retrievers), planned=len(examples))  # `ragkit run`'s job line plans them all
+    if run_own(None if out_dir is None else Path(out_dir) / dataset):  # the job line plans them all (toys: none)
+        tell_progress(task=dataset, systems=list(retrievers), planned=len(examples))
     for name in _order(list(retrievers)):
         ev = evaluate(RetrieverReader(retrievers[name], lm, **reader_kw), examples,
                       {"correct": contains_match, "em": exact_match},
