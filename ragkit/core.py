@@ -542,6 +542,7 @@ class OneOf:
         return (f"{', '.join(map(repr, out))}: not among {self.within} ({among!r}): add it there too, or leave it out "
                 f"here" + ("; '' names none" if self.optional else "")) if out else None
 
+# %% ../nbs/00_core.ipynb #c709f108a1
 @dataclass(frozen=True)
 class AtLeast:
     "A parameter rule: a number no smaller than `lo` (sizes, counts, budgets); `also`: values allowed below it."
